@@ -1,0 +1,370 @@
+"""The inventory: plain data that describes one vCenter or ESXi host.
+
+Only the collector builds an inventory from pyVmomi objects. Everything after it
+(checks, the failover simulation, reports) reads these dataclasses, so it can be
+tested without a server and re-run offline on a saved inventory.
+
+The JSON form is versioned by ``SCHEMA_VERSION``; ``docs/inventory-schema.md``
+documents it. A loader refuses a document from a newer schema rather than
+guessing at fields it does not know.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+SCHEMA_VERSION = 1
+
+T = TypeVar("T")
+
+
+@dataclass
+class VCenter:
+    """What the server says about itself, and the vCenter-wide GPU settings."""
+
+    name: str = ""
+    product: str = ""
+    version: str = ""
+    build: str = ""
+    api_version: str = ""
+    api_type: str = ""  # "VirtualCenter" or "HostAgent" (a standalone ESXi host)
+    instance_uuid: str = ""
+    # vgpu.hotmigrate.enabled: None when the setting could not be read.
+    vgpu_hotmigrate_enabled: bool | None = None
+
+
+@dataclass
+class AdmissionControl:
+    enabled: bool = False
+    # "slots" (FailoverLevel), "percent" (FailoverResources),
+    # "dedicated-hosts" (FailoverHost), "other" or None when unset.
+    policy: str | None = None
+    failover_level: int | None = None
+    cpu_percent: int | None = None
+    memory_percent: int | None = None
+    failover_hosts: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Cluster:
+    name: str
+    moref: str
+    datacenter: str = ""
+    ha_enabled: bool = False
+    ha_host_monitoring: bool = False
+    admission_control: AdmissionControl = field(default_factory=AdmissionControl)
+    default_restart_priority: str = "medium"
+    drs_enabled: bool = False
+    drs_automation: str | None = None
+    # VM name -> restart priority override (disabled, lowest ... highest).
+    restart_priority_overrides: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Gpu:
+    """A display-class PCI device of a GPU vendor on one host."""
+
+    pci_id: str
+    vendor_id: int
+    device_id: int
+    sub_vendor_id: int = 0
+    sub_device_id: int = 0
+    vendor_name: str = ""
+    device_name: str = ""  # as the host reports it
+    model: str = ""  # from the catalogue, or device_name for an unknown id
+    known_model: bool = False
+    memory_mb: int = 0  # frame buffer
+    passthrough_capable: bool = False
+    passthrough_enabled: bool = False
+    passthrough_active: bool = False
+    # basic / shared / direct / sharedDirect; None when the host has no
+    # graphicsInfo entry for the device.
+    graphics_type: str | None = None
+    vgpu_mode: str | None = None  # none / sameSize / mixedSize / multiInstanceGpu
+    vms: list[str] = field(default_factory=list)  # VM names using the device
+
+
+@dataclass
+class VgpuProfile:
+    name: str
+    migrate_supported: bool | None = None
+    suspend_supported: bool | None = None
+
+
+@dataclass
+class StorageAdapter:
+    device: str  # vmhbaN
+    kind: str  # fc, fcoe, iscsi, sas, block, pscsi, pcie, rdma, tcp, other
+    key: str = ""
+    model: str = ""
+    driver: str = ""
+    status: str = ""
+    port_wwn: str | None = None
+    node_wwn: str | None = None
+    iscsi_software: bool | None = None
+
+
+@dataclass
+class VmotionNic:
+    device: str  # vmkN
+    ip: str = ""
+    portgroup: str = ""
+    uplink_speed_mbps: int | None = None  # slowest connected uplink of its switch
+
+
+@dataclass
+class Host:
+    name: str
+    moref: str
+    datacenter: str = ""
+    cluster: str | None = None  # None for a standalone host
+    version: str = ""
+    build: str = ""
+    vendor: str = ""
+    model: str = ""
+    connection_state: str = "connected"
+    in_maintenance: bool = False
+    cpu_cores: int = 0
+    cpu_mhz: int = 0
+    memory_mb: int = 0
+    gpus: list[Gpu] = field(default_factory=list)
+    vgpu_profiles: list[VgpuProfile] = field(default_factory=list)
+    default_graphics_type: str | None = None
+    assignment_policy: str | None = None
+    vmotion_nics: list[VmotionNic] = field(default_factory=list)
+    adapters: list[StorageAdapter] = field(default_factory=list)
+
+    @property
+    def connected(self) -> bool:
+        return self.connection_state == "connected"
+
+
+@dataclass
+class LunPath:
+    adapter: str  # vmhbaN
+    adapter_kind: str  # as StorageAdapter.kind
+    state: str = "active"  # active, standby, disabled, dead, unknown
+
+
+@dataclass
+class DatastoreMount:
+    host: str
+    mounted: bool = True
+    accessible: bool = True
+    # Paths from this host to the datastore's LUNs (VMFS only).
+    paths: list[LunPath] = field(default_factory=list)
+
+
+@dataclass
+class Datastore:
+    name: str
+    moref: str
+    datacenter: str = ""
+    type: str = ""  # VMFS, NFS, NFS41, vsan, VVOL, ...
+    capacity_mb: int = 0
+    free_mb: int = 0
+    multiple_host_access: bool | None = None
+    local: bool | None = None  # info.vmfs.local
+    luns: list[str] = field(default_factory=list)  # extent canonical names
+    # fc, iscsi, fcoe, sas, local, nfs, vsan, vvol, mixed, other
+    transport: str = "other"
+    mounts: list[DatastoreMount] = field(default_factory=list)
+
+
+@dataclass
+class GpuAttachment:
+    """One GPU device of a VM."""
+
+    kind: str  # "vgpu", "passthrough" (fixed DirectPath) or "dynamic"
+    label: str = ""
+    profile: str | None = None  # vGPU profile
+    migrate_supported: bool | None = None  # vGPU backing; None when not reported
+    pci_id: str | None = None  # fixed: the bound host device; dynamic: assignedId
+    vendor_id: int | None = None  # fixed passthrough
+    device_id: int | None = None
+    # Dynamic DirectPath: allowed (vendor_id, device_id) pairs.
+    allowed: list[tuple[int, int]] = field(default_factory=list)
+    custom_label: str | None = None
+
+
+@dataclass
+class Vm:
+    name: str
+    moref: str
+    host: str | None = None
+    cluster: str | None = None
+    datacenter: str = ""
+    power_state: str = "poweredOff"
+    memory_mb: int = 0
+    memory_reservation_mb: int = 0
+    memory_locked_to_max: bool = False
+    datastores: list[str] = field(default_factory=list)
+    restart_priority: str | None = None  # the override, or None for the default
+    gpus: list[GpuAttachment] = field(default_factory=list)
+
+    @property
+    def powered_on(self) -> bool:
+        return self.power_state == "poweredOn"
+
+
+@dataclass
+class Gap:
+    """Something the collector could not read: the verdicts that need it are uncertain."""
+
+    object: str  # name, or moref when the name is unknown
+    kind: str  # HostSystem, VirtualMachine, ...
+    property: str
+    reason: str  # e.g. NoPermission, notResponding, notInApiVersion
+    moref: str = ""
+
+
+@dataclass
+class Inventory:
+    source: str = ""  # the server, with no credentials
+    collected_at: str = ""  # ISO 8601, UTC
+    vcenter: VCenter = field(default_factory=VCenter)
+    datacenters: list[str] = field(default_factory=list)
+    clusters: list[Cluster] = field(default_factory=list)
+    hosts: list[Host] = field(default_factory=list)
+    datastores: list[Datastore] = field(default_factory=list)
+    vms: list[Vm] = field(default_factory=list)
+    gaps: list[Gap] = field(default_factory=list)
+    schema_version: int = SCHEMA_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def to_json(self, indent: int | None = 1) -> str:
+        return json.dumps(self.to_dict(), indent=indent, sort_keys=False)
+
+    def save(self, path: str | Path) -> None:
+        from gpuaudit.files import write_atomic
+
+        write_atomic(Path(path), self.to_json().encode("utf-8"))
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Inventory:
+        if not isinstance(data, dict):
+            raise InventoryError("an inventory is a JSON object")
+        version = data.get("schema_version")
+        if not isinstance(version, int) or isinstance(version, bool):
+            raise InventoryError("schema_version is missing or not a whole number")
+        if version > SCHEMA_VERSION:
+            raise InventoryError(
+                f"schema_version {version} is newer than this gpuaudit reads "
+                f"({SCHEMA_VERSION}); upgrade gpuaudit"
+            )
+        return _build(cls, data, "inventory")
+
+    @classmethod
+    def from_json(cls, text: str) -> Inventory:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InventoryError(f"line {exc.lineno}: not valid JSON: {exc.msg}") from None
+        return cls.from_dict(data)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Inventory:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InventoryError(f"cannot read: {exc}") from None
+        return cls.from_json(text)
+
+    # Lookups used by the checks and reports.
+    def host(self, name: str) -> Host | None:
+        return next((h for h in self.hosts if h.name == name), None)
+
+    def cluster(self, name: str) -> Cluster | None:
+        return next((c for c in self.clusters if c.name == name), None)
+
+    def datastore(self, name: str) -> Datastore | None:
+        return next((d for d in self.datastores if d.name == name), None)
+
+    def hosts_in(self, cluster: str) -> list[Host]:
+        return [h for h in self.hosts if h.cluster == cluster]
+
+    def vms_in(self, cluster: str) -> list[Vm]:
+        return [v for v in self.vms if v.cluster == cluster]
+
+
+class InventoryError(ValueError):
+    """An inventory document that cannot be loaded."""
+
+
+def _build(cls: type[T], data: Any, where: str) -> T:
+    """Build dataclass ``cls`` from JSON data, strictly: unknown keys and wrong types fail."""
+    if not isinstance(data, dict):
+        raise InventoryError(f"{where}: expected an object")
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(data) - names)
+    if unknown:
+        raise InventoryError(f"{where}: unknown field {unknown[0]!r}")
+    kwargs = {}
+    for name, value in data.items():
+        kwargs[name] = _convert(hints[name], value, f"{where}.{name}")
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:
+        raise InventoryError(f"{where}: {exc}") from None
+
+
+def _convert(tp: Any, value: Any, where: str) -> Any:
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        errors = []
+        for arg in args:
+            if arg is type(None):
+                continue
+            try:
+                return _convert(arg, value, where)
+            except InventoryError as exc:
+                errors.append(str(exc))
+        raise InventoryError(errors[0] if errors else f"{where}: unexpected null")
+    if origin is list:
+        if not isinstance(value, list):
+            raise InventoryError(f"{where}: expected a list")
+        return [_convert(args[0], v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if origin is tuple:
+        if not isinstance(value, (list, tuple)) or len(value) != len(args):
+            raise InventoryError(f"{where}: expected a list of {len(args)} items")
+        return tuple(_convert(a, v, where) for a, v in zip(args, value, strict=True))
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise InventoryError(f"{where}: expected an object")
+        return {
+            _convert(args[0], k, where): _convert(args[1], v, f"{where}.{k}")
+            for k, v in value.items()
+        }
+    if dataclasses.is_dataclass(tp):
+        return _build(tp, value, where)  # type: ignore[arg-type]
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise InventoryError(f"{where}: expected true or false")
+        return value
+    if tp is int:
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise InventoryError(f"{where}: expected a whole number")
+        return value
+    if tp is float:
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            raise InventoryError(f"{where}: expected a number")
+        return float(value)
+    if tp is str:
+        if not isinstance(value, str):
+            raise InventoryError(f"{where}: expected a string")
+        return value
+    if tp is Any:
+        return value
+    raise InventoryError(f"{where}: unsupported type {tp!r}")
