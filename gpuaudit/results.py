@@ -1,0 +1,163 @@
+"""What a check produces: the rule catalogue, findings, and the failover simulation.
+
+The checker (gpuaudit.check) turns an Inventory into an AuditResult; every
+renderer (gpuaudit.report) reads only an AuditResult. Like the inventory, these
+are plain dataclasses that serialise to JSON.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuaudit.inventory import Inventory
+
+SEVERITIES = ("critical", "high", "medium", "low", "info")
+STATUSES = ("fail", "waived", "pass")
+CATEGORIES = ("ha", "vmotion", "gpu", "storage", "design", "data")
+
+# Bumped whenever a rule is added, removed, or changes meaning.
+RULES_VERSION = "2026.11.1"
+
+
+def severity_rank(severity: str) -> int:
+    """0 for critical ... 4 for info: lower is worse."""
+    return SEVERITIES.index(severity)
+
+
+def at_or_above(severity: str, threshold: str) -> bool:
+    return severity_rank(severity) <= severity_rank(threshold)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One check in the catalogue (checkov style: id, name, categories, one small function)."""
+
+    id: str  # HA-01
+    title: str
+    category: str  # one of CATEGORIES
+    severity: str  # default severity, one of SEVERITIES
+    rationale: str  # why it matters; quotes the design guidance where it applies
+    remediation: str
+    object_kind: str  # what it examines: cluster, host, gpu, vm, datastore, vcenter, inventory
+
+
+@dataclass
+class Waiver:
+    rule: str  # rule id
+    object: str  # object name or fnmatch pattern
+    reason: str
+    owner: str
+    expires: str  # ISO date, YYYY-MM-DD
+
+
+@dataclass
+class Finding:
+    """One rule's verdict on one object, with the evidence behind it."""
+
+    rule: str
+    object: str  # the object's name (for a GPU: "host/pci_id")
+    object_kind: str
+    status: str  # fail, waived or pass
+    severity: str  # effective severity, after policy overrides
+    message: str  # one line: the verdict in words
+    cluster: str | None = None
+    host: str | None = None
+    evidence: dict[str, Any] = field(default_factory=dict)
+    waiver: Waiver | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.status == "fail"
+
+
+@dataclass
+class GpuSlots:
+    """One physical GPU's vGPU or passthrough occupancy."""
+
+    host: str
+    pci_id: str
+    model: str
+    memory_mb: int
+    mode: str  # "vgpu", "passthrough" or "idle"
+    profile: str | None = None  # equal-size mode: the profile size it holds
+    capacity: int = 1  # vGPU slots (equal-size) or 1 for passthrough
+    used: int = 0
+    used_mb: int = 0  # frame buffer allocated to vGPUs
+    vms: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Placement:
+    vm: str
+    from_host: str
+    to_host: str | None = None  # None: could not be placed
+    to_gpu: str | None = None
+    reason: str | None = None  # why it could not be placed
+    restart_priority: str = "medium"
+
+
+@dataclass
+class HostFailure:
+    host: str
+    displaced: int = 0
+    placed: list[Placement] = field(default_factory=list)
+    unplaced: list[Placement] = field(default_factory=list)
+
+
+@dataclass
+class ClusterSimulation:
+    cluster: str
+    hosts: int = 0
+    gpu_vms: int = 0
+    failures: list[HostFailure] = field(default_factory=list)
+    worst_host: str | None = None  # the failure that leaves most VMs unplaced
+    # Simultaneous host failures the cluster tolerates with every powered-on GPU
+    # VM placed (the k of N+k); 0 when even one failure strands a VM.
+    tolerates: int = 0
+    capacity: list[GpuSlots] = field(default_factory=list)  # before any failure
+    after_worst: list[GpuSlots] = field(default_factory=list)  # after the worst failure
+
+
+@dataclass
+class RuleError:
+    """A rule that raised: the audit goes on and says which verdicts are missing."""
+
+    rule: str
+    error: str
+
+
+@dataclass
+class AuditResult:
+    inventory: Inventory
+    rules: list[Rule]
+    findings: list[Finding]
+    simulations: list[ClusterSimulation]
+    checked_at: str = ""  # ISO 8601, UTC
+    tool_version: str = ""
+    rules_version: str = RULES_VERSION
+    policy_source: str | None = None
+    waivers: list[Waiver] = field(default_factory=list)  # every waiver of the policy
+    expired_waivers: list[Waiver] = field(default_factory=list)
+    errors: list[RuleError] = field(default_factory=list)
+    # Cluster name -> the design classification (DS-01): "A", "B", "C" or "other".
+    designs: dict[str, str] = field(default_factory=dict)
+
+    def failed(self) -> list[Finding]:
+        return [f for f in self.findings if f.failed]
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """Failed findings by severity and by category."""
+        by_rule = {r.id: r for r in self.rules}
+        severity = {s: 0 for s in SEVERITIES}
+        category = {c: 0 for c in CATEGORIES}
+        for finding in self.failed():
+            severity[finding.severity] += 1
+            rule = by_rule.get(finding.rule)
+            if rule is not None:
+                category[rule.category] = category.get(rule.category, 0) + 1
+        return {"severity": severity, "category": category}
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
