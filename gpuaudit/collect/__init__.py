@@ -1,0 +1,161 @@
+"""The collector: the only part of gpuaudit that touches pyVmomi.
+
+``collect(si)`` reads a vCenter (or a standalone ESXi host) in a fixed number of
+SOAP requests, whatever its size, and returns a plain-data Inventory. What it
+cannot read (a disconnected host, a property the account may not see, a field
+the negotiated API version lacks) becomes a Gap in the inventory, never an
+exception.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from typing import Any
+
+from pyVmomi import VmomiSupport, vim
+
+from gpuaudit.collect.hosts import build_host
+from gpuaudit.collect.paths import SPECS, VERSIONED_FIELDS
+from gpuaudit.collect.retrieve import ObjectProps, retrieve
+from gpuaudit.collect.storage import HostLunPaths, build_datastore, host_lun_paths
+from gpuaudit.collect.vms import build_cluster, build_vm
+from gpuaudit.inventory import Gap, Inventory, VCenter
+
+HOTMIGRATE = "vgpu.hotmigrate.enabled"
+
+Progress = Callable[[str], None]
+
+
+def collect(si: Any, source: str = "", progress: Progress | None = None) -> Inventory:
+    """Read the whole GPU, HA and storage inventory behind service instance ``si``."""
+    say = progress or (lambda _message: None)
+    content = si.RetrieveContent()
+    inv = Inventory(
+        source=source,
+        collected_at=dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat(),
+    )
+    inv.vcenter = _vcenter(content.about)
+    say("reading inventory")
+    objects = retrieve(content, SPECS)
+    say(f"read {len(objects)} objects")
+    inv.vcenter.vgpu_hotmigrate_enabled = _hotmigrate(content, inv)
+    _assemble(inv, objects)
+    _version_gaps(inv, si._stub.version)
+    return inv
+
+
+def _vcenter(about: Any) -> VCenter:
+    return VCenter(
+        name=about.fullName or "",
+        product=about.name or "",
+        version=about.version or "",
+        build=about.build or "",
+        api_version=about.apiVersion or "",
+        api_type=about.apiType or "",
+        instance_uuid=about.instanceUuid or "",
+    )
+
+
+def _hotmigrate(content: Any, inv: Inventory) -> bool | None:
+    """vgpu.hotmigrate.enabled; a key that does not exist means the feature is off."""
+    try:
+        options = content.setting.QueryOptions(name=HOTMIGRATE)
+    except vim.fault.InvalidName:
+        return False
+    except vim.fault.NoPermission:
+        inv.gaps.append(Gap("vCenter", "OptionManager", HOTMIGRATE, "NoPermission"))
+        return None
+    for option in options or []:
+        if option.key == HOTMIGRATE:
+            return str(option.value).strip().lower() == "true"
+    return False
+
+
+class _Tree:
+    """Names and parents of every object, to find each one's datacenter and cluster."""
+
+    def __init__(self, objects: dict[str, ObjectProps]) -> None:
+        self.objects = objects
+
+    def names(self, kind: str) -> dict[str, str]:
+        return {k: o.name for k, o in self.objects.items() if o.kind == kind}
+
+    def ancestor(self, moref: str, kind: str) -> ObjectProps | None:
+        seen = set()
+        current = self.objects.get(moref)
+        while current is not None and current.moref not in seen:
+            seen.add(current.moref)
+            parent = current.get("parent")
+            if parent is None:
+                return None
+            current = self.objects.get(parent._moId)
+            if current is not None and current.kind == kind:
+                return current
+        return None
+
+    def datacenter(self, moref: str) -> str:
+        found = self.ancestor(moref, "Datacenter")
+        return found.name if found else ""
+
+
+def _assemble(inv: Inventory, objects: dict[str, ObjectProps]) -> None:
+    tree = _Tree(objects)
+    host_names = tree.names("HostSystem")
+    vm_names = tree.names("VirtualMachine")
+    ds_names = tree.names("Datastore")
+    by_kind: dict[str, list[ObjectProps]] = {}
+    for obj in objects.values():
+        by_kind.setdefault(obj.kind, []).append(obj)
+        for path, fault in sorted(obj.missing.items()):
+            inv.gaps.append(Gap(obj.name, obj.kind, path, fault, moref=obj.moref))
+
+    inv.datacenters = sorted(o.name for o in by_kind.get("Datacenter", []))
+    for obj in by_kind.get("ClusterComputeResource", []):
+        cluster = build_cluster(obj, host_names, vm_names)
+        cluster.datacenter = tree.datacenter(obj.moref)
+        inv.clusters.append(cluster)
+
+    lun_paths: dict[str, HostLunPaths] = {}
+    for obj in by_kind.get("HostSystem", []):
+        host = build_host(obj, vm_names)
+        host.datacenter = tree.datacenter(obj.moref)
+        cluster = tree.ancestor(obj.moref, "ClusterComputeResource")
+        host.cluster = cluster.name if cluster else None
+        if not host.connected:
+            inv.gaps.append(
+                Gap(host.name, "HostSystem", "config", f"host is {host.connection_state}", obj.moref)
+            )
+        lun_paths[obj.moref] = host_lun_paths(obj)
+        inv.hosts.append(host)
+
+    for obj in by_kind.get("Datastore", []):
+        ds = build_datastore(obj, host_names, lun_paths)
+        ds.datacenter = tree.datacenter(obj.moref)
+        inv.datastores.append(ds)
+
+    hosts = {h.name: h for h in inv.hosts}
+    clusters = {c.name: c for c in inv.clusters}
+    for obj in by_kind.get("VirtualMachine", []):
+        if obj.get("config.template", False):
+            continue  # a template never runs: it holds no GPU
+        vm = build_vm(obj, host_names, ds_names)
+        host = hosts.get(vm.host or "")
+        if host is not None:
+            vm.cluster = host.cluster
+            vm.datacenter = host.datacenter
+        cluster = clusters.get(vm.cluster or "")
+        if cluster is not None:
+            vm.restart_priority = cluster.restart_priority_overrides.get(vm.name)
+        inv.vms.append(vm)
+
+    for items in (inv.clusters, inv.hosts, inv.datastores, inv.vms):
+        items.sort(key=lambda o: o.name)  # type: ignore[attr-defined]
+
+
+def _version_gaps(inv: Inventory, negotiated: str) -> None:
+    """Fields the negotiated API version cannot carry are gaps, not silent blanks."""
+    for path, needed in VERSIONED_FIELDS.items():
+        if not VmomiSupport.IsChildVersion(negotiated, needed):
+            reason = f"needs API {VmomiSupport.versionIdMap.get(needed, needed)}; negotiated {negotiated}"
+            inv.gaps.append(Gap("vCenter", "ServiceInstance", path, reason))

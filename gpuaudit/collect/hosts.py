@@ -1,0 +1,182 @@
+"""HostSystem properties to inventory Hosts: GPUs, vGPU profiles, adapters, vMotion."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyVmomi import vim
+
+from gpuaudit import catalog
+from gpuaudit.collect.retrieve import ObjectProps
+from gpuaudit.inventory import Gpu, Host, StorageAdapter, VgpuProfile, VmotionNic
+
+# Subclasses before their parents: FCoE is a kind of FC HBA.
+_ADAPTER_KINDS: tuple[tuple[type, str], ...] = (
+    (vim.host.FibreChannelOverEthernetHba, "fcoe"),
+    (vim.host.FibreChannelHba, "fc"),
+    (vim.host.InternetScsiHba, "iscsi"),
+    (vim.host.SerialAttachedHba, "sas"),
+    (vim.host.BlockHba, "block"),
+    (vim.host.ParallelScsiHba, "pscsi"),
+    (vim.host.PcieHba, "pcie"),
+    (vim.host.RdmaHba, "rdma"),
+    (vim.host.TcpHba, "tcp"),
+)
+
+
+def adapter_kind(hba: Any) -> str:
+    for cls, name in _ADAPTER_KINDS:
+        if isinstance(hba, cls):
+            return name
+    return "other"
+
+
+def wwn(value: int | None) -> str | None:
+    """A World Wide Name (an xsd:long, so possibly negative) as 10:00:00:..."""
+    if value is None:
+        return None
+    text = f"{value & 0xFFFFFFFFFFFFFFFF:016x}"
+    return ":".join(text[i : i + 2] for i in range(0, 16, 2))
+
+
+def build_host(obj: ObjectProps, vm_names: dict[str, str]) -> Host:
+    product = obj.get("summary.config.product")
+    hardware = obj.get("summary.hardware")
+    host = Host(
+        name=obj.name,
+        moref=obj.moref,
+        version=str(getattr(product, "version", "") or ""),
+        build=str(getattr(product, "build", "") or ""),
+        vendor=str(getattr(hardware, "vendor", "") or ""),
+        model=str(getattr(hardware, "model", "") or ""),
+        connection_state=str(obj.get("runtime.connectionState", "unknown")),
+        in_maintenance=bool(obj.get("runtime.inMaintenanceMode", False)),
+        cpu_cores=int(getattr(hardware, "numCpuCores", 0) or 0),
+        cpu_mhz=int(getattr(hardware, "cpuMhz", 0) or 0),
+        memory_mb=int(getattr(hardware, "memorySize", 0) or 0) // (1024 * 1024),
+    )
+    host.gpus = _gpus(obj, vm_names)
+    host.vgpu_profiles = _profiles(obj)
+    graphics = obj.get("config.graphicsConfig")
+    if graphics is not None:
+        host.default_graphics_type = graphics.hostDefaultGraphicsType or None
+        host.assignment_policy = graphics.sharedPassthruAssignmentPolicy or None
+    host.adapters = [_adapter(hba) for hba in obj.get("config.storageDevice.hostBusAdapter", [])]
+    host.vmotion_nics = _vmotion_nics(obj)
+    return host
+
+
+def _gpus(obj: ObjectProps, vm_names: dict[str, str]) -> list[Gpu]:
+    passthru = {p.id: p for p in obj.get("config.pciPassthruInfo", [])}
+    graphics = {g.pciId: g for g in obj.get("config.graphicsInfo", [])}
+    gpus = []
+    for dev in obj.get("hardware.pciDevice", []):
+        if not catalog.is_gpu(dev.vendorId, dev.classId):
+            continue
+        vendor = catalog.unsigned16(dev.vendorId)
+        device = catalog.unsigned16(dev.deviceId)
+        name = dev.deviceName or ""
+        model = catalog.model_for(vendor, device, name)
+        gpu = Gpu(
+            pci_id=dev.id,
+            vendor_id=vendor,
+            device_id=device,
+            sub_vendor_id=catalog.unsigned16(dev.subVendorId or 0),
+            sub_device_id=catalog.unsigned16(dev.subDeviceId or 0),
+            vendor_name=dev.vendorName or "",
+            device_name=name,
+            model=catalog.model_name(vendor, device, name),
+            known_model=model is not None,
+            memory_mb=model.memory_mb if model else 0,
+        )
+        pt = passthru.get(dev.id)
+        if pt is not None:
+            gpu.passthrough_capable = bool(pt.passthruCapable)
+            gpu.passthrough_enabled = bool(pt.passthruEnabled)
+            gpu.passthrough_active = bool(pt.passthruActive)
+        info = graphics.get(dev.id)
+        if info is not None:
+            gpu.graphics_type = info.graphicsType or None
+            gpu.vgpu_mode = getattr(info, "vgpuMode", None) or None
+            if info.memorySizeInKB:
+                # What the host reports beats the catalogue (and covers unknown ids).
+                gpu.memory_mb = int(info.memorySizeInKB) // 1024
+            gpu.vms = [vm_names.get(v._moId, v._moId) for v in info.vm or []]
+        gpus.append(gpu)
+    return gpus
+
+
+def _profiles(obj: ObjectProps) -> list[VgpuProfile]:
+    caps = {c.vgpu: c for c in obj.get("config.sharedGpuCapabilities", [])}
+    names = list(obj.get("config.sharedPassthruGpuTypes", []))
+    names += [n for n in caps if n not in names]
+    profiles = []
+    for name in names:
+        cap = caps.get(name)
+        profiles.append(
+            VgpuProfile(
+                name=name,
+                migrate_supported=bool(cap.migrateSupported) if cap is not None else None,
+                suspend_supported=bool(cap.suspendSupported) if cap is not None else None,
+            )
+        )
+    return profiles
+
+
+def _adapter(hba: Any) -> StorageAdapter:
+    kind = adapter_kind(hba)
+    adapter = StorageAdapter(
+        device=hba.device,
+        kind=kind,
+        key=hba.key or "",
+        model=hba.model or "",
+        driver=hba.driver or "",
+        status=hba.status or "",
+    )
+    if kind in ("fc", "fcoe"):
+        adapter.port_wwn = wwn(hba.portWorldWideName)
+        adapter.node_wwn = wwn(hba.nodeWorldWideName)
+    if kind == "iscsi":
+        adapter.iscsi_software = bool(hba.isSoftwareBased)
+    return adapter
+
+
+def _vmotion_nics(obj: ObjectProps) -> list[VmotionNic]:
+    """vmknics selected for vMotion, with the speed of their switch's slowest uplink."""
+    speeds = _portgroup_uplink_speeds(obj)
+    nics = []
+    for net in obj.get("config.virtualNicManagerInfo.netConfig", []):
+        if net.nicType != "vmotion":
+            continue
+        selected = set(net.selectedVnic or [])
+        for cand in net.candidateVnic or []:
+            if cand.key not in selected:
+                continue
+            ip = getattr(getattr(cand.spec, "ip", None), "ipAddress", "") or ""
+            nics.append(
+                VmotionNic(
+                    device=cand.device,
+                    ip=ip,
+                    portgroup=cand.portgroup or "",
+                    uplink_speed_mbps=speeds.get(cand.portgroup or ""),
+                )
+            )
+    return nics
+
+
+def _portgroup_uplink_speeds(obj: ObjectProps) -> dict[str, int]:
+    """Portgroup name -> slowest connected uplink (Mb/s) of its standard switch."""
+    pnic_speed = {
+        p.key: p.linkSpeed.speedMb for p in obj.get("config.network.pnic", []) if p.linkSpeed
+    }
+    switch_speed = {}
+    for switch in obj.get("config.network.vswitch", []):
+        speeds = [pnic_speed[k] for k in switch.pnic or [] if k in pnic_speed]
+        if speeds:
+            switch_speed[switch.name] = min(speeds)
+    result = {}
+    for pg in obj.get("config.network.portgroup", []):
+        speed = switch_speed.get(pg.spec.vswitchName)
+        if speed is not None:
+            result[pg.spec.name] = speed
+    return result

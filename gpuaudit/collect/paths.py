@@ -1,0 +1,68 @@
+"""The property paths the collector reads, per managed object type.
+
+Only what the checks and reports use: never whole ``config`` objects. Each path
+is read for every object of its type in the same RetrievePropertiesEx.
+"""
+
+from __future__ import annotations
+
+from pyVmomi import vim
+
+HOST_PATHS = (
+    "name",
+    "parent",
+    "summary.config.product",
+    "summary.hardware",
+    "runtime.connectionState",
+    "runtime.inMaintenanceMode",
+    "hardware.pciDevice",
+    "config.pciPassthruInfo",
+    "config.graphicsInfo",
+    "config.graphicsConfig",
+    "config.sharedPassthruGpuTypes",
+    "config.sharedGpuCapabilities",
+    "config.virtualNicManagerInfo.netConfig",
+    "config.network.vnic",
+    "config.network.pnic",
+    "config.network.vswitch",
+    "config.network.portgroup",
+    "config.storageDevice.hostBusAdapter",
+    "config.storageDevice.scsiLun",
+    "config.storageDevice.multipathInfo",
+)
+
+VM_PATHS = (
+    "name",
+    "runtime.host",
+    "runtime.powerState",
+    "config.template",
+    "config.hardware.memoryMB",
+    "config.hardware.device",
+    "config.memoryReservationLockedToMax",
+    "resourceConfig.memoryAllocation.reservation",
+    "datastore",
+)
+
+CLUSTER_PATHS = ("name", "parent", "configurationEx")
+
+DATASTORE_PATHS = ("name", "parent", "summary", "host", "info")
+
+PARENT_PATHS = ("name", "parent")
+
+SPECS: dict[type, tuple[str, ...]] = {
+    vim.Folder: PARENT_PATHS,
+    vim.Datacenter: PARENT_PATHS,
+    vim.ComputeResource: PARENT_PATHS,
+    vim.ClusterComputeResource: CLUSTER_PATHS,
+    vim.HostSystem: HOST_PATHS,
+    vim.VirtualMachine: VM_PATHS,
+    vim.Datastore: DATASTORE_PATHS,
+}
+
+# Fields that only a newer API version carries: when the negotiated version is
+# older, the serializer drops them silently, so the inventory records a gap.
+VERSIONED_FIELDS = {
+    "config.graphicsInfo.vgpuMode": "vim.version.v8_0_3_0",
+    "config.hardware.device.backing.migrateSupported": "vim.version.v7_0_2_0",
+    "config.sharedGpuCapabilities": "vim.version.version12",
+}

@@ -1,0 +1,128 @@
+"""VirtualMachine properties to inventory VMs, and clusters with their HA settings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyVmomi import vim
+
+from gpuaudit import catalog
+from gpuaudit.collect.retrieve import ObjectProps
+from gpuaudit.inventory import AdmissionControl, Cluster, GpuAttachment, Vm
+
+_Passthrough = vim.vm.device.VirtualPCIPassthrough
+
+
+def build_vm(obj: ObjectProps, host_names: dict[str, str], ds_names: dict[str, str]) -> Vm:
+    host_ref = obj.get("runtime.host")
+    reservation = obj.get("resourceConfig.memoryAllocation.reservation")
+    return Vm(
+        name=obj.name,
+        moref=obj.moref,
+        host=host_names.get(host_ref._moId, host_ref._moId) if host_ref is not None else None,
+        power_state=str(obj.get("runtime.powerState", "poweredOff")),
+        memory_mb=int(obj.get("config.hardware.memoryMB", 0)),
+        memory_reservation_mb=int(reservation or 0),
+        memory_locked_to_max=bool(obj.get("config.memoryReservationLockedToMax", False)),
+        datastores=[ds_names.get(d._moId, d._moId) for d in obj.get("datastore", [])],
+        gpus=[
+            gpu
+            for dev in obj.get("config.hardware.device", [])
+            if (gpu := gpu_attachment(dev)) is not None
+        ],
+    )
+
+
+def gpu_attachment(device: Any) -> GpuAttachment | None:
+    """A VM device as a GPU attachment, or None for any other device."""
+    if not isinstance(device, _Passthrough):
+        return None
+    backing = device.backing
+    label = getattr(device.deviceInfo, "label", "") or ""
+    if isinstance(backing, _Passthrough.VmiopBackingInfo):
+        return GpuAttachment(
+            kind="vgpu",
+            label=label,
+            profile=backing.vgpu,
+            migrate_supported=getattr(backing, "migrateSupported", None),
+        )
+    if isinstance(backing, _Passthrough.DynamicBackingInfo):
+        return GpuAttachment(
+            kind="dynamic",
+            label=label,
+            pci_id=backing.assignedId or None,
+            allowed=[
+                (catalog.unsigned16(a.vendorId), catalog.unsigned16(a.deviceId))
+                for a in backing.allowedDevice or []
+            ],
+            custom_label=backing.customLabel or None,
+        )
+    if isinstance(backing, _Passthrough.DeviceBackingInfo):
+        return GpuAttachment(
+            kind="passthrough",
+            label=label,
+            pci_id=backing.id,
+            vendor_id=catalog.unsigned16(backing.vendorId or 0),
+            device_id=_device_id(backing.deviceId),
+        )
+    return None  # another kind of PCI device (e.g. SR-IOV NIC): not a GPU
+
+
+def _device_id(text: str | None) -> int | None:
+    """DeviceBackingInfo.deviceId is a hex string ("27b8"); some hosts send a signed decimal."""
+    if not text:
+        return None
+    try:
+        value = int(text, 10) if text.startswith("-") else int(text, 16)
+    except ValueError:
+        return None
+    return catalog.unsigned16(value)
+
+
+_POLICIES: tuple[tuple[type, str], ...] = (
+    (vim.cluster.FailoverLevelAdmissionControlPolicy, "slots"),
+    (vim.cluster.FailoverResourcesAdmissionControlPolicy, "percent"),
+    (vim.cluster.FailoverHostAdmissionControlPolicy, "dedicated-hosts"),
+)
+
+
+def build_cluster(
+    obj: ObjectProps, host_names: dict[str, str], vm_names: dict[str, str]
+) -> Cluster:
+    config = obj.get("configurationEx")
+    das = getattr(config, "dasConfig", None)
+    drs = getattr(config, "drsConfig", None)
+    cluster = Cluster(name=obj.name, moref=obj.moref)
+    if das is not None:
+        cluster.ha_enabled = bool(das.enabled)
+        cluster.ha_host_monitoring = (das.hostMonitoring or "enabled") == "enabled"
+        cluster.admission_control = _admission(das, host_names)
+        defaults = das.defaultVmSettings
+        if defaults is not None and defaults.restartPriority:
+            cluster.default_restart_priority = defaults.restartPriority
+    if drs is not None:
+        cluster.drs_enabled = bool(drs.enabled)
+        cluster.drs_automation = drs.defaultVmBehavior or None
+    for vm_config in getattr(config, "dasVmConfig", None) or []:
+        settings = vm_config.dasSettings
+        priority = (settings.restartPriority if settings else None) or vm_config.restartPriority
+        if priority and priority != "clusterRestartPriority":
+            name = vm_names.get(vm_config.key._moId, vm_config.key._moId)
+            cluster.restart_priority_overrides[name] = priority
+    return cluster
+
+
+def _admission(das: Any, host_names: dict[str, str]) -> AdmissionControl:
+    ac = AdmissionControl(enabled=bool(das.admissionControlEnabled))
+    policy = das.admissionControlPolicy
+    if policy is None:
+        return ac
+    ac.policy = next((name for cls, name in _POLICIES if isinstance(policy, cls)), "other")
+    if ac.policy == "slots":
+        ac.failover_level = policy.failoverLevel
+    elif ac.policy == "percent":
+        ac.cpu_percent = policy.cpuFailoverResourcesPercent
+        ac.memory_percent = policy.memoryFailoverResourcesPercent
+    elif ac.policy == "dedicated-hosts":
+        ac.failover_hosts = [host_names.get(h._moId, h._moId) for h in policy.failoverHosts or []]
+    return ac

@@ -1,0 +1,181 @@
+"""Connecting to vCenter or ESXi: server parsing, TLS, login, and clear failures.
+
+Every way a connection can fail becomes a ConnectError whose message says what
+happened and what to do; the command line prints it and exits 3. A session is
+always logged out, on errors too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import socket
+import ssl
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from pyVim import connect as pyvim_connect
+from pyVmomi import vim, vmodl
+
+DEFAULT_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True)
+class Server:
+    """Where to connect: parsed from a host, host:port or URL."""
+
+    host: str
+    port: int
+    protocol: str = "https"
+    path: str = "/sdk"
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.protocol}://{host}:{self.port}{self.path}"
+
+    @property
+    def display(self) -> str:
+        """The name to show and to use in report file names."""
+        default = 443 if self.protocol == "https" else 80
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return host if self.port == default else f"{host}:{self.port}"
+
+
+class ConnectError(Exception):
+    """A connection or login failure, with a message a person can act on."""
+
+
+def parse_server(server: str) -> Server:
+    """Parse ``vc.example.com``, ``vc.example.com:8443``, ``[::1]:443`` or a URL.
+
+    Plain http is used only when the URL says so (the lab); anything else is https.
+    User information in a URL is ignored here: credentials travel separately.
+    """
+    text = server.strip()
+    if not text:
+        raise ConnectError("no server given: pass --server (a host name, host:port or URL)")
+    if "://" not in text:
+        text = "https://" + text
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError as exc:
+        raise ConnectError(f"cannot parse server {server!r}: {exc}") from None
+    if parts.scheme not in ("http", "https"):
+        raise ConnectError(f"server {server!r}: the scheme must be https (or http for a lab)")
+    if not parts.hostname:
+        raise ConnectError(f"server {server!r} names no host")
+    if port is None:
+        port = 443 if parts.scheme == "https" else 80
+    path = parts.path.rstrip("/") or "/sdk"
+    return Server(host=parts.hostname, port=port, protocol=parts.scheme, path=path)
+
+
+def ssl_context(insecure: bool = False, ca_file: str | None = None) -> ssl.SSLContext:
+    """Verify against the system CAs, or ``ca_file``; skip verification only if asked."""
+    if insecure:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        return context
+    try:
+        return ssl.create_default_context(cafile=ca_file)
+    except (OSError, ssl.SSLError) as exc:
+        raise ConnectError(f"cannot load the CA file {ca_file}: {exc}") from None
+
+
+@contextlib.contextmanager
+def session(
+    server: Server,
+    user: str,
+    password: str,
+    *,
+    insecure: bool = False,
+    ca_file: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> Iterator[Any]:
+    """Log in and yield the service instance; log out when the block ends."""
+    si = login(server, user, password, insecure=insecure, ca_file=ca_file, timeout=timeout)
+    try:
+        yield si
+    finally:
+        logout(si)
+
+
+def login(
+    server: Server,
+    user: str,
+    password: str,
+    *,
+    insecure: bool = False,
+    ca_file: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> Any:
+    """Negotiate the API version, log in, and return the service instance."""
+    kwargs: dict[str, Any] = {}
+    if server.protocol == "https":
+        kwargs["sslContext"] = ssl_context(insecure, ca_file)
+    try:
+        return pyvim_connect.SmartConnect(
+            protocol=server.protocol,
+            host=server.host,
+            port=server.port,
+            path=server.path,
+            user=user,
+            pwd=password,
+            httpConnectionTimeout=timeout,
+            **kwargs,
+        )
+    except Exception as exc:  # every failure becomes one clear message
+        raise ConnectError(describe_failure(exc, server, user, timeout)) from None
+
+
+def logout(si: Any) -> None:
+    """End the session; a failure to log out never hides the real outcome."""
+    with contextlib.suppress(Exception):
+        pyvim_connect.Disconnect(si)
+
+
+def describe_failure(exc: BaseException, server: Server, user: str, timeout: float) -> str:
+    """One sentence that says what went wrong and what to do. Never echoes a password."""
+    where = server.display
+    if isinstance(exc, vim.fault.InvalidLogin):
+        return (
+            f"login to {where} failed for user {user!r}: the user name or password is wrong "
+            "(check GPUAUDIT_PASSWORD, --password-file or --user)"
+        )
+    if isinstance(exc, vim.fault.NoPermission):
+        return f"user {user!r} may not log in to {where}: it lacks the System.View privilege"
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return (
+            f"TLS verification failed for {where}: {exc.verify_message}. "
+            "Pass --ca-file with the CA that signed the server's certificate, "
+            "or --insecure to skip verification (not recommended)"
+        )
+    if isinstance(exc, ssl.SSLError):
+        return (
+            f"TLS handshake with {where} failed ({exc.reason or exc}). Is it an https port? "
+            "Use an http:// URL only for a lab"
+        )
+    if isinstance(exc, socket.gaierror):
+        return f"cannot resolve {server.host!r}: check the name given to --server and DNS"
+    if isinstance(exc, ConnectionRefusedError):
+        return (
+            f"connection refused by {where}: nothing listens there. "
+            "Check the host and port given to --server"
+        )
+    if isinstance(exc, (TimeoutError, socket.timeout)):
+        return (
+            f"{where} did not answer within {timeout:g} s. "
+            "Check the network path, or raise --timeout"
+        )
+    if isinstance(exc, (ConnectionError, http.client.HTTPException)):
+        return f"the connection to {where} broke: {exc.__class__.__name__}: {exc}"
+    if isinstance(exc, OSError):
+        return f"cannot connect to {where}: {exc.strerror or exc}"
+    if isinstance(exc, vmodl.MethodFault):
+        return f"{where} refused the login: {exc.msg or exc.__class__.__name__}"
+    return f"cannot connect to {where}: {exc.__class__.__name__}: {exc}"

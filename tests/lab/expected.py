@@ -1,0 +1,385 @@
+"""What the collector must find in a lab scenario, derived from the scenario file alone.
+
+This is the test oracle for the collector: it reads the normalised scenario
+(tests/lab/scenario.py) and builds the Inventory that a correct collector returns
+for the lab serving it. It never calls the collector, so a collector bug cannot
+hide in its own expectations.
+
+Values that only the server chooses (morefs, device keys, labels, the product
+name) are left empty here; ``comparable`` blanks them on both sides.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from gpuaudit import catalog
+from gpuaudit.inventory import (
+    AdmissionControl,
+    Cluster,
+    Datastore,
+    DatastoreMount,
+    Gap,
+    Gpu,
+    GpuAttachment,
+    Host,
+    Inventory,
+    LunPath,
+    StorageAdapter,
+    VCenter,
+    VgpuProfile,
+    Vm,
+    VmotionNic,
+)
+
+_LOCAL_KINDS = {"sas", "block", "pscsi", "pcie"}
+
+
+def expected_inventory(scenario: dict[str, Any]) -> Inventory:
+    """The inventory a correct collector builds for ``scenario`` (normalised)."""
+    vc = scenario.get("vcenter", {})
+    settings = vc.get("settings", {})
+    hotmigrate = settings.get("vgpu.hotmigrate.enabled")
+    inv = Inventory(
+        vcenter=VCenter(
+            version=str(vc.get("version", "")),
+            build=str(vc.get("build", "")),
+            api_version=str(vc.get("api_version", "")),
+            # A missing key means the feature is off (QueryOptions raises InvalidName).
+            vgpu_hotmigrate_enabled=bool(hotmigrate) if hotmigrate is not None else False,
+        )
+    )
+    for dc in scenario["datacenters"]:
+        _add_datacenter(inv, dc)
+    return inv
+
+
+def _add_datacenter(inv: Inventory, dc: dict[str, Any]) -> None:
+    dc_name = dc["name"]
+    inv.datacenters.append(dc_name)
+    vms_by_name = {vm["name"]: vm for vm in dc.get("vms", [])}
+    host_cluster: dict[str, str | None] = {}
+    host_specs: dict[str, dict[str, Any]] = {}
+    for cl in dc.get("clusters", []):
+        overrides = {
+            vm["name"]: vm["restart_priority"]
+            for vm in dc.get("vms", [])
+            if vm.get("restart_priority")
+            and any(h["name"] == vm["host"] for h in cl.get("hosts", []))
+        }
+        inv.clusters.append(_cluster(cl, dc_name, overrides))
+        for host in cl.get("hosts", []):
+            host_cluster[host["name"]] = cl["name"]
+            host_specs[host["name"]] = host
+    for host in dc.get("standalone_hosts", []):
+        host_cluster[host["name"]] = None
+        host_specs[host["name"]] = host
+
+    for name, spec in host_specs.items():
+        inv.hosts.append(_host(spec, dc_name, host_cluster[name], vms_by_name))
+        if spec.get("connection", "connected") != "connected":
+            inv.gaps.append(
+                Gap(
+                    object=name,
+                    kind="HostSystem",
+                    property="config",
+                    reason=f"host is {spec['connection']}",
+                )
+            )
+
+    for ds in dc.get("datastores", []):
+        inv.datastores.append(_datastore(ds, dc_name, host_specs))
+
+    for vm in dc.get("vms", []):
+        inv.vms.append(_vm(vm, dc_name, host_cluster, host_specs))
+
+
+def _cluster(cl: dict[str, Any], dc: str, overrides: dict[str, str]) -> Cluster:
+    ha = cl.get("ha", {})
+    ac = ha.get("admission_control", {})
+    policy = ac.get("policy")
+    admission = AdmissionControl(enabled=bool(ac.get("enabled", False)), policy=policy)
+    if policy == "slots":
+        admission.failover_level = ac.get("failover_level")
+    elif policy == "percent":
+        admission.cpu_percent = ac.get("cpu_percent")
+        admission.memory_percent = ac.get("memory_percent")
+    elif policy == "dedicated-hosts":
+        admission.failover_hosts = list(ac.get("failover_hosts", []))
+    drs = cl.get("drs", {})
+    return Cluster(
+        name=cl["name"],
+        moref="",
+        datacenter=dc,
+        ha_enabled=bool(ha.get("enabled", False)),
+        ha_host_monitoring=bool(ha.get("host_monitoring", True)),
+        admission_control=admission,
+        default_restart_priority=ha.get("default_restart_priority", "medium"),
+        drs_enabled=bool(drs.get("enabled", False)),
+        drs_automation=drs.get("automation"),
+        restart_priority_overrides=overrides,
+    )
+
+
+def _host(
+    spec: dict[str, Any], dc: str, cluster: str | None, vms: dict[str, dict[str, Any]]
+) -> Host:
+    host = Host(
+        name=spec["name"],
+        moref="",
+        datacenter=dc,
+        cluster=cluster,
+        version=str(spec["version"]),
+        build=str(spec["build"]),
+        vendor=spec["vendor"],
+        model=spec["model"],
+        connection_state=spec["connection"],
+        in_maintenance=bool(spec["maintenance"]),
+        cpu_cores=spec["cpu_cores"],
+        cpu_mhz=spec["cpu_mhz"],
+        memory_mb=spec["memory_gb"] * 1024,
+    )
+    if spec["connection"] != "connected":
+        return host  # a disconnected host reports no config and no hardware
+    graphics = spec.get("graphics", {})
+    host.default_graphics_type = graphics.get("default_type")
+    host.assignment_policy = graphics.get("assignment_policy")
+    host.gpus = [_gpu(g, spec, vms) for g in spec.get("gpus", [])]
+    host.vgpu_profiles = [
+        VgpuProfile(name=p["name"], migrate_supported=p["migrate"], suspend_supported=p["suspend"])
+        for p in spec.get("vgpu_profiles", [])
+    ]
+    host.adapters = [_adapter(a) for a in spec.get("adapters", [])]
+    host.vmotion_nics = [
+        VmotionNic(
+            device=n["device"],
+            ip=n["ip"],
+            portgroup=f"vMotion-{n['device']}",
+            uplink_speed_mbps=n["uplink_speed_mbps"],
+        )
+        for n in spec.get("vmotion", [])
+    ]
+    return host
+
+
+def _gpu(g: dict[str, Any], host: dict[str, Any], vms: dict[str, dict[str, Any]]) -> Gpu:
+    vendor = catalog.unsigned16(g["vendor_id"])
+    device = catalog.unsigned16(g["device_id"])
+    model = catalog.model_for(vendor, device, g["device_name"])
+    graphics_type = g.get("graphics_type")
+    in_graphics_info = graphics_type not in (None, "none")
+    pt = g.get("passthrough", {})
+    return Gpu(
+        pci_id=g["pci_id"],
+        vendor_id=vendor,
+        device_id=device,
+        sub_vendor_id=catalog.unsigned16(g["sub_vendor_id"]),
+        sub_device_id=catalog.unsigned16(g["sub_device_id"]),
+        vendor_name=g["vendor_name"],
+        device_name=g["device_name"],
+        model=catalog.model_name(vendor, device, g["device_name"]),
+        known_model=model is not None,
+        # The frame buffer comes from graphicsInfo; without an entry only the
+        # catalogue can tell it.
+        memory_mb=g["memory_mb"] if in_graphics_info else (model.memory_mb if model else 0),
+        passthrough_capable=bool(pt.get("capable", False)),
+        passthrough_enabled=bool(pt.get("enabled", False)),
+        passthrough_active=bool(pt.get("active", False)),
+        graphics_type=graphics_type if in_graphics_info else None,
+        vgpu_mode=g.get("vgpu_mode") if in_graphics_info else None,
+        vms=_vms_on_gpu(g["pci_id"], host["name"], vms) if in_graphics_info else [],
+    )
+
+
+def _vms_on_gpu(pci_id: str, host: str, vms: dict[str, dict[str, Any]]) -> list[str]:
+    """Powered-on VMs of ``host`` whose GPU device sits on ``pci_id`` (graphicsInfo.vm)."""
+    users = []
+    for vm in vms.values():
+        if vm["host"] != host or vm.get("power", "poweredOn") != "poweredOn":
+            continue
+        for dev in vm.get("gpus", []):
+            if _device_pci_id(dev) == pci_id:
+                users.append(vm["name"])
+                break
+    return users
+
+
+def _device_pci_id(dev: dict[str, Any]) -> str | None:
+    if "vgpu" in dev:
+        return dev.get("on")
+    if "passthrough" in dev:
+        return str(dev["passthrough"])
+    if "dynamic" in dev:
+        return dev["dynamic"].get("assigned")
+    return None
+
+
+def _adapter(a: dict[str, Any]) -> StorageAdapter:
+    kind = a["type"]
+    return StorageAdapter(
+        device=a["device"],
+        kind=kind,
+        model=a.get("model", ""),
+        driver=a.get("driver", ""),
+        status=a.get("status", ""),
+        port_wwn=_wwn(a.get("port_wwn")) if kind in ("fc", "fcoe") else None,
+        node_wwn=_wwn(a.get("node_wwn")) if kind in ("fc", "fcoe") else None,
+        iscsi_software=bool(a.get("software", True)) if kind == "iscsi" else None,
+    )
+
+
+def _wwn(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, int):
+        value = f"{value & 0xFFFFFFFFFFFFFFFF:016x}"
+        return ":".join(value[i : i + 2] for i in range(0, 16, 2))
+    return str(value).lower()
+
+
+def _paths(mount: dict[str, Any], adapters: dict[str, str]) -> list[LunPath]:
+    paths = []
+    for p in mount.get("paths", []):
+        if isinstance(p, str):
+            p = {"adapter": p, "state": "active"}
+        paths.append(
+            LunPath(adapter=p["adapter"], adapter_kind=adapters[p["adapter"]], state=p["state"])
+        )
+    return paths
+
+
+def _datastore(ds: dict[str, Any], dc: str, hosts: dict[str, dict[str, Any]]) -> Datastore:
+    dtype = ds["type"]
+    vmfs = dtype == "VMFS"
+    mounts = []
+    for m in ds.get("mounts", []):
+        host = hosts[m["host"]]
+        connected = host["connection"] == "connected"
+        kinds = {a["device"]: a["type"] for a in host.get("adapters", [])}
+        mounts.append(
+            DatastoreMount(
+                host=m["host"],
+                mounted=bool(m.get("mounted", True)),
+                accessible=bool(m.get("accessible", True)),
+                # A disconnected host reports no storage device, hence no paths.
+                paths=_paths(m, kinds) if vmfs and connected else [],
+            )
+        )
+    return Datastore(
+        name=ds["name"],
+        moref="",
+        datacenter=dc,
+        type=dtype,
+        capacity_mb=ds["capacity_gb"] * 1024,
+        free_mb=ds["free_gb"] * 1024,
+        multiple_host_access=len(ds.get("mounts", [])) > 1,
+        local=bool(ds.get("local", False)) if vmfs else None,
+        luns=[ds["lun"]] if vmfs and ds.get("lun") else [],
+        transport=_transport(dtype, bool(ds.get("local", False)), mounts),
+        mounts=mounts,
+    )
+
+
+def _transport(dtype: str, local: bool, mounts: list[DatastoreMount]) -> str:
+    if dtype.upper().startswith("NFS"):
+        return "nfs"
+    if dtype.lower() == "vsan":
+        return "vsan"
+    if dtype.upper() == "VVOL":
+        return "vvol"
+    if dtype.upper() != "VMFS":
+        return "other"
+    kinds = {"local" if p.adapter_kind in _LOCAL_KINDS else p.adapter_kind for m in mounts for p in m.paths}
+    if not kinds:
+        return "local" if local else "other"
+    if len(kinds) > 1:
+        return "mixed"
+    return kinds.pop()
+
+
+def _vm(
+    vm: dict[str, Any],
+    dc: str,
+    host_cluster: dict[str, str | None],
+    hosts: dict[str, dict[str, Any]],
+) -> Vm:
+    powered_on = vm["power"] == "poweredOn"
+    host = hosts[vm["host"]]
+    gpus_by_id = {g["pci_id"]: g for g in host.get("gpus", [])}
+    attachments = []
+    for dev in vm.get("gpus", []):
+        if "vgpu" in dev:
+            attachments.append(
+                GpuAttachment(
+                    kind="vgpu", profile=dev["vgpu"], migrate_supported=dev.get("migrate_supported")
+                )
+            )
+        elif "passthrough" in dev:
+            gpu = gpus_by_id[dev["passthrough"]]
+            attachments.append(
+                GpuAttachment(
+                    kind="passthrough",
+                    pci_id=dev["passthrough"],
+                    vendor_id=catalog.unsigned16(gpu["vendor_id"]),
+                    device_id=catalog.unsigned16(gpu["device_id"]),
+                )
+            )
+        else:
+            dyn = dev["dynamic"]
+            attachments.append(
+                GpuAttachment(
+                    kind="dynamic",
+                    pci_id=dyn.get("assigned") if powered_on else None,
+                    allowed=[
+                        (catalog.unsigned16(a["vendor_id"]), catalog.unsigned16(a["device_id"]))
+                        for a in dyn.get("allowed", [])
+                    ],
+                    custom_label=dyn.get("label") or None,
+                )
+            )
+    return Vm(
+        name=vm["name"],
+        moref="",
+        host=vm["host"],
+        cluster=host_cluster[vm["host"]],
+        datacenter=dc,
+        power_state=vm["power"],
+        memory_mb=vm["memory_mb"],
+        memory_reservation_mb=vm["memory_reservation_mb"],
+        memory_locked_to_max=bool(vm["memory_locked_to_max"]),
+        datastores=list(vm["datastores"]),
+        restart_priority=vm.get("restart_priority"),
+        gpus=attachments,
+    )
+
+
+def comparable(inv: Inventory) -> dict[str, Any]:
+    """The inventory as a dict with the server-chosen values blanked and lists sorted."""
+    data = dataclasses.asdict(inv)
+    data["source"] = data["collected_at"] = ""
+    for key in ("name", "product", "api_type", "instance_uuid"):
+        data["vcenter"][key] = ""
+    for kind in ("clusters", "hosts", "datastores", "vms"):
+        for obj in data[kind]:
+            obj["moref"] = ""
+        data[kind].sort(key=lambda o: o["name"])
+    for host in data["hosts"]:
+        for adapter in host["adapters"]:
+            adapter["key"] = ""
+        host["adapters"].sort(key=lambda a: a["device"])
+        host["gpus"].sort(key=lambda g: g["pci_id"])
+        for gpu in host["gpus"]:
+            gpu["vms"].sort()
+    for vm in data["vms"]:
+        for gpu in vm["gpus"]:
+            gpu["label"] = ""
+    for ds in data["datastores"]:
+        ds["mounts"].sort(key=lambda m: m["host"])
+        for mount in ds["mounts"]:
+            mount["paths"].sort(key=lambda p: p["adapter"])
+    for gap in data["gaps"]:
+        gap["moref"] = ""
+    data["gaps"].sort(key=lambda g: (g["object"], g["property"]))
+    data["datacenters"].sort()
+    return data
