@@ -157,5 +157,6 @@ def _version_gaps(inv: Inventory, negotiated: str) -> None:
     """Fields the negotiated API version cannot carry are gaps, not silent blanks."""
     for path, needed in VERSIONED_FIELDS.items():
         if not VmomiSupport.IsChildVersion(negotiated, needed):
-            reason = f"needs API {VmomiSupport.versionIdMap.get(needed, needed)}; negotiated {negotiated}"
+            have = VmomiSupport.versionIdMap.get(negotiated, negotiated)
+            reason = f"needs API {VmomiSupport.versionIdMap.get(needed, needed)}; negotiated {have}"
             inv.gaps.append(Gap("vCenter", "ServiceInstance", path, reason))

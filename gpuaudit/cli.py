@@ -1,0 +1,267 @@
+"""The gpuaudit command line: a thin layer of click over the library.
+
+Exit status, for people and for scheduled jobs:
+
+\b
+  0  no failed, unwaived finding at or above --fail-on
+  1  at least one failed, unwaived finding at or above --fail-on
+  2  usage error, or an input file that cannot be read (policy, baseline,
+     inventory, cassette)
+  3  the server cannot be reached, TLS verification failed, or login failed
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from gpuaudit import __version__, connect, credentials, scan
+from gpuaudit.inventory import InventoryError
+
+EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_CONNECT = 0, 1, 2, 3
+FORMATS = ("html", "xlsx", "json", "junit", "sarif")
+DEFAULT_FORMATS = ("html", "xlsx", "json")
+SEVERITIES = ("critical", "high", "medium", "low", "info")
+
+log = logging.getLogger("gpuaudit")
+
+
+class Console:
+    """Progress on a terminal; plain log lines anywhere else (cron, CI)."""
+
+    def __init__(self, quiet: bool = False) -> None:
+        self.tty = sys.stderr.isatty()
+        self.quiet = quiet
+
+    def progress(self, message: str) -> None:
+        if self.quiet:
+            return
+        if self.tty:
+            click.echo(f"\r\033[K{click.style('…', fg='cyan')} {message}", err=True, nl=False)
+        else:
+            log.info(message)
+
+    def done(self) -> None:
+        if self.tty and not self.quiet:
+            click.echo("\r\033[K", err=True, nl=False)
+
+    def warn(self, message: str) -> None:
+        self.done()
+        click.echo(click.style(f"warning: {message}", fg="yellow"), err=True, color=self.tty)
+
+
+def fail(message: str, code: int) -> NoReturn:
+    click.echo(f"gpuaudit: error: {message}", err=True)
+    sys.exit(code)
+
+
+def _setup_logging(verbose: int, quiet: bool) -> None:
+    level = logging.WARNING if quiet else logging.INFO if verbose == 0 else logging.DEBUG
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
+    if verbose < 2:
+        # pyVmomi and http.client debug output only at -vv.
+        for noisy in ("pyVmomi", "vcr", "urllib3"):
+            logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="gpuaudit")
+@click.option("-v", "--verbose", count=True, help="More log output (-vv: with SOAP debugging).")
+@click.option("-q", "--quiet", is_flag=True, help="Only warnings and errors.")
+@click.pass_context
+def main(ctx: click.Context, verbose: int, quiet: bool) -> None:
+    """Audit VMware vSphere estates that run GPU workloads.
+
+    gpuaudit reads a vCenter's GPUs, vGPU profiles, HA settings, storage paths
+    and vMotion network, checks them against GPU HA and vMotion rules, simulates
+    the loss of each host, and writes HTML, Excel, JSON, JUnit and SARIF reports.
+    """
+    _setup_logging(verbose, quiet)
+    ctx.obj = Console(quiet=quiet)
+
+
+def _refuse_password(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        raise click.UsageError(
+            "a password on the command line ends up in shell history and in ps; "
+            f"instead {credentials.SAFE_WAYS}"
+        )
+
+
+def connection_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    options = [
+        click.option("--server", "-s", help="vCenter or ESXi: host, host:port or URL (GOVC_URL)."),
+        click.option("--user", "-u", help="User name (GOVC_USERNAME)."),
+        click.option(
+            "--password-file",
+            type=click.Path(dir_okay=False),
+            help="Read the password from the first line of this file.",
+        ),
+        click.option("--password-stdin", is_flag=True, help="Read the password from standard input."),
+        click.option(
+            "--password",
+            hidden=True,
+            expose_value=False,
+            callback=_refuse_password,
+            help="Refused: use GPUAUDIT_PASSWORD, --password-file or --password-stdin.",
+        ),
+        click.option("--insecure", "-k", is_flag=True, help="Skip TLS verification (GOVC_INSECURE)."),
+        click.option(
+            "--ca-file",
+            type=click.Path(exists=True, dir_okay=False),
+            help="Verify the server against this CA bundle (GOVC_TLS_CA_CERTS).",
+        ),
+        click.option(
+            "--timeout",
+            type=click.FloatRange(min=1),
+            default=connect.DEFAULT_TIMEOUT,
+            show_default=True,
+            help="Seconds to wait for any one answer from the server.",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _live_source(console: Console, opts: dict[str, Any], record: str | None) -> scan.Live:
+    try:
+        creds = credentials.resolve(
+            opts["server"],
+            opts["user"],
+            password_file=opts["password_file"],
+            password_stdin=opts["password_stdin"],
+            insecure=opts["insecure"],
+            ca_file=opts["ca_file"],
+            prompt=lambda text: click.prompt(text, hide_input=True, err=True),
+            warn=console.warn,
+        )
+        connect.parse_server(creds.server)
+    except (credentials.CredentialError, connect.ConnectError) as exc:
+        fail(str(exc), EXIT_INPUT)
+    return scan.Live(credentials=creds, timeout=opts["timeout"], record=Path(record) if record else None)
+
+
+def _obtain(console: Console, source: scan.Source) -> Any:
+    from gpuaudit.cassette import CassetteError
+
+    try:
+        inventory = scan.obtain_inventory(source, progress=console.progress)
+    except connect.ConnectError as exc:
+        console.done()
+        fail(str(exc), EXIT_CONNECT)
+    except (InventoryError, CassetteError) as exc:
+        console.done()
+        where = source.path if isinstance(source, (scan.Saved, scan.Replay)) else ""
+        fail(f"{where}: {exc}", EXIT_INPUT)
+    console.done()
+    return inventory
+
+
+def _pick_source(
+    console: Console, opts: dict[str, Any], from_file: str | None, replay: str | None, demo: bool,
+    record: str | None,
+) -> scan.Source:
+    chosen = [name for name, on in (("--from", from_file), ("--replay", replay), ("--demo", demo)) if on]
+    if len(chosen) > 1:
+        raise click.UsageError(f"{' and '.join(chosen)} cannot be combined")
+    if chosen and record:
+        raise click.UsageError("--record needs a live server, not " + chosen[0])
+    if from_file:
+        return scan.Saved(Path(from_file))
+    if replay:
+        return scan.Replay(Path(replay))
+    if demo:
+        return scan.demo_source()
+    return _live_source(console, opts, record)
+
+
+@main.command()
+@connection_options
+@click.option("--from", "from_file", type=click.Path(dir_okay=False), help="Analyse a saved inventory JSON offline.")
+@click.option("--replay", type=click.Path(dir_okay=False), help="Analyse a recorded cassette offline.")
+@click.option("--demo", is_flag=True, help="Scan the bundled demo estate (no vCenter needed).")
+@click.option("--record", type=click.Path(dir_okay=False), help="Also record the session to this cassette (secrets scrubbed).")
+@click.option("--output-dir", "-o", type=click.Path(file_okay=False), default="reports", show_default=True, help="Where reports are written.")
+@click.option(
+    "--format", "-f", "formats", multiple=True, type=click.Choice(FORMATS),
+    help="Report format; repeat for several.  [default: html, xlsx, json]",
+)
+@click.option("--fail-on", type=click.Choice(SEVERITIES), default="high", show_default=True, help="Exit 1 when a failed finding is at or above this severity.")
+@click.option("--policy", type=click.Path(dir_okay=False), help="Policy YAML: intent, waivers, severity overrides.")
+@click.option("--baseline", type=click.Path(dir_okay=False), help="An earlier JSON report: count only new findings.")
+@click.pass_obj
+def scan_command(console: Console, from_file: str | None, replay: str | None, demo: bool, record: str | None,
+                 output_dir: str, formats: tuple[str, ...], fail_on: str, policy: str | None,
+                 baseline: str | None, **opts: Any) -> None:
+    """Collect, check and report on one vCenter (or a saved inventory).
+
+    \b
+    Examples:
+      gpuaudit scan --demo
+      GPUAUDIT_PASSWORD=... gpuaudit scan --server vc01.example.com --user audit@vsphere.local
+      gpuaudit scan --from inventory.json --format json --format sarif
+    """
+    from gpuaudit import outcome
+
+    source = _pick_source(console, opts, from_file, replay, demo, record)
+    loaded_policy = outcome.load_policy_or_none(policy, fail, EXIT_INPUT)
+    known = outcome.load_baseline_or_none(baseline, fail, EXIT_INPUT)
+    inventory = _obtain(console, source)
+    console.progress("checking")
+    result = outcome.check(inventory, loaded_policy, policy)
+    console.progress("writing reports")
+    written = outcome.write(result, Path(output_dir), formats or DEFAULT_FORMATS, scan.server_name(source), fail)
+    console.done()
+    summary = outcome.summarise(result, fail_on, known)
+    outcome.print_summary(summary, written, color=console.tty, quiet=console.quiet)
+    sys.exit(EXIT_FINDINGS if summary.blocking else EXIT_OK)
+
+
+scan_command.name = "scan"
+
+
+@main.command()
+@connection_options
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Inventory file to write.  [default: reports/inventory-SERVER-TIME.json]")
+@click.option("--record", type=click.Path(dir_okay=False), help="Also record the session to this cassette.")
+@click.pass_obj
+def collect(console: Console, output: str | None, record: str | None, **opts: Any) -> None:
+    """Collect the inventory only, and save it as JSON for `scan --from`."""
+    from gpuaudit.report import report_filename
+
+    source = _live_source(console, opts, record)
+    inventory = _obtain(console, source)
+    path = Path(output) if output else Path("reports") / report_filename(scan.server_name(source), "json").replace("gpuaudit-", "inventory-", 1)
+    try:
+        inventory.save(path)
+    except OSError as exc:
+        fail(f"cannot write {path}: {exc}", EXIT_INPUT)
+    click.echo(str(path))
+
+
+@main.command()
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+def rules(fmt: str) -> None:
+    """List the rule catalogue: id, severity, title, rationale and remediation."""
+    from gpuaudit.rules import catalogue
+
+    items = catalogue()
+    if fmt == "json":
+        click.echo(json.dumps([r.__dict__ for r in items], indent=2))
+        return
+    for rule in items:
+        if fmt == "markdown":
+            click.echo(f"### {rule.id}: {rule.title}\n\n*{rule.category}, {rule.severity}*\n\n"
+                       f"{rule.rationale}\n\n**Remediation:** {rule.remediation}\n")
+        else:
+            click.echo(f"{rule.id:8} {rule.severity:8} {rule.category:8} {rule.title}")
+            click.echo(click.wrap_text(rule.rationale, initial_indent=" " * 9, subsequent_indent=" " * 9))
+            click.echo(click.wrap_text("Fix: " + rule.remediation, initial_indent=" " * 9, subsequent_indent=" " * 9))
+            click.echo()
