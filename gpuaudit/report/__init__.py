@@ -1,0 +1,94 @@
+"""Reports: HTML for the admin, Excel for the auditor, JSON, JUnit XML and SARIF for jobs.
+
+Every renderer reads only an AuditResult. ``write_reports`` writes the chosen
+formats into one folder, each under a name that carries the server and a UTC
+timestamp, through a temporary file renamed into place.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from gpuaudit.files import write_atomic
+from gpuaudit.report.html import render_html
+from gpuaudit.report.json_report import (
+    REPORT_SCHEMA_VERSION,
+    ReportError,
+    dump_json,
+    load_json_report,
+    render_json,
+    report_schema,
+)
+from gpuaudit.report.junit import render_junit
+from gpuaudit.report.naming import EXTENSIONS, FORMATS, report_filename, report_stem, safe_server
+from gpuaudit.report.sarif import render_sarif
+from gpuaudit.report.xlsx import render_xlsx
+from gpuaudit.results import AuditResult
+
+__all__ = [
+    "FORMATS",
+    "REPORT_SCHEMA_VERSION",
+    "ReportError",
+    "load_json_report",
+    "render_html",
+    "render_json",
+    "render_junit",
+    "render_sarif",
+    "render_xlsx",
+    "report_filename",
+    "report_schema",
+    "safe_server",
+    "write_reports",
+]
+
+DEFAULT_DIR = Path("reports")
+
+
+def _encode(text: str) -> bytes:
+    # A lone surrogate in a name cannot be UTF-8: replace it rather than fail.
+    return text.encode("utf-8", errors="replace")
+
+
+RENDERERS: dict[str, Callable[[AuditResult], bytes]] = {
+    "html": lambda r: _encode(render_html(r)),
+    "xlsx": render_xlsx,
+    "json": lambda r: _encode(dump_json(render_json(r)) + "\n"),
+    "junit": render_junit,
+    "sarif": lambda r: _encode(json.dumps(render_sarif(r), indent=1, ensure_ascii=False) + "\n"),
+}
+
+
+def write_reports(
+    result: AuditResult,
+    output_dir: Path,
+    formats: Sequence[str],
+    server: str,
+    now: datetime | None = None,
+) -> list[Path]:
+    """Write ``formats`` (from FORMATS) to ``output_dir``; return the paths, in that order.
+
+    The files share one stem, gpuaudit-<server>-<UTC time>. If a file of that
+    stem already exists (two runs in the same second), a counter is added
+    rather than overwrite an earlier report.
+    """
+    unknown = [f for f in formats if f not in EXTENSIONS]
+    if unknown:
+        raise ValueError(f"unknown report format {unknown[0]!r}; known: {', '.join(FORMATS)}")
+    wanted = list(dict.fromkeys(formats))
+    when = now or datetime.now(UTC)
+    output_dir = Path(output_dir)
+    stem = report_stem(server, when)
+    for n in range(1, 1000):
+        taken = any((output_dir / f"{stem}.{EXTENSIONS[f]}").exists() for f in wanted)
+        if not taken:
+            break
+        stem = f"{report_stem(server, when)}-{n}"
+    paths = []
+    for fmt in wanted:
+        path = output_dir / f"{stem}.{EXTENSIONS[fmt]}"
+        write_atomic(path, RENDERERS[fmt](result))
+        paths.append(path)
+    return paths

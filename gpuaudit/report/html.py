@@ -1,0 +1,162 @@
+"""The HTML report: one self-contained file, for an admin right after a scan.
+
+No network fetch of any kind: styles and script are inline, pictures are inline
+SVG, and a Content-Security-Policy with hashes of the one script and one style
+sheet forbids everything else. Autoescaping is on for every template; the large
+tables travel as JSON inside a non-executed <script type="application/json">,
+escaped so that no name can close it, and are drawn a page at a time.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from datetime import date, datetime
+from functools import lru_cache
+from importlib import resources
+from importlib.abc import Traversable
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+import gpuaudit
+from gpuaudit.report.capacity import build_chart
+from gpuaudit.report.json_report import REPORT_SCHEMA_VERSION
+from gpuaudit.report.summary import DESIGNS, parse_time, summarize, tolerance
+from gpuaudit.report.tables import Table, Value, inventory_tables
+from gpuaudit.results import CATEGORIES, SEVERITIES, AuditResult
+
+TEMPLATE = "report.html.j2"
+
+
+def template_root() -> Traversable:
+    """The templates: the installed gpuaudit.templates package, or templates/ in a checkout."""
+    try:
+        root = resources.files("gpuaudit.templates")
+        if root.joinpath(TEMPLATE).is_file():
+            return root
+    except ModuleNotFoundError:
+        pass
+    checkout = Path(gpuaudit.__file__).resolve().parent.parent / "templates"
+    if checkout.joinpath(TEMPLATE).is_file():
+        return checkout
+    raise FileNotFoundError(f"gpuaudit's {TEMPLATE} is not installed")
+
+
+def _asset(name: str) -> str:
+    return template_root().joinpath(name).read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    def load(name: str) -> str:
+        return _asset(name)
+
+    env = jinja2.Environment(
+        loader=jinja2.FunctionLoader(load),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.policies["json.dumps_kwargs"] = {"sort_keys": False, "ensure_ascii": False}
+    env.filters["tolerance"] = tolerance
+    env.filters["when"] = _when
+    env.filters["thousands"] = lambda n: f"{n:,}"
+    return env
+
+
+def _when(text: str) -> str:
+    value = parse_time(text)
+    return value.strftime("%Y-%m-%d %H:%M UTC") if value else (text or "unknown")
+
+
+def _csp_hash(text: str) -> str:
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return "sha256-" + base64.b64encode(digest).decode("ascii")
+
+
+def _plain(value: Value) -> Any:
+    if isinstance(value, datetime):
+        return value.strftime("%Y-%m-%d %H:%M:%S")
+    if isinstance(value, date):
+        return value.isoformat()
+    return value
+
+
+def _table_data(table: Table) -> dict[str, Any]:
+    return {
+        "key": table.key,
+        "title": table.title,
+        "columns": [[c.name, c.type] for c in table.columns],
+        "rows": [[_plain(v) for v in row] for row in table.rows],
+    }
+
+
+def _data(result: AuditResult, tables: list[Table]) -> dict[str, Any]:
+    rules = {r.id: [r.title, r.category, r.remediation, r.rationale] for r in result.rules}
+    findings = [
+        [
+            f.severity,
+            f.status,
+            f.rule,
+            f.object,
+            f.object_kind,
+            f.cluster or "",
+            f.host or "",
+            f.message,
+            f.evidence,
+            [f.waiver.reason, f.waiver.owner, f.waiver.expires] if f.waiver else None,
+        ]
+        for f in result.findings
+    ]
+    return {
+        "severities": list(SEVERITIES),
+        "rules": rules,
+        "findings": findings,
+        "tables": [_table_data(t) for t in tables],
+    }
+
+
+def render_html(result: AuditResult) -> str:
+    env = environment()
+    script = _asset("report.js")
+    style = _asset("report.css")
+    if "</" in script or "<!--" in script or "</" in style:
+        raise ValueError("report.js and report.css must not contain '</' or '<!--'")
+    inv = result.inventory
+    summary = summarize(result)
+    sims = {s.cluster: s for s in result.simulations}
+    charts = {name: build_chart(sim, inv) for name, sim in sims.items()}
+    worst = {}
+    for sim in result.simulations:
+        for failure in sim.failures:
+            if failure.host == sim.worst_host:
+                worst[sim.cluster] = failure
+    tables = inventory_tables(result)
+    rule_categories = {r.id: r.category for r in result.rules}
+    html = env.get_template(TEMPLATE).render(
+        result=result,
+        inv=inv,
+        summary=summary,
+        severities=SEVERITIES,
+        categories=[c for c in summary.failed_by_category if c in CATEGORIES]
+        + [c for c in summary.failed_by_category if c not in CATEGORIES],
+        designs=DESIGNS,
+        charts=charts,
+        worst=worst,
+        tables=tables,
+        rule_categories=rule_categories,
+        gpus=sum(len(h.gpus) for h in inv.hosts),
+        gpu_vms=sum(1 for v in inv.vms if v.gpus),
+        data=_data(result, tables),
+        script=Markup(script),  # our own static file, checked above
+        style=Markup(style),
+        script_hash=_csp_hash(script),
+        style_hash=_csp_hash(style),
+        tool_version=result.tool_version or gpuaudit.__version__,
+        report_version=REPORT_SCHEMA_VERSION,
+    )
+    return html

@@ -1,0 +1,128 @@
+"""The JSON report: versioned, described by gpuaudit/schemas/report.schema.json."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import gpuaudit
+from gpuaudit.inventory import Inventory, InventoryError, _build
+from gpuaudit.report.summary import summarize
+from gpuaudit.results import (
+    AuditResult,
+    ClusterSimulation,
+    Finding,
+    Rule,
+    RuleError,
+    Waiver,
+)
+
+# Bumped when a field is removed or changes meaning; adding a field keeps it.
+REPORT_SCHEMA_VERSION = 1
+SCHEMA_ID = "https://gpuaudit.invalid/schemas/report-1.schema.json"
+
+
+class ReportError(ValueError):
+    """A JSON report that cannot be loaded."""
+
+
+def _jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=str)
+    return str(value)
+
+
+def render_json(result: AuditResult) -> dict[str, Any]:
+    """The report as plain JSON data (dicts, lists, strings, numbers, booleans, null)."""
+    inv = result.inventory
+    doc = {
+        "$schema": SCHEMA_ID,
+        "report_schema_version": REPORT_SCHEMA_VERSION,
+        "generator": {"name": "gpuaudit", "version": result.tool_version or gpuaudit.__version__},
+        "source": {
+            "server": inv.source,
+            "vcenter": dataclasses.asdict(inv.vcenter),
+            "collected_at": inv.collected_at,
+            "checked_at": result.checked_at,
+        },
+        "summary": summarize(result).to_dict(),
+        "rules_version": result.rules_version,
+        "rules": [dataclasses.asdict(r) for r in result.rules],
+        "findings": [dataclasses.asdict(f) for f in result.findings],
+        "simulations": [dataclasses.asdict(s) for s in result.simulations],
+        "designs": dict(result.designs),
+        "policy": {
+            "source": result.policy_source,
+            "waivers": [dataclasses.asdict(w) for w in result.waivers],
+            "expired_waivers": [dataclasses.asdict(w) for w in result.expired_waivers],
+        },
+        "errors": [dataclasses.asdict(e) for e in result.errors],
+        "inventory": inv.to_dict(),
+    }
+    # A round trip turns tuples into lists and anything a rule put in its
+    # evidence that JSON cannot hold into a string.
+    loaded: dict[str, Any] = json.loads(dump_json(doc))
+    return loaded
+
+
+def dump_json(doc: dict[str, Any]) -> str:
+    return json.dumps(doc, indent=1, ensure_ascii=False, default=_jsonable)
+
+
+def report_schema() -> dict[str, Any]:
+    """The JSON Schema of the report, as shipped in the package."""
+    text = resources.files("gpuaudit").joinpath("schemas/report.schema.json").read_text("utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+def load_json_report(path: str | Path) -> AuditResult:
+    """Read a JSON report back into an AuditResult (for comparing two scans)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ReportError(f"{path}: cannot read: {exc}") from None
+    return from_json_data(data)
+
+
+def from_json_data(data: Any) -> AuditResult:
+    if not isinstance(data, dict):
+        raise ReportError("a report is a JSON object")
+    version = data.get("report_schema_version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise ReportError("report_schema_version is missing or not a whole number")
+    if version > REPORT_SCHEMA_VERSION:
+        raise ReportError(
+            f"report_schema_version {version} is newer than this gpuaudit reads "
+            f"({REPORT_SCHEMA_VERSION}); upgrade gpuaudit"
+        )
+    try:
+        policy = data.get("policy") or {}
+        return AuditResult(
+            inventory=Inventory.from_dict(data["inventory"]),
+            rules=[_build(Rule, r, "rules[]") for r in data["rules"]],
+            findings=[_build(Finding, f, "findings[]") for f in data["findings"]],
+            simulations=[
+                _build(ClusterSimulation, s, "simulations[]") for s in data["simulations"]
+            ],
+            checked_at=str(data["source"]["checked_at"]),
+            tool_version=str(data["generator"]["version"]),
+            rules_version=str(data["rules_version"]),
+            policy_source=policy.get("source"),
+            waivers=[_build(Waiver, w, "policy.waivers[]") for w in policy.get("waivers", [])],
+            expired_waivers=[
+                _build(Waiver, w, "policy.expired_waivers[]")
+                for w in policy.get("expired_waivers", [])
+            ],
+            errors=[_build(RuleError, e, "errors[]") for e in data.get("errors", [])],
+            designs={str(k): str(v) for k, v in data.get("designs", {}).items()},
+        )
+    except InventoryError as exc:
+        raise ReportError(str(exc)) from None
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ReportError(f"not a gpuaudit report: missing or malformed {exc}") from None

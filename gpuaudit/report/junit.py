@@ -1,0 +1,117 @@
+"""JUnit XML: one test case per rule and object, so CI servers list audit results as tests.
+
+Each category is a test suite; a test case's classname is ``gpuaudit.<category>.<rule id>``
+and its name the object. A failed finding is a <failure>, a waived one <skipped>,
+and a rule that raised an <error>.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+
+from gpuaudit.report.summary import parse_time
+from gpuaudit.report.tables import evidence_text
+from gpuaudit.report.text import one_line, xml_text
+from gpuaudit.results import AuditResult, Finding, Rule
+
+
+def _el(parent: ET.Element, tag: str, **attrs: str) -> ET.Element:
+    return ET.SubElement(parent, tag, {k: xml_text(v) for k, v in attrs.items()})
+
+
+def _case_name(f: Finding) -> str:
+    where = f" (cluster {f.cluster})" if f.cluster and f.cluster != f.object else ""
+    return f"{f.object_kind} {f.object}{where}"
+
+
+def _details(f: Finding, rule: Rule | None) -> str:
+    lines = [
+        f"Rule: {f.rule}" + (f" {rule.title}" if rule else ""),
+        f"Severity: {f.severity}",
+        f"Object: {f.object_kind} {f.object}",
+    ]
+    if f.cluster:
+        lines.append(f"Cluster: {f.cluster}")
+    if f.host:
+        lines.append(f"Host: {f.host}")
+    lines.append(f"Message: {f.message}")
+    if f.evidence:
+        lines.append(f"Evidence: {evidence_text(f.evidence)}")
+    if rule:
+        lines.append(f"Remediation: {rule.remediation}")
+    return "\n".join(lines) + "\n"
+
+
+def render_junit(result: AuditResult) -> bytes:
+    rules = {r.id: r for r in result.rules}
+    suites: dict[str, list[Finding]] = defaultdict(list)
+    for f in result.findings:
+        rule = rules.get(f.rule)
+        suites[rule.category if rule else "other"].append(f)
+    errors_by_suite: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for e in result.errors:
+        rule = rules.get(e.rule)
+        errors_by_suite[rule.category if rule else "other"].append((e.rule, e.error))
+
+    stamp = parse_time(result.checked_at)
+    timestamp = stamp.strftime("%Y-%m-%dT%H:%M:%S") if stamp else ""
+    source = result.inventory.source
+    root = ET.Element("testsuites", {"name": "gpuaudit"})
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for category in sorted(set(suites) | set(errors_by_suite)):
+        findings = suites.get(category, [])
+        errors = errors_by_suite.get(category, [])
+        counts = {
+            "tests": len(findings) + len(errors),
+            "failures": sum(1 for f in findings if f.status == "fail"),
+            "errors": len(errors),
+            "skipped": sum(1 for f in findings if f.status == "waived"),
+        }
+        for k, v in counts.items():
+            totals[k] += v
+        suite = _el(
+            root,
+            "testsuite",
+            name=f"gpuaudit.{category}",
+            timestamp=timestamp,
+            hostname=source,
+            time="0",
+            **{k: str(v) for k, v in counts.items()},
+        )
+        props = _el(suite, "properties")
+        _el(props, "property", name="source", value=source)
+        _el(props, "property", name="rules_version", value=result.rules_version)
+        _el(props, "property", name="tool_version", value=result.tool_version)
+        for f in findings:
+            rule = rules.get(f.rule)
+            case = _el(
+                suite,
+                "testcase",
+                classname=f"gpuaudit.{category}.{f.rule}",
+                name=_case_name(f),
+                time="0",
+            )
+            if f.status == "fail":
+                failure = _el(case, "failure", message=one_line(f.message), type=f.severity)
+                failure.text = xml_text(_details(f, rule))
+            elif f.status == "waived":
+                w = f.waiver
+                why = f"waived: {w.reason} ({w.owner}, until {w.expires})" if w else "waived"
+                _el(case, "skipped", message=one_line(why))
+        for rule_id, error in errors:
+            case = _el(
+                suite,
+                "testcase",
+                classname=f"gpuaudit.{category}.{rule_id}",
+                name="rule raised",
+                time="0",
+            )
+            err = _el(case, "error", message=one_line(error), type="RuleError")
+            err.text = xml_text(error)
+    for k, v in totals.items():
+        root.set(k, str(v))
+    root.set("time", "0")
+    ET.indent(root)
+    body: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    return body

@@ -1,0 +1,146 @@
+"""The verdicts every format shows at the top: one computation, shared by all."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from gpuaudit.results import CATEGORIES, SEVERITIES, STATUSES, AuditResult, ClusterSimulation
+
+# DS-01's design classes, after the GPU HA strategy guide the rules quote.
+DESIGNS = {
+    "A": "Dedicated GPU nodes, no SAN",
+    "B": "VMware HA with SAN and vGPU",
+    "C": "Passthrough with a buffer node",
+    "other": "Mixed or unclassified",
+}
+
+
+@dataclass
+class ClusterSummary:
+    name: str
+    datacenter: str = ""
+    design: str | None = None  # A, B, C, other; None when DS-01 did not classify it
+    simulated: bool = False
+    tolerates: int | None = None  # the k of N+k; None when not simulated
+    hosts: int = 0
+    gpu_hosts: int = 0
+    gpus: int = 0
+    gpu_vms: int = 0
+    worst_host: str | None = None
+    unplaced_worst: int = 0  # VMs left without a GPU by the worst single-host failure
+    failed: int = 0
+    failed_by_severity: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class Summary:
+    verdict: str  # "fail" when any finding failed, else "pass"
+    worst_severity: str | None
+    incomplete: bool  # data gaps or rule errors: some verdicts are uncertain
+    results: dict[str, int]  # fail / waived / pass
+    failed_by_severity: dict[str, int]
+    failed_by_category: dict[str, int]
+    clusters: list[ClusterSummary]
+    gaps: int
+    rule_errors: int
+    waivers_applied: int
+    expired_waivers: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @property
+    def headline(self) -> str:
+        if self.verdict == "pass":
+            return "No failed findings"
+        parts = [f"{n} {sev}" for sev, n in self.failed_by_severity.items() if n]
+        total = self.results.get("fail", 0)
+        noun = "finding" if total == 1 else "findings"
+        return f"{total} failed {noun}: " + ", ".join(parts)
+
+
+def tolerance(k: int | None) -> str:
+    """N+1, N+0, or a dash when the cluster was not simulated."""
+    return "\u2013" if k is None else f"N+{k}"
+
+
+def parse_time(text: str) -> datetime | None:
+    """An ISO 8601 timestamp as an aware UTC datetime; None when it is not one."""
+    if not text:
+        return None
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def unplaced_by_worst(sim: ClusterSimulation) -> int:
+    for failure in sim.failures:
+        if failure.host == sim.worst_host:
+            return len(failure.unplaced)
+    return 0
+
+
+def summarize(result: AuditResult) -> Summary:
+    counts = result.counts()
+    results = {s: 0 for s in STATUSES}
+    for finding in result.findings:
+        results[finding.status] = results.get(finding.status, 0) + 1
+    by_severity = {s: counts["severity"].get(s, 0) for s in SEVERITIES}
+    by_category = {c: counts["category"].get(c, 0) for c in CATEGORIES}
+    for name, n in counts["category"].items():
+        by_category.setdefault(name, n)
+    worst = next((s for s in SEVERITIES if by_severity[s]), None)
+    return Summary(
+        verdict="fail" if results.get("fail") else "pass",
+        worst_severity=worst,
+        incomplete=bool(result.inventory.gaps or result.errors),
+        results=results,
+        failed_by_severity=by_severity,
+        failed_by_category=by_category,
+        clusters=cluster_summaries(result),
+        gaps=len(result.inventory.gaps),
+        rule_errors=len(result.errors),
+        waivers_applied=results.get("waived", 0),
+        expired_waivers=len(result.expired_waivers),
+    )
+
+
+def cluster_summaries(result: AuditResult) -> list[ClusterSummary]:
+    inv = result.inventory
+    sims = {s.cluster: s for s in result.simulations}
+    names = [c.name for c in inv.clusters]
+    names += [n for n in sims if n not in names]
+    summaries = []
+    for name in names:
+        cluster = inv.cluster(name)
+        hosts = inv.hosts_in(name)
+        summary = ClusterSummary(
+            name=name,
+            datacenter=cluster.datacenter if cluster else "",
+            design=result.designs.get(name),
+            hosts=len(hosts),
+            gpu_hosts=sum(1 for h in hosts if h.gpus),
+            gpus=sum(len(h.gpus) for h in hosts),
+            gpu_vms=sum(1 for v in inv.vms_in(name) if v.gpus),
+            failed_by_severity={s: 0 for s in SEVERITIES},
+        )
+        sim = sims.get(name)
+        if sim is not None:
+            summary.simulated = True
+            summary.tolerates = sim.tolerates
+            summary.worst_host = sim.worst_host
+            summary.unplaced_worst = unplaced_by_worst(sim)
+            summary.hosts = summary.hosts or sim.hosts
+            summary.gpu_vms = summary.gpu_vms or sim.gpu_vms
+        for finding in result.findings:
+            if finding.cluster == name and finding.failed:
+                summary.failed += 1
+                summary.failed_by_severity[finding.severity] += 1
+        summaries.append(summary)
+    return summaries

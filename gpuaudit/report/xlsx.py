@@ -1,0 +1,168 @@
+"""The Excel workbook, for auditors: one sheet per table, in openpyxl's write-only mode.
+
+Every sheet has a frozen, bold header row, an autofilter over its data and column
+widths fitted to its contents. Values keep their types: numbers are numbers,
+times are dates, booleans are TRUE/FALSE. Every string is written as a string
+cell, never as a formula, and one that a spreadsheet would take for a formula
+when retyped also gets the quote-prefix style.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from datetime import UTC, date, datetime
+from typing import Any
+
+from openpyxl import Workbook
+from openpyxl.cell import WriteOnlyCell
+from openpyxl.formatting.rule import CellIsRule
+from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
+from openpyxl.utils import get_column_letter
+from openpyxl.worksheet._write_only import WriteOnlyWorksheet
+
+from gpuaudit.report.json_report import REPORT_SCHEMA_VERSION
+from gpuaudit.report.tables import BOOL, DATE, DATETIME, Table, Value, workbook_tables
+from gpuaudit.report.text import looks_like_formula, xml_text
+from gpuaudit.results import AuditResult
+
+MAX_CELL = 32767  # the most characters a cell holds
+_HEADER_FONT = Font(bold=True, color="FFFFFF")
+_HEADER_FILL = PatternFill("solid", fgColor="1F3A5F")
+_HEADER_BORDER = Border(bottom=Side(style="thin", color="0F1F33"))
+_HEADER_ALIGN = Alignment(vertical="center")
+
+# Severity and status colours: the same as the HTML report's.
+COLOURS = {
+    "critical": ("7F1D1D", "FFFFFF"),
+    "high": ("F8D7DA", "842029"),
+    "medium": ("FFF3CD", "664D03"),
+    "low": ("DBEAFE", "1E3A8A"),
+    "info": ("E9ECEF", "343A40"),
+    "fail": ("F8D7DA", "842029"),
+    "waived": ("E9ECEF", "495057"),
+    "pass": ("D1E7DD", "0F5132"),
+    "FAIL": ("F8D7DA", "842029"),
+    "PASS": ("D1E7DD", "0F5132"),
+}
+SEVERITY_VALUES = ("critical", "high", "medium", "low", "info")
+STATUS_VALUES = ("fail", "waived", "pass", "FAIL", "PASS")
+
+# Per table: the columns coloured by value.
+COLOURED: dict[str, dict[str, tuple[str, ...]]] = {
+    "Findings": {"Status": STATUS_VALUES, "Severity": SEVERITY_VALUES},
+    "Summary": {"Value": STATUS_VALUES + SEVERITY_VALUES},
+}
+
+
+# OOXML escapes a character as _xHHHH_: a literal "_x0041_" must become
+# "_x005F_x0041_", and a carriage return (which XML parsers turn into a line
+# feed) travels as _x000D_.
+_OOXML_ESCAPE = re.compile(r"_(?=x[0-9A-Fa-f]{4}_)")
+
+
+def cell_text(value: str) -> str:
+    """A string as a reader shows it: XML-safe and within a cell's limit."""
+    text = xml_text(value)
+    if len(text) > MAX_CELL:
+        text = text[: MAX_CELL - 1] + "\u2026"
+    return text
+
+
+def stored_text(value: str) -> str:
+    """``cell_text(value)`` as written into the sheet's XML."""
+    return _OOXML_ESCAPE.sub("_x005F_", cell_text(value)).replace("\r", "_x000D_")
+
+
+def excel_value(value: Value) -> Value:
+    """What the workbook holds for ``value`` (naive UTC times; safe strings)."""
+    if isinstance(value, str):
+        return stored_text(value)
+    if isinstance(value, datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(UTC).replace(tzinfo=None)
+        return value.replace(microsecond=0)
+    return value
+
+
+def _cell(ws: WriteOnlyWorksheet, value: Value) -> Any:
+    if value is None:
+        return None
+    value = excel_value(value)
+    if isinstance(value, str):
+        cell = WriteOnlyCell(ws, value=value)
+        cell.data_type = "s"  # never a formula, whatever it starts with
+        if looks_like_formula(value) or value.startswith("_x000D_"):
+            cell.quotePrefix = True
+        return cell
+    if isinstance(value, datetime):
+        cell = WriteOnlyCell(ws, value=value)
+        cell.number_format = "yyyy-mm-dd hh:mm:ss"
+        return cell
+    if isinstance(value, date):
+        cell = WriteOnlyCell(ws, value=value)
+        cell.number_format = "yyyy-mm-dd"
+        return cell
+    return value  # bool, int, float: stored as they are
+
+
+def _width(table: Table, index: int) -> float:
+    column = table.columns[index]
+    if column.type == DATETIME:
+        return 20
+    if column.type == DATE:
+        return 12
+    longest = len(column.name) + 3  # room for the filter button
+    if column.type != BOOL:
+        for row in table.rows[:500]:
+            value = row[index]
+            if value is not None:
+                longest = max(longest, len(str(value)) + 1)
+    return float(min(max(longest, 6), 60))
+
+
+def _write_table(wb: Workbook, table: Table) -> None:
+    ws = wb.create_sheet(title=table.title[:31])
+    ncols = len(table.columns)
+    last = get_column_letter(ncols)
+    for i in range(ncols):
+        ws.column_dimensions[get_column_letter(i + 1)].width = _width(table, i)
+    ws.freeze_panes = "A2"
+    ws.auto_filter.ref = f"A1:{last}{len(table.rows) + 1}"
+    for name, values in COLOURED.get(table.title, {}).items():
+        letter = get_column_letter(table.column_index(name) + 1)
+        cells = f"{letter}2:{letter}{max(len(table.rows) + 1, 2)}"
+        for value in values:
+            fill, font = COLOURS[value]
+            ws.conditional_formatting.add(
+                cells,
+                CellIsRule(
+                    operator="equal",
+                    formula=[f'"{value}"'],
+                    fill=PatternFill("solid", fgColor=fill, bgColor=fill),
+                    font=Font(color=font, bold=value in ("critical", "fail", "FAIL")),
+                ),
+            )
+    header = []
+    for column in table.columns:
+        cell = WriteOnlyCell(ws, value=stored_text(column.name))
+        cell.data_type = "s"
+        cell.font = _HEADER_FONT
+        cell.fill = _HEADER_FILL
+        cell.border = _HEADER_BORDER
+        cell.alignment = _HEADER_ALIGN
+        header.append(cell)
+    ws.append(header)
+    for row in table.rows:
+        ws.append([_cell(ws, v) for v in row])
+
+
+def render_xlsx(result: AuditResult) -> bytes:
+    wb = Workbook(write_only=True)
+    wb.properties.creator = "gpuaudit"
+    wb.properties.title = cell_text(f"gpuaudit report: {result.inventory.source}")
+    for table in workbook_tables(result, REPORT_SCHEMA_VERSION):
+        _write_table(wb, table)
+    buffer = io.BytesIO()
+    wb.save(buffer)
+    return buffer.getvalue()
