@@ -1,0 +1,180 @@
+package main
+
+// Clusters and standalone hosts: the compute resources, their vSphere HA and DRS
+// configuration (configurationEx) and their summaries.
+
+import (
+	"fmt"
+
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/simulator"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
+)
+
+func (e *estate) addComputeResources(dc *datacenterEntry) error {
+	for i := range dc.spec.Clusters {
+		spec := &dc.spec.Clusters[i]
+		cl, err := dc.folders.HostFolder.CreateCluster(e.ctx, vcName(spec.Name), types.ClusterConfigSpecEx{})
+		if err != nil {
+			return fmt.Errorf("cluster %q: %v", spec.Name, err)
+		}
+		entry := &clusterEntry{spec: spec, dc: dc, obj: get(cl.Reference()).(*simulator.ClusterComputeResource)}
+		e.clusters = append(e.clusters, entry)
+		for j := range spec.Hosts {
+			host := &spec.Hosts[j]
+			task, err := cl.AddHost(e.ctx, connectSpec(host), true, nil, nil)
+			if err := e.hostAdded(dc, entry, host, task, err); err != nil {
+				return err
+			}
+		}
+	}
+	for i := range dc.spec.StandaloneHosts {
+		host := &dc.spec.StandaloneHosts[i]
+		task, err := dc.folders.HostFolder.AddStandaloneHost(e.ctx, connectSpec(host), true, nil, nil)
+		if err := e.hostAdded(dc, nil, host, task, err); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func connectSpec(h *Host) types.HostConnectSpec {
+	return types.HostConnectSpec{HostName: vcName(h.Name), Port: 443, UserName: "root"}
+}
+
+// hostAdded records a host once its AddHost/AddStandaloneHost task is done.
+func (e *estate) hostAdded(dc *datacenterEntry, cl *clusterEntry, spec *Host, task *object.Task, err error) error {
+	if err == nil {
+		var info *types.TaskInfo
+		info, err = task.WaitForResult(e.ctx, nil)
+		if err == nil {
+			ref := info.Result.(types.ManagedObjectReference)
+			h := get(ref).(*simulator.HostSystem)
+			entry := &hostEntry{spec: spec, obj: h, dc: dc, cluster: cl, gpuVMs: map[string][]types.ManagedObjectReference{}}
+			if cl != nil {
+				entry.computeResource = &cl.obj.ComputeResource
+			} else {
+				cr := get(*h.Parent).(*mo.ComputeResource)
+				summary := e.computeSummary([]Host{*spec})
+				cr.Summary = &summary
+				entry.computeResource = cr
+			}
+			entry.pool = *entry.computeResource.ResourcePool
+			e.hosts[spec.Name] = entry
+			return nil
+		}
+	}
+	return fmt.Errorf("host %q: %v", spec.Name, err)
+}
+
+// configureCluster writes HA and DRS settings and a summary that adds up the
+// cluster's hosts. It runs after the VMs exist: per-VM overrides name them.
+func (e *estate) configureCluster(c *clusterEntry) {
+	spec := c.spec
+	das := types.ClusterDasConfigInfo{
+		Enabled:                    boolPtr(spec.HA.Enabled),
+		VmMonitoring:               string(types.ClusterDasConfigInfoVmMonitoringStateVmMonitoringDisabled),
+		HostMonitoring:             hostMonitoring(spec.HA.HostMonitoring),
+		VmComponentProtecting:      string(types.ClusterDasConfigInfoServiceStateDisabled),
+		FailoverLevel:              spec.HA.AdmissionControl.FailoverLevel,
+		AdmissionControlEnabled:    boolPtr(spec.HA.AdmissionControl.Enabled),
+		AdmissionControlPolicy:     e.admissionPolicy(&spec.HA.AdmissionControl),
+		HBDatastoreCandidatePolicy: string(types.ClusterDasConfigInfoHBDatastoreCandidateAllFeasibleDsWithUserPreference),
+		DefaultVmSettings: &types.ClusterDasVmSettings{
+			RestartPriority:        spec.HA.DefaultRestartPriority,
+			RestartPriorityTimeout: 600,
+			IsolationResponse:      string(types.ClusterDasVmSettingsIsolationResponseNone),
+		},
+	}
+	inCluster := map[string]bool{}
+	for _, h := range spec.Hosts {
+		inCluster[h.Name] = true
+	}
+	var overrides []types.ClusterDasVmConfigInfo
+	for i := range c.dc.spec.VMs {
+		vm := &c.dc.spec.VMs[i]
+		if inCluster[vm.Host] && vm.RestartPriority != nil {
+			overrides = append(overrides, types.ClusterDasVmConfigInfo{
+				Key:         e.vms[vm.Name].Self,
+				DasSettings: &types.ClusterDasVmSettings{RestartPriority: *vm.RestartPriority},
+			})
+		}
+	}
+	drs := types.ClusterDrsConfigInfo{
+		Enabled:                   boolPtr(spec.DRS.Enabled),
+		EnableVmBehaviorOverrides: boolPtr(true),
+		DefaultVmBehavior:         types.DrsBehavior(spec.DRS.Automation),
+		VmotionRate:               3,
+	}
+	cfg := c.obj.ConfigurationEx.(*types.ClusterConfigInfoEx)
+	cfg.DasConfig = das
+	cfg.DasVmConfig = overrides
+	cfg.DrsConfig = drs
+	// The pre-5.0 `configuration` property carries the same settings.
+	c.obj.Configuration = types.ClusterConfigInfo{DasConfig: das, DasVmConfig: overrides, DrsConfig: drs}
+
+	summary := c.obj.Summary.(*types.ClusterComputeResourceSummary)
+	summary.ComputeResourceSummary = e.computeSummary(spec.Hosts)
+	summary.CurrentFailoverLevel = 0
+	if spec.HA.Enabled {
+		summary.CurrentFailoverLevel = spec.HA.AdmissionControl.FailoverLevel
+	}
+}
+
+func hostMonitoring(on bool) string {
+	if on {
+		return string(types.ClusterDasConfigInfoServiceStateEnabled)
+	}
+	return string(types.ClusterDasConfigInfoServiceStateDisabled)
+}
+
+// admissionPolicy maps the scenario's policy names to the API's classes; a
+// cluster keeps its policy while admission control is switched off, as vCenter does.
+func (e *estate) admissionPolicy(ac *AdmissionControl) types.BaseClusterDasAdmissionControlPolicy {
+	if ac.Policy == nil {
+		return nil
+	}
+	switch *ac.Policy {
+	case "slots":
+		return &types.ClusterFailoverLevelAdmissionControlPolicy{FailoverLevel: ac.FailoverLevel}
+	case "percent":
+		return &types.ClusterFailoverResourcesAdmissionControlPolicy{
+			CpuFailoverResourcesPercent:    ac.CPUPercent,
+			MemoryFailoverResourcesPercent: ac.MemoryPercent,
+			FailoverLevel:                  ac.FailoverLevel,
+			AutoComputePercentages:         boolPtr(false),
+		}
+	case "dedicated-hosts":
+		var refs []types.ManagedObjectReference
+		for _, name := range ac.FailoverHosts {
+			refs = append(refs, e.hosts[name].obj.Self)
+		}
+		return &types.ClusterFailoverHostAdmissionControlPolicy{FailoverHosts: refs, FailoverLevel: int32(len(refs))}
+	}
+	return nil
+}
+
+// computeSummary adds up hosts as ComputeResource.summary does: effective
+// resources count only connected hosts that are not in maintenance mode.
+func (e *estate) computeSummary(hosts []Host) types.ComputeResourceSummary {
+	var s types.ComputeResourceSummary
+	s.OverallStatus = types.ManagedEntityStatusGreen
+	for i := range hosts {
+		h := &hosts[i]
+		mhz := h.CPUMhz * int32(h.CPUCores)
+		s.TotalCpu += mhz
+		s.TotalMemory += h.MemoryGB << 30
+		s.NumCpuCores += int16(h.CPUCores)
+		s.NumCpuThreads += int16(2 * h.CPUCores)
+		s.NumHosts++
+		if h.Connection == "connected" && !h.Maintenance {
+			s.NumEffectiveHosts++
+			s.EffectiveCpu += mhz
+			s.EffectiveMemory += h.MemoryGB << 10 // MB
+		} else {
+			s.OverallStatus = types.ManagedEntityStatusYellow
+		}
+	}
+	return s
+}

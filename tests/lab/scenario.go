@@ -1,0 +1,206 @@
+package main
+
+// The normalised scenario, as tests/lab/scenario.py writes it: every default of
+// docs/scenario-format.md is already filled in, so the lab does not repeat the
+// rules here. Unknown fields are refused so that the two sides cannot drift.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+)
+
+type Scenario struct {
+	Description string          `json:"description"`
+	VCenter     VCenter         `json:"vcenter"`
+	Datacenters []Datacenter    `json:"datacenters"`
+	Expect      json.RawMessage `json:"expect"` // read by the tests only
+}
+
+type VCenter struct {
+	Name       string                 `json:"name"`
+	Version    string                 `json:"version"`
+	Build      string                 `json:"build"`
+	APIVersion string                 `json:"api_version"`
+	Settings   map[string]interface{} `json:"settings"`
+}
+
+type Datacenter struct {
+	Name            string      `json:"name"`
+	Clusters        []Cluster   `json:"clusters"`
+	StandaloneHosts []Host      `json:"standalone_hosts"`
+	Datastores      []Datastore `json:"datastores"`
+	VMs             []VM        `json:"vms"`
+}
+
+type Cluster struct {
+	Name  string `json:"name"`
+	HA    HA     `json:"ha"`
+	DRS   DRS    `json:"drs"`
+	Hosts []Host `json:"hosts"`
+}
+
+type HA struct {
+	Enabled                bool             `json:"enabled"`
+	HostMonitoring         bool             `json:"host_monitoring"`
+	DefaultRestartPriority string           `json:"default_restart_priority"`
+	AdmissionControl       AdmissionControl `json:"admission_control"`
+}
+
+type AdmissionControl struct {
+	Enabled       bool     `json:"enabled"`
+	Policy        *string  `json:"policy"`
+	FailoverLevel int32    `json:"failover_level"`
+	CPUPercent    int32    `json:"cpu_percent"`
+	MemoryPercent int32    `json:"memory_percent"`
+	FailoverHosts []string `json:"failover_hosts"`
+}
+
+type DRS struct {
+	Enabled    bool   `json:"enabled"`
+	Automation string `json:"automation"`
+}
+
+type Host struct {
+	Name         string        `json:"name"`
+	Version      string        `json:"version"`
+	Build        string        `json:"build"`
+	Vendor       string        `json:"vendor"`
+	Model        string        `json:"model"`
+	CPUCores     int           `json:"cpu_cores"`
+	CPUMhz       int32         `json:"cpu_mhz"`
+	MemoryGB     int64         `json:"memory_gb"`
+	Connection   string        `json:"connection"`
+	Maintenance  bool          `json:"maintenance"`
+	Graphics     HostGraphics  `json:"graphics"`
+	GPUs         []GPU         `json:"gpus"`
+	VgpuProfiles []VgpuProfile `json:"vgpu_profiles"`
+	Adapters     []Adapter     `json:"adapters"`
+	Vmotion      []VmotionVnic `json:"vmotion"`
+}
+
+type HostGraphics struct {
+	DefaultType      string `json:"default_type"`
+	AssignmentPolicy string `json:"assignment_policy"`
+}
+
+type GPU struct {
+	PciID        string      `json:"pci_id"`
+	VendorID     int         `json:"vendor_id"`
+	DeviceID     int         `json:"device_id"`
+	SubVendorID  int         `json:"sub_vendor_id"`
+	SubDeviceID  int         `json:"sub_device_id"`
+	VendorName   string      `json:"vendor_name"`
+	DeviceName   string      `json:"device_name"`
+	ClassID      int         `json:"class_id"`
+	MemoryMB     int64       `json:"memory_mb"`
+	Passthrough  Passthrough `json:"passthrough"`
+	GraphicsType string      `json:"graphics_type"`
+	VgpuMode     *string     `json:"vgpu_mode"`
+}
+
+type Passthrough struct {
+	Capable bool `json:"capable"`
+	Enabled bool `json:"enabled"`
+	Active  bool `json:"active"`
+}
+
+type VgpuProfile struct {
+	Name    string `json:"name"`
+	Migrate bool   `json:"migrate"`
+	Suspend bool   `json:"suspend"`
+}
+
+type Adapter struct {
+	Device   string  `json:"device"`
+	Type     string  `json:"type"`
+	Model    string  `json:"model"`
+	Driver   string  `json:"driver"`
+	Status   string  `json:"status"`
+	PortWWN  *string `json:"port_wwn"`
+	NodeWWN  *string `json:"node_wwn"`
+	Software *bool   `json:"software"`
+}
+
+type VmotionVnic struct {
+	Device          string `json:"device"`
+	IP              string `json:"ip"`
+	UplinkSpeedMbps int32  `json:"uplink_speed_mbps"`
+}
+
+type Datastore struct {
+	Name       string  `json:"name"`
+	Type       string  `json:"type"`
+	CapacityGB int64   `json:"capacity_gb"`
+	FreeGB     int64   `json:"free_gb"`
+	Lun        *string `json:"lun"`
+	Local      *bool   `json:"local"`
+	Mounts     []Mount `json:"mounts"`
+}
+
+type Mount struct {
+	Host       string `json:"host"`
+	Mounted    bool   `json:"mounted"`
+	Accessible bool   `json:"accessible"`
+	Paths      []Path `json:"paths"`
+}
+
+type Path struct {
+	Adapter string `json:"adapter"`
+	State   string `json:"state"`
+}
+
+type VM struct {
+	Name                string   `json:"name"`
+	Host                string   `json:"host"`
+	Power               string   `json:"power"`
+	MemoryMB            int32    `json:"memory_mb"`
+	MemoryReservationMB int64    `json:"memory_reservation_mb"`
+	MemoryLockedToMax   bool     `json:"memory_locked_to_max"`
+	Datastores          []string `json:"datastores"`
+	RestartPriority     *string  `json:"restart_priority"`
+	GPUs                []VMGPU  `json:"gpus"`
+}
+
+// VMGPU is one of three forms: Vgpu, Passthrough or Dynamic is set.
+type VMGPU struct {
+	Vgpu             *string  `json:"vgpu"`
+	MigrateSupported *bool    `json:"migrate_supported"`
+	On               *string  `json:"on"`
+	Passthrough      *string  `json:"passthrough"`
+	Dynamic          *Dynamic `json:"dynamic"`
+}
+
+type Dynamic struct {
+	Allowed  []AllowedDevice `json:"allowed"`
+	Assigned *string         `json:"assigned"`
+	Label    string          `json:"label"`
+}
+
+type AllowedDevice struct {
+	VendorID int `json:"vendor_id"`
+	DeviceID int `json:"device_id"`
+}
+
+// loadScenario reads the normalised JSON strictly: an unknown field is an error.
+func loadScenario(path string) (*Scenario, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	dec := json.NewDecoder(f)
+	dec.DisallowUnknownFields()
+	dec.UseNumber() // settings keep their integer values
+	var s Scenario
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("scenario %s: %v", path, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("scenario %s: trailing data after the JSON document", path)
+	}
+	if len(s.Datacenters) == 0 {
+		return nil, fmt.Errorf("scenario %s: no datacenters", path)
+	}
+	return &s, nil
+}
