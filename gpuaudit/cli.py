@@ -234,11 +234,15 @@ scan_command.name = "scan"
 @click.pass_obj
 def collect(console: Console, output: str | None, record: str | None, **opts: Any) -> None:
     """Collect the inventory only, and save it as JSON for `scan --from`."""
-    from gpuaudit.report import report_filename
-
     source = _live_source(console, opts, record)
     inventory = _obtain(console, source)
-    path = Path(output) if output else Path("reports") / report_filename(scan.server_name(source), "json").replace("gpuaudit-", "inventory-", 1)
+    if output:
+        path = Path(output)
+    else:
+        from gpuaudit.report import report_filename
+
+        name = report_filename(scan.server_name(source), "json")
+        path = Path("reports") / name.replace("gpuaudit-", "inventory-", 1)
     try:
         inventory.save(path)
     except OSError as exc:

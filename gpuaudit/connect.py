@@ -11,13 +11,14 @@ import contextlib
 import http.client
 import socket
 import ssl
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 from pyVim import connect as pyvim_connect
-from pyVmomi import vim, vmodl
+from pyVmomi import SoapAdapter, VmomiSupport, vim, vmodl
 
 DEFAULT_TIMEOUT = 60.0
 
@@ -115,22 +116,67 @@ def login(
     timeout: float = DEFAULT_TIMEOUT,
 ) -> Any:
     """Negotiate the API version, log in, and return the service instance."""
-    kwargs: dict[str, Any] = {}
-    if server.protocol == "https":
-        kwargs["sslContext"] = ssl_context(insecure, ca_file)
+    context = ssl_context(insecure, ca_file) if server.protocol == "https" else None
     try:
-        return pyvim_connect.SmartConnect(
-            protocol=server.protocol,
+        version = negotiate_version(server, context, timeout)
+        return pyvim_connect.Connect(
             host=server.host,
-            port=server.port,
+            # pyVim's convention: a negative port means plain http.
+            port=server.port if server.protocol == "https" else -server.port,
             path=server.path,
             user=user,
             pwd=password,
+            version=version,
+            sslContext=context,
             httpConnectionTimeout=timeout,
-            **kwargs,
         )
+    except ConnectError:
+        raise
     except Exception as exc:  # every failure becomes one clear message
         raise ConnectError(describe_failure(exc, server, user, timeout)) from None
+
+
+def negotiate_version(server: Server, context: ssl.SSLContext | None, timeout: float) -> str:
+    """The newest API version both pyVmomi and the server speak (vimServiceVersions.xml).
+
+    Done here rather than by SmartConnect so that the request has a timeout and a
+    server that is not vSphere gets a message that says so.
+    """
+    # Looked up at call time: cassettes patch the names in pyVmomi.SoapAdapter.
+    if server.protocol == "https":
+        conn: http.client.HTTPConnection = SoapAdapter.HTTPSConnection(
+            server.host, server.port, timeout=timeout, context=context
+        )
+    else:
+        conn = SoapAdapter.HTTPConnection(server.host, server.port, timeout=timeout)
+    try:
+        conn.request("GET", server.path + "/vimServiceVersions.xml")
+        response = conn.getresponse()
+        body = response.read()
+    finally:
+        conn.close()
+    not_vsphere = (
+        f"{server.display} does not look like vCenter or ESXi "
+        "(no vimServiceVersions.xml at {path}); check the URL given to --server"
+    ).replace("{path}", server.path)
+    if response.status != 200:
+        raise ConnectError(f"{not_vsphere}: HTTP {response.status}")
+    try:
+        root = ET.fromstring(body)
+    except ET.ParseError:
+        raise ConnectError(not_vsphere) from None
+    offered = set()
+    for namespace in root.findall("namespace"):
+        if namespace.findtext("name") == "urn:vim25":
+            offered.add(namespace.findtext("version"))
+            offered.update(v.text for v in namespace.findall("priorVersions/version"))
+    for candidate in VmomiSupport.GetServiceVersions("vim25"):
+        if VmomiSupport.versionIdMap.get(candidate) in offered:
+            return str(candidate)
+    raise ConnectError(
+        f"{server.display} offers API versions {sorted(v for v in offered if v)} "
+        "and this pyVmomi speaks none of them"
+    )
 
 
 def logout(si: Any) -> None:

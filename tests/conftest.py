@@ -1,0 +1,64 @@
+"""Shared fixtures: scenarios, cassettes, the live lab, and a network that refuses."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIOS = ROOT / "tests" / "scenarios"
+CASSETTES = ROOT / "cassettes"
+# Scenarios with a committed cassette; each must have one (tests/test_cassettes.py).
+RECORDED = ("scenario-a", "scenario-b", "scenario-c", "broken", "hostile", "demo")
+
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def require_tool(name: str, why: str) -> str:
+    """The path of a tool the test needs: a skip on a laptop, a failure in CI."""
+    path = shutil.which(name)
+    if path is None:
+        message = f"{name} is not installed ({why}); scripts/test installs it"
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Refuse every outbound connection, so a replay that tries the network fails loudly."""
+
+    def refuse(*_args: Any, **_kwargs: Any) -> None:
+        raise ConnectionRefusedError("outbound connections are refused in this test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+@pytest.fixture
+def lab_factory() -> Iterator[Any]:
+    """Start labs on demand; every one started is stopped at the end of the test."""
+    from tests.lab.lab import Lab
+
+    require_tool("go", "the live tier builds the Go lab")
+    started: list[Lab] = []
+
+    def start(scenario: str | Path | dict[str, Any], **kwargs: Any) -> Lab:
+        if isinstance(scenario, str) and not scenario.endswith(".yaml"):
+            scenario = SCENARIOS / f"{scenario}.yaml"
+        lab = Lab(scenario, **kwargs)
+        started.append(lab)
+        lab.start()
+        return lab
+
+    yield start
+    for lab in started:
+        lab.stop()
