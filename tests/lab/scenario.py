@@ -1,0 +1,1357 @@
+"""Load, check and normalise lab scenarios (docs/scenario-format.md).
+
+``load_scenario(path)`` reads a YAML scenario and returns its normalised form: a
+plain dict in which every default of the format is filled in, PCI ids are ints,
+paths are objects and powered-on GPU VMs are placed on a device. The Go lab reads
+that form as JSON; the tests read it to derive what gpuaudit must find.
+
+``normalise(data)`` does the same for a scenario built in Python (see
+generate.py). Every problem raises ``ScenarioError`` with the file and, for YAML,
+the line: ``tests/scenarios/x.yaml:12: unknown key 'gpuz' in host esx01``.
+
+    python -m tests.lab.scenario FILE     # print the normalised form as JSON
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+import yaml
+
+from gpuaudit import catalog
+
+
+class ScenarioError(ValueError):
+    """A scenario that does not follow docs/scenario-format.md."""
+
+
+# ---------------------------------------------------------------------------
+# YAML with line numbers.
+#
+# The loader follows YAML 1.2 core rules for plain scalars: only true/false are
+# booleans (YAML 1.1 reads the `on:` key of a vGPU as True), and there are no
+# sexagesimal numbers (YAML 1.1 reads 0000:41:00.0 as the float 2460.0) and no
+# timestamps. Mappings and sequences remember the lines of their entries so that
+# errors can point at them.
+
+
+class _Map(dict):  # type: ignore[type-arg]
+    def __init__(self, line: int | None = None) -> None:
+        super().__init__()
+        self.line = line
+        self.key_lines: dict[Any, int] = {}
+
+
+class _Seq(list):  # type: ignore[type-arg]
+    def __init__(self, items: Any, line: int | None, item_lines: list[int]) -> None:
+        super().__init__(items)
+        self.line = line
+        self.item_lines = item_lines
+
+
+class _YamlProblem(Exception):
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+# libyaml's parser when PyYAML has it (large generated scenarios load ten times
+# faster); the resolver and constructors below are Python either way.
+_BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc]
+    pass
+
+
+_DROPPED_TAGS = {
+    "tag:yaml.org,2002:bool",
+    "tag:yaml.org,2002:int",
+    "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:timestamp",
+    "tag:yaml.org,2002:value",
+}
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag not in _DROPPED_TAGS]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:int",
+    re.compile(r"^[-+]?(?:[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$"),
+    list("-+0123456789"),
+)
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+    ),
+    list("-+.0123456789"),
+)
+
+
+def _construct_int(loader: _Loader, node: yaml.ScalarNode) -> int:
+    text = str(loader.construct_scalar(node))
+    sign = -1 if text.startswith("-") else 1
+    digits = text.lstrip("+-").lower()
+    if digits.startswith("0x"):
+        return sign * int(digits[2:], 16)
+    if digits.startswith("0o"):
+        return sign * int(digits[2:], 8)
+    return sign * int(digits, 10)
+
+
+def _construct_map(loader: _Loader, node: yaml.MappingNode) -> _Map:
+    loader.flatten_mapping(node)
+    result = _Map(node.start_mark.line + 1)
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        line = key_node.start_mark.line + 1
+        if not isinstance(key, (str, int, float, bool)) and key is not None:
+            raise _YamlProblem(line, "a key must be a plain value")
+        if key in result:
+            raise _YamlProblem(line, f"duplicate key {key!r}")
+        result[key] = loader.construct_object(value_node, deep=True)
+        result.key_lines[key] = line
+    return result
+
+
+def _construct_seq(loader: _Loader, node: yaml.SequenceNode) -> _Seq:
+    return _Seq(
+        [loader.construct_object(child, deep=True) for child in node.value],
+        node.start_mark.line + 1,
+        [child.start_mark.line + 1 for child in node.value],
+    )
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+_Loader.add_constructor("tag:yaml.org,2002:map", _construct_map)
+_Loader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
+
+
+def _line_of(container: Any, key: Any = None) -> int | None:
+    """The line of container[key] (or of the container itself) when YAML gave one."""
+    if isinstance(container, _Map):
+        if key is not None and key in container.key_lines:
+            return container.key_lines[key]
+        return container.line
+    if isinstance(container, _Seq):
+        if isinstance(key, int) and 0 <= key < len(container.item_lines):
+            return container.item_lines[key]
+        return container.line
+    return None
+
+
+def _plain(value: Any) -> Any:
+    """Deep copy without the line-tracking types."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+# ---------------------------------------------------------------------------
+# Vocabularies and defaults (docs/scenario-format.md).
+
+_REQUIRED: Any = object()
+
+CONNECTION_STATES = ("connected", "disconnected", "notResponding")
+RESTART_PRIORITIES = ("disabled", "lowest", "low", "medium", "high", "highest")
+ADMISSION_POLICIES = ("slots", "percent", "dedicated-hosts")
+DRS_AUTOMATION = ("manual", "partiallyAutomated", "fullyAutomated")
+HOST_GRAPHICS_TYPES = ("shared", "sharedDirect")
+ASSIGNMENT_POLICIES = ("performance", "consolidation")
+GPU_GRAPHICS_TYPES = ("basic", "shared", "direct", "sharedDirect", "none")
+VGPU_MODES = ("none", "sameSize", "mixedSize", "multiInstanceGpu")
+ADAPTER_TYPES = ("fc", "fcoe", "iscsi", "sas", "block")
+LOCAL_ADAPTER_TYPES = ("sas", "block")
+ADAPTER_STATUSES = ("online", "offline", "unknown")
+PATH_STATES = ("active", "standby", "disabled", "dead")
+DATASTORE_TYPES = ("VMFS", "NFS", "NFS41", "vsan")
+POWER_STATES = ("poweredOn", "poweredOff", "suspended")
+
+# Model and driver that a host reports for each adapter type.
+ADAPTER_MODELS = {
+    "fc": ("LPe35002", "lpfc"),
+    "fcoe": ("Cisco VIC FCoE HBA", "nfnic"),
+    "iscsi": ("iSCSI Software Adapter", "iscsi_vmk"),
+    "iscsi-hardware": ("QLogic FastLinQ QL41xxx iSCSI Adapter", "qedil"),
+    "sas": ("Dell HBA355i Front", "lsi_msgpt35"),
+    "block": ("PCIe NVMe Controller", "nvme_pcie"),
+}
+# WWN prefixes (NAA 1/2 and the vendor OUI) for derived FC and FCoE names.
+_WWN_PREFIXES = {
+    "fc": ("10:00:00:10:9b", "20:00:00:10:9b"),  # Emulex
+    "fcoe": ("20:00:00:25:b5", "10:00:00:25:b5"),  # Cisco UCS
+}
+
+_PCI_ID = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
+_HBA = re.compile(r"^vmhba[0-9]+$")
+_VMK = re.compile(r"^vmk[1-9][0-9]*$")
+_WWN = re.compile(r"^[0-9a-f]{2}(?::[0-9a-f]{2}){7}$")
+_API_VERSION = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$")
+# vCenter escapes '/', '\' and '%' in entity names as %2f, %5c and %25, except a
+# '%' that already starts one of those sequences: such a name cannot round-trip.
+_ESCAPE_SEQUENCE = re.compile(r"%(?:2f|5c|25)", re.IGNORECASE)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "empty"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "a number"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+def _hash_hex(*parts: str) -> str:
+    return hashlib.sha1("\x00".join(parts).encode("utf-8")).hexdigest()
+
+
+def default_lun(datastore: str) -> str:
+    """`naa.6` + 31 hex digits derived from the datastore name (an NAA type 6 id)."""
+    return "naa.6" + _hash_hex("lun", datastore)[:31]
+
+
+def default_wwn(kind: str, port: bool, host: str, device: str) -> str:
+    prefix = _WWN_PREFIXES[kind][0 if port else 1]
+    return prefix + ":" + ":".join(_hash_hex("wwn", host, device)[i : i + 2] for i in (0, 2, 4))
+
+
+# ---------------------------------------------------------------------------
+# The checker.
+
+
+class _Normaliser:
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.hosts: dict[str, dict[str, Any]] = {}  # name -> normalised host
+        self.host_dc: dict[str, str] = {}
+        self.host_cluster: dict[str, str | None] = {}
+        self.datastores: dict[str, dict[str, Any]] = {}
+        self.datastore_dc: dict[str, str] = {}
+        self.luns: dict[str, str] = {}
+        self.host_datastores: dict[str, list[str]] = {}  # host -> datastores it mounts
+        self.vms: dict[str, dict[str, Any]] = {}
+        self.clusters: dict[str, dict[str, Any]] = {}
+        self.datacenters: set[str] = set()
+        self.device_lines: dict[int, int | None] = {}  # id(VM GPU device) -> its line
+
+    # -- reporting ----------------------------------------------------------
+
+    def fail(self, line: int | None, message: str) -> NoReturn:
+        where = f"{self.source}:{line}" if line else self.source
+        raise ScenarioError(f"{where}: {message}")
+
+    # -- typed access -------------------------------------------------------
+
+    def mapping(
+        self,
+        value: Any,
+        what: str,
+        line: int | None,
+        allowed: tuple[str, ...],
+        required: tuple[str, ...] = (),
+        kind: str | None = None,
+    ) -> dict[Any, Any]:
+        """Check a mapping's keys; with ``kind``, messages call it by its name."""
+        if not isinstance(value, dict):
+            self.fail(line, f"{what} must be a mapping, not {_kind(value)}")
+        name = value.get("name")
+        if kind is not None and isinstance(name, str) and name.strip():
+            what = f"{kind} {name}"
+        for key in value:
+            if key not in allowed:
+                self.fail(_line_of(value, key), f"unknown key {key!r} in {what}")
+        for key in required:
+            if key not in value:
+                self.fail(_line_of(value) or line, f"{what} has no {key!r}")
+        return value
+
+    def get(self, m: dict[Any, Any], key: str, default: Any) -> tuple[Any, int | None, bool]:
+        """(value, line, given); a key written with no value counts as not given."""
+        line = _line_of(m, key)
+        if key not in m or m[key] is None:
+            return default, line, False
+        return m[key], line, True
+
+    def string(
+        self,
+        m: dict[Any, Any],
+        key: str,
+        what: str,
+        default: Any = _REQUIRED,
+        choices: tuple[str, ...] | None = None,
+    ) -> Any:
+        value, line, given = self.get(m, key, default)
+        if not given:
+            if default is _REQUIRED:
+                self.fail(line, f"{what} has no {key!r}")
+            return default
+        if not isinstance(value, str):
+            self.fail(line, f"{key!r} of {what} must be a string, not {_kind(value)}")
+        if choices is not None and value not in choices:
+            self.fail(line, f"{key!r} of {what} must be one of {', '.join(choices)}, not {value!r}")
+        return value
+
+    def name(self, m: dict[Any, Any], what: str) -> str:
+        value, line, given = self.get(m, "name", None)
+        if not given:
+            self.fail(line, f"{what} has no 'name'")
+        if not isinstance(value, str):
+            self.fail(line, f"the name of {what} must be a string, not {_kind(value)}")
+        if not value.strip():
+            self.fail(line, f"the name of {what} is empty")
+        if _CONTROL.search(value):
+            self.fail(line, f"the name of {what} contains a control character")
+        if _ESCAPE_SEQUENCE.search(value):
+            self.fail(
+                line,
+                f"the name {value!r} contains an escape sequence (%2f, %5c or %25) that "
+                "vCenter would read back as '/', '\\' or '%'",
+            )
+        return value
+
+    def boolean(self, m: dict[Any, Any], key: str, what: str, default: Any) -> Any:
+        value, line, given = self.get(m, key, default)
+        if given and not isinstance(value, bool):
+            self.fail(line, f"{key!r} of {what} must be true or false, not {_kind(value)}")
+        return value
+
+    def integer(
+        self,
+        m: dict[Any, Any],
+        key: str,
+        what: str,
+        default: Any = _REQUIRED,
+        minimum: int = 0,
+        maximum: int | None = None,
+        hex_ok: bool = False,
+    ) -> Any:
+        value, line, given = self.get(m, key, default)
+        if not given:
+            if default is _REQUIRED:
+                self.fail(line, f"{what} has no {key!r}")
+            return default
+        if hex_ok and isinstance(value, str) and re.fullmatch(r"0[xX][0-9a-fA-F]+", value):
+            value = int(value, 16)
+        if not isinstance(value, int) or isinstance(value, bool):
+            kind = "a whole number or a hex number like 0x10de" if hex_ok else "a whole number"
+            self.fail(line, f"{key!r} of {what} must be {kind}, not {_kind(value)}")
+        if value < minimum or (maximum is not None and value > maximum):
+            limit = f"between {minimum} and {maximum}" if maximum is not None else f">= {minimum}"
+            self.fail(line, f"{key!r} of {what} must be {limit}, not {value}")
+        return value
+
+    def pci_id(self, value: Any, line: int | None, what: str) -> str:
+        if not isinstance(value, str) or not _PCI_ID.match(value.lower()):
+            self.fail(line, f"{what} must be a PCI address like 0000:3b:00.0, not {value!r}")
+        return value.lower()
+
+    def items(self, m: dict[Any, Any], key: str, what: str) -> list[tuple[Any, int | None, int]]:
+        """The entries of list m[key] as (value, line, index); [] when absent."""
+        value, line, given = self.get(m, key, [])
+        if not given:
+            return []
+        if not isinstance(value, list):
+            self.fail(line, f"{key!r} of {what} must be a list, not {_kind(value)}")
+        return [(item, _line_of(value, i) or line, i) for i, item in enumerate(value)]
+
+    def section(self, m: dict[Any, Any], key: str, what: str, allowed: tuple[str, ...]) -> Any:
+        value, line, given = self.get(m, key, None)
+        if not given:
+            return _Map()
+        return self.mapping(value, f"{key!r} of {what}", line, allowed)
+
+    def unique(self, seen: dict[str, Any], name: str, kind: str, line: int | None) -> None:
+        if name in seen:
+            self.fail(line, f"two {kind}s are named {name!r}")
+
+    # -- top level ----------------------------------------------------------
+
+    def scenario(self, data: Any) -> dict[str, Any]:
+        top = self.mapping(
+            data,
+            "the scenario",
+            _line_of(data),
+            ("description", "vcenter", "datacenters", "expect"),
+            ("datacenters",),
+        )
+        description = self.string(top, "description", "the scenario", "")
+        vcenter = self.vcenter(top)
+        dcs = self.items(top, "datacenters", "the scenario")
+        if not dcs:
+            self.fail(_line_of(top, "datacenters"), "the scenario needs at least one datacenter")
+        datacenters = [self.datacenter(dc, line, i) for dc, line, i in dcs]
+        expect = [
+            self.expectation(e, line) for e, line, _ in self.items(top, "expect", "the scenario")
+        ]
+        return {
+            "description": description,
+            "vcenter": vcenter,
+            "datacenters": datacenters,
+            "expect": expect,
+        }
+
+    def vcenter(self, top: dict[Any, Any]) -> dict[str, Any]:
+        what = "vcenter"
+        vc = self.section(
+            top, "vcenter", "the scenario", ("name", "version", "build", "api_version", "settings")
+        )
+        api = self.string(vc, "api_version", what, "8.0.3.0")
+        if not _API_VERSION.match(api):
+            self.fail(
+                _line_of(vc, "api_version"), f"api_version must look like 8.0.3.0, not {api!r}"
+            )
+        settings_raw, line, given = self.get(vc, "settings", {})
+        if given and not isinstance(settings_raw, dict):
+            self.fail(line, f"'settings' of vcenter must be a mapping, not {_kind(settings_raw)}")
+        settings: dict[str, Any] = {}
+        for key, value in settings_raw.items():
+            key_line = _line_of(settings_raw, key)
+            if not isinstance(key, str) or not key:
+                self.fail(key_line, f"setting name {key!r} must be a string")
+            if not isinstance(value, (bool, int, str)):
+                self.fail(key_line, f"setting {key!r} must be a boolean, number or string")
+            if key == "vgpu.hotmigrate.enabled" and not (
+                isinstance(value, bool)
+                or (isinstance(value, str) and value.lower() in ("true", "false"))
+            ):
+                self.fail(key_line, "setting 'vgpu.hotmigrate.enabled' must be true or false")
+            settings[key] = value
+        return {
+            "name": self.string(vc, "name", what, "VMware vCenter Server"),
+            "version": self.string(vc, "version", what, "8.0.3"),
+            "build": str(self.string_or_int(vc, "build", what, "24022515")),
+            "api_version": api,
+            "settings": settings,
+        }
+
+    def string_or_int(self, m: dict[Any, Any], key: str, what: str, default: str) -> str:
+        value, line, given = self.get(m, key, default)
+        if given and (isinstance(value, bool) or not isinstance(value, (str, int))):
+            self.fail(line, f"{key!r} of {what} must be a string, not {_kind(value)}")
+        return str(value)
+
+    def datacenter(self, dc: Any, line: int | None, index: int) -> dict[str, Any]:
+        dc = self.mapping(
+            dc,
+            f"datacenter #{index + 1}",
+            line,
+            ("name", "clusters", "standalone_hosts", "datastores", "vms"),
+            kind="datacenter",
+        )
+        name = self.name(dc, f"datacenter #{index + 1}")
+        if name in self.datacenters:
+            self.fail(_line_of(dc, "name"), f"two datacenters are named {name!r}")
+        self.datacenters.add(name)
+        what = f"datacenter {name}"
+        clusters = [self.cluster(c, cl, i, name) for c, cl, i in self.items(dc, "clusters", what)]
+        standalone = [
+            self.host(h, hl, i, name, None, f"standalone host #{i + 1} of {what}")
+            for h, hl, i in self.items(dc, "standalone_hosts", what)
+        ]
+        datastores = [
+            self.datastore(d, dl, i, name) for d, dl, i in self.items(dc, "datastores", what)
+        ]
+        vms = [self.vm(v, vl, i, name) for v, vl, i in self.items(dc, "vms", what)]
+        self.place_gpus(vms)
+        return {
+            "name": name,
+            "clusters": clusters,
+            "standalone_hosts": standalone,
+            "datastores": datastores,
+            "vms": vms,
+        }
+
+    # -- clusters -----------------------------------------------------------
+
+    def cluster(self, c: Any, line: int | None, index: int, dc: str) -> dict[str, Any]:
+        label = f"cluster #{index + 1} of datacenter {dc}"
+        c = self.mapping(c, label, line, ("name", "ha", "drs", "hosts"), kind="cluster")
+        name = self.name(c, label)
+        self.unique(self.clusters, name, "cluster", _line_of(c, "name"))
+        what = f"cluster {name}"
+        ha = self.section(
+            c,
+            "ha",
+            what,
+            ("enabled", "host_monitoring", "default_restart_priority", "admission_control"),
+        )
+        ac = self.section(
+            ha,
+            "admission_control",
+            what,
+            (
+                "enabled",
+                "policy",
+                "failover_level",
+                "cpu_percent",
+                "memory_percent",
+                "failover_hosts",
+            ),
+        )
+        drs = self.section(c, "drs", what, ("enabled", "automation"))
+        hosts = [
+            self.host(h, hl, i, dc, name, f"host #{i + 1} of {what}")
+            for h, hl, i in self.items(c, "hosts", what)
+        ]
+        host_names = {h["name"] for h in hosts}
+        failover_hosts = []
+        for host, host_line, _ in self.items(ac, "failover_hosts", what):
+            if not isinstance(host, str) or host not in host_names:
+                self.fail(
+                    host_line, f"failover host {host!r} of {what} is not a host of the cluster"
+                )
+            failover_hosts.append(host)
+        policy = self.string(
+            ac, "policy", f"the admission control of {what}", None, ADMISSION_POLICIES
+        )
+        if policy == "dedicated-hosts" and not failover_hosts:
+            self.fail(
+                _line_of(ac, "policy"),
+                f"dedicated-hosts admission control of {what} names no failover_hosts",
+            )
+        if failover_hosts and policy != "dedicated-hosts":
+            self.fail(
+                _line_of(ac, "failover_hosts"),
+                f"failover_hosts of {what} need policy dedicated-hosts",
+            )
+        result = {
+            "name": name,
+            "ha": {
+                "enabled": self.boolean(ha, "enabled", f"the HA of {what}", False),
+                "host_monitoring": self.boolean(ha, "host_monitoring", f"the HA of {what}", True),
+                "default_restart_priority": self.string(
+                    ha,
+                    "default_restart_priority",
+                    f"the HA of {what}",
+                    "medium",
+                    RESTART_PRIORITIES,
+                ),
+                "admission_control": {
+                    "enabled": self.boolean(
+                        ac, "enabled", f"the admission control of {what}", False
+                    ),
+                    "policy": policy,
+                    "failover_level": self.integer(
+                        ac, "failover_level", what, 1, minimum=1, maximum=31
+                    ),
+                    "cpu_percent": self.integer(ac, "cpu_percent", what, 25, maximum=100),
+                    "memory_percent": self.integer(ac, "memory_percent", what, 25, maximum=100),
+                    "failover_hosts": failover_hosts,
+                },
+            },
+            "drs": {
+                "enabled": self.boolean(drs, "enabled", f"the DRS of {what}", False),
+                "automation": self.string(
+                    drs, "automation", f"the DRS of {what}", "fullyAutomated", DRS_AUTOMATION
+                ),
+            },
+            "hosts": hosts,
+        }
+        self.clusters[name] = result
+        return result
+
+    # -- hosts --------------------------------------------------------------
+
+    def host(
+        self, h: Any, line: int | None, index: int, dc: str, cluster: str | None, label: str
+    ) -> dict[str, Any]:
+        h = self.mapping(
+            h,
+            label,
+            line,
+            (
+                "name", "version", "build", "vendor", "model", "cpu_cores", "cpu_mhz",
+                "memory_gb", "connection", "maintenance", "graphics", "gpus", "vgpu_profiles",
+                "adapters", "vmotion",
+            ),
+            kind="host",
+        )  # fmt: skip
+        name = self.name(h, label)
+        self.unique(self.hosts, name, "host", _line_of(h, "name"))
+        what = f"host {name}"
+        graphics = self.section(h, "graphics", what, ("default_type", "assignment_policy"))
+        profiles = self.vgpu_profiles(h, what)
+        gpus: list[dict[str, Any]] = []
+        for gpu, gpu_line, i in self.items(h, "gpus", what):
+            normalised = self.gpu(gpu, gpu_line, i, what, bool(profiles))
+            if any(g["pci_id"] == normalised["pci_id"] for g in gpus):
+                self.fail(gpu_line, f"{what} has two GPUs at {normalised['pci_id']}")
+            gpus.append(normalised)
+        result = {
+            "name": name,
+            "version": self.string(h, "version", what, "8.0.3"),
+            "build": self.string_or_int(h, "build", what, "24022510"),
+            "vendor": self.string(h, "vendor", what, "Dell Inc."),
+            "model": self.string(h, "model", what, "PowerEdge R760"),
+            "cpu_cores": self.integer(h, "cpu_cores", what, 32, minimum=1, maximum=1024),
+            "cpu_mhz": self.integer(h, "cpu_mhz", what, 2800, minimum=1),
+            "memory_gb": self.integer(h, "memory_gb", what, 512, minimum=1),
+            "connection": self.string(h, "connection", what, "connected", CONNECTION_STATES),
+            "maintenance": self.boolean(h, "maintenance", what, False),
+            "graphics": {
+                "default_type": self.string(
+                    graphics,
+                    "default_type",
+                    f"the graphics of {what}",
+                    "shared",
+                    HOST_GRAPHICS_TYPES,
+                ),
+                "assignment_policy": self.string(
+                    graphics,
+                    "assignment_policy",
+                    f"the graphics of {what}",
+                    "performance",
+                    ASSIGNMENT_POLICIES,
+                ),
+            },
+            "gpus": gpus,
+            "vgpu_profiles": profiles,
+            "adapters": self.adapters(h, name, what),
+            "vmotion": self.vmotion(h, what),
+        }
+        self.hosts[name] = result
+        self.host_dc[name] = dc
+        self.host_cluster[name] = cluster
+        return result
+
+    def vgpu_profiles(self, h: dict[Any, Any], what: str) -> list[dict[str, Any]]:
+        profiles: list[dict[str, Any]] = []
+        for p, line, i in self.items(h, "vgpu_profiles", what):
+            label = f"vGPU profile #{i + 1} of {what}"
+            p = self.mapping(
+                p,
+                label,
+                line,
+                ("name", "migrate", "suspend"),
+                ("name",),
+                kind=f"{what}: vGPU profile",
+            )
+            name = self.string(p, "name", label)
+            if not name:
+                self.fail(line, f"{label} has an empty name")
+            if any(q["name"] == name for q in profiles):
+                self.fail(line, f"{what} lists vGPU profile {name!r} twice")
+            profiles.append(
+                {
+                    "name": name,
+                    "migrate": self.boolean(p, "migrate", f"vGPU profile {name} of {what}", True),
+                    "suspend": self.boolean(p, "suspend", f"vGPU profile {name} of {what}", True),
+                }
+            )
+        return profiles
+
+    def gpu(
+        self, g: Any, line: int | None, index: int, host_what: str, offers_vgpu: bool
+    ) -> dict[str, Any]:
+        label = f"GPU #{index + 1} of {host_what}"
+        g = self.mapping(
+            g,
+            label,
+            line,
+            (
+                "pci_id", "vendor_id", "device_id", "sub_vendor_id", "sub_device_id", "vendor_name",
+                "device_name", "class_id", "memory_mb", "passthrough", "graphics_type", "vgpu_mode",
+            ),
+            ("pci_id", "device_id"),
+        )  # fmt: skip
+        pci_id = self.pci_id(g["pci_id"], _line_of(g, "pci_id"), f"'pci_id' of {label}")
+        what = f"GPU {pci_id} of {host_what}"
+        vendor_id = self.integer(g, "vendor_id", what, catalog.NVIDIA, maximum=0xFFFF, hex_ok=True)
+        device_id = self.integer(g, "device_id", what, maximum=0xFFFF, hex_ok=True)
+        device_name_given = self.string(g, "device_name", what, None)
+        model = catalog.model_for(vendor_id, device_id, device_name_given or "")
+        device_name = device_name_given
+        if device_name is None:
+            device_name = model.name if model else f"Device {device_id:04x}"
+        passthrough = self.section(g, "passthrough", what, ("capable", "enabled", "active"))
+        enabled = self.boolean(passthrough, "enabled", f"the passthrough of {what}", False)
+        default_type = "direct" if enabled else "sharedDirect" if offers_vgpu else "basic"
+        return {
+            "pci_id": pci_id,
+            "vendor_id": vendor_id,
+            "device_id": device_id,
+            "sub_vendor_id": self.integer(
+                g, "sub_vendor_id", what, vendor_id, maximum=0xFFFF, hex_ok=True
+            ),
+            "sub_device_id": self.integer(g, "sub_device_id", what, 0, maximum=0xFFFF, hex_ok=True),
+            "vendor_name": self.string(
+                g,
+                "vendor_name",
+                what,
+                catalog.VENDOR_NAMES.get(vendor_id, f"Vendor {vendor_id:04x}"),
+            ),
+            "device_name": device_name,
+            "class_id": self.integer(g, "class_id", what, 0x0302, maximum=0xFFFF, hex_ok=True),
+            "memory_mb": self.integer(g, "memory_mb", what, model.memory_mb if model else 0),
+            "passthrough": {
+                "capable": self.boolean(passthrough, "capable", f"the passthrough of {what}", True),
+                "enabled": enabled,
+                "active": self.boolean(
+                    passthrough, "active", f"the passthrough of {what}", enabled
+                ),
+            },
+            "graphics_type": self.string(
+                g, "graphics_type", what, default_type, GPU_GRAPHICS_TYPES
+            ),
+            "vgpu_mode": self.string(g, "vgpu_mode", what, None, VGPU_MODES),
+        }
+
+    def adapters(self, h: dict[Any, Any], host: str, what: str) -> list[dict[str, Any]]:
+        adapters: list[dict[str, Any]] = []
+        for a, line, i in self.items(h, "adapters", what):
+            label = f"adapter #{i + 1} of {what}"
+            a = self.mapping(
+                a,
+                label,
+                line,
+                ("device", "type", "model", "driver", "status", "port_wwn", "node_wwn", "software"),
+                ("device", "type"),
+            )
+            device = self.string(a, "device", label)
+            if not _HBA.match(device):
+                self.fail(
+                    _line_of(a, "device"),
+                    f"'device' of {label} must look like vmhba2, not {device!r}",
+                )
+            if any(x["device"] == device for x in adapters):
+                self.fail(line, f"{what} has two adapters named {device}")
+            adapter_what = f"adapter {device} of {what}"
+            kind = self.string(a, "type", adapter_what, choices=ADAPTER_TYPES)
+            software = self.boolean(a, "software", adapter_what, True if kind == "iscsi" else None)
+            if kind != "iscsi" and software is not None:
+                self.fail(
+                    _line_of(a, "software"),
+                    f"'software' of {adapter_what} is for iscsi adapters only",
+                )
+            model_key = "iscsi-hardware" if kind == "iscsi" and not software else kind
+            wwns: dict[str, str | None] = {"port_wwn": None, "node_wwn": None}
+            for key in wwns:
+                value = self.string(a, key, adapter_what, None)
+                if value is not None and kind not in _WWN_PREFIXES:
+                    self.fail(
+                        _line_of(a, key),
+                        f"{key!r} of {adapter_what} is for fc and fcoe adapters only",
+                    )
+                if value is not None and not _WWN.match(value.lower()):
+                    self.fail(
+                        _line_of(a, key),
+                        f"{key!r} of {adapter_what} must look like 10:00:00:10:9b:00:00:01",
+                    )
+                if value is None and kind in _WWN_PREFIXES:
+                    port = wwns["port_wwn"]
+                    if key == "node_wwn" and port is not None:
+                        # The node name of a given port name: NAA 1 <-> 2, same tail.
+                        value = ("20" if port.startswith("10") else "10") + port[2:]
+                    else:
+                        value = default_wwn(kind, key == "port_wwn", host, device)
+                wwns[key] = value.lower() if value else None
+            adapters.append(
+                {
+                    "device": device,
+                    "type": kind,
+                    "model": self.string(a, "model", adapter_what, ADAPTER_MODELS[model_key][0]),
+                    "driver": self.string(a, "driver", adapter_what, ADAPTER_MODELS[model_key][1]),
+                    "status": self.string(a, "status", adapter_what, "online", ADAPTER_STATUSES),
+                    "port_wwn": wwns["port_wwn"],
+                    "node_wwn": wwns["node_wwn"],
+                    "software": software,
+                }
+            )
+        if not any(a["device"] == "vmhba0" for a in adapters):
+            model, driver = ADAPTER_MODELS["block"]
+            adapters.insert(
+                0,
+                {
+                    "device": "vmhba0",
+                    "type": "block",
+                    "model": model,
+                    "driver": driver,
+                    "status": "online",
+                    "port_wwn": None,
+                    "node_wwn": None,
+                    "software": None,
+                },
+            )
+        return adapters
+
+    def vmotion(self, h: dict[Any, Any], what: str) -> list[dict[str, Any]]:
+        nics: list[dict[str, Any]] = []
+        for n, line, i in self.items(h, "vmotion", what):
+            label = f"vMotion adapter #{i + 1} of {what}"
+            n = self.mapping(
+                n, label, line, ("device", "ip", "uplink_speed_mbps"), ("device", "ip")
+            )
+            device = self.string(n, "device", label)
+            if not _VMK.match(device):
+                self.fail(
+                    _line_of(n, "device"),
+                    f"'device' of {label} must be vmk1 or higher (vmk0 is the management adapter), "
+                    f"not {device!r}",
+                )
+            ip = self.string(n, "ip", label)
+            try:
+                ipaddress.IPv4Address(ip)
+            except ValueError:
+                self.fail(_line_of(n, "ip"), f"'ip' of {label} must be an IPv4 address, not {ip!r}")
+            if any(x["device"] == device for x in nics):
+                self.fail(line, f"{what} lists vMotion adapter {device} twice")
+            speed = self.integer(n, "uplink_speed_mbps", label, 25000, minimum=1)
+            if nics and speed != nics[0]["uplink_speed_mbps"]:
+                self.fail(
+                    _line_of(n, "uplink_speed_mbps") or line,
+                    f"the vMotion adapters of {what} share one switch, vSwitch-vmotion, "
+                    "so they must have the same uplink_speed_mbps",
+                )
+            nics.append(
+                {
+                    "device": device,
+                    "ip": ip,
+                    "uplink_speed_mbps": speed,
+                }
+            )
+        return nics
+
+    # -- datastores ---------------------------------------------------------
+
+    def datastore(self, d: Any, line: int | None, index: int, dc: str) -> dict[str, Any]:
+        label = f"datastore #{index + 1} of datacenter {dc}"
+        d = self.mapping(
+            d,
+            label,
+            line,
+            ("name", "type", "capacity_gb", "free_gb", "lun", "local", "mounts"),
+            kind="datastore",
+        )
+        name = self.name(d, label)
+        self.unique(self.datastores, name, "datastore", _line_of(d, "name"))
+        what = f"datastore {name}"
+        kind = self.string(d, "type", what, "VMFS", DATASTORE_TYPES)
+        vmfs = kind == "VMFS"
+        capacity = self.integer(d, "capacity_gb", what, 2048, minimum=1)
+        free = self.integer(d, "free_gb", what, min(1024, capacity))
+        if free > capacity:
+            self.fail(
+                _line_of(d, "free_gb"),
+                f"{what} has more free_gb ({free}) than capacity_gb ({capacity})",
+            )
+        for key in ("lun", "local"):
+            if not vmfs and d.get(key) is not None:
+                self.fail(_line_of(d, key), f"{key!r} of {what} is for VMFS datastores only")
+        lun = self.string(d, "lun", what, default_lun(name) if vmfs else None)
+        if lun is not None:
+            if not lun or re.search(r"\s", lun):
+                self.fail(
+                    _line_of(d, "lun"),
+                    f"'lun' of {what} must be a canonical name like naa.600a0980...",
+                )
+            if lun in self.luns:
+                self.fail(
+                    _line_of(d, "lun"),
+                    f"{what} and datastore {self.luns[lun]} use the same LUN {lun}",
+                )
+            self.luns[lun] = name
+        mounts = [
+            self.mount(m, ml, i, dc, what, vmfs) for m, ml, i in self.items(d, "mounts", what)
+        ]
+        for i, mount in enumerate(mounts):
+            if any(m["host"] == mount["host"] for m in mounts[:i]):
+                self.fail(_line_of(d, "mounts"), f"{what} mounts host {mount['host']} twice")
+        local_default = (
+            vmfs
+            and len(mounts) == 1
+            and all(
+                self.adapter_type(mounts[0]["host"], p["adapter"]) in LOCAL_ADAPTER_TYPES
+                for p in mounts[0]["paths"]
+            )
+        )
+        result = {
+            "name": name,
+            "type": kind,
+            "capacity_gb": capacity,
+            "free_gb": free,
+            "lun": lun,
+            "local": self.boolean(d, "local", what, local_default) if vmfs else None,
+            "mounts": mounts,
+        }
+        self.datastores[name] = result
+        self.datastore_dc[name] = dc
+        for mount in mounts:
+            self.host_datastores.setdefault(mount["host"], []).append(name)
+        return result
+
+    def adapter_type(self, host: str, device: str) -> str:
+        return str(next(a["type"] for a in self.hosts[host]["adapters"] if a["device"] == device))
+
+    def mount(
+        self, m: Any, line: int | None, index: int, dc: str, ds_what: str, vmfs: bool
+    ) -> dict[str, Any]:
+        label = f"mount #{index + 1} of {ds_what}"
+        m = self.mapping(m, label, line, ("host", "mounted", "accessible", "paths"), ("host",))
+        host = self.string(m, "host", label)
+        if host not in self.hosts or self.host_dc[host] != dc:
+            self.fail(
+                _line_of(m, "host"), f"{label} names host {host!r}, which is not in datacenter {dc}"
+            )
+        what = f"the mount of {ds_what} on host {host}"
+        adapters = {a["device"]: a for a in self.hosts[host]["adapters"]}
+        paths: list[dict[str, str]] = []
+        for p, path_line, _ in self.items(m, "paths", what):
+            if not vmfs:
+                self.fail(path_line, f"{what} has paths, which only VMFS datastores have")
+            if isinstance(p, str):
+                adapter, state = p, "active"
+            else:
+                p = self.mapping(
+                    p, f"a path of {what}", path_line, ("adapter", "state"), ("adapter",)
+                )
+                adapter = self.string(p, "adapter", f"a path of {what}")
+                state = self.string(p, "state", f"path {adapter} of {what}", "active", PATH_STATES)
+            if adapter not in adapters:
+                self.fail(
+                    path_line,
+                    f"{what} has a path through {adapter!r}, which host {host} does not have",
+                )
+            if any(x["adapter"] == adapter for x in paths):
+                self.fail(path_line, f"{what} lists adapter {adapter} twice")
+            paths.append({"adapter": adapter, "state": state})
+        if vmfs and not paths:
+            local = next((a for a in adapters.values() if a["type"] in LOCAL_ADAPTER_TYPES), None)
+            if local is None:
+                self.fail(line, f"{what} has no paths and host {host} has no sas or block adapter")
+            paths.append({"adapter": local["device"], "state": "active"})
+        return {
+            "host": host,
+            "mounted": self.boolean(m, "mounted", what, True),
+            "accessible": self.boolean(m, "accessible", what, True),
+            "paths": paths,
+        }
+
+    # -- VMs ----------------------------------------------------------------
+
+    def vm(self, v: Any, line: int | None, index: int, dc: str) -> dict[str, Any]:
+        label = f"VM #{index + 1} of datacenter {dc}"
+        v = self.mapping(
+            v,
+            label,
+            line,
+            (
+                "name", "host", "power", "memory_mb", "memory_reservation_mb",
+                "memory_locked_to_max", "datastores", "restart_priority", "gpus",
+            ),
+            ("host",),
+            kind="VM",
+        )  # fmt: skip
+        name = self.name(v, label)
+        self.unique(self.vms, name, "VM", _line_of(v, "name"))
+        what = f"VM {name}"
+        host = self.string(v, "host", what)
+        if host not in self.hosts or self.host_dc[host] != dc:
+            self.fail(
+                _line_of(v, "host"), f"{what} is on host {host!r}, which is not in datacenter {dc}"
+            )
+        memory = self.integer(v, "memory_mb", what, 8192, minimum=1)
+        locked = self.boolean(v, "memory_locked_to_max", what, False)
+        reservation = self.integer(v, "memory_reservation_mb", what, memory if locked else 0)
+        if reservation > memory:
+            self.fail(
+                _line_of(v, "memory_reservation_mb"), f"{what} reserves more memory than it has"
+            )
+        if locked and reservation != memory:
+            self.fail(
+                _line_of(v, "memory_reservation_mb"),
+                f"{what} has memory_locked_to_max, so its reservation is its memory_mb ({memory})",
+            )
+        mounted = self.host_datastores.get(host, [])
+        datastores: list[str] = []
+        if "datastores" in v and v["datastores"] is not None:
+            for ds, ds_line, _ in self.items(v, "datastores", what):
+                if (
+                    not isinstance(ds, str)
+                    or ds not in self.datastores
+                    or self.datastore_dc[ds] != dc
+                ):
+                    self.fail(
+                        ds_line, f"{what} uses datastore {ds!r}, which is not in datacenter {dc}"
+                    )
+                if ds not in mounted:
+                    self.fail(
+                        ds_line, f"{what} uses datastore {ds}, which its host {host} does not mount"
+                    )
+                if ds in datastores:
+                    self.fail(ds_line, f"{what} lists datastore {ds} twice")
+                datastores.append(ds)
+        elif mounted:
+            datastores = mounted[:1]
+        priority = self.string(
+            v, "restart_priority", what, None, (*RESTART_PRIORITIES, "clusterRestartPriority")
+        )
+        if priority is not None and self.host_cluster[host] is None:
+            self.fail(
+                _line_of(v, "restart_priority"),
+                f"{what} has a restart_priority but its host {host} is not in a cluster",
+            )
+        power = self.string(v, "power", what, "poweredOn", POWER_STATES)
+        gpus = [
+            self.vm_gpu(g, gl, i, what, host, power) for g, gl, i in self.items(v, "gpus", what)
+        ]
+        result = {
+            "name": name,
+            "host": host,
+            "power": power,
+            "memory_mb": memory,
+            "memory_reservation_mb": reservation,
+            "memory_locked_to_max": locked,
+            "datastores": datastores,
+            "restart_priority": priority,
+            "gpus": gpus,
+        }
+        self.vms[name] = result
+        return result
+
+    def vm_gpu(
+        self, g: Any, line: int | None, index: int, vm_what: str, host: str, power: str
+    ) -> dict[str, Any]:
+        device = self.vm_gpu_form(g, line, index, vm_what, host, power)
+        self.device_lines[id(device)] = line
+        return device
+
+    def vm_gpu_form(
+        self, g: Any, line: int | None, index: int, vm_what: str, host: str, power: str
+    ) -> dict[str, Any]:
+        label = f"GPU #{index + 1} of {vm_what}"
+        forms = ("vgpu", "passthrough", "dynamic")
+        g = self.mapping(g, label, line, (*forms, "migrate_supported", "on"))
+        given = [f for f in forms if f in g]
+        if len(given) != 1:
+            self.fail(line, f"{label} must have exactly one of vgpu, passthrough, dynamic")
+        form = given[0]
+        if form != "vgpu":
+            for key in ("migrate_supported", "on"):
+                if key in g:
+                    self.fail(_line_of(g, key), f"{key!r} of {label} is for vGPUs only")
+        gpus = {gpu["pci_id"]: gpu for gpu in self.hosts[host]["gpus"]}
+        powered_on = power == "poweredOn"
+        if form == "vgpu":
+            profile = self.string(g, "vgpu", label)
+            if not profile:
+                self.fail(_line_of(g, "vgpu"), f"{label} has an empty vGPU profile")
+            on = None
+            if g.get("on") is not None:
+                on = self.pci_id(g["on"], _line_of(g, "on"), f"'on' of {label}")
+                if on not in gpus:
+                    self.fail(
+                        _line_of(g, "on"), f"{label} is on {on}, which host {host} does not have"
+                    )
+            return {
+                "vgpu": profile,
+                "migrate_supported": self.boolean(g, "migrate_supported", label, None),
+                "on": on if powered_on else None,
+            }
+        if form == "passthrough":
+            pci_id = self.pci_id(
+                g["passthrough"], _line_of(g, "passthrough"), f"'passthrough' of {label}"
+            )
+            if pci_id not in gpus:
+                self.fail(
+                    _line_of(g, "passthrough"),
+                    f"{label} is bound to {pci_id}, which host {host} does not have",
+                )
+            return {"passthrough": pci_id}
+        dyn_what = f"the Dynamic DirectPath {label}"
+        dyn_line = _line_of(g, "dynamic")
+        dyn = self.mapping(
+            g["dynamic"], dyn_what, dyn_line, ("allowed", "assigned", "label"), ("allowed",)
+        )
+        allowed = []
+        for a, a_line, _ in self.items(dyn, "allowed", dyn_what):
+            a = self.mapping(
+                a,
+                f"an allowed device of {dyn_what}",
+                a_line,
+                ("vendor_id", "device_id"),
+                ("device_id",),
+            )
+            allowed.append(
+                {
+                    "vendor_id": self.integer(
+                        a, "vendor_id", dyn_what, catalog.NVIDIA, maximum=0xFFFF, hex_ok=True
+                    ),
+                    "device_id": self.integer(
+                        a, "device_id", dyn_what, maximum=0xFFFF, hex_ok=True
+                    ),
+                }
+            )
+        if not allowed:
+            self.fail(dyn_line, f"{dyn_what} allows no device")
+        assigned = None
+        if dyn.get("assigned") is not None:
+            assigned = self.pci_id(
+                dyn["assigned"], _line_of(dyn, "assigned"), f"'assigned' of {dyn_what}"
+            )
+            if assigned not in gpus:
+                self.fail(
+                    _line_of(dyn, "assigned"),
+                    f"{dyn_what} is assigned {assigned}, which host {host} lacks",
+                )
+            gpu = gpus[assigned]
+            if not any(
+                (a["vendor_id"], a["device_id"]) == (gpu["vendor_id"], gpu["device_id"])
+                for a in allowed
+            ):
+                self.fail(
+                    _line_of(dyn, "assigned"),
+                    f"{dyn_what} is assigned {assigned}, which it does not allow",
+                )
+        return {
+            "dynamic": {
+                "allowed": allowed,
+                "assigned": assigned if powered_on else None,
+                "label": self.string(dyn, "label", dyn_what, ""),
+            }
+        }
+
+    # -- GPU placement ------------------------------------------------------
+
+    def place_gpus(self, vms: list[dict[str, Any]]) -> None:
+        """Check the devices of powered-on VMs and fill in the placements left out.
+
+        Explicit placements go first so that a default never takes a device that
+        a later VM names.
+        """
+        exclusive: dict[tuple[str, str], str] = {}  # (host, pci id) -> VM with it
+        vgpus: dict[tuple[str, str], list[str]] = {}  # (host, pci id) -> profiles on it
+        running = [vm for vm in vms if vm["power"] == "poweredOn"]
+
+        def claim(vm: dict[str, Any], dev: dict[str, Any], pci_id: str, how: str) -> None:
+            key = (vm["host"], pci_id)
+            gpu = self.gpu_of(vm["host"], pci_id)
+            line = self.device_lines.get(id(dev))
+            if not gpu["passthrough"]["enabled"]:
+                self.fail(
+                    line,
+                    f"VM {vm['name']} is powered on with {how} {pci_id} of host {vm['host']}, "
+                    "which is not enabled for passthrough",
+                )
+            other = exclusive.get(key) or (
+                f"vGPUs of {', '.join(vgpus[key])}" if key in vgpus else None
+            )
+            if other:
+                self.fail(
+                    line,
+                    f"VM {vm['name']} and {other} are powered on with {pci_id} "
+                    f"of host {vm['host']}",
+                )
+            exclusive[key] = f"VM {vm['name']}"
+
+        def fits(vm: dict[str, Any], pci_id: str, profile: str) -> str | None:
+            key = (vm["host"], pci_id)
+            if key in exclusive:
+                return f"{exclusive[key]} has it in passthrough"
+            return self.vgpu_refusal(self.gpu_of(vm["host"], pci_id), profile, vgpus.get(key, []))
+
+        for vm in running:
+            offered = {p["name"] for p in self.hosts[vm["host"]]["vgpu_profiles"]}
+            for dev in vm["gpus"]:
+                if "passthrough" in dev:
+                    claim(vm, dev, dev["passthrough"], "passthrough of")
+                elif "dynamic" in dev and dev["dynamic"]["assigned"]:
+                    claim(vm, dev, dev["dynamic"]["assigned"], "Dynamic DirectPath on")
+                elif "vgpu" in dev and dev["vgpu"] not in offered:
+                    self.fail(
+                        self.device_lines.get(id(dev)),
+                        f"VM {vm['name']} is powered on with vGPU {dev['vgpu']}, which its host "
+                        f"{vm['host']} does not offer (vgpu_profiles)",
+                    )
+        for vm in running:
+            for dev in vm["gpus"]:
+                if "vgpu" in dev and dev["on"]:
+                    refusal = fits(vm, dev["on"], dev["vgpu"])
+                    if refusal:
+                        self.fail(
+                            self.device_lines.get(id(dev)),
+                            f"vGPU {dev['vgpu']} of VM {vm['name']} cannot run on {dev['on']} "
+                            f"of host {vm['host']}: {refusal}",
+                        )
+                    vgpus.setdefault((vm["host"], dev["on"]), []).append(dev["vgpu"])
+        for vm in running:
+            host_gpus = self.hosts[vm["host"]]["gpus"]
+            for dev in vm["gpus"]:
+                if "vgpu" in dev and not dev["on"]:
+                    pci_id = next(
+                        (g["pci_id"] for g in host_gpus if not fits(vm, g["pci_id"], dev["vgpu"])),
+                        None,
+                    )
+                    if pci_id is None:
+                        self.fail(
+                            self.device_lines.get(id(dev)),
+                            f"no GPU of host {vm['host']} can take vGPU {dev['vgpu']} "
+                            f"of powered-on VM {vm['name']}",
+                        )
+                    dev["on"] = pci_id
+                    vgpus.setdefault((vm["host"], pci_id), []).append(dev["vgpu"])
+                elif "dynamic" in dev and not dev["dynamic"]["assigned"]:
+                    wanted = {(a["vendor_id"], a["device_id"]) for a in dev["dynamic"]["allowed"]}
+                    free = next(
+                        (
+                            g["pci_id"]
+                            for g in host_gpus
+                            if (g["vendor_id"], g["device_id"]) in wanted
+                            and g["passthrough"]["enabled"]
+                            and (vm["host"], g["pci_id"]) not in exclusive
+                            and (vm["host"], g["pci_id"]) not in vgpus
+                        ),
+                        None,
+                    )
+                    if free is None:
+                        self.fail(
+                            self.device_lines.get(id(dev)),
+                            f"no free passthrough device of host {vm['host']} matches the Dynamic "
+                            f"DirectPath device of powered-on VM {vm['name']}",
+                        )
+                    claim(vm, dev, free, "Dynamic DirectPath on")
+                    dev["dynamic"]["assigned"] = free
+
+    def gpu_of(self, host: str, pci_id: str) -> dict[str, Any]:
+        return next(g for g in self.hosts[host]["gpus"] if g["pci_id"] == pci_id)
+
+    @staticmethod
+    def vgpu_refusal(gpu: dict[str, Any], profile: str, placed: list[str]) -> str | None:
+        """Why the GPU cannot take one more vGPU of the profile, or None when it can."""
+        if gpu["graphics_type"] != "sharedDirect":
+            return f"its graphics type is {gpu['graphics_type']}, not sharedDirect"
+        if gpu["passthrough"]["enabled"]:
+            return "it is enabled for passthrough"
+        info = catalog.parse_profile(profile)
+        model = catalog.model_for(gpu["vendor_id"], gpu["device_id"], gpu["device_name"])
+        if info is not None and model is not None and info.gpu != model.profile_prefix:
+            return f"{profile} is not a profile of the {model.name}"
+        mode = gpu["vgpu_mode"]
+        if mode == "multiInstanceGpu":
+            return None
+        if mode != "mixedSize" and any(p != profile for p in placed):
+            return f"it runs {placed[0]} and equal-size mode allows one profile per GPU"
+        if info is None or gpu["memory_mb"] <= 0:
+            return None
+        used = 0
+        for p in placed:
+            placed_info = catalog.parse_profile(p)
+            used += placed_info.memory_mb if placed_info else 0
+        if used + info.memory_mb > gpu["memory_mb"]:
+            return f"its {gpu['memory_mb']} MB frame buffer is full"
+        return None
+
+    # -- expectations -------------------------------------------------------
+
+    def expectation(self, e: Any, line: int | None) -> dict[str, Any]:
+        e = self.mapping(
+            e, "an expect entry", line, ("rule", "fail", "pass", "cluster", "scenario"), ("rule",)
+        )
+        rule = self.string(e, "rule", "an expect entry")
+        what = f"the expectation for {rule}"
+        known = (
+            set(self.hosts)
+            | set(self.vms)
+            | set(self.datastores)
+            | set(self.clusters)
+            | self.datacenters
+        )
+        result: dict[str, Any] = {"rule": rule}
+        for key in ("fail", "pass"):
+            names = []
+            for name, name_line, _ in self.items(e, key, what):
+                if not isinstance(name, str) or name not in known:
+                    self.fail(name_line, f"{what} names {name!r}, which is not in the scenario")
+                names.append(name)
+            result[key] = names
+        cluster = self.string(e, "cluster", what, None)
+        if cluster is not None and cluster not in self.clusters:
+            self.fail(
+                _line_of(e, "cluster"),
+                f"{what} names cluster {cluster!r}, which is not in the scenario",
+            )
+        scenario = self.string_or_int(e, "scenario", what, "") if "scenario" in e else None
+        if cluster is not None:
+            result["cluster"] = cluster
+        if scenario is not None:
+            result["scenario"] = scenario
+        return result
+
+
+# ---------------------------------------------------------------------------
+# Entry points.
+
+
+def normalise(data: Any, source: str = "<scenario>") -> dict[str, Any]:
+    """Check a scenario (as parsed YAML or built in Python) and fill in its defaults."""
+    result: dict[str, Any] = _plain(_Normaliser(source).scenario(data))
+    return result
+
+
+def load_scenario(path: str | Path) -> dict[str, Any]:
+    """Read, check and normalise a scenario file."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScenarioError(f"{source}: cannot read: {exc}") from None
+    try:
+        data = yaml.load(text, Loader=_Loader)  # _Loader is a SafeLoader
+    except _YamlProblem as exc:
+        raise ScenarioError(f"{source}:{exc.line}: {exc}") from None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = f":{mark.line + 1}" if mark else ""
+        raise ScenarioError(
+            f"{source}{line}: not valid YAML: {exc.problem or exc.context}"
+        ) from None
+    except yaml.YAMLError as exc:
+        raise ScenarioError(f"{source}: not valid YAML: {exc}") from None
+    if data is None:
+        raise ScenarioError(f"{source}: the file is empty")
+    return normalise(data, source)
+
+
+def to_json(scenario: dict[str, Any], indent: int | None = None) -> str:
+    """The normalised form as the Go lab reads it."""
+    return json.dumps(scenario, indent=indent, ensure_ascii=False)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1 or args[0].startswith("-"):
+        sys.stderr.write("usage: python -m tests.lab.scenario FILE.yaml\n")
+        return 2
+    try:
+        scenario = load_scenario(args[0])
+    except ScenarioError as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 1
+    sys.stdout.write(to_json(scenario, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
