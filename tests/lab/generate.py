@@ -1,0 +1,228 @@
+"""Generate large scenarios, for scale tests of the collector and the lab.
+
+``generate(clusters, hosts_per_cluster, gpus_per_host, vms)`` returns a scenario
+dict (docs/scenario-format.md) that ``normalise()`` accepts. The estate cycles
+through three cluster designs so that every GPU attachment kind appears:
+
+- vGPU clusters: L4 GPUs in sharedDirect mode, each GPU running one grid_l4
+  profile (equal-size mode), with ``on`` placements that fit its frame buffer;
+- passthrough clusters: L40S GPUs in fixed DirectPath I/O, one VM per GPU;
+- Dynamic DirectPath clusters: A100 80GB GPUs assigned at power-on.
+
+Every cluster has vSphere HA on, two VMFS datastores shared by all its hosts
+(Fibre Channel in even clusters, hardware iSCSI in odd ones) with two paths per
+host, and a vMotion VMkernel adapter on every host. VMs are spread round-robin
+over the hosts; ``gpu_vm_share`` of them get a GPU while one is free, and the
+rest of the GPU VMs wait powered off. The same arguments give the same scenario.
+
+    python -m tests.lab.generate --clusters 64 --hosts 16 --gpus 4 --vms 10240 -o big.yaml
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+L4, L40S, A100_80 = 0x27B8, 0x26B9, 0x20B5
+# Equal-size profiles used on the vGPU clusters' GPUs, with how many fit one L4.
+L4_PROFILES = {"grid_l4-2q": 12, "grid_l4-4q": 6, "grid_l4-8q": 3, "grid_l4-24q": 1}
+DESIGNS = ("vgpu", "passthrough", "dynamic")
+PRIORITIES = ("high", "highest", "low", "disabled")
+
+
+def _pci_id(index: int) -> str:
+    """PCI addresses of GPUs: 0000:17:00.0, 0000:3b:00.0, 0000:65:00.0, ..."""
+    buses = (0x17, 0x3B, 0x65, 0x86, 0xAF, 0xD8, 0x31, 0x4B)
+    bus = buses[index % len(buses)] + index // len(buses)
+    return f"0000:{bus:02x}:00.0"
+
+
+def _ip(prefix: int, n: int) -> str:
+    return f"10.{prefix}.{n // 250}.{n % 250 + 1}"
+
+
+def generate(
+    clusters: int,
+    hosts_per_cluster: int,
+    gpus_per_host: int,
+    vms: int,
+    gpu_vm_share: float = 0.4,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """A scenario with the given numbers of clusters, hosts, GPUs per host and VMs."""
+    if clusters < 1 or hosts_per_cluster < 1 or gpus_per_host < 0 or vms < 0:
+        raise ValueError("clusters and hosts must be at least 1; GPUs and VMs at least 0")
+    if not 0.0 <= gpu_vm_share <= 1.0:
+        raise ValueError("gpu_vm_share is a fraction between 0 and 1")
+    rng = random.Random(seed)
+    profiles = list(L4_PROFILES)
+    cluster_list: list[dict[str, Any]] = []
+    datastores: list[dict[str, Any]] = []
+    hosts: list[tuple[str, str, list[dict[str, Any]]]] = []  # (name, design, gpus)
+    host_number = 0
+    for c in range(clusters):
+        design = DESIGNS[c % len(DESIGNS)]
+        fc = c % 2 == 0
+        cluster_hosts = []
+        for h in range(hosts_per_cluster):
+            name = f"esx-{c:03d}-{h:02d}.gen.local"
+            gpus = []
+            for g in range(gpus_per_host):
+                gpu: dict[str, Any] = {"pci_id": _pci_id(g)}
+                if design == "vgpu":
+                    gpu.update(device_id=L4, vgpu_mode="sameSize")
+                elif design == "passthrough":
+                    gpu.update(device_id=L40S, passthrough={"enabled": True})
+                else:
+                    gpu.update(device_id=A100_80, passthrough={"enabled": True})
+                gpus.append(gpu)
+            adapters: list[dict[str, Any]]
+            if fc:
+                adapters = [
+                    {"device": "vmhba2", "type": "fc"},
+                    {"device": "vmhba3", "type": "fc"},
+                ]
+            else:
+                adapters = [
+                    {"device": "vmhba4", "type": "iscsi", "software": False},
+                    {"device": "vmhba5", "type": "iscsi", "software": False},
+                ]
+            host: dict[str, Any] = {
+                "name": name,
+                "gpus": gpus,
+                "adapters": adapters,
+                "vmotion": [{"device": "vmk1", "ip": _ip(100 + c // 250, host_number)}],
+            }
+            if design == "vgpu":
+                host["graphics"] = {"default_type": "sharedDirect"}
+                host["vgpu_profiles"] = [{"name": p} for p in profiles]
+            cluster_hosts.append(host)
+            hosts.append((name, design, gpus))
+            host_number += 1
+        policy = ("percent", "slots", "dedicated-hosts")[c % 3]
+        admission: dict[str, Any] = {"enabled": True, "policy": policy}
+        if policy == "dedicated-hosts":
+            admission["failover_hosts"] = [cluster_hosts[-1]["name"]]
+        cluster_list.append(
+            {
+                "name": f"cl-{c:03d}-{design}",
+                "ha": {"enabled": True, "admission_control": admission},
+                "drs": {"enabled": True},
+                "hosts": cluster_hosts,
+            }
+        )
+        paths = ["vmhba2", "vmhba3"] if fc else ["vmhba4", "vmhba5"]
+        for d in (1, 2):
+            datastores.append(
+                {
+                    "name": f"{'fc' if fc else 'iscsi'}-{c:03d}-{d}",
+                    "capacity_gb": 16384,
+                    "free_gb": 8192 + rng.randrange(4096),
+                    "mounts": [{"host": h["name"], "paths": paths} for h in cluster_hosts],
+                }
+            )
+
+    # Per host: which GPU takes which profile, and how much room is left on it.
+    room: dict[str, list[int]] = {}
+    profile_of: dict[str, list[str]] = {}
+    for name, design, gpus in hosts:
+        if design == "vgpu":
+            profile_of[name] = [profiles[(i + len(name)) % len(profiles)] for i in range(len(gpus))]
+            room[name] = [L4_PROFILES[p] for p in profile_of[name]]
+        else:
+            room[name] = [1] * len(gpus)
+    vm_list = []
+    gpu_vms = round(vms * gpu_vm_share)
+    gpu_slots = set(rng.sample(range(vms), gpu_vms)) if vms else set()
+    for i in range(vms):
+        name, design, gpus = hosts[i % len(hosts)]
+        c = (i % len(hosts)) // hosts_per_cluster
+        vm: dict[str, Any] = {
+            "name": f"vm-{i:05d}",
+            "host": name,
+            "memory_mb": rng.choice((8192, 16384, 32768)),
+            "datastores": [datastores[2 * c + i % 2]["name"]],
+        }
+        if rng.random() < 0.05:
+            vm["power"] = "poweredOff"
+        if rng.random() < 0.1:
+            vm["restart_priority"] = rng.choice(PRIORITIES)
+        if i in gpu_slots and gpus:
+            vm["memory_reservation_mb"] = vm["memory_mb"]
+            free = next((g for g, left in enumerate(room[name]) if left > 0), None)
+            powered_on = vm.get("power", "poweredOn") == "poweredOn"
+            if free is None or not powered_on:
+                vm["power"] = "poweredOff"
+                free = 0
+            elif powered_on:
+                room[name][free] -= 1
+            pci_id = gpus[free]["pci_id"]
+            if design == "vgpu":
+                vm["gpus"] = [{"vgpu": profile_of[name][free], "migrate_supported": True}]
+                if vm.get("power", "poweredOn") == "poweredOn":
+                    vm["gpus"][0]["on"] = pci_id
+            elif design == "passthrough":
+                vm["memory_locked_to_max"] = True
+                vm["gpus"] = [{"passthrough": pci_id}]
+            else:
+                vm["memory_locked_to_max"] = True
+                dynamic: dict[str, Any] = {
+                    "allowed": [{"vendor_id": 0x10DE, "device_id": A100_80}],
+                    "label": "a100-80",
+                }
+                if vm.get("power", "poweredOn") == "poweredOn":
+                    dynamic["assigned"] = pci_id
+                vm["gpus"] = [{"dynamic": dynamic}]
+        vm_list.append(vm)
+
+    return {
+        "description": (
+            f"Generated: {clusters} clusters x {hosts_per_cluster} hosts x {gpus_per_host} "
+            f"GPUs, {vms} VMs ({gpu_vm_share:.0%} with a GPU), seed {seed}."
+        ),
+        "vcenter": {"settings": {"vgpu.hotmigrate.enabled": True}},
+        "datacenters": [
+            {
+                "name": "dc-generated",
+                "clusters": cluster_list,
+                "datastores": datastores,
+                "vms": vm_list,
+            }
+        ],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.lab.generate", description="Write a large generated scenario."
+    )
+    parser.add_argument("--clusters", type=int, default=64)
+    parser.add_argument("--hosts", type=int, default=16, help="hosts per cluster")
+    parser.add_argument("--gpus", type=int, default=4, help="GPUs per host")
+    parser.add_argument("--vms", type=int, default=10240)
+    parser.add_argument("--gpu-vm-share", type=float, default=0.4)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("-o", "--output", type=Path, help="YAML file to write (default: stdout)")
+    args = parser.parse_args(argv)
+    try:
+        scenario = generate(
+            args.clusters, args.hosts, args.gpus, args.vms, args.gpu_vm_share, args.seed
+        )
+    except ValueError as exc:
+        parser.error(str(exc))
+    header = f"# {scenario['description']}\n# Written by python -m tests.lab.generate.\n"
+    text = header + yaml.safe_dump(scenario, sort_keys=False, allow_unicode=True, width=100)
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        args.output.write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

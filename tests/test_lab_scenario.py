@@ -1,0 +1,463 @@
+"""The scenario loader (tests/lab/scenario.py) and generator: no Go, no server."""
+
+from __future__ import annotations
+
+import io
+import json
+import textwrap
+from contextlib import redirect_stdout
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.lab import generate as gen
+from tests.lab import scenario as sc
+
+SCENARIOS = sorted((Path(__file__).parent / "scenarios").glob("*.yaml"))
+
+# A small valid scenario; the error cases below break one thing in it.
+BASE = """\
+description: base
+datacenters:
+  - name: DC1
+    clusters:
+      - name: c1
+        ha: {enabled: true}
+        hosts:
+          - name: esx01
+            gpus:
+              - {pci_id: "0000:3b:00.0", device_id: 0x27b8}
+            vgpu_profiles: [{name: grid_l4-4q}]
+            adapters:
+              - {device: vmhba2, type: fc}
+          - name: esx02
+            gpus:
+              - {pci_id: 0000:41:00.0, device_id: 0x27b8, passthrough: {enabled: true}}
+    datastores:
+      - name: ds1
+        mounts:
+          - {host: esx01, paths: [vmhba2]}
+          - {host: esx02}
+    vms:
+      - name: vm1
+        host: esx01
+        gpus: [{vgpu: grid_l4-4q, on: "0000:3b:00.0"}]
+      - name: vm2
+        host: esx02
+        gpus: [{passthrough: 0000:41:00.0}]
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "scenario.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def load(tmp_path: Path, text: str) -> dict[str, Any]:
+    return sc.load_scenario(write(tmp_path, text))
+
+
+def line_of(text: str, needle: str) -> int:
+    """The 1-based line of the first line containing needle."""
+    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
+def test_committed_scenarios_load(path: Path) -> None:
+    scenario = sc.load_scenario(path)
+    assert scenario["description"]
+    assert scenario["datacenters"]
+    # Normalising twice changes nothing: the normal form is a fixed point.
+    assert sc.normalise(json.loads(json.dumps(scenario))) == scenario
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
+def test_committed_scenarios_start_with_a_comment(path: Path) -> None:
+    assert path.read_text(encoding="utf-8").startswith("#")
+
+
+@pytest.mark.parametrize(
+    ("name", "letter"), [("scenario-a", "A"), ("scenario-b", "B"), ("scenario-c", "C")]
+)
+def test_seed_scenarios_expect_their_design(name: str, letter: str) -> None:
+    scenario = sc.load_scenario(Path(__file__).parent / "scenarios" / f"{name}.yaml")
+    ds01 = [e for e in scenario["expect"] if e["rule"] == "DS-01"]
+    assert ds01 and ds01[0]["scenario"] == letter
+    clusters = {c["name"] for dc in scenario["datacenters"] for c in dc["clusters"]}
+    assert ds01[0]["cluster"] in clusters
+
+
+def test_base_loads_with_every_default(tmp_path: Path) -> None:
+    s = load(tmp_path, BASE)
+    assert s["vcenter"] == {
+        "name": "VMware vCenter Server",
+        "version": "8.0.3",
+        "build": "24022515",
+        "api_version": "8.0.3.0",
+        "settings": {},
+    }
+    dc = s["datacenters"][0]
+    cluster = dc["clusters"][0]
+    assert cluster["ha"] == {
+        "enabled": True,
+        "host_monitoring": True,
+        "default_restart_priority": "medium",
+        "admission_control": {
+            "enabled": False,
+            "policy": None,
+            "failover_level": 1,
+            "cpu_percent": 25,
+            "memory_percent": 25,
+            "failover_hosts": [],
+        },
+    }
+    assert cluster["drs"] == {"enabled": False, "automation": "fullyAutomated"}
+    esx01, esx02 = cluster["hosts"]
+    assert {k: esx01[k] for k in ("version", "build", "vendor", "model")} == {
+        "version": "8.0.3",
+        "build": "24022510",
+        "vendor": "Dell Inc.",
+        "model": "PowerEdge R760",
+    }
+    assert (esx01["cpu_cores"], esx01["cpu_mhz"], esx01["memory_gb"]) == (32, 2800, 512)
+    assert (esx01["connection"], esx01["maintenance"]) == ("connected", False)
+    assert esx01["graphics"] == {"default_type": "shared", "assignment_policy": "performance"}
+    gpu = esx01["gpus"][0]
+    assert gpu == {
+        "pci_id": "0000:3b:00.0",
+        "vendor_id": 0x10DE,
+        "device_id": 0x27B8,
+        "sub_vendor_id": 0x10DE,
+        "sub_device_id": 0,
+        "vendor_name": "NVIDIA Corporation",
+        "device_name": "NVIDIA L4",  # from the catalogue
+        "class_id": 0x0302,
+        "memory_mb": 24 * 1024,
+        "passthrough": {"capable": True, "enabled": False, "active": False},
+        "graphics_type": "sharedDirect",  # the host offers vGPU profiles
+        "vgpu_mode": None,
+    }
+    # An unquoted PCI id stays a string (YAML 1.1 would read a sexagesimal float).
+    assert esx02["gpus"][0]["pci_id"] == "0000:41:00.0"
+    assert esx02["gpus"][0]["graphics_type"] == "direct"  # passthrough enabled
+    assert esx02["gpus"][0]["passthrough"]["active"] is True  # follows enabled
+    assert esx01["vgpu_profiles"] == [{"name": "grid_l4-4q", "migrate": True, "suspend": True}]
+    local, fc = esx01["adapters"]
+    assert local == {
+        "device": "vmhba0",
+        "type": "block",
+        "model": "PCIe NVMe Controller",
+        "driver": "nvme_pcie",
+        "status": "online",
+        "port_wwn": None,
+        "node_wwn": None,
+        "software": None,
+    }
+    assert (fc["model"], fc["driver"]) == ("LPe35002", "lpfc")
+    assert fc["port_wwn"].startswith("10:00:00:10:9b:")
+    assert fc["node_wwn"] == "20" + fc["port_wwn"][2:]
+    assert esx01["vmotion"] == []
+
+    ds = dc["datastores"][0]
+    assert (ds["type"], ds["capacity_gb"], ds["free_gb"]) == ("VMFS", 2048, 1024)
+    assert ds["lun"] == sc.default_lun("ds1") and ds["lun"].startswith("naa.6")
+    assert ds["local"] is False  # two mounts
+    assert ds["mounts"][0]["paths"] == [{"adapter": "vmhba2", "state": "active"}]
+    # A mount with no paths reaches the LUN through the host's local adapter.
+    assert ds["mounts"][1] == {
+        "host": "esx02",
+        "mounted": True,
+        "accessible": True,
+        "paths": [{"adapter": "vmhba0", "state": "active"}],
+    }
+    vm1, vm2 = dc["vms"]
+    assert vm1 == {
+        "name": "vm1",
+        "host": "esx01",
+        "power": "poweredOn",
+        "memory_mb": 8192,
+        "memory_reservation_mb": 0,
+        "memory_locked_to_max": False,
+        "datastores": ["ds1"],  # the first datastore its host mounts
+        "restart_priority": None,
+        "gpus": [{"vgpu": "grid_l4-4q", "migrate_supported": None, "on": "0000:3b:00.0"}],
+    }
+    assert vm2["gpus"] == [{"passthrough": "0000:41:00.0"}]
+    assert s["expect"] == []
+
+
+def test_vgpu_placement_and_dynamic_assignment_are_filled_in(tmp_path: Path) -> None:
+    text = BASE.replace(
+        'gpus: [{vgpu: grid_l4-4q, on: "0000:3b:00.0"}]', "gpus: [{vgpu: grid_l4-4q}]"
+    )
+    text = text.replace(
+        "gpus: [{passthrough: 0000:41:00.0}]",
+        "gpus: [{dynamic: {allowed: [{device_id: 0x27b8}], label: l4}}]",
+    )
+    text += textwrap.indent(
+        textwrap.dedent("""\
+        - name: vm3
+          host: esx01
+          power: poweredOff
+          gpus: [{vgpu: grid_l4-4q, on: "0000:3b:00.0"}]
+        """),
+        "      ",
+    )
+    vms = load(tmp_path, text)["datacenters"][0]["vms"]
+    assert vms[0]["gpus"][0]["on"] == "0000:3b:00.0"
+    assert vms[1]["gpus"][0] == {
+        "dynamic": {
+            "allowed": [{"vendor_id": 0x10DE, "device_id": 0x27B8}],
+            "assigned": "0000:41:00.0",
+            "label": "l4",
+        }
+    }
+    assert vms[2]["gpus"][0]["on"] is None  # only a powered-on VM runs on a GPU
+
+
+def test_locked_memory_reserves_all_of_it(tmp_path: Path) -> None:
+    text = BASE.replace(
+        "        host: esx02\n", "        host: esx02\n        memory_locked_to_max: true\n"
+    )
+    vm2 = load(tmp_path, text)["datacenters"][0]["vms"][1]
+    assert vm2["memory_locked_to_max"] is True
+    assert vm2["memory_reservation_mb"] == vm2["memory_mb"] == 8192
+
+
+def test_on_is_a_key_not_a_boolean(tmp_path: Path) -> None:
+    s = load(tmp_path, BASE)
+    assert "on" in s["datacenters"][0]["vms"][0]["gpus"][0]
+
+
+# (what to replace in BASE, with what, the message, the text on the reported line)
+ERRORS = [
+    pytest.param(
+        "          - name: esx01\n",
+        "          - name: esx01\n            gpuz: 1\n",
+        "unknown key 'gpuz' in host esx01",
+        "gpuz: 1",
+        id="unknown-key",
+    ),
+    pytest.param(
+        "        host: esx01\n        gpus: [{vgpu",
+        "        host: esx09\n        gpus: [{vgpu",
+        "VM vm1 is on host 'esx09', which is not in datacenter DC1",
+        "host: esx09",
+        id="vm-host-missing",
+    ),
+    pytest.param(
+        "        host: esx02\n",
+        "        host: esx02\n        datastores: [ds9]\n",
+        "VM vm2 uses datastore 'ds9', which is not in datacenter DC1",
+        "datastores: [ds9]",
+        id="vm-datastore-missing",
+    ),
+    pytest.param(
+        "          - {host: esx02}",
+        "          - {host: esx03}",
+        "names host 'esx03', which is not in datacenter DC1",
+        "{host: esx03}",
+        id="mount-host-missing",
+    ),
+    pytest.param(
+        "paths: [vmhba2]}",
+        "paths: [vmhba7]}",
+        "has a path through 'vmhba7', which host esx01 does not have",
+        "paths: [vmhba7]",
+        id="path-adapter-missing",
+    ),
+    pytest.param(
+        "gpus: [{passthrough: 0000:41:00.0}]",
+        "gpus: [{passthrough: 0000:42:00.0}]",
+        "is bound to 0000:42:00.0, which host esx02 does not have",
+        "passthrough: 0000:42:00.0",
+        id="passthrough-device-missing",
+    ),
+    pytest.param(
+        "          - name: esx02\n",
+        "          - name: esx01\n",
+        "two hosts are named 'esx01'",
+        "- name: esx01",
+        id="duplicate-host",
+    ),
+    pytest.param(
+        "      - name: vm2\n",
+        "      - name: vm1\n",
+        "two VMs are named 'vm1'",
+        "- name: vm1",
+        id="duplicate-vm",
+    ),
+    pytest.param(
+        '{pci_id: "0000:3b:00.0", device_id: 0x27b8}',
+        '{pci_id: "3b:00.0", device_id: 0x27b8}',
+        "must be a PCI address like 0000:3b:00.0, not '3b:00.0'",
+        'pci_id: "3b:00.0"',
+        id="pci-id-format",
+    ),
+    pytest.param(
+        "        ha: {enabled: true}\n",
+        "        ha: {enabled: true}\n        ha: {enabled: false}\n",
+        "duplicate key 'ha'",
+        "ha: {enabled: false}",
+        id="duplicate-yaml-key",
+    ),
+    pytest.param(
+        "        host: esx02\n",
+        "        host: esx02\n        memory_mb: lots\n",
+        "'memory_mb' of VM vm2 must be a whole number, not a string",
+        "memory_mb: lots",
+        id="wrong-type",
+    ),
+    pytest.param(
+        "        host: esx02\n",
+        "        host: esx02\n        power: on\n",
+        "'power' of VM vm2 must be one of poweredOn, poweredOff, suspended, not 'on'",
+        "power: on",
+        id="bad-choice",
+    ),
+    pytest.param(
+        "{vgpu: grid_l4-4q, on:",
+        "{vgpu: grid_l4-24q, on:",
+        "powered on with vGPU grid_l4-24q, which its host esx01 does not offer",
+        "vgpu: grid_l4-24q",
+        id="vgpu-not-offered",
+    ),
+    pytest.param(
+        "              - {device: vmhba2, type: fc}\n",
+        "              - {device: vmhba2, type: sas, port_wwn: '10:00:00:10:9b:00:00:01'}\n",
+        "'port_wwn' of adapter vmhba2 of host esx01 is for fc and fcoe adapters only",
+        "type: sas",
+        id="wwn-on-sas",
+    ),
+    pytest.param(
+        "      - name: vm2\n        host: esx02\n",
+        "      - name: vm2\n        host: esx02\n"
+        "        gpus: [{passthrough: 0000:41:00.0}]\n"
+        "      - name: vm3\n        host: esx02\n",
+        "VM vm3 and VM vm2 are powered on with 0000:41:00.0 of host esx02",
+        "passthrough: 0000:41:00.0",
+        id="passthrough-twice",
+    ),
+    pytest.param(
+        "vgpu_profiles: [{name: grid_l4-4q}]",
+        "vgpu_profiles: {name: grid_l4-4q}",
+        "'vgpu_profiles' of host esx01 must be a list, not a mapping",
+        "vgpu_profiles: {name: grid_l4-4q}",
+        id="not-a-list",
+    ),
+    pytest.param(
+        "  - name: DC1\n",
+        "  - name: DC1\n    [broken\n",
+        "not valid YAML",
+        None,
+        id="yaml-syntax",
+    ),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "message", "on_line"), ERRORS)
+def test_errors_name_file_and_line(
+    tmp_path: Path, old: str, new: str, message: str, on_line: str | None
+) -> None:
+    assert old in BASE
+    text = BASE.replace(old, new, 1)
+    path = write(tmp_path, text)
+    with pytest.raises(sc.ScenarioError) as info:
+        sc.load_scenario(path)
+    error = str(info.value)
+    assert error.startswith(f"{path}:"), error
+    assert message in error
+    assert "\n" not in error
+    if on_line is not None:
+        # The reported line is the one that holds the problem.
+        line = int(error[len(str(path)) + 1 :].split(":", 1)[0])
+        assert on_line in text.splitlines()[line - 1], (line, error)
+
+
+def test_missing_datacenters(tmp_path: Path) -> None:
+    with pytest.raises(
+        sc.ScenarioError, match=r"scenario.yaml:1: the scenario has no 'datacenters'"
+    ):
+        load(tmp_path, "description: nothing\n")
+
+
+def test_empty_file(tmp_path: Path) -> None:
+    with pytest.raises(sc.ScenarioError, match="the file is empty"):
+        load(tmp_path, "")
+
+
+def test_name_with_an_escape_sequence_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(sc.ScenarioError, match="escape sequence"):
+        load(tmp_path, BASE.replace("name: ds1", "name: ds%2f1"))
+
+
+def test_vgpu_that_does_not_fit_is_refused(tmp_path: Path) -> None:
+    text = BASE.replace(
+        "vgpu_profiles: [{name: grid_l4-4q}]",
+        "vgpu_profiles: [{name: grid_l4-4q}, {name: grid_l4-24q}]",
+    )
+    text += "      - {name: vm3, host: esx01, gpus: [{vgpu: grid_l4-24q, on: '0000:3b:00.0'}]}\n"
+    with pytest.raises(sc.ScenarioError, match="equal-size mode allows one profile per GPU"):
+        load(tmp_path, text)
+
+
+def test_normalise_without_yaml_names_the_source() -> None:
+    with pytest.raises(sc.ScenarioError) as info:
+        sc.normalise({"datacenters": [{"name": "x", "gpuz": 1}]}, source="generated")
+    assert str(info.value) == "generated: unknown key 'gpuz' in datacenter x"
+
+
+def test_cli_prints_the_normal_form(tmp_path: Path) -> None:
+    path = write(tmp_path, BASE)
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert sc.main([str(path)]) == 0
+    assert json.loads(out.getvalue()) == sc.load_scenario(path)
+
+
+def test_cli_reports_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, BASE.replace("name: esx01\n", "name: esx01\n            gpuz: 1\n", 1))
+    assert sc.main([str(path)]) == 1
+    assert "unknown key 'gpuz' in host esx01" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [(1, 1, 0, 0), (3, 2, 2, 40), (2, 3, 1, 60, 1.0), (4, 2, 8, 100, 0.9, 7)],
+)
+def test_generated_scenarios_normalise(args: tuple[Any, ...]) -> None:
+    scenario = gen.generate(*args)
+    normal = sc.normalise(scenario, source="generated")
+    dc = normal["datacenters"][0]
+    clusters, hosts, gpus, vms = args[:4]
+    assert len(dc["clusters"]) == clusters
+    assert sum(len(c["hosts"]) for c in dc["clusters"]) == clusters * hosts
+    assert all(len(h["gpus"]) == gpus for c in dc["clusters"] for h in c["hosts"])
+    assert len(dc["vms"]) == vms
+    assert gen.generate(*args) == scenario  # the same arguments, the same estate
+
+
+def test_generated_estate_mixes_every_gpu_kind() -> None:
+    dc = sc.normalise(gen.generate(3, 2, 2, 60, gpu_vm_share=0.5))["datacenters"][0]
+    kinds = {next(iter(g)) for vm in dc["vms"] for g in vm["gpus"]}
+    assert kinds == {"vgpu", "passthrough", "dynamic"}
+    assert all(
+        g["on"] for vm in dc["vms"] if vm["power"] == "poweredOn" for g in vm["gpus"] if "vgpu" in g
+    )
+    transports = {a["type"] for c in dc["clusters"] for h in c["hosts"] for a in h["adapters"]}
+    assert {"fc", "iscsi"} <= transports
+    assert all(len(m["paths"]) == 2 for ds in dc["datastores"] for m in ds["mounts"])
+
+
+def test_generate_cli_writes_a_loadable_file(tmp_path: Path) -> None:
+    out = tmp_path / "big.yaml"
+    assert (
+        gen.main(["--clusters", "2", "--hosts", "2", "--gpus", "2", "--vms", "20", "-o", str(out)])
+        == 0
+    )
+    assert out.read_text(encoding="utf-8").startswith("# Generated")
+    assert sc.load_scenario(out) == sc.normalise(yaml.safe_load(out.read_text(encoding="utf-8")))
+    assert sc.load_scenario(out) == sc.normalise(gen.generate(2, 2, 2, 20))
