@@ -133,6 +133,8 @@ def login(
     except ConnectError:
         raise
     except Exception as exc:  # every failure becomes one clear message
+        if exc.__class__.__name__ == "CannotOverwriteExistingCassetteException":
+            raise  # a replayed session ran past its cassette: not a network failure
         raise ConnectError(describe_failure(exc, server, user, timeout)) from None
 
 

@@ -8,6 +8,7 @@ carrying only the property paths asked for.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,7 +34,17 @@ class ObjectProps:
 
     @property
     def name(self) -> str:
-        return str(self.props.get("name") or self.moref)
+        name = self.props.get("name")
+        return unescape_name(str(name)) if name else self.moref
+
+
+_ESCAPES = re.compile(r"%(2[fF]|5[cC]|25)")
+_UNESCAPED = {"2f": "/", "5c": "\\", "25": "%"}
+
+
+def unescape_name(name: str) -> str:
+    """vCenter escapes '/', '\\' and '%' in entity names as %2f, %5c and %25."""
+    return _ESCAPES.sub(lambda m: _UNESCAPED[m.group(1).lower()], name)
 
 
 def moref(obj: Any) -> str:

@@ -102,7 +102,7 @@ def build_cluster(
             cluster.default_restart_priority = defaults.restartPriority
     if drs is not None:
         cluster.drs_enabled = bool(drs.enabled)
-        cluster.drs_automation = drs.defaultVmBehavior or None
+        cluster.drs_automation = str(drs.defaultVmBehavior) if drs.defaultVmBehavior else None
     for vm_config in getattr(config, "dasVmConfig", None) or []:
         settings = vm_config.dasSettings
         priority = (settings.restartPriority if settings else None) or vm_config.restartPriority

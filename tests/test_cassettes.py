@@ -1,0 +1,80 @@
+"""Replay tier: every committed cassette, offline, with outbound sockets refused.
+
+Each cassette must yield the inventory its scenario file declares (derived by
+tests/lab/expected.py from the scenario alone), within the request bound, and
+must hold no secret.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from gpuaudit import cassette, scan
+from gpuaudit.inventory import Inventory
+from tests.conftest import CASSETTES, RECORDED, SCENARIOS
+from tests.lab.expected import comparable, expected_inventory
+from tests.lab.lab import LAB_PASSWORD
+from tests.lab.scenario import load_scenario
+
+# A full collection, whatever the estate's size, makes at most this many SOAP
+# requests, not counting ContinueRetrievePropertiesEx pages.
+REQUEST_BOUND = 25
+
+
+def test_every_recorded_scenario_has_a_cassette() -> None:
+    missing = [name for name in RECORDED if not (CASSETTES / f"{name}.yaml").is_file()]
+    assert not missing, f"record them with: python -m tests.lab.record {' '.join(missing)}"
+
+
+@pytest.mark.parametrize("name", RECORDED)
+def test_replay_matches_scenario(name: str, no_network: None) -> None:
+    inventory = scan.obtain_inventory(scan.Replay(CASSETTES / f"{name}.yaml"))
+    expected = expected_inventory(load_scenario(SCENARIOS / f"{name}.yaml"))
+    assert comparable(inventory) == comparable(expected)
+
+
+@pytest.mark.parametrize("name", RECORDED)
+def test_request_count_is_bounded(name: str) -> None:
+    calls = [cassette.soap_call(i["request"].get("body"))[0] for i in _interactions(name)]
+    soap = [c for c in calls if c]  # the version negotiation GET has no SOAP body
+    pages = soap.count("ContinueRetrievePropertiesEx")
+    assert len(soap) - pages <= REQUEST_BOUND, soap
+    # One bulk retrieval, not one read per object.
+    assert soap.count("RetrievePropertiesEx") == 1
+    assert "RetrieveProperties" not in soap
+
+
+def _interactions(name: str) -> list[dict]:  # type: ignore[type-arg]
+    return cassette.interactions(CASSETTES / f"{name}.yaml")
+
+
+_COOKIE = re.compile(r'vmware_soap_session="?([^";\s]+)')
+
+
+@pytest.mark.parametrize("path", sorted(CASSETTES.glob("*.yaml")), ids=lambda p: p.stem)
+def test_cassette_holds_no_secret(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert LAB_PASSWORD not in text
+    assert set(_COOKIE.findall(text)) <= {cassette.SCRUBBED}
+    assert re.search(r"<password[^>]*>(?!\*+<)", text) is None
+    assert "User-Agent" not in text and "127.0.0.1:" not in text
+
+
+def test_replay_refuses_a_request_the_cassette_lacks(tmp_path: Path, no_network: None) -> None:
+    # A cassette cut after the login: the collection asks for calls it does not hold.
+    source = (CASSETTES / "scenario-b.yaml").read_text(encoding="utf-8")
+    cut = source.index("CreateContainerView")
+    truncated = tmp_path / "truncated.yaml"
+    truncated.write_text(source[: source.rindex("- request:", 0, cut)], encoding="utf-8")
+    with pytest.raises(cassette.CassetteError, match="does not hold"):
+        scan.obtain_inventory(scan.Replay(truncated))
+
+
+def test_inventory_round_trips_through_json(tmp_path: Path) -> None:
+    inventory = scan.obtain_inventory(scan.Replay(CASSETTES / "demo.yaml"))
+    path = tmp_path / "inventory.json"
+    inventory.save(path)
+    assert Inventory.load(path) == inventory

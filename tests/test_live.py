@@ -1,0 +1,62 @@
+"""Live tier: the lab serves each scenario, and the committed cassettes still tell the truth."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from gpuaudit import connect
+from gpuaudit.cli import main
+from gpuaudit.collect import collect
+from gpuaudit.inventory import Inventory
+from tests.conftest import CASSETTES, RECORDED, SCENARIOS
+from tests.lab.expected import comparable, expected_inventory
+from tests.lab.record import normalised, record
+from tests.lab.scenario import load_scenario
+
+pytestmark = pytest.mark.live
+
+
+@pytest.mark.parametrize("name", RECORDED)
+def test_recording_matches_committed_cassette(name: str, tmp_path: Path) -> None:
+    fresh = tmp_path / f"{name}.yaml"
+    record(SCENARIOS / f"{name}.yaml", fresh)
+    committed = normalised(CASSETTES / f"{name}.yaml")
+    assert normalised(fresh) == committed, (
+        f"cassettes/{name}.yaml no longer matches the lab: re-record it with "
+        f"python -m tests.lab.record {name}"
+    )
+
+
+@pytest.mark.parametrize("name", RECORDED)
+def test_live_collection_matches_scenario(name: str, lab_factory: Any) -> None:
+    lab = lab_factory(name)
+    with connect.session(connect.parse_server(lab.url), lab.user, lab.password) as si:
+        inventory = collect(si, source=lab.url)
+    expected = expected_inventory(load_scenario(SCENARIOS / f"{name}.yaml"))
+    assert comparable(inventory) == comparable(expected)
+
+
+def test_collect_command_writes_an_inventory_that_loads_back(
+    lab_factory: Any, tmp_path: Path
+) -> None:
+    lab = lab_factory("scenario-b")
+    out = tmp_path / "inventory.json"
+    result = CliRunner().invoke(
+        main,
+        ["collect", "--server", lab.url, "--user", lab.user, "--output", str(out)],
+        env={"GPUAUDIT_PASSWORD": lab.password},
+    )
+    assert result.exit_code == 0, result.output
+    loaded = Inventory.load(out)
+    expected = expected_inventory(load_scenario(SCENARIOS / "scenario-b.yaml"))
+    assert comparable(loaded) == comparable(expected)
+    assert lab.password not in out.read_text(encoding="utf-8")
+    # And --from analyses it offline, with the same inventory as a live scan.
+    scan = CliRunner().invoke(
+        main, ["scan", "--from", str(out), "--output-dir", str(tmp_path), "--format", "json"]
+    )
+    assert scan.exit_code in (0, 1), scan.output
