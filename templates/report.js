@@ -17,7 +17,8 @@
     return node;
   }
   function $(id) { return document.getElementById(id); }
-  function cmpText(a, b) { return String(a).localeCompare(String(b), undefined, { numeric: true }); }
+  var collator = new Intl.Collator(undefined, { numeric: true });
+  function cmpText(a, b) { return collator.compare(String(a), String(b)); }
 
   // Findings: [severity, status, rule, object, kind, cluster, host, message, evidence, waiver]
   var F = data.findings;

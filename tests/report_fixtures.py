@@ -848,7 +848,7 @@ def large_result(n_vms: int = 10_000, per_host: int = 50) -> AuditResult:
         sim = ClusterSimulation(
             name,
             hosts=min(10, n_hosts - c),
-            tolerates=(c // 10) % 2,
+            tolerates=1,
             worst_host=f"esx{c:04d}.example",
         )
         sims.append(sim)
@@ -871,7 +871,7 @@ def large_result(n_vms: int = 10_000, per_host: int = 50) -> AuditResult:
             sim.failures.append(HostFailure(host_name, 0))
     for i in range(n_vms):
         host = hosts[i % len(hosts)]
-        gpu = host.gpus[i % 4] if i % 3 == 0 else None
+        gpu = host.gpus[(i // len(hosts)) % 4] if i % 3 == 0 else None
         vm = Vm(
             f"vm-{i:05d}",
             f"vm-{i}",

@@ -42,10 +42,10 @@ def report_stem(server: str, now: datetime) -> str:
     return f"gpuaudit-{safe_server(server)}-{utc_stamp(now)}"
 
 
-def report_filename(server: str, fmt: str, now: datetime) -> str:
-    """gpuaudit-vcsa01.example.com-20261130T085000Z.html"""
+def report_filename(server: str, fmt: str, now: datetime | None = None) -> str:
+    """gpuaudit-vcsa01.example.com-20261130T085000Z.html (``now`` defaults to the current time)"""
     try:
         extension = EXTENSIONS[fmt]
     except KeyError:
         raise ValueError(f"unknown report format {fmt!r}; known: {', '.join(FORMATS)}") from None
-    return f"{report_stem(server, now)}.{extension}"
+    return f"{report_stem(server, now or datetime.now(UTC))}.{extension}"

@@ -22,7 +22,7 @@ from openpyxl.utils import get_column_letter
 from openpyxl.worksheet._write_only import WriteOnlyWorksheet
 
 from gpuaudit.report.json_report import REPORT_SCHEMA_VERSION
-from gpuaudit.report.tables import BOOL, DATE, DATETIME, Table, Value, workbook_tables
+from gpuaudit.report.tables import BOOL, DATE, DATETIME, FLOAT, Table, Value, workbook_tables
 from gpuaudit.report.text import looks_like_formula, xml_text
 from gpuaudit.results import AuditResult
 
@@ -85,10 +85,14 @@ def excel_value(value: Value) -> Value:
     return value
 
 
-def _cell(ws: WriteOnlyWorksheet, value: Value) -> Any:
+def _cell(ws: WriteOnlyWorksheet, value: Value, kind: str) -> Any:
     if value is None:
         return None
     value = excel_value(value)
+    if kind == FLOAT and isinstance(value, float):
+        cell = WriteOnlyCell(ws, value=value)
+        cell.number_format = "0.0"
+        return cell
     if isinstance(value, str):
         cell = WriteOnlyCell(ws, value=value)
         cell.data_type = "s"  # never a formula, whatever it starts with
@@ -153,8 +157,9 @@ def _write_table(wb: Workbook, table: Table) -> None:
         cell.alignment = _HEADER_ALIGN
         header.append(cell)
     ws.append(header)
+    kinds = [c.type for c in table.columns]
     for row in table.rows:
-        ws.append([_cell(ws, v) for v in row])
+        ws.append([_cell(ws, v, kinds[i]) for i, v in enumerate(row)])
 
 
 def render_xlsx(result: AuditResult) -> bytes:

@@ -1,0 +1,189 @@
+"""The HTML report without a browser: self-contained, escaped, and its data intact."""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gpuaudit.report import render_html
+from gpuaudit.report.html import template_root
+from tests.report_fixtures import ALL, HOSTILE, build_result, large_result
+
+
+class Page(HTMLParser):
+    """Every element and attribute, and the text of each script."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.scripts: list[tuple[dict[str, str | None], str]] = []
+        self._script: dict[str, str | None] | None = None
+        self._text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+        if tag == "script":
+            self._script, self._text = dict(attrs), []
+
+    def handle_data(self, data: str) -> None:
+        if self._script is not None:
+            self._text.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "script" and self._script is not None:
+            self.scripts.append((self._script, "".join(self._text)))
+            self._script = None
+
+
+def parse(html: str) -> Page:
+    page = Page()
+    page.feed(html)
+    page.close()
+    return page
+
+
+def embedded(page: Page) -> dict:
+    (data,) = [text for attrs, text in page.scripts if attrs.get("type") == "application/json"]
+    return json.loads(data)
+
+
+def assert_safe(html: str) -> Page:
+    page = parse(html)
+    # Exactly our two scripts: the data block and the code; nothing else executes.
+    assert [a.get("type") for a, _ in page.scripts] == ["application/json", None]
+    assert sum(1 for tag, _ in page.tags if tag == "script") == 2
+    for tag, attrs in page.tags:
+        assert tag not in ("img", "iframe", "object", "embed", "link", "base", "form"), tag
+        for name, value in attrs.items():
+            assert not name.startswith("on"), f"<{tag} {name}=...>"
+            if name in ("src", "href", "action", "xlink:href"):
+                assert (value or "").startswith("#"), f"<{tag} {name}={value!r}>"
+    return page
+
+
+@pytest.mark.parametrize("name", sorted(ALL))
+def test_page_is_self_contained_and_safe(name: str) -> None:
+    html = render_html(ALL[name]())
+    assert html.startswith("<!DOCTYPE html>")
+    page = assert_safe(html)
+    (csp,) = [a["content"] for t, a in page.tags if t == "meta" and a.get("http-equiv")]
+    assert csp is not None and "default-src 'none'" in csp and "'unsafe-inline'" not in csp
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", html)
+    assert "@import" not in html and "url(" not in html.split("<script type")[0]
+
+
+def test_hostile_names_are_text_not_markup() -> None:
+    html = render_html(ALL["hostile"]())
+    assert_safe(html)
+    assert "<script>alert(1)</script>" not in html
+    assert '<img src=x onerror="window.__pwned=1">' not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "&lt;img src=x onerror=&#34;window.__pwned=1&#34;&gt;" in html
+    # Jinja syntax in a name is shown, not evaluated.
+    assert "{{ 7*7 }}" in html and ">49<" not in html
+
+
+def test_embedded_json_cannot_be_closed_by_a_name() -> None:
+    html = render_html(ALL["hostile"]())
+    opening = '<script type="application/json" id="gpuaudit-data">'
+    start = html.index(opening) + len(opening)
+    block = html[start : html.index("</script>", start)]
+    assert "<!--" not in block and "</" not in block and "<script" not in block.lower()
+    data = embedded(parse(html))
+    objects = {f[3] for f in data["findings"]}
+    assert HOSTILE["vdi1"] in objects and HOSTILE["c3"] in objects
+    vms = next(t for t in data["tables"] if t["key"] == "gpu-vms")
+    assert HOSTILE["vdi8"] in {r[0] for r in vms["rows"]}
+
+
+def test_top_of_page_shows_estate_and_counts() -> None:
+    html = render_html(ALL["realistic"]())
+    assert "vcsa01.corp.example" in html and "8.0.3" in html and "2026-11-30 08:49 UTC" in html
+    assert "11 failed findings: 2 critical, 2 high, 4 medium, 2 low, 1 info" in html
+    for cat, n in (("ha", 3), ("vmotion", 2), ("storage", 2)):
+        assert re.search(rf"{cat} <b>{n}</b>", html)
+    assert "Design B" in html and "Design C" in html
+    assert ">N+1<" in html and ">N+0<" in html
+    assert "3 data gaps" not in html and "3 properties could not be read" in html
+
+
+def test_cluster_cards_draw_capacity_before_and_after_the_worst_failure() -> None:
+    html = render_html(ALL["realistic"]())
+    assert html.count('<article class="card"') == 3
+    assert html.count('<svg class="capacity"') == 3
+    assert "After esx-p01.corp.example fails" in html
+    # Cluster 1: 6 GPUs of 6 slots; 10 used before; after the failure 4 slots
+    # on the survivors are taken by restarted VMs.
+    card = html[html.index('aria-label="Cluster gpu-vgpu-prod"') :]
+    card = card[: card.index("</article>")]
+    now, after = card.split('class="panel-title"')[1:3]
+    assert card.count('class="s-moved"') == 4 + 1  # four slots, one legend entry
+    assert card.count('class="s-failed"') == 1 + 1
+    assert "taken by restarted VMs" in card and "host failed" in card
+    assert now and after
+
+
+def test_passthrough_and_gpu_less_hosts_are_drawn() -> None:
+    html = render_html(ALL["realistic"]())
+    card = html[html.index('aria-label="Cluster gpu-pt-edge"') :]
+    card = card[: card.index("</article>")]
+    assert card.count('class="s-used-pt"') >= 3 + 2
+    assert "no GPU" in card  # the buffer node
+    assert "infer-01" in card and "no free passthrough GPU" in card
+
+
+def test_passing_page_is_green() -> None:
+    html = render_html(ALL["passing"]())
+    assert "verdict-pass" in html and "No failed findings" in html
+    assert "Incomplete" not in html
+
+
+def test_inventory_sections_are_all_there() -> None:
+    data = embedded(parse(render_html(ALL["realistic"]())))
+    keys = [t["key"] for t in data["tables"]]
+    assert keys == [
+        "hosts", "gpus", "profiles", "gpu-vms", "datastores", "adapters", "vmotion",
+        "failover", "gaps",
+    ]  # fmt: skip
+    assert len(data["findings"]) == 33
+
+
+def test_large_estate_page_stays_small_enough() -> None:
+    html = render_html(large_result())
+    assert len(html) < 15_000_000
+    page = assert_safe(html)
+    data = embedded(page)
+    assert len(data["findings"]) == 30_000
+    # Findings and inventory rows travel as JSON, not as DOM rows.
+    assert html.count("<tr") < 200
+
+
+def test_templates_are_found_outside_the_checkout(tmp_path: Path) -> None:
+    root = template_root()
+    assert root.joinpath("report.html.j2").is_file()
+    assert root.joinpath("report.js").is_file() and root.joinpath("report.css").is_file()
+
+
+_names = st.text(
+    alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)),
+    min_size=1,
+    max_size=40,
+) | st.sampled_from(list(HOSTILE.values()))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.dictionaries(st.sampled_from(sorted(HOSTILE)), _names, min_size=1))
+def test_any_names_render_safely(names: dict[str, str]) -> None:
+    # Distinct names keep the estate's lookups meaningful.
+    if len(set(names.values())) != len(names):
+        return
+    result = build_result(names)
+    page = assert_safe(render_html(result))
+    data = embedded(page)
+    assert [f[3] for f in data["findings"]] == [f.object for f in result.findings]

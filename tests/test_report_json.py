@@ -1,0 +1,182 @@
+"""The JSON report: valid against its published schema, complete, and loadable again."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import typing
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from gpuaudit import inventory, results
+from gpuaudit.report import (
+    REPORT_SCHEMA_VERSION,
+    ReportError,
+    load_json_report,
+    render_json,
+    report_schema,
+    write_reports,
+)
+from tests.report_fixtures import ALL, large_result
+
+VALIDATOR = jsonschema.Draft202012Validator
+
+
+def validate(doc: dict[str, Any]) -> None:
+    VALIDATOR(report_schema()).validate(doc)
+
+
+def test_schema_is_a_valid_json_schema() -> None:
+    schema = report_schema()
+    VALIDATOR.check_schema(schema)
+    assert schema["properties"]["report_schema_version"] == {"const": REPORT_SCHEMA_VERSION}
+
+
+def test_schema_ships_in_the_package() -> None:
+    path = Path(results.__file__).parent / "schemas" / "report.schema.json"
+    assert json.loads(path.read_text(encoding="utf-8")) == report_schema()
+
+
+@pytest.mark.parametrize("name", sorted(ALL))
+def test_report_validates(name: str) -> None:
+    validate(render_json(ALL[name]()))
+
+
+def test_large_report_validates() -> None:
+    validate(render_json(large_result(2_000)))
+
+
+def test_written_file_validates(tmp_path: Path) -> None:
+    for name, build in ALL.items():
+        (path,) = write_reports(build(), tmp_path / name, ["json"], "vc")
+        validate(json.loads(path.read_text(encoding="utf-8")))
+
+
+def test_report_holds_source_inventory_results_simulation_and_summary() -> None:
+    result = ALL["realistic"]()
+    doc = render_json(result)
+    assert doc["source"]["server"] == "vcsa01.corp.example"
+    assert doc["source"]["vcenter"]["version"] == "8.0.3"
+    assert doc["source"]["collected_at"] == "2026-11-30T08:49:12Z"
+    assert len(doc["findings"]) == len(result.findings)
+    assert doc["findings"][1]["evidence"] == {"ha_enabled": False, "gpu_vms": 3}
+    assert doc["findings"][1]["waiver"]["owner"] == "ops-gpu@corp.example"
+    assert [s["cluster"] for s in doc["simulations"]] == [s.cluster for s in result.simulations]
+    assert doc["simulations"][0]["capacity"][0]["capacity"] == 6
+    assert len(doc["inventory"]["vms"]) == len(result.inventory.vms)
+    assert doc["rules"][0]["remediation"]
+    summary = doc["summary"]
+    assert summary["verdict"] == "fail"
+    assert summary["worst_severity"] == "critical"
+    assert summary["results"] == {"fail": 11, "waived": 2, "pass": 20}
+    assert summary["failed_by_severity"] == result.counts()["severity"]
+    assert summary["failed_by_category"] == result.counts()["category"]
+    assert summary["incomplete"] is True
+    tolerates = {c["name"]: c["tolerates"] for c in summary["clusters"]}
+    assert tolerates == {"gpu-vgpu-prod": 1, "gpu-pt-edge": 0, "vdi-a16": 0}
+    assert {c["name"]: c["design"] for c in summary["clusters"]} == result.designs
+
+
+def test_passing_estate_verdict() -> None:
+    summary = render_json(ALL["passing"]())["summary"]
+    assert summary["verdict"] == "pass"
+    assert summary["worst_severity"] is None
+    assert summary["incomplete"] is False
+
+
+def test_hostile_names_survive_unchanged() -> None:
+    result = ALL["hostile"]()
+    doc = render_json(result)
+    names = [v["name"] for v in doc["inventory"]["vms"]]
+    assert names == [v.name for v in result.inventory.vms]
+    assert "bell\x07and\x00nul" in names and "\rcr" in names
+
+
+def test_evidence_that_json_cannot_hold_becomes_text() -> None:
+    result = ALL["realistic"]()
+    result.findings[0].evidence = {"hosts": {"b", "a"}, "pair": (1, 2), "when": object}
+    doc = render_json(result)
+    validate(doc)
+    assert doc["findings"][0]["evidence"]["hosts"] == ["a", "b"]
+    assert doc["findings"][0]["evidence"]["pair"] == [1, 2]
+    assert isinstance(doc["findings"][0]["evidence"]["when"], str)
+
+
+@pytest.mark.parametrize("name", sorted(ALL))
+def test_round_trip(name: str, tmp_path: Path) -> None:
+    result = ALL[name]()
+    (path,) = write_reports(result, tmp_path, ["json"], "vc")
+    loaded = load_json_report(path)
+    assert loaded.to_dict() == json.loads(json.dumps(result.to_dict()))
+    assert render_json(loaded) == render_json(result)
+
+
+def test_newer_report_is_refused(tmp_path: Path) -> None:
+    doc = render_json(ALL["realistic"]())
+    doc["report_schema_version"] = REPORT_SCHEMA_VERSION + 1
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(ReportError, match="newer"):
+        load_json_report(path)
+
+
+@pytest.mark.parametrize("text", ["", "[]", "{}", '{"report_schema_version": 1}', "not json"])
+def test_broken_report_is_refused(text: str, tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ReportError):
+        load_json_report(path)
+
+
+def test_schema_rejects_a_wrong_document() -> None:
+    doc = render_json(ALL["realistic"]())
+    doc["findings"][0]["status"] = "maybe"
+    with pytest.raises(jsonschema.ValidationError):
+        validate(doc)
+    doc = render_json(ALL["realistic"]())
+    del doc["summary"]["verdict"]
+    with pytest.raises(jsonschema.ValidationError):
+        validate(doc)
+
+
+def _schema_properties(schema: dict[str, Any], name: str) -> set[str]:
+    return set(schema["$defs"][name]["properties"])
+
+
+SCHEMA_DEFS = {
+    "vcenter": inventory.VCenter,
+    "admission_control": inventory.AdmissionControl,
+    "cluster": inventory.Cluster,
+    "gpu": inventory.Gpu,
+    "vgpu_profile": inventory.VgpuProfile,
+    "storage_adapter": inventory.StorageAdapter,
+    "vmotion_nic": inventory.VmotionNic,
+    "host": inventory.Host,
+    "lun_path": inventory.LunPath,
+    "datastore_mount": inventory.DatastoreMount,
+    "datastore": inventory.Datastore,
+    "gpu_attachment": inventory.GpuAttachment,
+    "vm": inventory.Vm,
+    "gap": inventory.Gap,
+    "inventory": inventory.Inventory,
+    "rule": results.Rule,
+    "waiver": results.Waiver,
+    "finding": results.Finding,
+    "gpu_slots": results.GpuSlots,
+    "placement": results.Placement,
+    "host_failure": results.HostFailure,
+    "simulation": results.ClusterSimulation,
+    "rule_error": results.RuleError,
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMA_DEFS))
+def test_schema_requires_only_fields_that_exist(name: str) -> None:
+    """A field the schema requires must exist: removing or renaming one needs a new version."""
+    fields = {f.name for f in dataclasses.fields(SCHEMA_DEFS[name])}
+    required = set(report_schema()["$defs"][name]["required"])
+    assert required <= fields, f"schema requires {sorted(required - fields)} on {name}"
+    assert typing.get_type_hints(SCHEMA_DEFS[name])

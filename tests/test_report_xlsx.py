@@ -1,0 +1,146 @@
+"""The Excel workbook as openpyxl reads it back: sheets, types, styles, no formulas."""
+
+from __future__ import annotations
+
+import io
+import re
+import time
+import zipfile
+from datetime import datetime
+
+import openpyxl
+import pytest
+from openpyxl.worksheet.worksheet import Worksheet
+
+from gpuaudit.report import render_xlsx
+from gpuaudit.report.xlsx import stored_text
+from tests.report_fixtures import ALL, HOSTILE, large_result
+
+SHEETS = [
+    "Summary", "Findings", "Clusters", "Hosts", "GPUs", "vGPU Profiles", "VMs", "Datastores",
+    "Adapters", "vMotion Network", "Failover Simulation", "Data Gaps", "About",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def realistic() -> openpyxl.Workbook:
+    return openpyxl.load_workbook(io.BytesIO(render_xlsx(ALL["realistic"]())))
+
+
+@pytest.fixture(scope="module")
+def hostile_bytes() -> bytes:
+    return render_xlsx(ALL["hostile"]())
+
+
+def header(ws: Worksheet) -> list[str]:
+    return [c.value for c in ws[1]]
+
+
+def column(ws: Worksheet, name: str) -> list[object]:
+    index = header(ws).index(name) + 1
+    return [ws.cell(row=r, column=index).value for r in range(2, ws.max_row + 1)]
+
+
+def test_sheets_in_order(realistic: openpyxl.Workbook) -> None:
+    assert realistic.sheetnames == SHEETS
+
+
+@pytest.mark.parametrize("sheet", SHEETS)
+def test_every_sheet_has_frozen_header_filter_and_widths(
+    realistic: openpyxl.Workbook, sheet: str
+) -> None:
+    ws = realistic[sheet]
+    assert ws.freeze_panes == "A2"
+    last = openpyxl.utils.get_column_letter(ws.max_column)
+    assert ws.auto_filter.ref == f"A1:{last}{ws.max_row}"
+    for i in range(1, ws.max_column + 1):
+        width = ws.column_dimensions[openpyxl.utils.get_column_letter(i)].width
+        assert 6 <= width <= 60
+        assert ws.cell(row=1, column=i).font.b
+    assert all(isinstance(v, str) and v for v in header(ws))
+
+
+def test_values_keep_their_types(realistic: openpyxl.Workbook) -> None:
+    hosts = realistic["Hosts"]
+    assert column(hosts, "# Cores")[0] == 64
+    assert column(hosts, "Maintenance")[0] is False
+    clusters = realistic["Clusters"]
+    assert column(clusters, "HA") == [True, False, True]
+    assert column(clusters, "Tolerates") == [1, 0, 0]
+    assert column(clusters, "N+k") == ["N+1", "N+0", "N+0"]
+    summary = realistic["Summary"]
+    values = dict(zip(column(summary, "Item"), column(summary, "Value"), strict=True))
+    assert values["Scanned (UTC)"] == datetime(2026, 11, 30, 8, 49, 12)
+    assert values["Verdict"] == "FAIL"
+    assert values["Incomplete"] is True
+    assert values["critical"] == 2
+    expires = [v for v in column(realistic["Findings"], "Waiver Expires") if v is not None]
+    assert expires == [datetime(2027, 3, 31)] * 2
+    ws = realistic["Findings"]
+    cell = ws.cell(row=3, column=header(ws).index("Waiver Expires") + 1)
+    assert cell.is_date and cell.number_format == "yyyy-mm-dd"
+    free = column(realistic["Datastores"], "Free %")
+    assert free[0] == 25.0
+    ws = realistic["Datastores"]
+    assert ws.cell(row=2, column=header(ws).index("Free %") + 1).number_format == "0.0"
+    about = dict(
+        zip(column(realistic["About"], "Item"), column(realistic["About"], "Value"), strict=True)
+    )
+    assert about["Tool Version"] == "0.1.0" and about["Rules Version"] == "2026.11.1"
+    assert about["Waivers Applied"] == 2 and about["Source"] == "vcsa01.corp.example"
+
+
+def test_severity_and_status_are_coloured(realistic: openpyxl.Workbook) -> None:
+    ws = realistic["Findings"]
+    ranges = {str(cf.sqref): [r.formula[0] for r in cf.rules] for cf in ws.conditional_formatting}
+    severity = [f for k, v in ranges.items() if k.startswith("B2:") for f in v]
+    status = [f for k, v in ranges.items() if k.startswith("A2:") for f in v]
+    assert sorted(severity) == sorted(
+        f'"{s}"' for s in ("critical", "high", "medium", "low", "info")
+    )
+    assert '"fail"' in status
+
+
+def test_formula_like_names_are_strings_not_formulas(hostile_bytes: bytes) -> None:
+    wb = openpyxl.load_workbook(io.BytesIO(hostile_bytes))
+    ws = wb["VMs"]
+    cells = {c.value: c for c in ws["A"][1:]}
+    for key in ("vdi1", "vdi2", "vdi3", "vdi4", "vdi5", "vdi6"):
+        original = HOSTILE[key]
+        cell = cells[stored_text(original)]
+        assert cell.data_type == "s", (original, cell.data_type)
+        assert cell.quotePrefix, original
+    assert cells["=cmd|' /C calc'!A0"].value == "=cmd|' /C calc'!A0"
+    assert "+1+1" in cells and "-2" in cells and "@SUM(1)" in cells and "\ttab" in cells
+    datastores = column(wb["Datastores"], "Datastore")
+    assert HOSTILE["ds_nfs"] in datastores  # =HYPERLINK(...) stays text
+
+
+def test_no_sheet_holds_a_formula(hostile_bytes: bytes) -> None:
+    with zipfile.ZipFile(io.BytesIO(hostile_bytes)) as z:
+        sheets = [n for n in z.namelist() if n.startswith("xl/worksheets/sheet")]
+        assert len(sheets) == len(SHEETS)
+        for name in sheets:
+            xml = z.read(name).decode("utf-8")
+            assert "<f>" not in xml and "<f " not in xml, name
+            assert not re.search(r'<c [^>]*t="str"', xml), name  # formula results
+
+
+def test_forbidden_characters_are_replaced_visibly(hostile_bytes: bytes) -> None:
+    wb = openpyxl.load_workbook(io.BytesIO(hostile_bytes))
+    vms = column(wb["VMs"], "VM")
+    assert "bell\\x07and\\x00nul" in vms
+    hosts = column(wb["Hosts"], "Host")
+    assert "ctl\\x01host\\x0bname\\x1f" in hosts
+    assert "x" * 250 + "-long" in hosts
+
+
+def test_large_estate_is_fast_enough() -> None:
+    result = large_result()
+    start = time.monotonic()
+    data = render_xlsx(result)
+    elapsed = time.monotonic() - start
+    assert elapsed < 60, f"{elapsed:.1f} s for 10,000 VMs"
+    wb = openpyxl.load_workbook(io.BytesIO(data), read_only=True)
+    assert sum(1 for _ in wb["VMs"].iter_rows()) == 10_001
+    assert sum(1 for _ in wb["Findings"].iter_rows()) == 30_001
