@@ -1,0 +1,123 @@
+"""The check stage: run every rule and the host-failure simulation over an inventory.
+
+A rule that raises is recorded in ``AuditResult.errors`` and the audit goes on.
+Policy is applied here: severity overrides, then waivers (an active waiver turns a
+failure into "waived"; an expired one stops applying and is reported).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+
+from gpuaudit import __version__
+from gpuaudit.inventory import Inventory
+from gpuaudit.policy import Policy
+from gpuaudit.results import AuditResult, Finding, Rule, RuleError
+from gpuaudit.rules import catalogue, specs
+from gpuaudit.rules.design import classify_all
+from gpuaudit.rules.facts import Facts
+from gpuaudit.rules.registry import Context, Verdict
+from gpuaudit.simulate import Simulated, simulate_cluster_notes
+
+
+def run_checks(
+    inventory: Inventory, policy: Policy | None = None, today: date | None = None
+) -> AuditResult:
+    """Check an inventory: findings for every rule (passes too), simulations, designs."""
+    policy = policy or Policy.default()
+    today = today or datetime.now(UTC).date()
+    facts = Facts(inventory)
+    errors: list[RuleError] = []
+
+    simulations: dict[str, Simulated] = {}
+    for cluster in facts.clusters_with_gpus():
+        try:
+            simulations[cluster.name] = simulate_cluster_notes(inventory, cluster.name, facts)
+        except Exception as exc:  # the audit goes on without this simulation
+            errors.append(RuleError("simulation", f"{cluster.name}: {_describe(exc)}"))
+
+    ctx = Context(facts=facts, policy=policy, simulations=simulations, today=today)
+    gaps = _gaps(inventory)
+    findings: list[Finding] = []
+    for spec in specs():
+        try:
+            verdicts = list(spec.check(ctx))
+        except Exception as exc:  # a broken rule must not stop the audit
+            errors.append(RuleError(spec.rule.id, _describe(exc)))
+            continue
+        for verdict in verdicts:
+            findings.append(_finding(spec.rule, verdict, policy, today, gaps))
+
+    try:
+        designs = classify_all(facts)
+    except Exception as exc:
+        errors.append(RuleError("DS-01", _describe(exc)))
+        designs = {}
+
+    return AuditResult(
+        inventory=inventory,
+        rules=catalogue(),
+        findings=findings,
+        simulations=[s.simulation for s in simulations.values()],
+        checked_at=datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        tool_version=__version__,
+        policy_source=policy.source,
+        waivers=list(policy.waivers),
+        expired_waivers=policy.expired(today),
+        errors=errors,
+        designs=designs,
+    )
+
+
+def _finding(
+    rule: Rule,
+    verdict: Verdict,
+    policy: Policy,
+    today: date,
+    gaps: dict[str, list[str]],
+) -> Finding:
+    severity = policy.severity_for(rule.id, verdict.cluster) or verdict.severity or rule.severity
+    evidence = dict(verdict.evidence)
+    status = "pass" if verdict.passed else "fail"
+    waiver = None
+    if not verdict.passed:
+        waiver = policy.waiver_for(rule.id, verdict.object, today)
+        if waiver is not None:
+            status = "waived"
+        else:
+            lapsed = policy.expired_waiver_for(rule.id, verdict.object, today)
+            if lapsed is not None:
+                evidence["expired_waiver"] = {
+                    "owner": lapsed.owner,
+                    "expires": lapsed.expires,
+                    "reason": lapsed.reason,
+                }
+    if rule.id != "DATA-01":
+        uncertain = gaps.get(verdict.object, []) + (
+            gaps.get(verdict.host, []) if verdict.host and verdict.host != verdict.object else []
+        )
+        if uncertain:
+            evidence["uncertain"] = uncertain
+    return Finding(
+        rule=rule.id,
+        object=verdict.object,
+        object_kind=verdict.object_kind or rule.object_kind,
+        status=status,
+        severity=severity,
+        message=verdict.message,
+        cluster=verdict.cluster,
+        host=verdict.host,
+        evidence=evidence,
+        waiver=waiver,
+    )
+
+
+def _gaps(inventory: Inventory) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for gap in inventory.gaps:
+        out.setdefault(gap.object, []).append(f"{gap.property}: {gap.reason}")
+    return out
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"

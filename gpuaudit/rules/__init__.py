@@ -1,0 +1,25 @@
+"""The rule catalogue: one module per category, each rule registered by a decorator.
+
+``catalogue()`` lists the rules (ordered by id); ``specs()`` pairs each with its
+check function. docs/rules.md describes every rule.
+"""
+
+from __future__ import annotations
+
+from gpuaudit.results import Rule
+from gpuaudit.rules import data, design, gpu, ha, storage, vmotion
+from gpuaudit.rules.registry import Context, RuleSpec, Verdict, registered, rule
+
+__all__ = ["Context", "RuleSpec", "Verdict", "catalogue", "rule", "specs"]
+
+_MODULES = (data, design, gpu, ha, storage, vmotion)
+
+
+def specs() -> list[RuleSpec]:
+    """Every rule with its check function, ordered by id."""
+    return registered()
+
+
+def catalogue() -> list[Rule]:
+    """The rule catalogue, ordered by id."""
+    return [spec.rule for spec in registered()]

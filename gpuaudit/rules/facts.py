@@ -1,0 +1,193 @@
+"""Facts derived from an inventory that several rules and the simulation share.
+
+Built once per audit: lookups by name, which VMs use GPUs, which hosts can reach
+which datastores, effective HA restart priorities, GPU frame buffers.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+from gpuaudit import catalog
+from gpuaudit.inventory import Cluster, Datastore, Gpu, GpuAttachment, Host, Inventory, Vm
+
+# HA restart priorities, first restarted first; "disabled" is never restarted by HA.
+PRIORITIES = ("highest", "high", "medium", "low", "lowest", "disabled")
+SAN_TRANSPORTS = ("fc", "fcoe", "iscsi")
+SHARED_DIRECT = "sharedDirect"
+
+
+def is_gpu_vm(vm: Vm) -> bool:
+    return bool(vm.gpus)
+
+
+def kinds(vm: Vm) -> set[str]:
+    return {a.kind for a in vm.gpus}
+
+
+def is_vgpu_vm(vm: Vm) -> bool:
+    return "vgpu" in kinds(vm)
+
+
+def profiles(vm: Vm) -> list[str]:
+    return [a.profile for a in vm.gpus if a.kind == "vgpu" and a.profile]
+
+
+def offered(host: Host) -> dict[str, bool | None]:
+    """Profile name (lower case) -> migrate_supported, for the profiles the host offers."""
+    return {p.name.lower(): p.migrate_supported for p in host.vgpu_profiles}
+
+
+def gpu_name(host: Host | str, gpu: Gpu) -> str:
+    name = host if isinstance(host, str) else host.name
+    return f"{name}/{gpu.pci_id}"
+
+
+def gpu_memory(gpu: Gpu) -> int:
+    """The frame buffer in MB: as the host reports it, else from the catalogue."""
+    if gpu.memory_mb > 0:
+        return gpu.memory_mb
+    model = catalog.model_for(gpu.vendor_id, gpu.device_id, gpu.device_name)
+    return model.memory_mb if model else 0
+
+
+def gpu_prefix(gpu: Gpu) -> str | None:
+    """The GPU's short name in vGPU profile names (grid_l4-4q -> l4), when known."""
+    model = catalog.model_for(gpu.vendor_id, gpu.device_id, gpu.device_name)
+    return model.profile_prefix if model else None
+
+
+def gpu_usable(gpu: Gpu) -> bool:
+    """Capacity a GPU VM can use now: passthrough active, or in vGPU (Shared Direct) mode."""
+    return gpu.passthrough_active or gpu.graphics_type == SHARED_DIRECT
+
+
+def parse_version(text: str) -> tuple[int, int, int]:
+    parts = []
+    for piece in text.split(".")[:3]:
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        parts.append(int(digits) if digits else 0)
+    while len(parts) < 3:
+        parts.append(0)
+    return parts[0], parts[1], parts[2]
+
+
+class Facts:
+    """Lookups over one inventory."""
+
+    def __init__(self, inventory: Inventory) -> None:
+        self.inventory = inventory
+        self.hosts = {h.name: h for h in inventory.hosts}
+        self.datastores = {d.name: d for d in inventory.datastores}
+        self.clusters = {c.name: c for c in inventory.clusters}
+        self._access: dict[str, set[str]] = {
+            d.name: {m.host for m in d.mounts if m.mounted and m.accessible}
+            for d in inventory.datastores
+        }
+
+    # VMs
+    def vm_host(self, vm: Vm) -> Host | None:
+        return self.hosts.get(vm.host) if vm.host else None
+
+    def vm_cluster(self, vm: Vm) -> str | None:
+        """The cluster of the VM's host (the VM's own field when the host is unknown)."""
+        host = self.vm_host(vm)
+        if host is not None:
+            return host.cluster
+        return vm.cluster
+
+    @cached_property
+    def gpu_vms(self) -> list[Vm]:
+        return [vm for vm in self.inventory.vms if is_gpu_vm(vm)]
+
+    @cached_property
+    def _cluster_gpu_vms(self) -> dict[str, list[Vm]]:
+        out: dict[str, list[Vm]] = {}
+        for vm in self.gpu_vms:
+            cluster = self.vm_cluster(vm)
+            if cluster is not None:
+                out.setdefault(cluster, []).append(vm)
+        return out
+
+    def cluster_gpu_vms(self, cluster: str) -> list[Vm]:
+        return self._cluster_gpu_vms.get(cluster, [])
+
+    def host_gpu_vms(self, host: str) -> list[Vm]:
+        return [vm for vm in self.gpu_vms if vm.host == host]
+
+    def restart_priority(self, vm: Vm) -> str:
+        """The VM's effective HA restart priority."""
+        cluster = self.clusters.get(self.vm_cluster(vm) or "")
+        value = vm.restart_priority
+        if not value and cluster is not None:
+            value = cluster.restart_priority_overrides.get(vm.name)
+        if (not value or value == "clusterRestartPriority") and cluster is not None:
+            value = cluster.default_restart_priority
+        return value if value in PRIORITIES else "medium"
+
+    # Clusters and hosts
+    def cluster_hosts(self, cluster: str) -> list[Host]:
+        return [h for h in self.inventory.hosts if h.cluster == cluster]
+
+    def connected_hosts(self, cluster: str) -> list[Host]:
+        return [h for h in self.cluster_hosts(cluster) if h.connected]
+
+    def active_hosts(self, cluster: str) -> list[Host]:
+        """Hosts that can run VMs now: connected and not in maintenance mode."""
+        return [h for h in self.connected_hosts(cluster) if not h.in_maintenance]
+
+    def gpu_clusters(self) -> list[Cluster]:
+        """Clusters that register at least one GPU VM."""
+        return [c for c in self.inventory.clusters if self.cluster_gpu_vms(c.name)]
+
+    def clusters_with_gpus(self) -> list[Cluster]:
+        """Clusters with a GPU VM or a host that has a GPU."""
+        return [
+            c
+            for c in self.inventory.clusters
+            if self.cluster_gpu_vms(c.name) or any(h.gpus for h in self.cluster_hosts(c.name))
+        ]
+
+    # Storage
+    def can_access(self, host: str, datastore: str) -> bool:
+        return host in self._access.get(datastore, set())
+
+    def accessible_from(self, datastore: str) -> set[str]:
+        return self._access.get(datastore, set())
+
+    def cluster_datastores(self, cluster: str) -> list[Datastore]:
+        """Datastores mounted by at least one host of the cluster."""
+        names = {h.name for h in self.cluster_hosts(cluster)}
+        return [d for d in self.inventory.datastores if any(m.host in names for m in d.mounts)]
+
+    def shared_in_cluster(self, datastore: str, cluster: str) -> bool:
+        """Mounted and accessible on at least two hosts of the cluster."""
+        names = {h.name for h in self.cluster_hosts(cluster)}
+        return len(self.accessible_from(datastore) & names) >= 2
+
+    # GPUs
+    def gpu_of_vm(self, vm: Vm) -> Gpu | None:
+        """A GPU of the VM's host that lists the VM, or that a passthrough device names."""
+        host = self.vm_host(vm)
+        if host is None:
+            return None
+        pci_ids = {a.pci_id for a in vm.gpus if a.pci_id}
+        for gpu in host.gpus:
+            if vm.name in gpu.vms or gpu.pci_id in pci_ids:
+                return gpu
+        return None
+
+    def attachment_fraction(self, vm: Vm, attachment: GpuAttachment) -> float:
+        """The share of one physical GPU that an attachment takes (1.0 for passthrough)."""
+        if attachment.kind != "vgpu":
+            return 1.0
+        info = catalog.parse_profile(attachment.profile or "")
+        if info is None:
+            return 1.0
+        gpu = self.gpu_of_vm(vm)
+        memory = gpu_memory(gpu) if gpu is not None else 0
+        if memory <= 0:
+            memory = next(
+                (m.memory_mb for m in catalog.MODELS.values() if m.profile_prefix == info.gpu), 0
+            )
+        return min(1.0, info.memory_mb / memory) if memory > 0 else 1.0

@@ -1,0 +1,283 @@
+"""vSphere HA rules: is a failed host's GPU work restarted, and is there room for it?"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpuaudit.rules import facts as F
+from gpuaudit.rules.registry import Context, Verdict, rule
+
+_HA_QUOTE = (
+    'The seed: "VMware HA: VM restarts on another host" and "HA = fast, predictable recovery."'
+)
+
+
+@rule(
+    id="HA-01",
+    title="vSphere HA is off, or host monitoring is disabled, on a cluster with GPU VMs",
+    category="ha",
+    severity="high",
+    object_kind="cluster",
+    rationale=f"""{_HA_QUOTE} With HA off, or host monitoring disabled, nothing restarts the
+        GPU VMs of a failed host: they stay down until someone acts. Designs that rely on
+        application-level HA instead (the seed's Scenarios A and C) should say so with a waiver.""",
+    remediation="""Enable vSphere HA with host monitoring on the cluster, or waive this rule for
+        clusters whose applications restart elsewhere on their own (Kubernetes).""",
+)
+def ha_enabled(ctx: Context) -> Iterator[Verdict]:
+    for cluster in ctx.facts.gpu_clusters():
+        evidence = {
+            "ha_enabled": cluster.ha_enabled,
+            "host_monitoring": cluster.ha_host_monitoring,
+            "gpu_vms": len(ctx.facts.cluster_gpu_vms(cluster.name)),
+        }
+        if not cluster.ha_enabled:
+            message = "vSphere HA is off: GPU VMs of a failed host are not restarted"
+        elif not cluster.ha_host_monitoring:
+            message = "host monitoring is disabled: HA does not react to a host failure"
+        else:
+            message = "vSphere HA is on with host monitoring"
+        ok = cluster.ha_enabled and cluster.ha_host_monitoring
+        yield Verdict(cluster.name, ok, message, evidence, cluster=cluster.name)
+
+
+@rule(
+    id="HA-02",
+    title="HA admission control is off on a cluster with GPU VMs",
+    category="ha",
+    severity="medium",
+    object_kind="cluster",
+    rationale="""Without admission control, vSphere lets the cluster fill up until a host failure
+        leaves no CPU and memory to restart on. Admission control counts CPU and memory only, never
+        GPUs, so it is necessary but not sufficient: see HA-05 and HA-06 for GPU capacity.""",
+    remediation="""Enable admission control (cluster resource percentage or dedicated failover
+        hosts) sized for at least one host failure.""",
+)
+def admission_control(ctx: Context) -> Iterator[Verdict]:
+    for cluster in ctx.facts.gpu_clusters():
+        if not cluster.ha_enabled:
+            continue  # HA-01 covers it
+        ac = cluster.admission_control
+        evidence = {
+            "enabled": ac.enabled,
+            "policy": ac.policy,
+            "failover_level": ac.failover_level,
+            "cpu_percent": ac.cpu_percent,
+            "memory_percent": ac.memory_percent,
+            "failover_hosts": ac.failover_hosts,
+        }
+        message = (
+            f"admission control is on ({ac.policy or 'policy unknown'}); it reserves CPU and "
+            "memory, not GPUs"
+            if ac.enabled
+            else "admission control is off: restarts may find no CPU or memory"
+        )
+        yield Verdict(cluster.name, ac.enabled, message, evidence, cluster=cluster.name)
+
+
+@rule(
+    id="HA-03",
+    title="A GPU VM has a file on a datastore that no other host of its cluster can access",
+    category="ha",
+    severity="high",
+    object_kind="vm",
+    rationale="""The seed: "VM Disk (VMDK) must be accessible by ALL ESXi hosts". vSphere HA can
+        restart a VM only on a host that mounts and can access all of its datastores; a file on
+        local or unshared storage pins the VM to its host.""",
+    remediation="""Move the VM's files to shared storage (SAN, NFS or vSAN) mounted on every host of
+        the cluster, or rely on application-level HA for this VM and waive the rule.""",
+)
+def shared_files(ctx: Context) -> Iterator[Verdict]:
+    f = ctx.facts
+    for vm in f.gpu_vms:
+        cluster = f.vm_cluster(vm)
+        if cluster is None:
+            continue
+        others = [h.name for h in f.connected_hosts(cluster) if h.name != vm.host]
+        pinned = [ds for ds in vm.datastores if not set(others) & f.accessible_from(ds)]
+        evidence = {"datastores": vm.datastores, "pinned": pinned, "other_hosts": others}
+        if pinned:
+            message = (
+                f"no other host of {cluster} can access {', '.join(pinned)}: HA cannot restart it"
+            )
+        else:
+            message = "every datastore of the VM is accessible from another host of the cluster"
+        yield Verdict(vm.name, not pinned, message, evidence, cluster=cluster, host=vm.host)
+
+
+@rule(
+    id="HA-04",
+    title="A GPU VM uses fixed DirectPath I/O passthrough",
+    category="ha",
+    severity="medium",
+    object_kind="vm",
+    rationale="""The seed on PCI passthrough: "No automatic GPU failover", "VM restart requires
+        manual GPU rebind", "VMotion not supported". A fixed DirectPath device is bound to one
+        host's PCI address, so the VM can neither vMotion nor be restarted by HA on another
+        host.""",
+    remediation="""Use Dynamic DirectPath I/O (vSphere 7+, allowed vendor/device ids) so the VM can
+        start on any host with a free matching GPU, or make the application highly available
+        (Kubernetes reschedules it on another GPU node) and waive the rule.""",
+)
+def fixed_passthrough(ctx: Context) -> Iterator[Verdict]:
+    f = ctx.facts
+    for vm in f.gpu_vms:
+        devices = [a.pci_id for a in vm.gpus if a.kind == "passthrough"]
+        if devices:
+            message = (
+                f"fixed DirectPath I/O ({', '.join(str(d) for d in devices)}): no vMotion, no HA "
+                "restart on another host; use Dynamic DirectPath or application-level HA"
+            )
+        else:
+            message = "no fixed DirectPath I/O device"
+        evidence = {"kinds": sorted(F.kinds(vm)), "fixed_devices": devices}
+        yield Verdict(
+            vm.name, not devices, message, evidence, cluster=f.vm_cluster(vm), host=vm.host
+        )
+
+
+@rule(
+    id="HA-05",
+    title="After the loss of its host, a powered-on GPU VM has nowhere to restart",
+    category="ha",
+    severity="high",
+    object_kind="vm",
+    rationale="""HA restarts a VM only where a GPU can take it: the same vGPU profile on the same
+        GPU model with room left, a free matching GPU for Dynamic DirectPath, and access to all its
+        datastores. The host-failure simulation fails each host in turn and places its GPU VMs in
+        restart-priority order; a VM reported here has no valid placement (or, when stated, none
+        was found within the search limit).""",
+    remediation="""Keep spare GPU capacity of the same model and profile on other hosts (N+1),
+        offer the profile on more hosts, share the VM's datastores, or lower the priority of less
+        important GPU VMs so this one is restarted first.""",
+)
+def restart_room(ctx: Context) -> Iterator[Verdict]:
+    for name, simulated in ctx.simulations.items():
+        for failure in simulated.simulation.failures:
+            for p in failure.placed:
+                evidence = {"failed_host": failure.host, "to_host": p.to_host, "to_gpu": p.to_gpu}
+                evidence["restart_priority"] = p.restart_priority
+                message = f"restarts on {p.to_host} ({p.to_gpu}) if {failure.host} fails"
+                yield Verdict(p.vm, True, message, evidence, cluster=name, host=p.from_host)
+            for p in failure.unplaced:
+                evidence = {
+                    "failed_host": failure.host,
+                    "reason": p.reason,
+                    "restart_priority": p.restart_priority,
+                }
+                message = f"nowhere to restart if {failure.host} fails: {p.reason}"
+                yield Verdict(p.vm, False, message, evidence, cluster=name, host=p.from_host)
+
+
+@rule(
+    id="HA-06",
+    title="GPU allocation is above (N-1)/N of the cluster's GPU capacity",
+    category="ha",
+    severity="high",
+    object_kind="cluster",
+    rationale="""The seed's N+1 capacity rule: "If you run all GPUs at 100%, no HA exists. This is
+        physics, not software." Allocation is counted in GPUs (a passthrough device is one GPU, a
+        vGPU its frame buffer's share of the GPU); capacity is the usable GPUs of the connected
+        hosts. The limit is capacity minus the largest host's GPUs, which is (N-1)/N of capacity
+        when the hosts are alike.""",
+    remediation="""Add a buffer node or spare GPUs, or move GPU VMs away until the largest host's
+        load fits in the others' spare capacity.""",
+)
+def n_plus_one(ctx: Context) -> Iterator[Verdict]:
+    f = ctx.facts
+    for cluster in f.gpu_clusters():
+        per_host = {
+            h.name: sum(1 for g in h.gpus if F.gpu_usable(g)) for h in f.active_hosts(cluster.name)
+        }
+        capacity = sum(per_host.values())
+        largest = max(per_host.values(), default=0)
+        limit = capacity - largest
+        allocated = sum(
+            f.attachment_fraction(vm, a)
+            for vm in f.cluster_gpu_vms(cluster.name)
+            if vm.powered_on
+            for a in vm.gpus
+        )
+        allocated = round(allocated, 3)
+        ok = allocated <= limit + 1e-9
+        hosts = sum(1 for n in per_host.values() if n)
+        evidence = {
+            "allocated_gpus": allocated,
+            "capacity_gpus": capacity,
+            "gpu_hosts": hosts,
+            "largest_host_gpus": largest,
+            "limit_gpus": limit,
+        }
+        pct = f"{allocated / capacity:.0%}" if capacity else "n/a"
+        if ok:
+            message = f"{allocated:g} of {capacity} GPUs allocated ({pct}): within N+1 ({limit})"
+        else:
+            message = (
+                f"{allocated:g} of {capacity} GPUs allocated ({pct}): above the N+1 limit of "
+                f"{limit}, so the loss of the largest host cannot be absorbed"
+            )
+        yield Verdict(cluster.name, ok, message, evidence, cluster=cluster.name)
+
+
+@rule(
+    id="HA-07",
+    title="A GPU VM's HA restart priority is disabled",
+    category="ha",
+    severity="medium",
+    object_kind="vm",
+    rationale="""A VM whose restart priority is "disabled" is never restarted by vSphere HA,
+        whatever the capacity.""",
+    remediation="""Set the VM's restart priority (or the cluster default) to a value other than
+        disabled; use the priority to order GPU VMs when capacity is short.""",
+)
+def restart_priority(ctx: Context) -> Iterator[Verdict]:
+    f = ctx.facts
+    for vm in f.gpu_vms:
+        cluster = f.vm_cluster(vm)
+        if cluster is None:
+            continue
+        priority = f.restart_priority(vm)
+        ok = priority != "disabled"
+        message = (
+            f"restart priority {priority}"
+            if ok
+            else "restart priority disabled: HA never restarts it"
+        )
+        evidence = {"restart_priority": priority, "override": vm.restart_priority}
+        yield Verdict(vm.name, ok, message, evidence, cluster=cluster, host=vm.host)
+
+
+@rule(
+    id="HA-08",
+    title="The cluster does not survive the loss of any one host with every GPU VM restarted",
+    category="ha",
+    severity="high",
+    object_kind="cluster",
+    rationale="""The cluster-level view of the host-failure simulation: N+k is the number of
+        simultaneous host failures after which every powered-on GPU VM still has a valid
+        placement. The seed asks for N+1 at least. k is checked up to 3; it is never claimed
+        beyond what every combination of failures proves.""",
+    remediation="""See the worst host's unplaced VMs in the simulation and free or add the GPU
+        capacity they need.""",
+)
+def cluster_tolerance(ctx: Context) -> Iterator[Verdict]:
+    for name, simulated in ctx.simulations.items():
+        sim = simulated.simulation
+        if not sim.gpu_vms:
+            continue
+        worst = next((x for x in sim.failures if x.host == sim.worst_host), None)
+        unplaced = [p.vm for p in worst.unplaced] if worst else []
+        evidence = {
+            "tolerates": sim.tolerates,
+            "worst_host": sim.worst_host,
+            "unplaced_at_worst": unplaced,
+            "notes": simulated.notes,
+        }
+        if sim.tolerates >= 1:
+            message = f"tolerates {sim.tolerates} simultaneous host failure(s) (N+{sim.tolerates})"
+        else:
+            message = (
+                f"the loss of {sim.worst_host} leaves {len(unplaced)} GPU VM(s) with nowhere to "
+                "restart (N+0)"
+            )
+        yield Verdict(name, sim.tolerates >= 1, message, evidence, cluster=name)

@@ -1,0 +1,907 @@
+"""Host-failure simulation: where would vSphere HA restart a failed host's GPU VMs?
+
+For every host of a cluster, the host is removed and each displaced powered-on GPU
+VM is placed on a surviving host (connected, not in maintenance mode), in HA
+restart-priority order. A placement is valid only if the target host mounts and
+can access all the VM's datastores and, per GPU device of the VM:
+
+- vGPU: the host offers the profile, on a GPU of the same model in Shared Direct
+  mode, and that GPU can take it. In equal-size mode (the default) a GPU holds
+  vGPUs of one frame-buffer size only, at most floor(GPU memory / profile memory)
+  of them, counting those already there; in mixed-size mode the frame buffers must
+  fit together.
+- Dynamic DirectPath: a free passthrough-active GPU whose vendor/device id is
+  allowed.
+- Fixed DirectPath: never; the VM is bound to a device of the failed host.
+
+The devices of one VM go to distinct GPUs of one host.
+
+Guarantee: a VM is reported as unplaceable only when no valid placement exists.
+A greedy best-fit pass runs first. When it leaves VMs unplaced and a bound does not
+already prove it optimal, an exact branch-and-bound search finds the
+lexicographically largest placement by priority class (as many highest-priority
+VMs as possible, then as many high, and so on). The search is bounded; if it hits
+the bound, the unplaced VMs are reported as "not proven" rather than as having no
+room.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuaudit import catalog
+from gpuaudit.inventory import Host, Inventory, Vm
+from gpuaudit.results import ClusterSimulation, GpuSlots, HostFailure, Placement
+from gpuaudit.rules.facts import PRIORITIES, SHARED_DIRECT, Facts, gpu_memory, gpu_prefix
+
+MAX_FAILURES = 3  # N+k is computed for k up to 3
+SEARCH_WORK = 400_000  # GPU fit checks one exact search may spend
+COMBINATION_LIMIT = 200  # distinct host combinations checked per k before sampling
+MAX_SEARCH_GUESTS = 400
+
+Option = tuple[str, tuple[int, ...]]  # (host, indices of the GPUs taken)
+Assignment = dict[int, Option]  # guest index -> option
+
+
+@dataclass(frozen=True)
+class Demand:
+    """One GPU device of a VM."""
+
+    kind: str  # vgpu, dynamic, passthrough or unknown
+    profile: str | None = None  # vGPU profile, lower case
+    size: int = 0  # vGPU frame buffer in MB; 0 when the profile name gives none
+    model: str | None = None  # vGPU: the model of the GPU it runs on now
+    prefix: str | None = None  # vGPU: the GPU short name in the profile name
+    allowed: tuple[tuple[int, int], ...] = ()  # Dynamic DirectPath
+    device: str | None = None  # fixed DirectPath: the bound host device
+
+
+@dataclass(frozen=True)
+class Guest:
+    """A powered-on GPU VM of the cluster."""
+
+    index: int
+    name: str
+    host: str
+    rank: int  # index into PRIORITIES
+    demands: tuple[Demand, ...]
+    datastores: frozenset[str]
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        """Equal keys mean interchangeable VMs."""
+        return (self.rank, self.demands, tuple(sorted(self.datastores)))
+
+    @property
+    def priority(self) -> str:
+        return PRIORITIES[self.rank]
+
+    @property
+    def size(self) -> int:
+        return sum(d.size or 1 << 20 for d in self.demands)
+
+
+class Slot:
+    """One physical GPU and what runs on it."""
+
+    __slots__ = (
+        "device",
+        "host",
+        "memory",
+        "mixed",
+        "model",
+        "owner",
+        "pci_id",
+        "prefix",
+        "pt_ok",
+        "static",
+        "used",
+        "vendor",
+        "vgpu_ok",
+        "vgpus",
+    )
+
+    def __init__(self, host: str, pci_id: str) -> None:
+        self.host = host
+        self.pci_id = pci_id
+        self.model = ""
+        self.prefix: str | None = None
+        self.vendor = 0
+        self.device = 0
+        self.memory = 0
+        self.vgpu_ok = False
+        self.mixed = False
+        self.pt_ok = False
+        self.static: tuple[Any, ...] = ()
+        self.owner: str | None = None  # the passthrough VM that holds it
+        self.vgpus: list[tuple[str, str, int]] = []  # (vm, profile, frame buffer)
+        self.used = 0  # frame buffer taken by vGPUs
+
+    def copy(self) -> Slot:
+        new = Slot.__new__(Slot)
+        new.host, new.pci_id, new.model = self.host, self.pci_id, self.model
+        new.prefix, new.vendor, new.device = self.prefix, self.vendor, self.device
+        new.memory, new.vgpu_ok, new.mixed = self.memory, self.vgpu_ok, self.mixed
+        new.pt_ok, new.static, new.owner = self.pt_ok, self.static, self.owner
+        new.vgpus, new.used = list(self.vgpus), self.used
+        return new
+
+    def key(self) -> tuple[Any, ...]:
+        size = self.vgpus[0][2] if self.vgpus else 0
+        return (self.static, self.owner is not None, size, len(self.vgpus), self.used)
+
+    def compatible(self, d: Demand) -> bool:
+        """Could this GPU ever take the device (ignoring what runs on it now)?"""
+        if d.kind == "vgpu":
+            if not self.vgpu_ok:
+                return False
+            if d.model is not None:
+                return self.model == d.model
+            return d.prefix is None or self.prefix is None or self.prefix == d.prefix
+        if d.kind == "dynamic":
+            return self.pt_ok and (not d.allowed or (self.vendor, self.device) in d.allowed)
+        return False
+
+    def fits(self, d: Demand) -> bool:
+        if self.owner is not None or not self.compatible(d):
+            return False
+        if d.kind == "dynamic":
+            return not self.vgpus
+        size = d.size or self.memory
+        if size <= 0:
+            return False
+        if self.mixed:
+            return self.used + size <= self.memory
+        if self.vgpus and self.vgpus[0][2] != size:
+            return False
+        return (len(self.vgpus) + 1) * size <= self.memory
+
+    def score(self, d: Demand) -> tuple[int, int]:
+        """Best fit: join a GPU already in use, and leave as little room as possible."""
+        if d.kind != "vgpu":
+            return (1, 0)
+        return (0 if self.vgpus else 1, self.memory - self.used - (d.size or self.memory))
+
+    def take(self, vm: str, d: Demand) -> None:
+        if d.kind == "vgpu":
+            size = d.size or self.memory
+            self.vgpus.append((vm, d.profile or "", size))
+            self.used += size
+        else:
+            self.owner = vm
+
+    def release(self, vm: str, d: Demand) -> None:
+        if d.kind == "vgpu":
+            for i in range(len(self.vgpus) - 1, -1, -1):
+                if self.vgpus[i][0] == vm:
+                    self.used -= self.vgpus[i][2]
+                    del self.vgpus[i]
+                    return
+        elif self.owner == vm:
+            self.owner = None
+
+
+@dataclass
+class Node:
+    """A host of the cluster: what never changes during a simulation."""
+
+    name: str
+    active: bool
+    offers: frozenset[str]
+    datastores: frozenset[str]
+    static: int = 0
+
+
+class State(dict[str, list[Slot]]):
+    """The GPUs of the surviving hosts. Copy-on-write: a host's GPUs are copied from the
+    cluster's initial state only when a placement first changes them."""
+
+    def __init__(self, hosts: dict[str, list[Slot]]) -> None:
+        super().__init__(hosts)
+        self.owned: set[str] = set()
+
+    def writable(self, host: str) -> list[Slot]:
+        if host not in self.owned:
+            self[host] = [s.copy() for s in self[host]]
+            self.owned.add(host)
+        return self[host]
+
+
+@dataclass
+class Outcome:
+    assignment: Assignment
+    state: State
+    exact: bool = True
+
+
+@dataclass
+class _Search:
+    work: int = 0
+    aborted: bool = False
+    seen: set[tuple[Any, ...]] = field(default_factory=set)
+
+
+class ClusterModel:
+    """A cluster's hosts, GPUs and powered-on GPU VMs, ready to fail hosts."""
+
+    def __init__(self, facts: Facts, cluster: str) -> None:
+        self.cluster = cluster
+        self.facts = facts
+        hosts = facts.cluster_hosts(cluster)
+        self.nodes: dict[str, Node] = {}
+        self.initial: dict[str, list[Slot]] = {}
+        statics: dict[tuple[Any, ...], int] = {}
+        for host in hosts:
+            node = Node(
+                name=host.name,
+                active=host.connected and not host.in_maintenance,
+                offers=frozenset(p.name.lower() for p in host.vgpu_profiles),
+                datastores=frozenset(
+                    d.name
+                    for d in facts.inventory.datastores
+                    if facts.can_access(host.name, d.name)
+                ),
+            )
+            self.nodes[host.name] = node
+            self.initial[host.name] = [_slot(host, g) for g in host.gpus]
+            sig = (node.active, node.offers, node.datastores)
+            node.static = statics.setdefault(sig, len(statics))
+        vms = [
+            vm for vm in facts.cluster_gpu_vms(cluster) if vm.powered_on and vm.host in self.nodes
+        ]
+        self.guests = self._seat(vms)
+        self.by_host: dict[str, list[Guest]] = {}
+        for guest in self.guests:
+            self.by_host.setdefault(guest.host, []).append(guest)
+        self._eligible_cache: dict[tuple[Any, ...], list[str]] = {}
+        self.eligible = {g.index: self._eligible(g) for g in self.guests}
+
+    # Building the initial state
+    def _seat(self, vms: list[Vm]) -> list[Guest]:
+        """Record where each VM's GPU devices run now and build its placement demands."""
+        guests = []
+        unseated: list[tuple[int, Vm, list[int]]] = []
+        for i, vm in enumerate(vms):
+            slots = self.initial[vm.host or ""]
+            by_id = {s.pci_id: s for s in slots}
+            gpus = self.facts.hosts[vm.host or ""].gpus
+            listed = [s for s, g in zip(slots, gpus, strict=True) if vm.name in g.vms]
+            demands: list[Demand] = []
+            missing = []
+            for j, att in enumerate(vm.gpus):
+                d = _demand(att.kind, att.profile, att.pci_id, att.allowed)
+                slot = None
+                if att.kind in ("passthrough", "dynamic") and att.pci_id in by_id:
+                    slot = by_id[att.pci_id]
+                elif att.kind == "vgpu" and listed:
+                    slot = listed.pop(0) if len(listed) > 1 else listed[0]
+                if slot is not None:
+                    slot.take(vm.name, d)
+                    if d.kind == "vgpu":
+                        d = _with_model(d, slot.model)
+                elif d.kind in ("vgpu", "dynamic"):
+                    missing.append(j)
+                demands.append(d)
+            guests.append(self._guest(i, vm, demands))
+            if missing:
+                unseated.append((i, vm, missing))
+        for i, vm, missing in unseated:
+            guests[i] = self._seat_by_fit(guests[i], vm, missing)
+        return guests
+
+    def _seat_by_fit(self, guest: Guest, vm: Vm, missing: list[int]) -> Guest:
+        """Devices the data does not locate on a GPU: seat them where they fit on the host."""
+        slots = self.initial[guest.host]
+        demands = list(guest.demands)
+        for j in missing:
+            d = demands[j]
+            for slot in slots:
+                if slot.fits(d):
+                    slot.take(vm.name, d)
+                    if d.kind == "vgpu":
+                        demands[j] = _with_model(d, slot.model)
+                    break
+        return self._guest(guest.index, vm, demands)
+
+    def _guest(self, index: int, vm: Vm, demands: list[Demand]) -> Guest:
+        return Guest(
+            index=index,
+            name=vm.name,
+            host=vm.host or "",
+            rank=PRIORITIES.index(self.facts.restart_priority(vm)),
+            demands=tuple(demands),
+            datastores=frozenset(vm.datastores),
+        )
+
+    def _eligible(self, guest: Guest) -> list[str]:
+        """Hosts that could ever take the VM, whatever runs on them."""
+        key = (guest.demands, guest.datastores)
+        if key not in self._eligible_cache:
+            self._eligible_cache[key] = [n for n in self.nodes if not self.why_not(guest, n)]
+        return self._eligible_cache[key]
+
+    def why_not(self, guest: Guest, host: str) -> str:
+        """Why a host can never take the VM; "" when it could."""
+        node = self.nodes[host]
+        if not node.active:
+            return "not connected or in maintenance mode"
+        missing = sorted(guest.datastores - node.datastores)
+        if missing:
+            return f"cannot access datastore {', '.join(missing)}"
+        slots = self.initial[host]
+        for d in guest.demands:
+            if d.kind == "passthrough":
+                return "fixed DirectPath I/O device"
+            if d.kind == "unknown":
+                return "unknown GPU backing"
+            if d.kind == "vgpu" and d.profile not in node.offers:
+                return f"does not offer {d.profile}"
+            if not any(s.compatible(d) for s in slots):
+                if d.kind == "vgpu":
+                    return f"no Shared Direct GPU of model {d.model or d.prefix or '?'}"
+                return "no passthrough-active GPU matching the allowed devices"
+        if sum(1 for s in slots if any(s.compatible(d) for d in guest.demands)) < len(
+            guest.demands
+        ):
+            return "fewer suitable GPUs than the VM has GPU devices"
+        return ""
+
+    # Failing hosts
+    def fail(self, failed: Iterable[str], require_all: bool = False) -> Outcome:
+        """Remove hosts and place their GPU VMs on the survivors.
+
+        With ``require_all`` the only question is whether every VM can be placed.
+        """
+        down = set(failed)
+        state = State({h: slots for h, slots in self.initial.items() if h not in down})
+        guests = [g for h in sorted(down) for g in self.by_host.get(h, [])]
+        if not guests:
+            return Outcome({}, state)
+        full = _vector(guests, {g.index: ("", ()) for g in guests})
+        start = self._greedy(guests, state, down)
+        found = _vector(guests, start)
+        if found == full:
+            return Outcome(start, state)
+        for gi, (host, idx) in start.items():
+            self._undo(self._guest_by(guests, gi), host, idx, state)
+        bound = self._bound(guests, state, down, {}, _Search())
+        proven = _below(bound, full) if require_all else found >= bound
+        if proven or len(guests) > MAX_SEARCH_GUESTS:
+            for gi, (host, idx) in start.items():
+                self._apply(self._guest_by(guests, gi), host, idx, state)
+            # the bound proves the greedy answer optimal, or the problem is too big to search
+            return Outcome(start, state, exact=proven)
+        best, exact = self._search(guests, state, down, start, require_all)
+        for gi, (host, idx) in best.items():
+            self._apply(self._guest_by(guests, gi), host, idx, state)
+        return Outcome(best, state, exact)
+
+    def _eligible_now(self, guest: Guest, down: set[str]) -> bool:
+        return any(h not in down for h in self.eligible[guest.index])
+
+    @staticmethod
+    def _guest_by(guests: list[Guest], index: int) -> Guest:
+        return next(g for g in guests if g.index == index)
+
+    def _order(self, guests: list[Guest], down: set[str]) -> list[Guest]:
+        def hardness(g: Guest) -> tuple[Any, ...]:
+            options = sum(1 for h in self.eligible[g.index] if h not in down)
+            return (g.rank, options, -g.size, g.name)
+
+        return sorted(guests, key=hardness)
+
+    def _greedy(self, guests: list[Guest], state: State, down: set[str]) -> Assignment:
+        placed: Assignment = {}
+        for guest in self._order(guests, down):
+            best: tuple[tuple[int, int], str, tuple[int, ...]] | None = None
+            for host in self.eligible[guest.index]:
+                if host in down:
+                    continue
+                found = _best_on(state[host], guest.demands)
+                if found is not None and (best is None or found[0] < best[0]):
+                    best = (found[0], host, found[1])
+                    if found[0] == (0, 0):
+                        break
+            if best is not None:
+                self._apply(guest, best[1], best[2], state)
+                placed[guest.index] = (best[1], best[2])
+        return placed
+
+    @staticmethod
+    def _apply(guest: Guest, host: str, idx: tuple[int, ...], state: State) -> None:
+        for d, i in zip(guest.demands, idx, strict=True):
+            state.writable(host)[i].take(guest.name, d)
+
+    @staticmethod
+    def _undo(guest: Guest, host: str, idx: tuple[int, ...], state: State) -> None:
+        for d, i in zip(guest.demands, idx, strict=True):
+            state.writable(host)[i].release(guest.name, d)
+
+    # Exact search
+    def _options(self, guest: Guest, state: State, down: set[str], search: _Search) -> list[Option]:
+        """Every distinct way to place the VM now (symmetric hosts and GPUs tried once)."""
+        seen_hosts: set[tuple[Any, ...]] = set()
+        scored: list[tuple[tuple[int, int], Option]] = []
+        for host in self.eligible[guest.index]:
+            if host in down:
+                continue
+            slots = state[host]
+            search.work += len(slots)
+            hkey = (self.nodes[host].static, tuple(sorted(s.key() for s in slots)))
+            if hkey in seen_hosts:
+                continue
+            seen_hosts.add(hkey)
+            for score, idx in _assignments(slots, guest.demands):
+                scored.append((score, (host, idx)))
+        scored.sort(key=lambda item: item[0])
+        return [option for _, option in scored]
+
+    def _fits_somewhere(self, guest: Guest, state: State, down: set[str], search: _Search) -> bool:
+        for host in self.eligible[guest.index]:
+            if host in down:
+                continue
+            search.work += len(state[host])
+            if _assignments(state[host], guest.demands, first_only=True):
+                return True
+        return False
+
+    def _bound(
+        self,
+        rest: list[Guest],
+        state: State,
+        down: set[str],
+        placed: dict[int, int],
+        search: _Search,
+    ) -> tuple[int, ...]:
+        counts = [placed.get(r, 0) for r in range(len(PRIORITIES))]
+        fit: dict[tuple[Any, ...], bool] = {}
+        pools: dict[tuple[Any, ...], list[int]] = {}
+        loose = [0] * len(PRIORITIES)
+        for guest in rest:
+            if guest.key not in fit:
+                fit[guest.key] = self._fits_somewhere(guest, state, down, search)
+            if not fit[guest.key]:
+                continue
+            if len(guest.demands) == 1:
+                pool = pools.setdefault(_pool(guest.demands[0]), [0] * len(PRIORITIES))
+                pool[guest.rank] += 1
+            else:
+                loose[guest.rank] += 1
+        for pool_key, per_rank in pools.items():
+            cap = _pool_capacity(pool_key, state, self.nodes)
+            for rank, n in enumerate(per_rank):
+                counts[rank] += min(n, cap)
+        for rank, n in enumerate(loose):
+            counts[rank] += n
+        return tuple(counts)
+
+    def _search(
+        self,
+        guests: list[Guest],
+        state: State,
+        down: set[str],
+        start: Assignment,
+        require_all: bool,
+    ) -> tuple[Assignment, bool]:
+        order = self._order(guests, down)
+        full = _vector(guests, {g.index: ("", ()) for g in guests})
+        best: list[Any] = [_vector(guests, start), dict(start)]
+        current: Assignment = {}
+        placed: dict[int, int] = {}
+        search = _Search()
+
+        def dfs(i: int, prev_skipped: bool) -> None:
+            if search.work > SEARCH_WORK:
+                search.aborted = True
+                return
+            if i == len(order):
+                vec = tuple(placed.get(r, 0) for r in range(len(PRIORITIES)))
+                if vec > best[0]:
+                    best[0], best[1] = vec, dict(current)
+                return
+            memo = (i, prev_skipped, tuple(placed.items()), self._state_key(state))
+            if memo in search.seen:
+                return
+            bound = self._bound(order[i:], state, down, placed, search)
+            if _below(bound, full) if require_all else bound <= best[0]:
+                return
+            guest = order[i]
+            twin = i > 0 and order[i - 1].key == guest.key
+            if not (twin and prev_skipped):
+                for host, idx in self._options(guest, state, down, search):
+                    self._apply(guest, host, idx, state)
+                    current[guest.index] = (host, idx)
+                    placed[guest.rank] = placed.get(guest.rank, 0) + 1
+                    dfs(i + 1, False)
+                    placed[guest.rank] -= 1
+                    del current[guest.index]
+                    self._undo(guest, host, idx, state)
+                    if search.aborted or best[0] == full:
+                        return
+            if not require_all:
+                dfs(i + 1, True)
+            if not search.aborted:
+                search.seen.add(memo)
+
+        dfs(0, False)
+        return best[1], not search.aborted
+
+    def _state_key(self, state: State) -> tuple[Any, ...]:
+        return tuple(
+            sorted(
+                (self.nodes[h].static, tuple(sorted(s.key() for s in slots)))
+                for h, slots in state.items()
+            )
+        )
+
+    # Reporting
+    def reason(self, guest: Guest, down: set[str], exact: bool) -> str:
+        fixed = [d.device for d in guest.demands if d.kind == "passthrough"]
+        if fixed:
+            return (
+                f"fixed DirectPath I/O: bound to device {', '.join(str(f) for f in fixed)} of "
+                f"{guest.host}; vSphere HA cannot restart it on another host"
+            )
+        targets = [h for h in self.nodes if h not in down]
+        if not targets:
+            return "no surviving host in the cluster"
+        eligible = [h for h in self.eligible[guest.index] if h not in down]
+        if not eligible:
+            why: dict[str, list[str]] = {}
+            for host in targets:
+                why.setdefault(self.why_not(guest, host), []).append(host)
+            parts = [f"{', '.join(_few(hosts))}: {text}" for text, hosts in why.items()]
+            return "no surviving host can take it (" + "; ".join(parts) + ")"
+        need = ", ".join(_describe(d) for d in guest.demands)
+        if not exact:
+            return (
+                f"not placed within the search limit; eligible hosts {', '.join(_few(eligible))} "
+                f"may still have room for {need}"
+            )
+        return (
+            f"no GPU capacity left for {need} on the eligible hosts {', '.join(_few(eligible))}"
+            " (counting existing VMs and restarts of equal or higher priority)"
+        )
+
+    def gpu_slots(self, state: dict[str, list[Slot]]) -> list[GpuSlots]:
+        out = []
+        for host in self.nodes:
+            for slot in state.get(host, []):
+                out.append(_view(slot))
+        return out
+
+
+def _slot(host: Host, gpu: Any) -> Slot:
+    slot = Slot(host.name, gpu.pci_id)
+    slot.model = gpu.model or f"{gpu.vendor_id:04x}:{gpu.device_id:04x}"
+    slot.prefix = gpu_prefix(gpu)
+    slot.vendor = gpu.vendor_id
+    slot.device = gpu.device_id
+    slot.memory = gpu_memory(gpu)
+    slot.pt_ok = gpu.passthrough_active
+    slot.vgpu_ok = gpu.graphics_type == SHARED_DIRECT and not gpu.passthrough_active
+    slot.mixed = gpu.vgpu_mode in ("mixedSize", "multiInstanceGpu")
+    slot.static = (
+        slot.model,
+        slot.prefix,
+        slot.vendor,
+        slot.device,
+        slot.memory,
+        slot.pt_ok,
+        slot.vgpu_ok,
+        slot.mixed,
+    )
+    return slot
+
+
+def _demand(
+    kind: str, profile: str | None, pci_id: str | None, allowed: list[tuple[int, int]]
+) -> Demand:
+    if kind == "vgpu":
+        info = catalog.parse_profile(profile or "")
+        return Demand(
+            kind="vgpu",
+            profile=(profile or "").lower(),
+            size=info.memory_mb if info else 0,
+            prefix=info.gpu if info else None,
+        )
+    if kind == "dynamic":
+        pairs = sorted((int(a[0]), int(a[1])) for a in allowed)
+        return Demand(kind="dynamic", allowed=tuple(pairs))
+    if kind == "passthrough":
+        return Demand(kind="passthrough", device=pci_id or "?")
+    return Demand(kind="unknown")
+
+
+def _with_model(d: Demand, model: str) -> Demand:
+    return Demand(d.kind, d.profile, d.size, model, d.prefix, d.allowed, d.device)
+
+
+def _best_on(
+    slots: list[Slot], demands: tuple[Demand, ...]
+) -> tuple[tuple[int, int], tuple[int, ...]] | None:
+    """Greedy: the best distinct GPU for each device in turn."""
+    chosen: list[int] = []
+    total = (0, 0)
+    for d in demands:
+        pick = None
+        for i, slot in enumerate(slots):
+            if i in chosen or not slot.fits(d):
+                continue
+            score = slot.score(d)
+            if pick is None or score < pick[0]:
+                pick = (score, i)
+        if pick is None:
+            return None
+        chosen.append(pick[1])
+        total = (total[0] + pick[0][0], total[1] + pick[0][1])
+    return total, tuple(chosen)
+
+
+def _assignments(
+    slots: list[Slot], demands: tuple[Demand, ...], first_only: bool = False
+) -> list[tuple[tuple[int, int], tuple[int, ...]]]:
+    """Each distinct assignment of the devices to distinct GPUs that fit them.
+
+    GPUs in the same state are interchangeable, so only the first of them is tried.
+    """
+    out: list[tuple[tuple[int, int], tuple[int, ...]]] = []
+    used: list[int] = []
+
+    def walk(j: int, score: tuple[int, int]) -> bool:
+        if j == len(demands):
+            out.append((score, tuple(used)))
+            return first_only
+        d = demands[j]
+        keys: set[tuple[Any, ...]] = set()
+        for i, slot in enumerate(slots):
+            if i in used or not slot.fits(d):
+                continue
+            key = slot.key()
+            if key in keys:
+                continue
+            keys.add(key)
+            s = slot.score(d)
+            slot.take("\0", d)
+            used.append(i)
+            done = walk(j + 1, (score[0] + s[0], score[1] + s[1]))
+            used.pop()
+            slot.release("\0", d)
+            if done:
+                return True
+        return False
+
+    walk(0, (0, 0))
+    return out
+
+
+def _pool(d: Demand) -> tuple[Any, ...]:
+    return (d.kind, d.model, d.prefix, d.size, d.allowed)
+
+
+def _pool_capacity(pool: tuple[Any, ...], state: State, nodes: dict[str, Node]) -> int:
+    """How many devices of one kind the surviving GPUs could take, each GPU on its own."""
+    kind, model, prefix, size, allowed = pool
+    d = Demand(kind=kind, size=size, model=model, prefix=prefix, allowed=allowed, profile="")
+    total = 0
+    for host, slots in state.items():
+        if not nodes[host].active:
+            continue
+        for slot in slots:
+            if not slot.fits(d):
+                continue
+            if kind != "vgpu":
+                total += 1
+                continue
+            need = size or slot.memory
+            if slot.mixed:
+                total += (slot.memory - slot.used) // need
+            else:
+                total += catalog.vgpus_per_gpu(slot.memory, need) - len(slot.vgpus)
+    return total
+
+
+def _vector(guests: list[Guest], assignment: Assignment) -> tuple[int, ...]:
+    counts = [0] * len(PRIORITIES)
+    for guest in guests:
+        if guest.index in assignment:
+            counts[guest.rank] += 1
+    return tuple(counts)
+
+
+def _below(bound: tuple[int, ...], full: tuple[int, ...]) -> bool:
+    """Some priority class cannot be placed in full."""
+    return any(b < f for b, f in zip(bound, full, strict=True))
+
+
+def _describe(d: Demand) -> str:
+    if d.kind == "vgpu":
+        return f"{d.profile} on {d.model or d.prefix or 'its GPU model'}"
+    if d.kind == "dynamic":
+        ids = ", ".join(f"{v:04x}:{dev:04x}" for v, dev in d.allowed) or "any device"
+        return f"a free passthrough GPU ({ids})"
+    return d.kind
+
+
+def _few(names: list[str], limit: int = 4) -> list[str]:
+    if len(names) <= limit:
+        return names
+    return [*names[:limit], f"{len(names) - limit} more"]
+
+
+def _view(slot: Slot) -> GpuSlots:
+    view = GpuSlots(
+        host=slot.host, pci_id=slot.pci_id, model=slot.model, memory_mb=slot.memory, mode="idle"
+    )
+    if slot.owner is not None:
+        view.mode, view.capacity, view.used, view.vms = "passthrough", 1, 1, [slot.owner]
+    elif slot.vgpus:
+        sizes = [size for _, _, size in slot.vgpus]
+        view.mode = "vgpu"
+        view.profile = slot.vgpus[0][1]
+        view.used = len(sizes)
+        view.used_mb = sum(sizes)
+        smallest = min(sizes)
+        if slot.mixed:
+            view.capacity = len(sizes) + max(0, slot.memory - view.used_mb) // smallest
+        else:
+            view.capacity = catalog.vgpus_per_gpu(slot.memory, smallest)
+        view.vms = [vm for vm, _, _ in slot.vgpus]
+    return view
+
+
+# Public API
+@dataclass
+class Simulated:
+    """A cluster simulation with the caveats that the result model has no field for."""
+
+    simulation: ClusterSimulation
+    # e.g. "N+2 not proven: ..." when combinations were sampled or a search hit its limit
+    notes: list[str] = field(default_factory=list)
+
+
+def simulate_cluster(
+    inventory: Inventory, cluster_name: str, facts: Facts | None = None
+) -> ClusterSimulation:
+    """Fail each host of the cluster in turn; report placements, the worst host and N+k."""
+    return simulate_cluster_notes(inventory, cluster_name, facts).simulation
+
+
+def simulate(inventory: Inventory, facts: Facts | None = None) -> list[ClusterSimulation]:
+    """One simulation per cluster that has a GPU or a GPU VM."""
+    return [s.simulation for s in simulate_all(inventory, facts)]
+
+
+def simulate_all(inventory: Inventory, facts: Facts | None = None) -> list[Simulated]:
+    facts = facts or Facts(inventory)
+    return [simulate_cluster_notes(inventory, c.name, facts) for c in facts.clusters_with_gpus()]
+
+
+def simulate_cluster_notes(
+    inventory: Inventory, cluster_name: str, facts: Facts | None = None
+) -> Simulated:
+    facts = facts or Facts(inventory)
+    model = ClusterModel(facts, cluster_name)
+    sim = ClusterSimulation(cluster=cluster_name, hosts=len(model.nodes), gpu_vms=len(model.guests))
+    out = Simulated(sim)
+    sim.capacity = model.gpu_slots(model.initial)
+    worst: tuple[tuple[int, int], str, State] | None = None
+    all_placed = True
+    all_exact = True
+    for host in model.nodes:
+        outcome = model.fail([host])
+        failure = _failure(model, {host}, outcome)
+        sim.failures.append(failure)
+        all_placed = all_placed and not failure.unplaced
+        all_exact = all_exact and outcome.exact
+        rank = (len(failure.unplaced), failure.displaced)
+        if failure.displaced and (worst is None or rank > worst[0]):
+            worst = (rank, host, outcome.state)
+    if worst is not None:
+        sim.worst_host = worst[1]
+        sim.after_worst = model.gpu_slots(worst[2])
+    if not all_exact:
+        out.notes.append(
+            "the exact search hit its limit for some host failures: VMs reported as not "
+            "placed there may still have a valid placement"
+        )
+    sim.tolerates, notes = _tolerance(model, all_placed)
+    out.notes.extend(notes)
+    return out
+
+
+def _failure(model: ClusterModel, down: set[str], outcome: Outcome) -> HostFailure:
+    guests = [g for h in sorted(down) for g in model.by_host.get(h, [])]
+    failure = HostFailure(host=", ".join(sorted(down)), displaced=len(guests))
+    for guest in sorted(guests, key=lambda g: (g.rank, g.name)):
+        where = outcome.assignment.get(guest.index)
+        if where is not None:
+            host, idx = where
+            gpus = ", ".join(outcome.state[host][i].pci_id for i in idx)
+            failure.placed.append(
+                Placement(guest.name, guest.host, host, gpus, restart_priority=guest.priority)
+            )
+        else:
+            reason = model.reason(guest, down, outcome.exact)
+            failure.unplaced.append(
+                Placement(guest.name, guest.host, reason=reason, restart_priority=guest.priority)
+            )
+    return failure
+
+
+def _tolerance(model: ClusterModel, singles_ok: bool) -> tuple[int, list[str]]:
+    """The k of N+k, never more than every combination of k failures proves."""
+    hosts = list(model.nodes)
+    top = min(MAX_FAILURES, len(hosts))
+    if not model.guests:
+        return top, []
+    if not singles_ok:
+        return 0, []
+    classes = _host_classes(model)
+    loaded = [h for h in hosts if model.by_host.get(h)]
+    for k in range(2, top + 1):
+        combos = list(itertools.islice(_combinations(classes, k, loaded), COMBINATION_LIMIT + 1))
+        sampled = len(combos) > COMBINATION_LIMIT
+        if sampled:
+            busiest = sorted(hosts, key=lambda h: -sum(g.size for g in model.by_host.get(h, [])))
+            m = k
+            while m < len(busiest) and math.comb(m + 1, k) <= COMBINATION_LIMIT:
+                m += 1
+            combos = list(itertools.combinations(busiest[:m], k))
+        for combo in combos:
+            outcome = model.fail(combo, require_all=True)
+            placed = len(outcome.assignment)
+            needed = sum(len(model.by_host.get(h, [])) for h in combo)
+            if placed < needed:
+                notes = []
+                if not outcome.exact:
+                    notes.append(
+                        f"N+{k} not proven: the search hit its limit for the loss of "
+                        f"{', '.join(combo)}"
+                    )
+                return k - 1, notes
+        if sampled:
+            return k - 1, [
+                f"N+{k} not proven: {len(combos)} combinations of the {m} most loaded hosts "
+                f"all placed every GPU VM, but the cluster has more than {COMBINATION_LIMIT} "
+                "distinct combinations"
+            ]
+    return top, []
+
+
+def _host_classes(model: ClusterModel) -> list[list[str]]:
+    """Groups of interchangeable hosts: same access, profiles, GPUs and resident VMs."""
+    groups: dict[tuple[Any, ...], list[str]] = {}
+    for host, node in model.nodes.items():
+        guests = model.by_host.get(host, [])
+        key: tuple[Any, ...] = (
+            node.static,
+            tuple(sorted(s.key() for s in model.initial[host])),
+            tuple(sorted((g.key for g in guests), key=repr)),
+        )
+        if any(len(g.demands) > 1 for g in guests):
+            key = (*key, host)
+        groups.setdefault(key, []).append(host)
+    return list(groups.values())
+
+
+def _combinations(classes: list[list[str]], k: int, loaded: list[str]) -> Iterator[tuple[str, ...]]:
+    """One representative per distinct multiset of host classes, with a loaded host."""
+    busy = set(loaded)
+
+    def walk(i: int, left: int, chosen: list[str]) -> Iterator[tuple[str, ...]]:
+        if left == 0:
+            if busy.intersection(chosen):
+                yield tuple(chosen)
+            return
+        if i == len(classes):
+            return
+        members = classes[i]
+        for n in range(min(left, len(members)), -1, -1):
+            yield from walk(i + 1, left - n, chosen + members[:n])
+
+    yield from walk(0, k, [])

@@ -1,0 +1,406 @@
+"""The host-failure simulation against brute-force enumeration on small random clusters.
+
+The reference below re-implements the placement rules from their specification
+(docs/rules.md, HA-05) directly on the Inventory, enumerates every valid placement
+of the displaced VMs, and keeps the best by priority class (as many highest-priority
+VMs as possible, then high, ...). The simulation must reach the same count in every
+class (so it never calls a VM unplaceable when a placement exists), its placements
+must all be valid, and its N+k must match exhaustive enumeration of host failures.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+from unittest.mock import patch
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gpuaudit.inventory import (
+    Cluster,
+    Datastore,
+    DatastoreMount,
+    Gpu,
+    GpuAttachment,
+    Host,
+    Inventory,
+    VgpuProfile,
+    Vm,
+)
+from gpuaudit.results import HostFailure
+from gpuaudit.simulate import ClusterModel, simulate_cluster
+
+ORDER = ["highest", "high", "medium", "low", "lowest", "disabled"]
+GPU_TYPES = {"l4": (0x27B8, "NVIDIA L4", 24576), "t4": (0x1EB8, "NVIDIA T4", 16384)}
+PROFILES = ["grid_l4-4q", "grid_l4-8q", "grid_l4-12q", "grid_l4-24q", "grid_t4-8q", "grid_t4-4c"]
+
+
+def profile_mb(name: str) -> int:
+    match = re.search(r"-(\d+)[abcq]$", name)
+    assert match
+    return int(match.group(1)) * 1024
+
+
+# --- the reference model -------------------------------------------------------------
+
+
+@dataclass
+class Occupant:
+    vm: str
+    exclusive: bool
+    size: int = 0
+
+
+def occupancy(inv: Inventory) -> dict[tuple[str, str], list[Occupant]]:
+    """Who runs on each GPU before any failure, from graphicsInfo.vm and the VM devices."""
+    vms = {vm.name: vm for vm in inv.vms}
+    occ: dict[tuple[str, str], list[Occupant]] = {}
+    for host in inv.hosts:
+        for gpu in host.gpus:
+            slot = occ.setdefault((host.name, gpu.pci_id), [])
+            for name in gpu.vms:
+                vm = vms[name]
+                for att in vm.gpus:
+                    if att.kind == "vgpu":
+                        slot.append(Occupant(name, False, profile_mb(att.profile or "")))
+                        break
+                    if att.pci_id == gpu.pci_id:
+                        slot.append(Occupant(name, True))
+                        break
+    return occ
+
+
+def source_model(inv: Inventory, vm: Vm) -> str | None:
+    host = inv.host(vm.host or "")
+    assert host is not None
+    return next((g.model for g in host.gpus if vm.name in g.vms), None)
+
+
+def gpu_accepts(gpu: Gpu, occupants: list[Occupant], att: GpuAttachment, model: str | None) -> bool:
+    if any(o.exclusive for o in occupants):
+        return False
+    if att.kind == "dynamic":
+        return (
+            gpu.passthrough_active
+            and not occupants
+            and (gpu.vendor_id, gpu.device_id) in att.allowed
+        )
+    if att.kind != "vgpu":
+        return False
+    if gpu.graphics_type != "sharedDirect" or gpu.passthrough_active or gpu.model != model:
+        return False
+    size = profile_mb(att.profile or "")
+    if gpu.vgpu_mode == "mixedSize":
+        return sum(o.size for o in occupants) + size <= gpu.memory_mb
+    if any(o.size != size for o in occupants):
+        return False
+    return (len(occupants) + 1) * size <= gpu.memory_mb
+
+
+def host_accepts(inv: Inventory, host: Host, vm: Vm) -> bool:
+    for name in vm.datastores:
+        ds = inv.datastore(name)
+        if ds is None or not any(
+            m.host == host.name and m.mounted and m.accessible for m in ds.mounts
+        ):
+            return False
+    offered = {p.name.lower() for p in host.vgpu_profiles}
+    return all(a.profile in offered for a in vm.gpus if a.kind == "vgpu")
+
+
+def priority(inv: Inventory, vm: Vm) -> int:
+    cluster = inv.cluster(vm.cluster or "")
+    value = vm.restart_priority or (cluster.default_restart_priority if cluster else "medium")
+    return ORDER.index(value)
+
+
+def best_vector(inv: Inventory, cluster: str, failed: set[str]) -> tuple[int, ...]:
+    """The lexicographically largest count of placed VMs per priority class."""
+    occ = {k: list(v) for k, v in occupancy(inv).items() if k[0] not in failed}
+    targets = [
+        h
+        for h in inv.hosts
+        if h.cluster == cluster and h.name not in failed and h.connected and not h.in_maintenance
+    ]
+    displaced = [
+        vm
+        for vm in inv.vms
+        if vm.host in failed and vm.powered_on and vm.gpus and vm.cluster == cluster
+    ]
+    for vm in displaced:  # the failed hosts' GPUs are gone
+        for key in list(occ):
+            occ[key] = [o for o in occ[key] if o.vm != vm.name]
+    best = [tuple([0] * len(ORDER))]
+    counts = [0] * len(ORDER)
+
+    def place(i: int) -> None:
+        if i == len(displaced):
+            best[0] = max(best[0], tuple(counts))
+            return
+        vm = displaced[i]
+        model = source_model(inv, vm)
+        if all(a.kind in ("vgpu", "dynamic") for a in vm.gpus):
+            for host in targets:
+                if not host_accepts(inv, host, vm):
+                    continue
+                for gpus in itertools.permutations(host.gpus, len(vm.gpus)):
+                    taken = []
+                    for att, gpu in zip(vm.gpus, gpus, strict=True):
+                        slot = occ[(host.name, gpu.pci_id)]
+                        if not gpu_accepts(gpu, slot, att, model):
+                            break
+                        size = profile_mb(att.profile or "") if att.kind == "vgpu" else 0
+                        slot.append(Occupant(vm.name, att.kind != "vgpu", size))
+                        taken.append(slot)
+                    else:
+                        counts[priority(inv, vm)] += 1
+                        place(i + 1)
+                        counts[priority(inv, vm)] -= 1
+                    for slot in taken:
+                        slot.pop()
+        place(i + 1)
+
+    place(0)
+    return best[0]
+
+
+def check_placements(inv: Inventory, failure: HostFailure, failed: set[str]) -> None:
+    """Every placement the simulation reports is valid, all of them together."""
+    occ = {k: list(v) for k, v in occupancy(inv).items() if k[0] not in failed}
+    vms = {vm.name: vm for vm in inv.vms}
+    for p in failure.placed:
+        vm = vms[p.vm]
+        host = inv.host(p.to_host or "")
+        assert host is not None and host.name not in failed
+        assert host.connected and not host.in_maintenance and host.cluster == vm.cluster
+        assert host_accepts(inv, host, vm)
+        pci_ids = (p.to_gpu or "").split(", ")
+        assert len(pci_ids) == len(vm.gpus) == len(set(pci_ids))
+        model = source_model(inv, vm)
+        for att, pci_id in zip(vm.gpus, pci_ids, strict=True):
+            gpu = next(g for g in host.gpus if g.pci_id == pci_id)
+            slot = occ[(host.name, pci_id)]
+            assert gpu_accepts(gpu, slot, att, model), (p, slot)
+            size = profile_mb(att.profile or "") if att.kind == "vgpu" else 0
+            slot.append(Occupant(vm.name, att.kind != "vgpu", size))
+
+
+def vector(inv: Inventory, failure: HostFailure) -> tuple[int, ...]:
+    counts = [0] * len(ORDER)
+    vms = {vm.name: vm for vm in inv.vms}
+    for p in failure.placed:
+        counts[priority(inv, vms[p.vm])] += 1
+    return tuple(counts)
+
+
+def tolerance(inv: Inventory, cluster: str) -> int:
+    hosts = [h.name for h in inv.hosts if h.cluster == cluster]
+    running = [vm for vm in inv.vms if vm.powered_on and vm.gpus and vm.cluster == cluster]
+    k = 0
+    for size in range(1, min(3, len(hosts)) + 1):
+        for combo in itertools.combinations(hosts, size):
+            need = sum(1 for vm in running if vm.host in combo)
+            if sum(best_vector(inv, cluster, set(combo))) < need:
+                return k
+        k = size
+    return k
+
+
+# --- random small clusters ------------------------------------------------------------
+
+
+@st.composite
+def clusters(draw: st.DrawFn, dense: bool = False) -> Inventory:
+    """A random cluster; ``dense`` ones are all up, share storage and compete for GPUs."""
+    inv = Inventory(clusters=[Cluster(name="c", moref="c")])
+    n_hosts = draw(st.integers(2, 4))
+    for i in range(n_hosts):
+        host = Host(
+            name=f"h{i}",
+            moref=f"h{i}",
+            cluster="c",
+            connection_state=draw(st.sampled_from(["connected"] * 6 + ["notResponding"]))
+            if not dense
+            else "connected",
+            in_maintenance=not dense and draw(st.integers(0, 9)) == 0,
+        )
+        for j in range(draw(st.integers(1 if dense else 0, 2 if dense else 3))):  # GPUs
+            kind = draw(st.sampled_from(["l4", "t4"]))
+            device, model, memory = GPU_TYPES[kind]
+            mode = draw(st.sampled_from(["equal", "mixed", "passthrough"]))
+            host.gpus.append(
+                Gpu(
+                    pci_id=f"0000:{j + 1:02x}:00.0",
+                    vendor_id=0x10DE,
+                    device_id=device,
+                    model=model,
+                    known_model=True,
+                    memory_mb=memory,
+                    passthrough_enabled=mode == "passthrough",
+                    passthrough_active=mode == "passthrough",
+                    graphics_type="direct" if mode == "passthrough" else "sharedDirect",
+                    vgpu_mode="mixedSize" if mode == "mixed" else None,
+                )
+            )
+        # Mostly the profiles of its own GPU models, sometimes one of another model.
+        models = {g.model.split()[-1].lower() for g in host.gpus}
+        host.vgpu_profiles = [
+            VgpuProfile(p)
+            for p in PROFILES
+            if draw(st.integers(0, 9)) < (8 if p.split("_")[1].split("-")[0] in models else 1)
+        ]
+        inv.hosts.append(host)
+    for d in ("d1", "d2"):
+        mounts = [
+            DatastoreMount(h.name, accessible=dense or draw(st.integers(0, 9)) > 0)
+            for h in inv.hosts
+            if dense or draw(st.integers(0, 9)) > 1
+        ]
+        inv.datastores.append(Datastore(name=d, moref=d, mounts=mounts))
+    occ: dict[tuple[str, str], list[Occupant]] = {}
+    n = 0
+    for host in inv.hosts:
+        if not host.connected:
+            continue
+        for _ in range(draw(st.integers(1 if dense else 0, 4))):
+            n += 1
+            vm = Vm(
+                name=f"v{n}",
+                moref=f"v{n}",
+                host=host.name,
+                cluster="c",
+                power_state=draw(st.sampled_from(["poweredOn"] * 5 + ["poweredOff"])),
+                restart_priority=draw(st.sampled_from([None, *ORDER])),
+                datastores=[
+                    d.name
+                    for d in inv.datastores
+                    if any(m.host == host.name for m in d.mounts) and draw(st.booleans())
+                ],
+            )
+            kinds = ["vgpu", "vgpu", "dynamic"] if dense else ["vgpu", "vgpu", "dynamic", "fixed"]
+            kind = draw(st.sampled_from(kinds))
+            devices = draw(st.sampled_from([1, 1, 1, 2]))
+            if not _seat(draw, host, vm, kind, devices, occ):
+                continue
+            inv.vms.append(vm)
+    return inv
+
+
+def _seat(
+    draw: st.DrawFn,
+    host: Host,
+    vm: Vm,
+    kind: str,
+    devices: int,
+    occ: dict[tuple[str, str], list[Occupant]],
+) -> bool:
+    """Give the VM devices that its host can run now; False when it cannot."""
+    on = vm.powered_on
+    used: list[Gpu] = []
+    fitting = [
+        p.name
+        for p in host.vgpu_profiles
+        if any(p.name.split("_")[1].split("-")[0] in g.model.lower() for g in host.gpus)
+    ]
+    profile = draw(st.sampled_from(fitting or PROFILES))
+    allowed = draw(
+        st.sampled_from(
+            [[(0x10DE, 0x27B8)], [(0x10DE, 0x1EB8)], [(0x10DE, 0x27B8), (0x10DE, 0x1EB8)]]
+        )
+    )
+    for _ in range(devices):
+        if kind == "vgpu":
+            att = GpuAttachment("vgpu", profile=profile)
+            model = next(
+                (
+                    g.model
+                    for g in host.gpus
+                    if profile.split("_")[1].split("-")[0] in g.model.lower()
+                ),
+                None,
+            )
+            if profile not in {p.name for p in host.vgpu_profiles}:
+                return False  # nothing seated yet
+        elif kind == "dynamic":
+            att = GpuAttachment("dynamic", allowed=allowed)
+            model = None
+        else:
+            att = GpuAttachment("passthrough")
+            model = None
+        choices = [
+            g
+            for g in host.gpus
+            if g not in used
+            and (
+                gpu_accepts(g, occ.get((host.name, g.pci_id), []), att, model)
+                if kind != "fixed"
+                else g.passthrough_active and not occ.get((host.name, g.pci_id))
+            )
+        ]
+        if not choices:
+            for gpu in used:
+                occ[(host.name, gpu.pci_id)] = [
+                    o for o in occ[(host.name, gpu.pci_id)] if o.vm != vm.name
+                ]
+            return False
+        gpu = draw(st.sampled_from(choices))
+        used.append(gpu)
+        if kind == "fixed":
+            att.pci_id, att.vendor_id, att.device_id = gpu.pci_id, gpu.vendor_id, gpu.device_id
+        if kind == "dynamic" and on:
+            att.pci_id = gpu.pci_id
+        vm.gpus.append(att)
+        size = profile_mb(profile) if kind == "vgpu" else 0
+        occ.setdefault((host.name, gpu.pci_id), []).append(Occupant(vm.name, kind != "vgpu", size))
+    for gpu in used:
+        if on:
+            gpu.vms.append(vm.name)
+        else:  # a powered-off VM holds no GPU
+            occ[(host.name, gpu.pci_id)] = [
+                o for o in occ[(host.name, gpu.pci_id)] if o.vm != vm.name
+            ]
+    return True
+
+
+SETTINGS = settings(
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+@SETTINGS
+@given(clusters())
+def test_simulation_matches_brute_force(inv: Inventory) -> None:
+    check_simulation(inv)
+
+
+@SETTINGS
+@given(clusters(dense=True))
+def test_simulation_matches_brute_force_under_contention(inv: Inventory) -> None:
+    check_simulation(inv)
+
+
+@SETTINGS
+@given(clusters(dense=True))
+def test_exact_search_alone_matches_brute_force(inv: Inventory) -> None:
+    """With the greedy pass switched off, the exact search must find the optimum itself."""
+    with patch.object(ClusterModel, "_greedy", lambda self, guests, state, down: {}):
+        check_simulation(inv)
+
+
+def check_simulation(inv: Inventory) -> None:
+    sim = simulate_cluster(inv, "c")
+    assert [f.host for f in sim.failures] == [h.name for h in inv.hosts]
+    for failure in sim.failures:
+        failed = {failure.host}
+        assert vector(inv, failure) == best_vector(inv, "c", failed)
+        check_placements(inv, failure, failed)
+        displaced = [
+            vm.name for vm in inv.vms if vm.host == failure.host and vm.powered_on and vm.gpus
+        ]
+        assert sorted(p.vm for p in failure.placed + failure.unplaced) == sorted(displaced)
+        assert all(p.reason for p in failure.unplaced)
+    assert sim.tolerates == tolerance(inv, "c")
