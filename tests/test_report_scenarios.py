@@ -1,0 +1,88 @@
+"""Reports of the lab's scenarios, checked by the real rules: every format, every reader.
+
+The inventory comes from the scenario file (tests/lab/expected.py), the verdicts
+from gpuaudit.check.run_checks. A scenario file that does not exist yet is skipped.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from gpuaudit.report import FORMATS, report_schema, write_reports
+from gpuaudit.results import AuditResult
+from tests.report_tools import ARTIFACTS, Chromium
+from tests.test_report_html import assert_safe
+from tests.test_report_office import convert
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIOS = ("broken", "hostile", "scenario-a", "scenario-b", "scenario-c", "demo")
+
+
+def checked(name: str) -> AuditResult:
+    path = ROOT / "tests" / "scenarios" / f"{name}.yaml"
+    if not path.exists():
+        pytest.skip(f"{path.name} is not in this checkout yet")
+    if importlib.util.find_spec("gpuaudit.check") is None:
+        pytest.skip("gpuaudit.check is not in this checkout yet")
+    from gpuaudit.check import run_checks
+    from tests.lab.expected import expected_inventory
+    from tests.lab.scenario import load_scenario
+
+    return run_checks(expected_inventory(load_scenario(path)))
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_all_five_formats(name: str, tmp_path: Path) -> None:
+    result = checked(name)
+    paths = write_reports(result, tmp_path, FORMATS, name)
+    html, _xlsx, json_path, junit, sarif = paths
+    doc = json.loads(json_path.read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(report_schema()).validate(doc)
+    assert len(doc["findings"]) == len(result.findings)
+    root = ET.fromstring(junit.read_bytes())
+    assert len(root.findall(".//testcase")) == len(result.findings) + len(result.errors)
+    failed = sum(1 for f in result.findings if f.status == "fail")
+    (run,) = json.loads(sarif.read_text(encoding="utf-8"))["runs"]
+    assert sum(1 for r in run["results"] if "suppressions" not in r) == failed
+    assert_safe(html.read_text(encoding="utf-8"))
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("name", ["broken", "hostile"])
+def test_scenario_page_in_chromium(name: str, tmp_path: Path) -> None:
+    result = checked(name)
+    (html,) = write_reports(result, tmp_path, ["html"], name)
+    with Chromium() as browser:
+        browser.open(html)
+        assert browser.evaluate("window.gpuauditReady === true")
+        browser.evaluate(
+            "document.querySelectorAll('#f-status button[aria-pressed=false]')"
+            ".forEach(b => b.click());"
+            "document.querySelectorAll('#findings-body tr.row').forEach(r => r.click());"
+            "document.querySelectorAll('details').forEach(d => d.open = true)"
+        )
+        browser.drain(0.3)
+        assert browser.console_errors() == []
+        assert browser.evaluate("typeof window.__pwned") == "undefined"
+        browser.evaluate("window.scrollTo(0, 0)")
+        browser.screenshot(ARTIFACTS / f"report-scenario-{name}.png")
+
+
+@pytest.mark.office
+@pytest.mark.parametrize("name", ["broken", "hostile"])
+def test_scenario_workbook_in_libreoffice(name: str, tmp_path: Path) -> None:
+    from gpuaudit.report.tables import workbook_tables
+    from tests.test_report_office import as_csv
+
+    result = checked(name)
+    doc, loaded, sheets = convert(result, tmp_path)
+    for table in workbook_tables(loaded, doc["report_schema_version"]):
+        rows = sheets[table.title]
+        assert rows[0] == [c.name for c in table.columns]
+        assert rows[1:] == [[as_csv(v) for v in row] for row in table.rows], table.title
