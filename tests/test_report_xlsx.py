@@ -144,3 +144,18 @@ def test_large_estate_is_fast_enough() -> None:
     wb = openpyxl.load_workbook(io.BytesIO(data), read_only=True)
     assert sum(1 for _ in wb["VMs"].iter_rows()) == 10_001
     assert sum(1 for _ in wb["Findings"].iter_rows()) == 30_001
+
+
+def test_documented_columns_match_the_workbook() -> None:
+    from pathlib import Path
+
+    from gpuaudit.report.tables import TEXT, workbook_tables
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "report-formats.md").read_text(
+        encoding="utf-8"
+    )
+    for table in workbook_tables(ALL["realistic"](), 1):
+        columns = ", ".join(
+            c.name if c.type == TEXT else f"{c.name} ({c.type})" for c in table.columns
+        )
+        assert f"- **{table.title}**: {columns}\n" in doc, table.title
