@@ -39,7 +39,10 @@ _SESSION_KEY = re.compile(rb"(<returnval[^>]*>\s*<key>)([^<]+)(</key>)")
 _PATCHES = tuple(
     (module, name, stub)
     for module in (pyVmomi.SoapAdapter, pyVim.connect)
-    for name, stub in (("HTTPConnection", VCRHTTPConnection), ("HTTPSConnection", VCRHTTPSConnection))
+    for name, stub in (
+        ("HTTPConnection", VCRHTTPConnection),
+        ("HTTPSConnection", VCRHTTPSConnection),
+    )
 )
 
 
@@ -91,7 +94,9 @@ class _Scrubber:
             request.headers.pop(header, None)
         if request.body:
             body = request.body if isinstance(request.body, bytes) else request.body.encode()
-            request.body = self._scrub(_PASSWORD.sub(rb"\g<1>" + SCRUBBED.encode() + rb"\g<2>", body))
+            request.body = self._scrub(
+                _PASSWORD.sub(rb"\g<1>" + SCRUBBED.encode() + rb"\g<2>", body)
+            )
         scheme = request.uri.split("://", 1)[0]
         request.uri = f"{scheme}://{REPLAY_HOST}{request.path}"
         return request
@@ -102,7 +107,9 @@ class _Scrubber:
             if name.lower() == "set-cookie":
                 for value in headers[name]:
                     self.secrets.update(_COOKIE_VALUE.findall(value))
-                headers[name] = [_COOKIE_VALUE.sub(f'vmware_soap_session="{SCRUBBED}"', v) for v in headers[name]]
+                headers[name] = [
+                    _COOKIE_VALUE.sub(f'vmware_soap_session="{SCRUBBED}"', v) for v in headers[name]
+                ]
         body = response.get("body", {}).get("string")
         if isinstance(body, bytes):
             if b"LoginResponse" in body:

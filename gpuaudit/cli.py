@@ -63,7 +63,9 @@ def fail(message: str, code: int) -> NoReturn:
 
 def _setup_logging(verbose: int, quiet: bool) -> None:
     level = logging.WARNING if quiet else logging.INFO if verbose == 0 else logging.DEBUG
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
+    logging.basicConfig(
+        level=level, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr
+    )
     if verbose < 2:
         # pyVmomi and http.client debug output only at -vv.
         for noisy in ("pyVmomi", "vcr", "urllib3"):
@@ -103,7 +105,9 @@ def connection_options(func: Callable[..., Any]) -> Callable[..., Any]:
             type=click.Path(dir_okay=False),
             help="Read the password from the first line of this file.",
         ),
-        click.option("--password-stdin", is_flag=True, help="Read the password from standard input."),
+        click.option(
+            "--password-stdin", is_flag=True, help="Read the password from standard input."
+        ),
         click.option(
             "--password",
             hidden=True,
@@ -111,7 +115,9 @@ def connection_options(func: Callable[..., Any]) -> Callable[..., Any]:
             callback=_refuse_password,
             help="Refused: use GPUAUDIT_PASSWORD, --password-file or --password-stdin.",
         ),
-        click.option("--insecure", "-k", is_flag=True, help="Skip TLS verification (GOVC_INSECURE)."),
+        click.option(
+            "--insecure", "-k", is_flag=True, help="Skip TLS verification (GOVC_INSECURE)."
+        ),
         click.option(
             "--ca-file",
             type=click.Path(exists=True, dir_okay=False),
@@ -145,7 +151,9 @@ def _live_source(console: Console, opts: dict[str, Any], record: str | None) -> 
         connect.parse_server(creds.server)
     except (credentials.CredentialError, connect.ConnectError) as exc:
         fail(str(exc), EXIT_INPUT)
-    return scan.Live(credentials=creds, timeout=opts["timeout"], record=Path(record) if record else None)
+    return scan.Live(
+        credentials=creds, timeout=opts["timeout"], record=Path(record) if record else None
+    )
 
 
 def _obtain(console: Console, source: scan.Source) -> Any:
@@ -165,10 +173,16 @@ def _obtain(console: Console, source: scan.Source) -> Any:
 
 
 def _pick_source(
-    console: Console, opts: dict[str, Any], from_file: str | None, replay: str | None, demo: bool,
+    console: Console,
+    opts: dict[str, Any],
+    from_file: str | None,
+    replay: str | None,
+    demo: bool,
     record: str | None,
 ) -> scan.Source:
-    chosen = [name for name, on in (("--from", from_file), ("--replay", replay), ("--demo", demo)) if on]
+    chosen = [
+        name for name, on in (("--from", from_file), ("--replay", replay), ("--demo", demo)) if on
+    ]
     if len(chosen) > 1:
         raise click.UsageError(f"{' and '.join(chosen)} cannot be combined")
     if chosen and record:
@@ -184,22 +198,68 @@ def _pick_source(
 
 @main.command()
 @connection_options
-@click.option("--from", "from_file", type=click.Path(dir_okay=False), help="Analyse a saved inventory JSON offline.")
-@click.option("--replay", type=click.Path(dir_okay=False), help="Analyse a recorded cassette offline.")
-@click.option("--demo", is_flag=True, help="Scan the bundled demo estate (no vCenter needed).")
-@click.option("--record", type=click.Path(dir_okay=False), help="Also record the session to this cassette (secrets scrubbed).")
-@click.option("--output-dir", "-o", type=click.Path(file_okay=False), default="reports", show_default=True, help="Where reports are written.")
 @click.option(
-    "--format", "-f", "formats", multiple=True, type=click.Choice(FORMATS),
+    "--from",
+    "from_file",
+    type=click.Path(dir_okay=False),
+    help="Analyse a saved inventory JSON offline.",
+)
+@click.option(
+    "--replay", type=click.Path(dir_okay=False), help="Analyse a recorded cassette offline."
+)
+@click.option("--demo", is_flag=True, help="Scan the bundled demo estate (no vCenter needed).")
+@click.option(
+    "--record",
+    type=click.Path(dir_okay=False),
+    help="Also record the session to this cassette (secrets scrubbed).",
+)
+@click.option(
+    "--output-dir",
+    "-o",
+    type=click.Path(file_okay=False),
+    default="reports",
+    show_default=True,
+    help="Where reports are written.",
+)
+@click.option(
+    "--format",
+    "-f",
+    "formats",
+    multiple=True,
+    type=click.Choice(FORMATS),
     help="Report format; repeat for several.  [default: html, xlsx, json]",
 )
-@click.option("--fail-on", type=click.Choice(SEVERITIES), default="high", show_default=True, help="Exit 1 when a failed finding is at or above this severity.")
-@click.option("--policy", type=click.Path(dir_okay=False), help="Policy YAML: intent, waivers, severity overrides.")
-@click.option("--baseline", type=click.Path(dir_okay=False), help="An earlier JSON report: count only new findings.")
+@click.option(
+    "--fail-on",
+    type=click.Choice(SEVERITIES),
+    default="high",
+    show_default=True,
+    help="Exit 1 when a failed finding is at or above this severity.",
+)
+@click.option(
+    "--policy",
+    type=click.Path(dir_okay=False),
+    help="Policy YAML: intent, waivers, severity overrides.",
+)
+@click.option(
+    "--baseline",
+    type=click.Path(dir_okay=False),
+    help="An earlier JSON report: count only new findings.",
+)
 @click.pass_obj
-def scan_command(console: Console, from_file: str | None, replay: str | None, demo: bool, record: str | None,
-                 output_dir: str, formats: tuple[str, ...], fail_on: str, policy: str | None,
-                 baseline: str | None, **opts: Any) -> None:
+def scan_command(
+    console: Console,
+    from_file: str | None,
+    replay: str | None,
+    demo: bool,
+    record: str | None,
+    output_dir: str,
+    formats: tuple[str, ...],
+    fail_on: str,
+    policy: str | None,
+    baseline: str | None,
+    **opts: Any,
+) -> None:
     """Collect, check and report on one vCenter (or a saved inventory).
 
     \b
@@ -217,7 +277,9 @@ def scan_command(console: Console, from_file: str | None, replay: str | None, de
     console.progress("checking")
     result = outcome.check(inventory, loaded_policy, policy)
     console.progress("writing reports")
-    written = outcome.write(result, Path(output_dir), formats or DEFAULT_FORMATS, scan.server_name(source), fail)
+    written = outcome.write(
+        result, Path(output_dir), formats or DEFAULT_FORMATS, scan.server_name(source), fail
+    )
     console.done()
     summary = outcome.summarise(result, fail_on, known)
     outcome.print_summary(summary, written, color=console.tty, quiet=console.quiet)
@@ -229,8 +291,15 @@ scan_command.name = "scan"
 
 @main.command()
 @connection_options
-@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Inventory file to write.  [default: reports/inventory-SERVER-TIME.json]")
-@click.option("--record", type=click.Path(dir_okay=False), help="Also record the session to this cassette.")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False),
+    help="Inventory file to write.  [default: reports/inventory-SERVER-TIME.json]",
+)
+@click.option(
+    "--record", type=click.Path(dir_okay=False), help="Also record the session to this cassette."
+)
 @click.pass_obj
 def collect(console: Console, output: str | None, record: str | None, **opts: Any) -> None:
     """Collect the inventory only, and save it as JSON for `scan --from`."""
@@ -251,7 +320,13 @@ def collect(console: Console, output: str | None, record: str | None, **opts: An
 
 
 @main.command()
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+)
 def rules(fmt: str) -> None:
     """List the rule catalogue: id, severity, title, rationale and remediation."""
     from gpuaudit.rules import catalogue
@@ -262,10 +337,18 @@ def rules(fmt: str) -> None:
         return
     for rule in items:
         if fmt == "markdown":
-            click.echo(f"### {rule.id}: {rule.title}\n\n*{rule.category}, {rule.severity}*\n\n"
-                       f"{rule.rationale}\n\n**Remediation:** {rule.remediation}\n")
+            click.echo(
+                f"### {rule.id}: {rule.title}\n\n*{rule.category}, {rule.severity}*\n\n"
+                f"{rule.rationale}\n\n**Remediation:** {rule.remediation}\n"
+            )
         else:
             click.echo(f"{rule.id:8} {rule.severity:8} {rule.category:8} {rule.title}")
-            click.echo(click.wrap_text(rule.rationale, initial_indent=" " * 9, subsequent_indent=" " * 9))
-            click.echo(click.wrap_text("Fix: " + rule.remediation, initial_indent=" " * 9, subsequent_indent=" " * 9))
+            click.echo(
+                click.wrap_text(rule.rationale, initial_indent=" " * 9, subsequent_indent=" " * 9)
+            )
+            click.echo(
+                click.wrap_text(
+                    "Fix: " + rule.remediation, initial_indent=" " * 9, subsequent_indent=" " * 9
+                )
+            )
             click.echo()

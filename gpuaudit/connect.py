@@ -225,5 +225,5 @@ def describe_failure(exc: BaseException, server: Server, user: str, timeout: flo
     if isinstance(exc, OSError):
         return f"cannot connect to {where}: {exc.strerror or exc}"
     if isinstance(exc, vmodl.MethodFault):
-        return f"{where} refused the login: {exc.msg or exc.__class__.__name__}"
+        return f"{where} refused the login: {getattr(exc, 'msg', '') or exc.__class__.__name__}"
     return f"cannot connect to {where}: {exc.__class__.__name__}: {exc}"

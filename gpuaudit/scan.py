@@ -71,6 +71,7 @@ def obtain_inventory(source: Source, progress: Progress | None = None) -> Invent
         say(f"loading {source.path}")
         return Inventory.load(source.path)
     if isinstance(source, Replay):
+        say(f"replaying {source.path.name}")
         with cassette.replaying(source.path):
             server = connect.Server(host=cassette.REPLAY_HOST, port=80, protocol="http")
             return _collect(server, REPLAY_USER, "replay", {}, say, source.label or "replay")
@@ -80,6 +81,7 @@ def obtain_inventory(source: Source, progress: Progress | None = None) -> Invent
     recorder: contextlib.AbstractContextManager[Any] = (
         cassette.recording(source.record) if source.record else contextlib.nullcontext()
     )
+    say(f"connecting to {server.display}")
     with recorder:
         return _collect(server, creds.user, creds.password, tls, say, server.display)
 
@@ -94,7 +96,6 @@ def _collect(
 ) -> Inventory:
     from gpuaudit.collect import collect
 
-    say(f"connecting to {server.display}")
     with connect.session(server, user, password, **tls) as si:
         say("collecting")
         return collect(si, source=label, progress=say)

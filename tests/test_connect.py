@@ -158,7 +158,11 @@ def test_tls_insecure_skips_verification(lab_factory, tmp_path) -> None:  # type
     lab = lab_factory("scenario-b", tls=True)
     out = tmp_path / "inv.json"
     result = collect(
-        f"https://127.0.0.1:{lab.port}/sdk", "--insecure", "-o", str(out),
-        password=lab.password, user=lab.user,
+        f"https://127.0.0.1:{lab.port}/sdk",
+        "--insecure",
+        "-o",
+        str(out),
+        password=lab.password,
+        user=lab.user,
     )
     assert result.exit_code == 0, result.output

@@ -33,7 +33,7 @@ def collect(si: Any, source: str = "", progress: Progress | None = None) -> Inve
     content = si.RetrieveContent()
     inv = Inventory(
         source=source,
-        collected_at=dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat(),
+        collected_at=dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
     )
     inv.vcenter = _vcenter(content.about)
     say("reading inventory")
@@ -120,11 +120,13 @@ def _assemble(inv: Inventory, objects: dict[str, ObjectProps]) -> None:
     for obj in by_kind.get("HostSystem", []):
         host = build_host(obj, vm_names)
         host.datacenter = tree.datacenter(obj.moref)
-        cluster = tree.ancestor(obj.moref, "ClusterComputeResource")
-        host.cluster = cluster.name if cluster else None
+        parent_cluster = tree.ancestor(obj.moref, "ClusterComputeResource")
+        host.cluster = parent_cluster.name if parent_cluster else None
         if not host.connected:
             inv.gaps.append(
-                Gap(host.name, "HostSystem", "config", f"host is {host.connection_state}", obj.moref)
+                Gap(
+                    host.name, "HostSystem", "config", f"host is {host.connection_state}", obj.moref
+                )
             )
         lun_paths[obj.moref] = host_lun_paths(obj)
         inv.hosts.append(host)
@@ -140,17 +142,19 @@ def _assemble(inv: Inventory, objects: dict[str, ObjectProps]) -> None:
         if obj.get("config.template", False):
             continue  # a template never runs: it holds no GPU
         vm = build_vm(obj, host_names, ds_names)
-        host = hosts.get(vm.host or "")
-        if host is not None:
-            vm.cluster = host.cluster
-            vm.datacenter = host.datacenter
-        cluster = clusters.get(vm.cluster or "")
-        if cluster is not None:
-            vm.restart_priority = cluster.restart_priority_overrides.get(vm.name)
+        vm_host = hosts.get(vm.host or "")
+        if vm_host is not None:
+            vm.cluster = vm_host.cluster
+            vm.datacenter = vm_host.datacenter
+        vm_cluster = clusters.get(vm.cluster or "")
+        if vm_cluster is not None:
+            vm.restart_priority = vm_cluster.restart_priority_overrides.get(vm.name)
         inv.vms.append(vm)
 
-    for items in (inv.clusters, inv.hosts, inv.datastores, inv.vms):
-        items.sort(key=lambda o: o.name)  # type: ignore[attr-defined]
+    inv.clusters.sort(key=lambda o: o.name)
+    inv.hosts.sort(key=lambda o: o.name)
+    inv.datastores.sort(key=lambda o: o.name)
+    inv.vms.sort(key=lambda o: o.name)
 
 
 def _version_gaps(inv: Inventory, negotiated: str) -> None:

@@ -9,7 +9,7 @@ carrying only the property paths asked for.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,7 +57,7 @@ def kind(obj: Any) -> str:
 
 
 def retrieve(
-    content: Any, specs: dict[type, Iterable[str]], page_size: int = PAGE_SIZE
+    content: Any, specs: Mapping[type, Iterable[str]], page_size: int = PAGE_SIZE
 ) -> dict[str, ObjectProps]:
     """Every object of the given types below the root folder, keyed by moref.
 

@@ -8,6 +8,7 @@ path.adapter (an HBA key) -> the HBA, whose class gives the transport.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
 from gpuaudit.collect.hosts import adapter_kind
 from gpuaudit.collect.retrieve import ObjectProps
 from gpuaudit.inventory import Datastore, DatastoreMount, LunPath

@@ -290,7 +290,11 @@ def _transport(dtype: str, local: bool, mounts: list[DatastoreMount]) -> str:
         return "vvol"
     if dtype.upper() != "VMFS":
         return "other"
-    kinds = {"local" if p.adapter_kind in _LOCAL_KINDS else p.adapter_kind for m in mounts for p in m.paths}
+    kinds = {
+        "local" if p.adapter_kind in _LOCAL_KINDS else p.adapter_kind
+        for m in mounts
+        for p in m.paths
+    }
     if not kinds:
         return "local" if local else "other"
     if len(kinds) > 1:

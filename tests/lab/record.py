@@ -72,8 +72,10 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.names:
         out = CASSETTES / f"{name}.yaml"
         inventory = record(SCENARIOS / f"{name}.yaml", out)
-        print(f"{out.relative_to(ROOT)}: {len(cassette.interactions(out))} requests, "
-              f"{len(inventory.hosts)} hosts, {len(inventory.vms)} VMs")
+        print(
+            f"{out.relative_to(ROOT)}: {len(cassette.interactions(out))} requests, "
+            f"{len(inventory.hosts)} hosts, {len(inventory.vms)} VMs"
+        )
     return 0
 
 
