@@ -141,6 +141,7 @@ def cluster_summaries(result: AuditResult) -> list[ClusterSummary]:
         for finding in result.findings:
             if finding.cluster == name and finding.failed:
                 summary.failed += 1
-                summary.failed_by_severity[finding.severity] += 1
+                counts = summary.failed_by_severity
+                counts[finding.severity] = counts.get(finding.severity, 0) + 1
         summaries.append(summary)
     return summaries
