@@ -34,7 +34,7 @@ if missing; then
     fi
     echo "build.sh: installing golang-go and golang-github-vmware-govmomi-dev" >&2
     $SUDO apt-get update
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y \
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y \
         golang-go golang-github-vmware-govmomi-dev patch
     if missing; then
         echo "build.sh: Go or the govmomi source is still missing after apt-get" >&2

@@ -40,11 +40,21 @@ type options struct {
 
 func main() {
 	log.SetPrefix("gpuaudit-lab: ")
+	defer func() {
+		// A bug must still end as one error line, not a goroutine dump.
+		if r := recover(); r != nil {
+			fail(fmt.Errorf("internal error: %v", r))
+		}
+	}()
 	if err := run(os.Args[1:]); err != nil {
-		msg := strings.Join(strings.Fields(err.Error()), " ") // always one line
-		fmt.Fprintf(os.Stderr, "error: %s\n", msg)
-		os.Exit(1)
+		fail(err)
 	}
+}
+
+func fail(err error) {
+	msg := strings.Join(strings.Fields(err.Error()), " ") // always one line
+	fmt.Fprintf(os.Stderr, "error: %s\n", msg)
+	os.Exit(1)
 }
 
 func parseFlags(args []string) (*options, error) {
