@@ -352,3 +352,37 @@ def rules(fmt: str) -> None:
                 )
             )
             click.echo()
+
+
+@main.command()
+@click.argument("old", type=click.Path(dir_okay=False))
+@click.argument("new", type=click.Path(dir_okay=False))
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(SEVERITIES),
+    help="Exit 1 when a new failed finding is at or above this severity.",
+)
+def diff(old: str, new: str, fmt: str, fail_on: str | None) -> None:
+    """Compare two scans: new, resolved and changed findings, and inventory changes.
+
+    OLD and NEW are JSON reports (scan --format json) or saved inventories
+    (gpuaudit collect); an inventory is checked with the default policy first.
+    """
+    from gpuaudit.diff import DiffInputError, diff_reports, format_text, load_side
+    from gpuaudit.results import at_or_above
+
+    try:
+        result = diff_reports(load_side(old), load_side(new))
+    except DiffInputError as exc:
+        fail(str(exc), EXIT_INPUT)
+    if fmt == "json":
+        click.echo(json.dumps(result.to_dict(), indent=1, ensure_ascii=False))
+    else:
+        click.echo(format_text(result))
+    blocking = fail_on is not None and any(
+        at_or_above(str(f.get("severity")), fail_on) for f in result.new
+    )
+    sys.exit(EXIT_FINDINGS if blocking else EXIT_OK)

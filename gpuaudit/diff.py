@@ -1,0 +1,156 @@
+"""What changed between two scans: findings new, resolved and changed; inventory added and removed.
+
+Either side may be a JSON report (``gpuaudit scan --format json``) or a saved
+inventory (``gpuaudit collect``); an inventory is checked first, with the default
+policy, so that both sides have findings.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+Key = tuple[str, str]
+
+
+class DiffInputError(ValueError):
+    """A file that is neither a gpuaudit JSON report nor an inventory."""
+
+
+@dataclass
+class InventoryChange:
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ReportDiff:
+    new: list[dict[str, Any]] = field(default_factory=list)  # failed now, not before
+    resolved: list[dict[str, Any]] = field(default_factory=list)  # failed before, not now
+    # Same rule and object, failed on both sides, with another severity or message.
+    changed: list[dict[str, Any]] = field(default_factory=list)
+    inventory: dict[str, InventoryChange] = field(default_factory=dict)
+
+    @property
+    def empty(self) -> bool:
+        return not (
+            self.new
+            or self.resolved
+            or self.changed
+            or any(c.added or c.removed for c in self.inventory.values())
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "new": self.new,
+            "resolved": self.resolved,
+            "changed": self.changed,
+            "inventory": {
+                kind: {"added": c.added, "removed": c.removed} for kind, c in self.inventory.items()
+            },
+        }
+
+
+def load_side(path: str | Path) -> dict[str, Any]:
+    """A JSON report as a dict; an inventory is checked and rendered as one."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DiffInputError(f"{path}: cannot read: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise DiffInputError(f"{path}: line {exc.lineno}: not valid JSON: {exc.msg}") from None
+    if isinstance(data, dict) and isinstance(data.get("findings"), list):
+        return data
+    if isinstance(data, dict) and "schema_version" in data:
+        from gpuaudit.check import run_checks
+        from gpuaudit.inventory import Inventory, InventoryError
+        from gpuaudit.report import render_json
+
+        try:
+            inventory = Inventory.from_dict(data)
+        except InventoryError as exc:
+            raise DiffInputError(f"{path}: {exc}") from None
+        return render_json(run_checks(inventory))
+    raise DiffInputError(f"{path}: neither a gpuaudit JSON report nor an inventory")
+
+
+def _failed(report: dict[str, Any]) -> dict[Key, dict[str, Any]]:
+    return {
+        (str(f.get("rule")), str(f.get("object"))): f
+        for f in report.get("findings", [])
+        if isinstance(f, dict) and f.get("status") == "fail"
+    }
+
+
+def _inventory_keys(report: dict[str, Any]) -> dict[str, set[str]]:
+    inv = report.get("inventory") or {}
+    hosts = [h for h in inv.get("hosts", []) if isinstance(h, dict)]
+    return {
+        "hosts": {h.get("name", "") for h in hosts},
+        "vms": {v.get("name", "") for v in inv.get("vms", []) if isinstance(v, dict)},
+        "gpus": {
+            f"{h.get('name')}/{g.get('pci_id')} ({g.get('model')})"
+            for h in hosts
+            for g in h.get("gpus", [])
+        },
+        "vgpu_profiles": {
+            f"{h.get('name')}: {p.get('name')}" for h in hosts for p in h.get("vgpu_profiles", [])
+        },
+        "datastores": {d.get("name", "") for d in inv.get("datastores", [])},
+    }
+
+
+def diff_reports(old: dict[str, Any], new: dict[str, Any]) -> ReportDiff:
+    before, after = _failed(old), _failed(new)
+    result = ReportDiff(
+        new=[after[k] for k in sorted(after.keys() - before.keys())],
+        resolved=[before[k] for k in sorted(before.keys() - after.keys())],
+    )
+    for key in sorted(before.keys() & after.keys()):
+        was, now = before[key], after[key]
+        if (was.get("severity"), was.get("message")) != (now.get("severity"), now.get("message")):
+            result.changed.append(
+                {
+                    "rule": key[0],
+                    "object": key[1],
+                    "before": {"severity": was.get("severity"), "message": was.get("message")},
+                    "after": {"severity": now.get("severity"), "message": now.get("message")},
+                }
+            )
+    old_inv, new_inv = _inventory_keys(old), _inventory_keys(new)
+    for kind in old_inv:
+        result.inventory[kind] = InventoryChange(
+            added=sorted(new_inv[kind] - old_inv[kind]),
+            removed=sorted(old_inv[kind] - new_inv[kind]),
+        )
+    return result
+
+
+def format_text(diff: ReportDiff) -> str:
+    """The diff for a terminal or a mail: one line per change."""
+    lines: list[str] = []
+
+    def finding(sign: str, item: dict[str, Any]) -> str:
+        where = f"{item.get('rule')} [{item.get('severity')}] {item.get('object')}"
+        return f"  {sign} {where}: {item.get('message')}"
+
+    for title, items, sign in (("New findings", diff.new, "+"), ("Resolved", diff.resolved, "-")):
+        lines.append(f"{title}: {len(items)}")
+        lines.extend(finding(sign, i) for i in items)
+    lines.append(f"Changed: {len(diff.changed)}")
+    for c in diff.changed:
+        lines.append(
+            f"  ~ {c['rule']} {c['object']}: {c['before']['severity']} -> {c['after']['severity']}"
+            f" ({c['after']['message']})"
+        )
+    for kind, change in diff.inventory.items():
+        if change.added or change.removed:
+            title = kind.replace("_", " ").capitalize()
+            lines.append(f"{title}: +{len(change.added)} -{len(change.removed)}")
+            lines.extend(f"  + {name}" for name in change.added)
+            lines.extend(f"  - {name}" for name in change.removed)
+    if diff.empty:
+        lines.append("No changes.")
+    return "\n".join(lines)

@@ -1,0 +1,277 @@
+"""The command line through click's CliRunner, and through a real terminal where it matters."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from gpuaudit.cli import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, main
+from gpuaudit.inventory import SCHEMA_VERSION, Inventory
+from gpuaudit.results import SEVERITIES, at_or_above
+from tests.conftest import ROOT
+
+# The rule ids the checker issue requires; `gpuaudit rules` must list each.
+REQUIRED_RULES = [
+    "HA-01",
+    "HA-02",
+    "HA-03",
+    "HA-04",
+    "HA-05",
+    "HA-06",
+    "HA-07",
+    "VM-01",
+    "VM-02",
+    "VM-03",
+    "VM-04",
+    "VM-05",
+    "VM-06",
+    "GPU-01",
+    "GPU-02",
+    "GPU-03",
+    "GPU-04",
+    "ST-01",
+    "ST-02",
+    "ST-03",
+    "ST-04",
+    "ST-05",
+    "DS-01",
+    "DS-02",
+    "DATA-01",
+]
+
+
+def run(*args: str, env: dict[str, str | None] | None = None, stdin: str | None = None) -> Result:
+    return CliRunner().invoke(main, list(args), env=env, input=stdin)
+
+
+def reports_in(folder: Path, suffix: str) -> list[Path]:
+    return sorted(folder.glob(f"gpuaudit-*{suffix}"))
+
+
+def expected_exit(report: dict[str, Any], fail_on: str) -> int:
+    blocking = any(
+        f["status"] == "fail" and at_or_above(f["severity"], fail_on) for f in report["findings"]
+    )
+    return EXIT_FINDINGS if blocking else EXIT_OK
+
+
+@pytest.fixture(scope="module")
+def demo_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Result, Path]:
+    out = tmp_path_factory.mktemp("demo")
+    return run("scan", "--demo", "--output-dir", str(out)), out
+
+
+def test_demo_writes_default_formats(demo_report: tuple[Result, Path]) -> None:
+    result, out = demo_report
+    assert result.exit_code in (EXIT_OK, EXIT_FINDINGS), result.output
+    for suffix in (".html", ".xlsx", ".json"):
+        files = reports_in(out, suffix)
+        assert len(files) == 1, (suffix, list(out.iterdir()))
+        assert "demo" in files[0].name
+        assert str(files[0]) in result.output
+
+
+def test_exit_status_follows_fail_on(demo_report: tuple[Result, Path], tmp_path: Path) -> None:
+    result, out = demo_report
+    report = json.loads(reports_in(out, ".json")[0].read_text())
+    assert result.exit_code == expected_exit(report, "high")
+    for severity in SEVERITIES:
+        folder = tmp_path / severity
+        again = run("scan", "--demo", "-o", str(folder), "-f", "json", "--fail-on", severity)
+        assert again.exit_code == expected_exit(report, severity), (severity, again.output)
+
+
+def test_formats_can_be_chosen(tmp_path: Path) -> None:
+    result = run("scan", "--demo", "-o", str(tmp_path), "-f", "junit", "-f", "sarif")
+    assert result.exit_code in (EXIT_OK, EXIT_FINDINGS), result.output
+    assert sorted(p.suffix for p in tmp_path.iterdir()) == [".sarif", ".xml"]
+
+
+def test_unknown_format_is_a_usage_error(tmp_path: Path) -> None:
+    result = run("scan", "--demo", "-o", str(tmp_path), "-f", "pdf")
+    assert result.exit_code == EXIT_INPUT
+    assert not list(tmp_path.iterdir())
+
+
+def test_baseline_counts_only_new_findings(
+    demo_report: tuple[Result, Path], tmp_path: Path
+) -> None:
+    _, out = demo_report
+    baseline = reports_in(out, ".json")[0]
+    result = run("scan", "--demo", "-o", str(tmp_path), "-f", "json", "--baseline", str(baseline))
+    assert result.exit_code == EXIT_OK, result.output
+    assert "new failed findings: 0 critical, 0 high, 0 medium, 0 low, 0 info" in result.output
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        ("{not json", ["line 1", "not valid JSON"]),
+        ('{"findings": 3}', ["not a gpuaudit JSON report"]),
+    ],
+)
+def test_unreadable_baseline_exits_2(tmp_path: Path, content: str, words: list[str]) -> None:
+    bad = tmp_path / "baseline.json"
+    bad.write_text(content)
+    result = run("scan", "--demo", "-o", str(tmp_path / "out"), "--baseline", str(bad))
+    assert result.exit_code == EXIT_INPUT
+    assert str(bad) in result.output
+    for word in words:
+        assert word in result.output
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.fixture(scope="module")
+def demo_inventory(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from gpuaudit import scan
+
+    path = tmp_path_factory.mktemp("inv") / "inventory.json"
+    scan.obtain_inventory(scan.demo_source()).save(path)
+    return path
+
+
+def test_from_saved_inventory_matches_the_demo(
+    demo_report: tuple[Result, Path], demo_inventory: Path, tmp_path: Path
+) -> None:
+    result = run("scan", "--from", str(demo_inventory), "-o", str(tmp_path), "-f", "json")
+    assert result.exit_code in (EXIT_OK, EXIT_FINDINGS), result.output
+    offline = json.loads(reports_in(tmp_path, ".json")[0].read_text())
+    demo = json.loads(reports_in(demo_report[1], ".json")[0].read_text())
+    key = ("rule", "object", "status", "severity")
+    assert [[f[k] for k in key] for f in offline["findings"]] == [
+        [f[k] for k in key] for f in demo["findings"]
+    ]
+
+
+@pytest.mark.parametrize(
+    ("mutate", "words"),
+    [
+        (lambda d: {**d, "schema_version": SCHEMA_VERSION + 1}, ["newer than this gpuaudit"]),
+        (lambda d: {**d, "hosts": "nope"}, ["inventory.hosts", "expected a list"]),
+        (lambda d: {**d, "colour": "blue"}, ["unknown field 'colour'"]),
+    ],
+)
+def test_bad_inventory_exits_2(
+    demo_inventory: Path, tmp_path: Path, mutate: Any, words: list[str]
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(mutate(json.loads(demo_inventory.read_text()))))
+    result = run("scan", "--from", str(bad), "-o", str(tmp_path / "out"))
+    assert result.exit_code == EXIT_INPUT, result.output
+    assert str(bad) in result.output and "Traceback" not in result.output
+    for word in words:
+        assert word in result.output
+
+
+def test_truncated_inventory_names_the_line(demo_inventory: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "cut.json"
+    text = demo_inventory.read_text()
+    bad.write_text(text[: len(text) // 2])
+    result = run("scan", "--from", str(bad))
+    assert result.exit_code == EXIT_INPUT
+    assert "line " in result.output and "not valid JSON" in result.output
+
+
+def test_sources_cannot_be_combined(demo_inventory: Path) -> None:
+    result = run("scan", "--demo", "--from", str(demo_inventory))
+    assert result.exit_code == EXIT_INPUT
+    assert "cannot be combined" in result.output
+
+
+def test_missing_server_is_a_usage_error() -> None:
+    result = run("scan", env={"GOVC_URL": None, "GPUAUDIT_PASSWORD": None})
+    assert result.exit_code == EXIT_INPUT
+    assert "--server" in result.output
+
+
+def test_rules_lists_the_catalogue() -> None:
+    result = run("rules")
+    assert result.exit_code == 0
+    listed = {line.split()[0] for line in result.output.splitlines() if line and line[0] != " "}
+    assert set(REQUIRED_RULES) <= listed
+    as_json = json.loads(run("rules", "--format", "json").output)
+    assert {r["id"] for r in as_json} >= set(REQUIRED_RULES)
+    assert all(r["rationale"] and r["remediation"] for r in as_json)
+
+
+def test_diff_reports_inventory_and_finding_changes(demo_inventory: Path, tmp_path: Path) -> None:
+    old = Inventory.load(demo_inventory)
+    new = Inventory.load(demo_inventory)
+    gone = new.vms.pop(0)
+    host = new.hosts[0]
+    host.in_maintenance = True
+    new.hosts.pop()
+    new_path = tmp_path / "new.json"
+    new.save(new_path)
+    result = run("diff", str(demo_inventory), str(new_path), "--format", "json")
+    assert result.exit_code == 0, result.output
+    changes = json.loads(result.output)
+    assert changes["inventory"]["vms"]["removed"] == [gone.name]
+    assert changes["inventory"]["hosts"]["removed"] == [old.hosts[-1].name]
+    assert changes["inventory"]["hosts"]["added"] == []
+    same = run("diff", str(demo_inventory), str(demo_inventory))
+    assert "No changes." in same.output
+
+
+def test_diff_rejects_other_json(tmp_path: Path) -> None:
+    other = tmp_path / "other.json"
+    other.write_text("[1, 2]")
+    result = run("diff", str(other), str(other))
+    assert result.exit_code == EXIT_INPUT
+    assert "neither a gpuaudit JSON report nor an inventory" in result.output
+
+
+def _scan_demo(tmp_path: Path, terminal: bool) -> str:
+    """Run `gpuaudit scan --demo` with stderr on a pseudo-terminal or on a pipe."""
+    command = [
+        sys.executable,
+        "-m",
+        "gpuaudit",
+        "scan",
+        "--demo",
+        "-o",
+        str(tmp_path),
+        "-f",
+        "json",
+    ]
+    env = {**os.environ, "TERM": "xterm"}
+    if not terminal:
+        done = subprocess.run(
+            command, capture_output=True, text=True, env=env, timeout=120, cwd=ROOT
+        )
+        return done.stderr
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=follower, env=env, cwd=ROOT)
+    os.close(follower)
+    chunks = []
+    while True:
+        ready, _, _ = select.select([leader], [], [], 120)
+        if not ready:
+            break
+        try:
+            data = os.read(leader, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=120)
+    os.close(leader)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_progress_only_on_a_terminal(tmp_path: Path) -> None:
+    on_terminal = _scan_demo(tmp_path / "tty", terminal=True)
+    on_pipe = _scan_demo(tmp_path / "pipe", terminal=False)
+    assert "\r\x1b[K" in on_terminal and "replaying" in on_terminal
+    assert "\x1b[" not in on_pipe and "\r" not in on_pipe
+    assert "INFO replaying demo.yaml" in on_pipe
