@@ -513,6 +513,11 @@ def test_paging_and_nested_paths(scenario_b: Any) -> None:
     content.propertyCollector.CancelRetrievePropertiesEx(rest.token)
     with pytest.raises(vmodl.fault.InvalidArgument):
         content.propertyCollector.ContinueRetrievePropertiesEx(rest.token)
+
+    # A path cannot step into list elements; vCenter refuses it as invalid.
+    spec.propSet[0].pathSet = ["config.hardware.device.backing"]
+    with pytest.raises(vmodl.query.InvalidProperty):
+        content.propertyCollector.RetrievePropertiesEx([spec], pc.RetrieveOptions())
     view.DestroyView()
 
 

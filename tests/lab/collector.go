@@ -7,12 +7,16 @@ package main
 // the rest behind a token.
 
 import (
+	"fmt"
+	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/vmware/govmomi/simulator"
 	"github.com/vmware/govmomi/vim25"
 	"github.com/vmware/govmomi/vim25/methods"
+	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
 )
@@ -44,6 +48,9 @@ func installPagingCollector() {
 }
 
 func (pc *pagingCollector) RetrievePropertiesEx(ctx *simulator.Context, req *types.RetrievePropertiesEx) soap.HasFault {
+	if fault := checkPaths(req.SpecSet); fault != nil {
+		return &methods.RetrievePropertiesExBody{Fault_: fault}
+	}
 	res := pc.PropertyCollector.RetrievePropertiesEx(ctx, req)
 	body, ok := res.(*methods.RetrievePropertiesExBody)
 	if !ok || body.Res == nil || body.Res.Returnval == nil {
@@ -57,6 +64,13 @@ func (pc *pagingCollector) RetrievePropertiesEx(ctx *simulator.Context, req *typ
 		body.Res.Returnval = &result
 	}
 	return body
+}
+
+func (pc *pagingCollector) RetrieveProperties(ctx *simulator.Context, req *types.RetrieveProperties) soap.HasFault {
+	if fault := checkPaths(req.SpecSet); fault != nil {
+		return &methods.RetrievePropertiesBody{Fault_: fault}
+	}
+	return pc.PropertyCollector.RetrieveProperties(ctx, req)
 }
 
 func (pc *pagingCollector) ContinueRetrievePropertiesEx(req *types.ContinueRetrievePropertiesEx) soap.HasFault {
@@ -107,4 +121,62 @@ func (pc *pagingCollector) page(objects []types.ObjectContent, max int32) types.
 	token := strconv.Itoa(pc.next)
 	pc.pages[token] = pending{objects: objects[max:], size: max}
 	return types.RetrieveResult{Token: token, Objects: objects[:max]}
+}
+
+// Property paths cannot step into the elements of a list
+// ("config.hardware.device.backing"): vCenter answers InvalidProperty, and the
+// simulator's collector panics, which drops the connection. managedTypes are
+// the types whose paths are checked before the simulator sees them.
+var managedTypes = map[string]reflect.Type{
+	"ManagedEntity":          reflect.TypeOf(mo.ManagedEntity{}),
+	"Folder":                 reflect.TypeOf(mo.Folder{}),
+	"Datacenter":             reflect.TypeOf(mo.Datacenter{}),
+	"ComputeResource":        reflect.TypeOf(mo.ComputeResource{}),
+	"ClusterComputeResource": reflect.TypeOf(mo.ClusterComputeResource{}),
+	"HostSystem":             reflect.TypeOf(mo.HostSystem{}),
+	"ResourcePool":           reflect.TypeOf(mo.ResourcePool{}),
+	"VirtualMachine":         reflect.TypeOf(mo.VirtualMachine{}),
+	"Datastore":              reflect.TypeOf(mo.Datastore{}),
+	"Network":                reflect.TypeOf(mo.Network{}),
+}
+
+func checkPaths(specs []types.PropertyFilterSpec) *soap.Fault {
+	for _, spec := range specs {
+		for _, ps := range spec.PropSet {
+			t, ok := managedTypes[ps.Type]
+			if !ok {
+				continue
+			}
+			for _, path := range ps.PathSet {
+				if stepsIntoList(t, path) {
+					return simulator.Fault(fmt.Sprintf("property path %q steps into a list", path), &types.InvalidProperty{Name: path})
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// stepsIntoList follows a path through struct fields; it stops, allowing the
+// path, at an interface (the simulator resolves those at run time) or at a
+// field it does not know (the simulator reports it in missingSet).
+func stepsIntoList(t reflect.Type, path string) bool {
+	parts := strings.Split(path, ".")
+	for _, name := range parts {
+		for t.Kind() == reflect.Ptr {
+			t = t.Elem()
+		}
+		if t.Kind() == reflect.Slice {
+			return true // parts[i] would name a field of a list
+		}
+		if t.Kind() != reflect.Struct || name == "" {
+			return false
+		}
+		f, ok := t.FieldByName(strings.ToUpper(name[:1]) + name[1:])
+		if !ok {
+			return false
+		}
+		t = f.Type
+	}
+	return false
 }
