@@ -420,10 +420,21 @@ def test_ds01_classifies_a_b_c_and_other() -> None:
     assert verdicts(healthy().inv, "DS-01") == {"c1": "pass"}
 
 
-def test_ds01_cpu_only_host_is_a_buffer_node() -> None:
+def test_ds01_a_cpu_only_buffer_node_is_still_scenario_a() -> None:
     e = passthrough_estate()
     e.host("cpu", "pt", profiles=(), fc=0)
+    assert run_checks(e.inv).designs == {"pt": "A"}
+
+
+def test_ds01_spare_gpu_makes_c_with_or_without_shared_storage() -> None:
+    e = passthrough_estate(buffer=True)
+    hosts = e.inv.hosts
+    e.datastore("nfs", hosts, transport="nfs")
+    for vm in e.inv.vms:
+        vm.datastores = ["nfs"]
     assert run_checks(e.inv).designs == {"pt": "C"}
+    e.inv.hosts[2].gpus[0].passthrough_active = False  # the spare is not usable
+    assert run_checks(e.inv).designs == {"pt": "other"}
 
 
 def policy(**intent: object) -> Policy:

@@ -3,12 +3,21 @@
 The seed's scenarios:
 
 - A: dedicated GPU nodes, PCI passthrough, local disks only; Kubernetes restarts the
-  application elsewhere ("Recommended Default").
+  application elsewhere ("Recommended Default"). Its optional buffer node is a CPU node.
 - B: VMware HA with SAN (shared datastore) and NVIDIA vGPU ("Enterprise Traditional").
-- C: passthrough GPU nodes plus a buffer node (CPU or spare GPU), no SAN: capacity-based HA.
+- C: passthrough GPU nodes plus a buffer node that keeps a spare GPU: capacity-based HA.
 
-A and C differ only by the buffer node: a connected host of the cluster that runs no
-powered-on GPU VM.
+Observed, that is:
+
+- B: every GPU device is a vGPU, and every GPU VM datastore is shared in the cluster.
+- C: every GPU device is passthrough (fixed or Dynamic DirectPath), and a host of the
+  cluster runs no powered-on GPU VM but has a usable GPU: the spare. The seed draws C
+  without a SAN; a shared datastore (which lets HA restart Dynamic DirectPath VMs on
+  the spare) is reported in the evidence, not held against the classification.
+- A: every GPU device is passthrough, no spare GPU, and no GPU VM file on shared
+  storage. A CPU-only host counts as A's buffer node.
+- other: anything else, e.g. passthrough on a SAN without a spare GPU (the decision
+  flow's "PCI Passthrough + SAN"), vGPU on local disks, vGPU mixed with passthrough.
 """
 
 from __future__ import annotations
@@ -24,9 +33,9 @@ from gpuaudit.rules.registry import Context, Verdict, rule
 
 _PASSTHROUGH = {"passthrough", "dynamic"}
 SCENARIOS = {
-    "A": "Scenario A: dedicated passthrough GPU nodes on local disks, no buffer node",
+    "A": "Scenario A: dedicated passthrough GPU nodes on local disks",
     "B": "Scenario B: vGPU on shared storage (VMware HA with SAN)",
-    "C": "Scenario C: passthrough GPU nodes on local disks with a buffer node",
+    "C": "Scenario C: passthrough GPU nodes plus a buffer node with a spare GPU",
 }
 
 
@@ -43,7 +52,8 @@ class Design:
     san: bool = False  # a shared FC/FCoE/iSCSI datastore holds GPU VM files
     ha_enabled: bool = False
     gpu_hosts: list[str] = field(default_factory=list)
-    buffer_hosts: list[str] = field(default_factory=list)
+    buffer_hosts: list[str] = field(default_factory=list)  # run no powered-on GPU VM
+    spare_gpu_hosts: list[str] = field(default_factory=list)  # buffer hosts with a usable GPU
 
     def evidence(self) -> dict[str, Any]:
         return {
@@ -56,6 +66,7 @@ class Design:
             "ha_enabled": self.ha_enabled,
             "gpu_hosts": self.gpu_hosts,
             "buffer_hosts": self.buffer_hosts,
+            "spare_gpu_hosts": self.spare_gpu_hosts,
         }
 
 
@@ -81,6 +92,9 @@ def observe(f: F.Facts, cluster: str) -> Design:
         ha_enabled=bool(f.clusters[cluster].ha_enabled) if cluster in f.clusters else False,
         gpu_hosts=[h.name for h in active if h.name in busy],
         buffer_hosts=[h.name for h in active if h.name not in busy],
+        spare_gpu_hosts=[
+            h.name for h in active if h.name not in busy and any(F.gpu_usable(g) for g in h.gpus)
+        ],
     )
     design.scenario, design.summary = _classify(design)
     return design
@@ -91,8 +105,10 @@ def _classify(d: Design) -> tuple[str, str]:
     if not kinds:
         return "other", "no GPU VMs"
     local = d.storage in ("local", "none")
+    if kinds <= _PASSTHROUGH and d.spare_gpu_hosts:
+        return "C", SCENARIOS["C"]
     if kinds <= _PASSTHROUGH and local:
-        return ("C", SCENARIOS["C"]) if d.buffer_hosts else ("A", SCENARIOS["A"])
+        return "A", SCENARIOS["A"]
     if kinds == {"vgpu"} and d.storage == "shared":
         return "B", SCENARIOS["B"]
     mode = (

@@ -85,7 +85,7 @@ def profile_elsewhere(ctx: Context) -> Iterator[Verdict]:
     object_kind="cluster",
     rationale=f"""{_PREREQ} In a cluster with several GPU models a vGPU VM can move, or restart,
         only among the hosts with its own model; Dynamic DirectPath VMs only among hosts with an
-        allowed device.""",
+        allowed device. Only usable GPUs count (passthrough active or in Shared Direct mode).""",
     remediation="""Keep one GPU model per cluster, or at least two hosts of each model, and size
         spare capacity per model.""",
 )
@@ -94,7 +94,7 @@ def mixed_models(ctx: Context) -> Iterator[Verdict]:
     for cluster in f.clusters_with_gpus():
         by_model: dict[str, list[str]] = {}
         for host in f.connected_hosts(cluster.name):
-            for model in sorted({g.model for g in host.gpus}):
+            for model in sorted({g.model for g in host.gpus if F.gpu_usable(g)}):
                 by_model.setdefault(model, []).append(host.name)
         if not by_model:
             continue

@@ -1,0 +1,162 @@
+"""The rules on the lab's scenarios, with expectations read from the scenarios' `expect`.
+
+The inventory is what the collector must build for each scenario
+(tests/lab/expected.py), so these tests need no vCenter. For the `broken` scenario
+every rule's failures must be exactly the objects listed, and its listed twins
+must pass; for every scenario, DS-01 must name the expected design.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpuaudit.check import run_checks
+from gpuaudit.inventory import Inventory
+from gpuaudit.policy import Policy, parse_policy
+from gpuaudit.results import AuditResult, Finding
+from gpuaudit.rules import catalogue
+
+SCENARIOS = Path(__file__).resolve().parent / "scenarios"
+BROKEN = SCENARIOS / "broken.yaml"
+TODAY = date(2027, 1, 15)
+
+# The intent that broken.yaml's DS-02 expectations assume (see its header).
+BROKEN_POLICY = """
+clusters:
+  cl-local-pt: {intent: {stateless: false}}
+  cl-buffer: {intent: {vm_ha_mandated: true}}
+  cl-mixed: {intent: {budget_constrained: true}}
+  cl-ha-off: {intent: {max_restart_minutes: 0.5}}
+"""
+
+# Object kinds the scenario format cannot name: GPUs are listed by their host, and
+# the vCenter (VM-01) is judged from the scenario's vcenter settings.
+_BY_HOST = "gpu"
+_VCENTER = "vcenter"
+
+
+def _scenario_tools() -> tuple[Callable[[Path], dict[str, Any]], Callable[[Any], Inventory]]:
+    lab_scenario = pytest.importorskip("tests.lab.scenario")
+    lab_expected = pytest.importorskip("tests.lab.expected")
+    return lab_scenario.load_scenario, lab_expected.expected_inventory
+
+
+def load(path: Path) -> tuple[dict[str, Any], Inventory]:
+    load_scenario, expected_inventory = _scenario_tools()
+    scenario = load_scenario(path)
+    return scenario, expected_inventory(scenario)
+
+
+def check(path: Path, policy: Policy | None = None) -> tuple[dict[str, Any], AuditResult]:
+    scenario, inventory = load(path)
+    result = run_checks(inventory, policy, TODAY)
+    assert result.errors == []
+    return scenario, result
+
+
+def scenario_files() -> list[Path]:
+    return sorted(SCENARIOS.glob("*.yaml"))
+
+
+def design_expectations() -> list[tuple[str, str, str]]:
+    """(file, cluster, scenario) for every DS-01 expectation of every scenario file."""
+    load_scenario, _ = _scenario_tools()
+    out = []
+    for path in scenario_files():
+        for e in load_scenario(path)["expect"]:
+            if e["rule"] == "DS-01" and "scenario" in e:
+                out.append((path.name, e["cluster"], str(e["scenario"])))
+    return out
+
+
+def broken_policy() -> Policy:
+    return parse_policy(BROKEN_POLICY, "broken-policy")
+
+
+def _name(f: Finding, kind: str) -> str:
+    return (f.host or f.object.split("/")[0]) if kind == _BY_HOST else f.object
+
+
+# --- every scenario ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", scenario_files(), ids=lambda p: p.name)
+def test_every_scenario_checks_without_errors(path: Path) -> None:
+    _, result = check(path)
+    assert {f.rule for f in result.findings} <= {r.id for r in catalogue()}
+    assert set(result.designs) <= {c.name for c in result.inventory.clusters}
+
+
+def test_ds01_names_the_expected_design() -> None:
+    expectations = design_expectations()
+    assert {f for f, _, _ in expectations} >= {"scenario-a.yaml", "broken.yaml"}
+    for name in sorted({f for f, _, _ in expectations}):
+        _, result = check(SCENARIOS / name)
+        for _, cluster, scenario in (e for e in expectations if e[0] == name):
+            assert result.designs.get(cluster) == scenario, (name, cluster)
+            ds01 = next(f for f in result.findings if f.rule == "DS-01" and f.object == cluster)
+            assert ds01.evidence["scenario"] == scenario
+            assert ds01.status == ("fail" if scenario == "other" else "pass")
+
+
+# --- the broken scenario -----------------------------------------------------------------
+
+
+def broken_expectations() -> list[dict[str, Any]]:
+    load_scenario, _ = _scenario_tools()
+    return [e for e in load_scenario(BROKEN)["expect"] if e.get("fail") or e.get("pass")]
+
+
+def test_broken_has_a_failure_and_a_twin_for_every_rule() -> None:
+    listed = {e["rule"] for e in broken_expectations() if e["fail"] and e["pass"]}
+    rules = {r.id for r in catalogue() if r.object_kind != _VCENTER}
+    assert rules - listed == set()
+
+
+@pytest.mark.parametrize("rule", sorted({r.id for r in catalogue()}))
+def test_broken_rule_fails_exactly_where_expected(rule: str) -> None:
+    scenario, result = check(BROKEN, broken_policy())
+    kind = next(r.object_kind for r in catalogue() if r.id == rule)
+    findings = [f for f in result.findings if f.rule == rule]
+    if kind == _VCENTER:
+        setting = scenario["vcenter"]["settings"].get("vgpu.hotmigrate.enabled")
+        assert [f.status for f in findings] == ["pass" if setting is True else "fail"]
+        return
+    entries = [e for e in broken_expectations() if e["rule"] == rule]
+    assert entries, f"broken.yaml has no expectation for {rule}"
+    expected_fail = {name for e in entries for name in e["fail"]}
+    failed = {_name(f, kind) for f in findings if f.status == "fail"}
+    assert failed == expected_fail
+    for name in (n for e in entries for n in e["pass"]):
+        mine = [f for f in findings if _name(f, kind) == name]
+        assert mine, f"{rule} did not examine {name}"
+        assert {f.status for f in mine} == {"pass"}, (name, [f.message for f in mine])
+
+
+def test_broken_simulation_orders_restarts_by_priority() -> None:
+    _, result = check(BROKEN, broken_policy())
+    sim = next(s for s in result.simulations if s.cluster == "cl-capacity")
+    failure = next(f for f in sim.failures if f.host == "cap-esx01")
+    assert [p.vm for p in failure.placed] == ["cap-high"]
+    assert [p.vm for p in failure.unplaced] == ["cap-low"]
+    assert sim.tolerates == 0 and sim.worst_host == "cap-esx01"
+
+
+def test_broken_waivers_apply_to_its_failures() -> None:
+    policy = broken_policy()
+    waivers = parse_policy(
+        "waivers:\n"
+        "  - {rule: HA-04, object: 'pt-vm-*', reason: app HA, owner: ops, expires: 2027-12-31}\n"
+        "  - {rule: HA-04, object: 'buf-vm-*', reason: app HA, owner: ops, expires: 2026-12-31}\n"
+    ).waivers
+    policy.waivers = waivers
+    _, result = check(BROKEN, policy)
+    statuses = {f.object: f.status for f in result.findings if f.rule == "HA-04"}
+    assert statuses["pt-vm-01"] == statuses["pt-vm-02"] == "waived"
+    assert statuses["buf-vm-01"] == statuses["buf-vm-02"] == "fail"
+    assert [w.object for w in result.expired_waivers] == ["buf-vm-*"]
