@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -504,3 +505,9 @@ def test_data01_gap_marks_dependent_findings_uncertain() -> None:
     f = finding(e.inv, "GPU-01", "h1")
     assert f.evidence["uncertain"] == ["config.graphicsInfo: NoPermission"]
     assert "uncertain" in finding(e.inv, "HA-03", "v1").evidence
+
+
+def test_docs_list_every_rule_with_its_severity_and_title() -> None:
+    text = (Path(__file__).resolve().parent.parent / "docs" / "rules.md").read_text("utf-8")
+    rows = re.findall(r"^\| ([A-Z]+-\d\d) \| (\w+) \| (\w+) \| (.+) \|$", text, re.M)
+    assert [(r.id, r.severity, r.object_kind, r.title) for r in catalogue()] == rows
