@@ -246,6 +246,11 @@ def _pick_source(
     type=click.Path(dir_okay=False),
     help="An earlier JSON report: count only new findings.",
 )
+@click.option(
+    "--targets",
+    type=click.Path(dir_okay=False),
+    help="Scan every vCenter in this YAML file concurrently, and write a fleet summary.",
+)
 @click.pass_obj
 def scan_command(
     console: Console,
@@ -258,18 +263,37 @@ def scan_command(
     fail_on: str,
     policy: str | None,
     baseline: str | None,
+    targets: str | None,
     **opts: Any,
 ) -> None:
-    """Collect, check and report on one vCenter (or a saved inventory).
+    """Collect, check and report on one vCenter (or a saved inventory, or a fleet).
 
     \b
     Examples:
       gpuaudit scan --demo
       GPUAUDIT_PASSWORD=... gpuaudit scan --server vc01.example.com --user audit@vsphere.local
       gpuaudit scan --from inventory.json --format json --format sarif
+      gpuaudit scan --targets vcenters.yaml
     """
     from gpuaudit import outcome
 
+    if targets:
+        given = [
+            o
+            for o, on in (
+                ("--server", opts["server"]),
+                ("--from", from_file),
+                ("--replay", replay),
+                ("--demo", demo),
+                ("--record", record),
+                ("--policy", policy),
+                ("--baseline", baseline),
+            )
+            if on
+        ]
+        if given:
+            raise click.UsageError(f"--targets cannot be combined with {given[0]}")
+        _scan_fleet(console, targets, Path(output_dir), formats or DEFAULT_FORMATS, fail_on)
     source = _pick_source(console, opts, from_file, replay, demo, record)
     loaded_policy = outcome.load_policy_or_none(policy, fail, EXIT_INPUT)
     known = outcome.load_baseline_or_none(baseline, fail, EXIT_INPUT)
@@ -287,6 +311,42 @@ def scan_command(
 
 
 scan_command.name = "scan"
+
+
+def _scan_fleet(
+    console: Console, targets: str, output_dir: Path, formats: tuple[str, ...], fail_on: str
+) -> NoReturn:
+    import datetime as dt
+    import os
+
+    from gpuaudit import fleet
+
+    try:
+        loaded = fleet.load_targets(targets)
+    except fleet.TargetsError as exc:
+        fail(str(exc), EXIT_INPUT)
+    now = dt.datetime.now(dt.UTC)
+    outcomes = fleet.scan_fleet(
+        loaded, output_dir, formats, fail_on, dict(os.environ), console.progress, now
+    )
+    console.done()
+    try:
+        summary = fleet.write_fleet_summary(outcomes, output_dir, now)
+    except OSError as exc:
+        fail(f"cannot write the fleet summary to {output_dir}: {exc.strerror or exc}", EXIT_INPUT)
+    if not console.quiet:
+        for item in outcomes:
+            line = f"{item.target.name}: {item.verdict}"
+            if item.error:
+                line += f" ({item.error})"
+            colour = {"PASS": "green", "FAIL": "red"}.get(item.verdict, "magenta")
+            click.echo(click.style(line, fg=colour), color=console.tty)
+            for path in item.reports:
+                click.echo(f"  {path}")
+        click.echo("fleet summary:")
+        for path in summary:
+            click.echo(f"  {path}")
+    sys.exit(fleet.fleet_exit_code(outcomes))
 
 
 @main.command()

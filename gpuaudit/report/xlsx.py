@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Iterable
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -44,6 +45,7 @@ COLOURS = {
     "pass": ("D1E7DD", "0F5132"),
     "FAIL": ("F8D7DA", "842029"),
     "PASS": ("D1E7DD", "0F5132"),
+    "ERROR": ("7F1D1D", "FFFFFF"),
 }
 SEVERITY_VALUES = ("critical", "high", "medium", "low", "info")
 STATUS_VALUES = ("fail", "waived", "pass", "FAIL", "PASS")
@@ -52,6 +54,7 @@ STATUS_VALUES = ("fail", "waived", "pass", "FAIL", "PASS")
 COLOURED: dict[str, dict[str, tuple[str, ...]]] = {
     "Findings": {"Status": STATUS_VALUES, "Severity": SEVERITY_VALUES},
     "Summary": {"Value": STATUS_VALUES + SEVERITY_VALUES},
+    "Targets": {"Verdict": ("PASS", "FAIL", "ERROR")},
 }
 
 
@@ -163,10 +166,16 @@ def _write_table(wb: Workbook, table: Table) -> None:
 
 
 def render_xlsx(result: AuditResult) -> bytes:
+    tables = workbook_tables(result, REPORT_SCHEMA_VERSION)
+    return tables_xlsx(tables, f"gpuaudit report: {result.inventory.source}")
+
+
+def tables_xlsx(tables: Iterable[Table], title: str) -> bytes:
+    """A workbook with one sheet per table, each filterable, typed and formula-safe."""
     wb = Workbook(write_only=True)
     wb.properties.creator = "gpuaudit"
-    wb.properties.title = cell_text(f"gpuaudit report: {result.inventory.source}")
-    for table in workbook_tables(result, REPORT_SCHEMA_VERSION):
+    wb.properties.title = cell_text(title)
+    for table in tables:
         _write_table(wb, table)
     buffer = io.BytesIO()
     wb.save(buffer)

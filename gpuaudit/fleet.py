@@ -1,0 +1,289 @@
+"""Scanning many vCenters at once: a targets file, bounded concurrency, a fleet summary.
+
+One target's failure (unreachable, bad login, timeout, a bad policy) is recorded
+as that target's outcome and never stops, delays past its own timeout, or loses
+the reports of the others. The exit status of a fleet scan is the worst of its
+targets' (3 > 2 > 1 > 0).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gpuaudit import connect, scan
+from gpuaudit.credentials import CredentialError, Credentials, read_password_file
+from gpuaudit.files import write_atomic
+from gpuaudit.yamlread import InputFileError, YamlReader
+
+DEFAULT_CONCURRENCY = 4
+MAX_CONCURRENCY = 32
+EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_CONNECT = 0, 1, 2, 3
+
+_TARGET_KEYS = {
+    "name",
+    "server",
+    "user",
+    "password_env",
+    "password_file",
+    "insecure",
+    "ca_file",
+    "timeout",
+    "policy",
+}
+
+
+class TargetsError(InputFileError):
+    """A targets file that cannot be used."""
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    server: str
+    user: str
+    password_env: str | None = None
+    password_file: str | None = None
+    insecure: bool = False
+    ca_file: str | None = None
+    timeout: float = connect.DEFAULT_TIMEOUT
+    policy: str | None = None
+
+
+@dataclass
+class Fleet:
+    targets: list[Target]
+    concurrency: int = DEFAULT_CONCURRENCY
+
+
+class _TargetsReader(YamlReader):
+    error = TargetsError
+
+    def __init__(self, source: str, base: Path) -> None:
+        super().__init__(source)
+        self.base = base
+
+    def fleet(self, root: yaml.Node | None) -> Fleet:
+        if root is None:
+            raise self.error(self.source, None, "empty: it needs a list of targets")
+        top = self.mapping(root, "targets file", {"concurrency", "defaults", "targets"})
+        defaults: dict[str, Any] = {}
+        if "defaults" in top:
+            defaults = self.settings(top["defaults"], "defaults", required=False)
+        if "targets" not in top:
+            raise self.fail(root, "targets file: no 'targets' list")
+        targets = []
+        seen: dict[str, int] = {}
+        for i, node in enumerate(self.sequence(top["targets"], "targets")):
+            where = f"targets[{i}]"
+            settings = {**defaults, **self.settings(node, where, required=True)}
+            if "user" not in settings:
+                raise self.fail(node, f"{where}: no user (set it here or in defaults)")
+            settings.setdefault("name", settings["server"])
+            if settings["name"] in seen:
+                raise self.fail(node, f"{where}: a second target named {settings['name']!r}")
+            seen[settings["name"]] = i
+            targets.append(Target(**settings))
+        if not targets:
+            raise self.fail(top["targets"], "targets: the list is empty")
+        concurrency = DEFAULT_CONCURRENCY
+        if "concurrency" in top:
+            concurrency = self.whole(top["concurrency"], "concurrency", minimum=1)
+            if concurrency > MAX_CONCURRENCY:
+                raise self.fail(top["concurrency"], f"concurrency: at most {MAX_CONCURRENCY}")
+        return Fleet(targets=targets, concurrency=concurrency)
+
+    def settings(self, node: yaml.Node, where: str, required: bool) -> dict[str, Any]:
+        keys = _TARGET_KEYS if required else _TARGET_KEYS - {"name", "server"}
+        out: dict[str, Any] = {}
+        for key, value in self.mapping(node, where, keys).items():
+            if key == "insecure":
+                out[key] = self.boolean(value, f"{where}.{key}")
+            elif key == "timeout":
+                out[key] = max(self.number(value, f"{where}.{key}"), 1.0)
+            elif key in ("ca_file", "password_file", "policy"):
+                out[key] = str(self.base / self.text(value, f"{where}.{key}"))
+            else:
+                out[key] = self.text(value, f"{where}.{key}")
+        if required and "server" not in out:
+            raise self.fail(node, f"{where}: no server")
+        if "password_env" in out and "password_file" in out:
+            raise self.fail(node, f"{where}: password_env and password_file are exclusive")
+        return out
+
+
+def load_targets(path: str | Path) -> Fleet:
+    """Read a targets file; raises TargetsError naming the file and line."""
+    reader = _TargetsReader(str(path), Path(path).resolve().parent)
+    return reader.fleet(reader.read_file(path))
+
+
+@dataclass
+class TargetOutcome:
+    target: Target
+    exit_code: int
+    verdict: str  # PASS, FAIL or ERROR
+    error: str | None = None
+    reports: list[Path] = field(default_factory=list)
+    failed: dict[str, int] = field(default_factory=dict)  # unwaived failures by severity
+    passed: int = 0
+    waived: int = 0
+    hosts: int = 0
+    gpus: int = 0
+    gpu_vms: int = 0
+    designs: dict[str, str] = field(default_factory=dict)
+    tolerates: dict[str, int] = field(default_factory=dict)
+
+
+def _password(target: Target, env: dict[str, str]) -> str:
+    if target.password_file:
+        return read_password_file(target.password_file)
+    name = target.password_env or "GPUAUDIT_PASSWORD"
+    password = env.get(name)
+    if password is None:
+        raise CredentialError(f"no password: the variable {name} is not set")
+    return password
+
+
+def scan_target(
+    target: Target,
+    output_dir: Path,
+    formats: Sequence[str],
+    fail_on: str,
+    env: dict[str, str],
+    now: datetime,
+) -> TargetOutcome:
+    """Scan one target; every failure becomes its outcome, never an exception."""
+    from gpuaudit import outcome
+    from gpuaudit.check import run_checks
+    from gpuaudit.policy import PolicyError, load_policy
+    from gpuaudit.report import write_reports
+
+    try:
+        policy = load_policy(target.policy) if target.policy else None
+        creds = Credentials(
+            server=target.server,
+            user=target.user,
+            password=_password(target, env),
+            insecure=target.insecure,
+            ca_file=target.ca_file,
+        )
+        inventory = scan.obtain_inventory(scan.Live(credentials=creds, timeout=target.timeout))
+    except (PolicyError, CredentialError) as exc:
+        return TargetOutcome(target, EXIT_INPUT, "ERROR", error=str(exc))
+    except connect.ConnectError as exc:
+        return TargetOutcome(target, EXIT_CONNECT, "ERROR", error=str(exc))
+    except Exception as exc:  # a broken session must not take the fleet down
+        message = f"scan failed: {exc.__class__.__name__}: {exc}"
+        return TargetOutcome(target, EXIT_CONNECT, "ERROR", error=message)
+    result = run_checks(inventory, policy)
+    result.policy_source = target.policy
+    try:
+        reports = write_reports(result, output_dir, list(formats), target.name, now)
+    except OSError as exc:
+        error = f"cannot write reports: {exc.strerror or exc}"
+        return TargetOutcome(target, EXIT_INPUT, "ERROR", error=error)
+    summary = outcome.summarise(result, fail_on, None)
+    return TargetOutcome(
+        target,
+        EXIT_FINDINGS if summary.blocking else EXIT_OK,
+        "FAIL" if summary.blocking else "PASS",
+        reports=reports,
+        failed=summary.failed,
+        passed=summary.passed,
+        waived=summary.waived,
+        hosts=len(inventory.hosts),
+        gpus=sum(len(h.gpus) for h in inventory.hosts),
+        gpu_vms=sum(1 for v in inventory.vms if v.gpus),
+        designs=summary.designs,
+        tolerates=summary.tolerates,
+    )
+
+
+def scan_fleet(
+    fleet: Fleet,
+    output_dir: Path,
+    formats: Sequence[str],
+    fail_on: str,
+    env: dict[str, str],
+    progress: Callable[[str], None] | None = None,
+    now: datetime | None = None,
+) -> list[TargetOutcome]:
+    """Scan every target, at most ``fleet.concurrency`` at a time; results in file order."""
+    say = progress or (lambda _m: None)
+    stamp = now or datetime.now(UTC)
+    finished = itertools.count(1)  # next() on a count is atomic under the GIL
+
+    def one(target: Target) -> TargetOutcome:
+        result = scan_target(target, output_dir, formats, fail_on, env, stamp)
+        say(f"[{next(finished)}/{len(fleet.targets)}] {target.name}: {result.verdict}")
+        return result
+
+    workers = min(fleet.concurrency, len(fleet.targets))
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="target") as pool:
+        return list(pool.map(one, fleet.targets))
+
+
+def fleet_exit_code(outcomes: Sequence[TargetOutcome]) -> int:
+    return max((o.exit_code for o in outcomes), default=EXIT_OK)
+
+
+def fleet_json(outcomes: Sequence[TargetOutcome], now: datetime) -> dict[str, Any]:
+    return {
+        "generator": {"name": "gpuaudit", "version": _version()},
+        "scanned_at": now.replace(microsecond=0).isoformat(),
+        "exit_code": fleet_exit_code(outcomes),
+        "targets": [
+            {
+                "name": o.target.name,
+                "server": o.target.server,
+                "verdict": o.verdict,
+                "exit_code": o.exit_code,
+                "error": o.error,
+                "failed_by_severity": o.failed,
+                "passed": o.passed,
+                "waived": o.waived,
+                "hosts": o.hosts,
+                "gpus": o.gpus,
+                "gpu_vms": o.gpu_vms,
+                "designs": o.designs,
+                "tolerates": o.tolerates,
+                "reports": [p.name for p in o.reports],
+            }
+            for o in outcomes
+        ],
+    }
+
+
+def _version() -> str:
+    from gpuaudit import __version__
+
+    return __version__
+
+
+def write_fleet_summary(
+    outcomes: Sequence[TargetOutcome], output_dir: Path, now: datetime
+) -> list[Path]:
+    """The fleet summary as HTML, xlsx and JSON, beside the targets' own reports."""
+    from gpuaudit.report.fleet import render_fleet_html, render_fleet_xlsx
+    from gpuaudit.report.naming import report_filename
+
+    data = fleet_json(outcomes, now)
+    written = []
+    for fmt, payload in (
+        ("html", render_fleet_html(data).encode("utf-8")),
+        ("xlsx", render_fleet_xlsx(data)),
+        ("json", (json.dumps(data, indent=1, ensure_ascii=False) + "\n").encode("utf-8")),
+    ):
+        path = output_dir / report_filename("fleet", fmt, now)
+        write_atomic(path, payload)
+        written.append(path)
+    return written

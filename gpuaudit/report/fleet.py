@@ -1,0 +1,70 @@
+"""The fleet summary: one row per vCenter of a `gpuaudit scan --targets` run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from markupsafe import Markup
+
+from gpuaudit.report.html import _asset, _csp_hash, environment
+from gpuaudit.report.tables import INT, Column, Table
+from gpuaudit.report.xlsx import tables_xlsx
+from gpuaudit.results import SEVERITIES
+
+
+def _verdict(data: dict[str, Any]) -> str:
+    verdicts = {t["verdict"] for t in data["targets"]}
+    return next((v for v in ("ERROR", "FAIL") if v in verdicts), "PASS")
+
+
+def render_fleet_html(data: dict[str, Any]) -> str:
+    style = _asset("report.css")
+    counts = {
+        v: sum(1 for t in data["targets"] if t["verdict"] == v) for v in ("PASS", "FAIL", "ERROR")
+    }
+    return (
+        environment()
+        .get_template("fleet.html.j2")
+        .render(
+            data=data,
+            verdict=_verdict(data),
+            counts=counts,
+            severities=SEVERITIES,
+            style=Markup(style),  # our own static file
+            style_hash=_csp_hash(style),
+        )
+    )
+
+
+def fleet_table(data: dict[str, Any]) -> Table:
+    columns = [Column("Target"), Column("Server"), Column("Verdict"), Column("Exit", INT)]
+    columns += [Column(s.capitalize(), INT) for s in SEVERITIES]
+    columns += [
+        Column("Hosts", INT),
+        Column("GPUs", INT),
+        Column("GPU VMs", INT),
+        Column("Designs"),
+        Column("Error"),
+        Column("Reports"),
+    ]
+    rows = []
+    for t in data["targets"]:
+        failed = t["failed_by_severity"]
+        designs = ", ".join(f"{c}: {d}" for c, d in sorted(t["designs"].items()))
+        rows.append(
+            [t["name"], t["server"], t["verdict"], t["exit_code"]]
+            + [failed.get(s, 0) if not t["error"] else None for s in SEVERITIES]
+            + [
+                t["hosts"],
+                t["gpus"],
+                t["gpu_vms"],
+                designs,
+                t["error"] or "",
+                " ".join(t["reports"]),
+            ]
+        )
+    return Table("targets", "Targets", columns, rows)
+
+
+def render_fleet_xlsx(data: dict[str, Any]) -> bytes:
+    return tables_xlsx([fleet_table(data)], "gpuaudit fleet summary")
