@@ -380,9 +380,6 @@ class ClusterModel:
             self._apply(self._guest_by(guests, gi), host, idx, state)
         return Outcome(best, state, exact)
 
-    def _eligible_now(self, guest: Guest, down: set[str]) -> bool:
-        return any(h not in down for h in self.eligible[guest.index])
-
     @staticmethod
     def _guest_by(guests: list[Guest], index: int) -> Guest:
         return next(g for g in guests if g.index == index)
@@ -503,7 +500,7 @@ class ClusterModel:
                 if vec > best[0]:
                     best[0], best[1] = vec, dict(current)
                 return
-            memo = (i, prev_skipped, tuple(placed.items()), self._state_key(state))
+            memo = (i, prev_skipped, tuple(sorted(placed.items())), self._state_key(state))
             if memo in search.seen:
                 return
             bound = self._bound(order[i:], state, down, placed, search)

@@ -8,6 +8,8 @@ must pass; for every scenario, DS-01 must name the expected design.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
@@ -136,6 +138,13 @@ def test_broken_rule_fails_exactly_where_expected(rule: str) -> None:
         mine = [f for f in findings if _name(f, kind) == name]
         assert mine, f"{rule} did not examine {name}"
         assert {f.status for f in mine} == {"pass"}, (name, [f.message for f in mine])
+
+
+def test_broken_result_is_plain_data() -> None:
+    _, result = check(BROKEN, broken_policy())
+    data = json.loads(json.dumps(dataclasses.asdict(result)))
+    assert {f["rule"] for f in data["findings"]} == {r.id for r in catalogue()}
+    assert all(f["status"] in ("pass", "fail") for f in data["findings"])
 
 
 def test_broken_simulation_orders_restarts_by_priority() -> None:

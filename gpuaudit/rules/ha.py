@@ -157,7 +157,7 @@ def restart_room(ctx: Context) -> Iterator[Verdict]:
             for p in failure.placed:
                 evidence = {"failed_host": failure.host, "to_host": p.to_host, "to_gpu": p.to_gpu}
                 evidence["restart_priority"] = p.restart_priority
-                message = f"restarts on {p.to_host} ({p.to_gpu}) if {failure.host} fails"
+                message = f"can restart on {p.to_host} ({p.to_gpu}) if {failure.host} fails"
                 yield Verdict(p.vm, True, message, evidence, cluster=name, host=p.from_host)
             for p in failure.unplaced:
                 evidence = {
