@@ -136,7 +136,9 @@ def connection_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
-def _live_source(console: Console, opts: dict[str, Any], record: str | None) -> scan.Live:
+def _live_source(
+    console: Console, opts: dict[str, Any], record: str | None, anonymize: bool = False
+) -> scan.Live:
     try:
         creds = credentials.resolve(
             opts["server"],
@@ -151,8 +153,13 @@ def _live_source(console: Console, opts: dict[str, Any], record: str | None) -> 
         connect.parse_server(creds.server)
     except (credentials.CredentialError, connect.ConnectError) as exc:
         fail(str(exc), EXIT_INPUT)
+    if anonymize and not record:
+        raise click.UsageError("--anonymize applies to a recording: add --record FILE")
     return scan.Live(
-        credentials=creds, timeout=opts["timeout"], record=Path(record) if record else None
+        credentials=creds,
+        timeout=opts["timeout"],
+        record=Path(record) if record else None,
+        anonymize=anonymize,
     )
 
 
@@ -179,21 +186,28 @@ def _pick_source(
     replay: str | None,
     demo: bool,
     record: str | None,
+    anonymize: bool,
 ) -> scan.Source:
     chosen = [
         name for name, on in (("--from", from_file), ("--replay", replay), ("--demo", demo)) if on
     ]
     if len(chosen) > 1:
         raise click.UsageError(f"{' and '.join(chosen)} cannot be combined")
-    if chosen and record:
-        raise click.UsageError("--record needs a live server, not " + chosen[0])
+    if chosen and (record or anonymize):
+        flag = "--record" if record else "--anonymize"
+        raise click.UsageError(f"{flag} needs a live server, not {chosen[0]}")
     if from_file:
         return scan.Saved(Path(from_file))
     if replay:
         return scan.Replay(Path(replay))
     if demo:
         return scan.demo_source()
-    return _live_source(console, opts, record)
+    return _live_source(console, opts, record, anonymize)
+
+
+_ANONYMIZE_HELP = (
+    "With --record: replace every name by a stable pseudonym, in the cassette and reports."
+)
 
 
 @main.command()
@@ -213,6 +227,7 @@ def _pick_source(
     type=click.Path(dir_okay=False),
     help="Also record the session to this cassette (secrets scrubbed).",
 )
+@click.option("--anonymize", is_flag=True, help=_ANONYMIZE_HELP)
 @click.option(
     "--output-dir",
     "-o",
@@ -258,6 +273,7 @@ def scan_command(
     replay: str | None,
     demo: bool,
     record: str | None,
+    anonymize: bool,
     output_dir: str,
     formats: tuple[str, ...],
     fail_on: str,
@@ -286,6 +302,7 @@ def scan_command(
                 ("--replay", replay),
                 ("--demo", demo),
                 ("--record", record),
+                ("--anonymize", anonymize),
                 ("--policy", policy),
                 ("--baseline", baseline),
             )
@@ -294,7 +311,7 @@ def scan_command(
         if given:
             raise click.UsageError(f"--targets cannot be combined with {given[0]}")
         _scan_fleet(console, targets, Path(output_dir), formats or DEFAULT_FORMATS, fail_on)
-    source = _pick_source(console, opts, from_file, replay, demo, record)
+    source = _pick_source(console, opts, from_file, replay, demo, record, anonymize)
     loaded_policy = outcome.load_policy_or_none(policy, fail, EXIT_INPUT)
     known = outcome.load_baseline_or_none(baseline, fail, EXIT_INPUT)
     inventory = _obtain(console, source)
@@ -360,10 +377,13 @@ def _scan_fleet(
 @click.option(
     "--record", type=click.Path(dir_okay=False), help="Also record the session to this cassette."
 )
+@click.option("--anonymize", is_flag=True, help=_ANONYMIZE_HELP)
 @click.pass_obj
-def collect(console: Console, output: str | None, record: str | None, **opts: Any) -> None:
+def collect(
+    console: Console, output: str | None, record: str | None, anonymize: bool, **opts: Any
+) -> None:
     """Collect the inventory only, and save it as JSON for `scan --from`."""
-    source = _live_source(console, opts, record)
+    source = _live_source(console, opts, record, anonymize)
     inventory = _obtain(console, source)
     if output:
         path = Path(output)

@@ -30,6 +30,8 @@ class Live:
     credentials: Credentials
     timeout: float = connect.DEFAULT_TIMEOUT
     record: Path | None = None
+    # Replace every entity name in the recording, and so in the reports, by a pseudonym.
+    anonymize: bool = False
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,8 @@ def demo_cassette_path() -> Path:
 def server_name(source: Source) -> str:
     """The name reports carry for this source."""
     if isinstance(source, Live):
+        if source.anonymize:
+            return "anonymized"
         return connect.parse_server(source.credentials.server).display
     if isinstance(source, Replay):
         return source.label or source.path.stem
@@ -83,7 +87,15 @@ def obtain_inventory(source: Source, progress: Progress | None = None) -> Invent
     )
     say(f"connecting to {server.display}")
     with recorder:
-        return _collect(server, creds.user, creds.password, tls, say, server.display)
+        inventory = _collect(server, creds.user, creds.password, tls, say, server.display)
+    if source.record and source.anonymize:
+        from gpuaudit.anonymize import anonymize_cassette
+
+        say(f"anonymizing {source.record.name}")
+        anonymize_cassette(source.record)
+        # The reports must carry the pseudonyms too: build them from the rewritten cassette.
+        inventory = obtain_inventory(Replay(source.record, label="anonymized"), say)
+    return inventory
 
 
 def _collect(

@@ -47,7 +47,7 @@ def expected_inventory(scenario: dict[str, Any]) -> Inventory:
             build=str(vc.get("build", "")),
             api_version=str(vc.get("api_version", "")),
             # A missing key means the feature is off (QueryOptions raises InvalidName).
-            vgpu_hotmigrate_enabled=bool(hotmigrate) if hotmigrate is not None else False,
+            vgpu_hotmigrate_enabled=str(hotmigrate).strip().lower() == "true",
         )
     )
     for dc in scenario["datacenters"]:
