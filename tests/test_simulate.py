@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import random
 import time
+from unittest.mock import patch
 
 from gpuaudit.inventory import Inventory
-from gpuaudit.simulate import simulate, simulate_cluster, simulate_cluster_notes
+from gpuaudit.simulate import ClusterModel, simulate, simulate_cluster, simulate_cluster_notes
 from tests.test_rules_estate import Estate, healthy, passthrough_estate
 
 
@@ -88,6 +89,20 @@ def test_exact_search_finds_what_greedy_misses() -> None:
         "a-flexible": "0000:02:00.0",
         "b-l4-only": "0000:01:00.0",
     }
+
+
+def test_search_limit_is_reported_never_claimed_as_no_room() -> None:
+    e = healthy()
+    with (
+        patch.object(ClusterModel, "_greedy", lambda self, guests, state, down: {}),
+        patch("gpuaudit.simulate.SEARCH_WORK", 0),
+    ):
+        result = simulate_cluster_notes(e.inv, "c1")
+    unplaced = [p for f in result.simulation.failures for p in f.unplaced]
+    assert unplaced and all("search limit" in (p.reason or "") for p in unplaced)
+    assert not any("no GPU capacity" in (p.reason or "") for p in unplaced)
+    assert any("search hit its limit" in note for note in result.notes)
+    assert result.simulation.tolerates == 0  # not proven, so not claimed
 
 
 def test_equal_size_mode_holds_one_size_per_gpu() -> None:
