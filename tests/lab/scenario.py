@@ -1277,6 +1277,9 @@ class _Normaliser:
             | set(self.datastores)
             | set(self.clusters)
             | self.datacenters
+            # Findings name a GPU "host/pci_id" and the server itself "vCenter".
+            | {f"{h}/{g['pci_id']}" for h, spec in self.hosts.items() for g in spec["gpus"]}
+            | {"vCenter"}
         )
         result: dict[str, Any] = {"rule": rule}
         for key in ("fail", "pass"):
