@@ -7,10 +7,11 @@ policy, so that both sides have findings.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from gpuaudit.files import read_json
 
 Key = tuple[str, str]
 
@@ -55,12 +56,7 @@ class ReportDiff:
 
 def load_side(path: str | Path) -> dict[str, Any]:
     """A JSON report as a dict; an inventory is checked and rendered as one."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DiffInputError(f"{path}: cannot read: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise DiffInputError(f"{path}: line {exc.lineno}: not valid JSON: {exc.msg}") from None
+    data = read_json(path, DiffInputError)
     if isinstance(data, dict) and isinstance(data.get("findings"), list):
         return data
     if isinstance(data, dict) and "schema_version" in data:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -34,3 +36,13 @@ def _umask() -> int:
     current = os.umask(0o022)
     os.umask(current)
     return current
+
+
+def read_json(path: str | Path, error: type[Exception] = ValueError) -> Any:
+    """Parse a JSON file; any failure raises ``error`` naming the file and, if known, the line."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(f"{path}: cannot read: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise error(f"{path}: line {exc.lineno}: not valid JSON: {exc.msg}") from None

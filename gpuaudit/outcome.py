@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,6 +9,7 @@ from typing import Any, NoReturn
 
 import click
 
+from gpuaudit.files import read_json
 from gpuaudit.inventory import Inventory
 from gpuaudit.results import SEVERITIES, AuditResult, at_or_above
 
@@ -29,12 +29,7 @@ def load_policy_or_none(path: str | None, fail: Fail, code: int) -> Any:
 
 def baseline_keys(path: str | Path) -> set[tuple[str, str]]:
     """The (rule, object) pairs that had failed in an earlier JSON report."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path}: cannot read: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: line {exc.lineno}: not valid JSON: {exc.msg}") from None
+    data = read_json(path)
     findings = data.get("findings") if isinstance(data, dict) else None
     if not isinstance(findings, list):
         raise ValueError(f"{path}: not a gpuaudit JSON report (no findings list)")

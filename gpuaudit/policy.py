@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from gpuaudit.results import SEVERITIES, Waiver
+from gpuaudit.yamlread import InputFileError, YamlReader
 
 POLICY_VERSION = 1
 
@@ -104,103 +105,31 @@ def _covers(waiver: Waiver, rule: str, obj: str) -> bool:
     return waiver.rule == rule and (waiver.object == obj or fnmatchcase(obj, waiver.object))
 
 
-class PolicyError(ValueError):
+class PolicyError(InputFileError):
     """A policy file that cannot be used; the message names the file and line."""
-
-    def __init__(self, source: str, line: int | None, message: str) -> None:
-        self.source = source
-        self.line = line
-        self.detail = message
-        where = f"{source}:{line}" if line is not None else source
-        super().__init__(f"{where}: {message}")
 
 
 def load_policy(path: str | Path) -> Policy:
     """Load a policy file; raises PolicyError, never a traceback from YAML."""
-    source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PolicyError(source, None, f"cannot read: {exc}") from None
-    return parse_policy(text, source)
+    reader = _Reader(str(path))
+    return reader.document(reader.read_file(path))
 
 
 def parse_policy(text: str, source: str = "<policy>") -> Policy:
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise PolicyError(source, line, f"not valid YAML: {problem}") from None
-    policy = Policy(source=source)
-    if root is None:
-        return policy
-    return _Reader(source).policy(root, policy)
+    reader = _Reader(source)
+    return reader.document(reader.parse(text))
 
 
-class _Reader:
+class _Reader(YamlReader):
     """Walks the YAML node tree, so that every error can name its line."""
 
-    def __init__(self, source: str) -> None:
-        self.source = source
-        self._loader = yaml.SafeLoader("")
+    error = PolicyError
 
-    def fail(self, node: yaml.Node, message: str) -> PolicyError:
-        return PolicyError(self.source, node.start_mark.line + 1, message)
-
-    def mapping(self, node: yaml.Node, where: str, keys: set[str] | None) -> dict[str, yaml.Node]:
-        if not isinstance(node, yaml.MappingNode):
-            raise self.fail(node, f"{where}: expected a mapping")
-        out: dict[str, yaml.Node] = {}
-        for key_node, value in node.value:
-            key = self.value(key_node)
-            if not isinstance(key, str):
-                raise self.fail(key_node, f"{where}: keys must be text, not {key!r} (quote it)")
-            if key in out:
-                raise self.fail(key_node, f"{where}: duplicate key {key!r}")
-            if keys is not None and key not in keys:
-                known = ", ".join(sorted(keys))
-                raise self.fail(key_node, f"{where}: unknown key {key!r} (known: {known})")
-            out[key] = value
-        return out
-
-    def value(self, node: yaml.Node) -> Any:
-        if not isinstance(node, yaml.ScalarNode):
-            raise self.fail(node, "expected a single value")
-        try:
-            return self._loader.construct_object(node, deep=True)
-        except (ValueError, yaml.YAMLError) as exc:
-            raise self.fail(node, f"invalid value {node.value!r}: {exc}") from None
-
-    def text(self, node: yaml.Node, where: str) -> str:
-        value = self.value(node)
-        if not isinstance(value, str) or not value.strip():
-            raise self.fail(node, f"{where}: expected text (quote it if it looks like a number)")
-        return value
-
-    def boolean(self, node: yaml.Node, where: str) -> bool:
-        value = self.value(node)
-        if not isinstance(value, bool):
-            raise self.fail(node, f"{where}: expected true or false")
-        return value
-
-    def number(self, node: yaml.Node, where: str) -> float:
-        value = self.value(node)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            raise self.fail(node, f"{where}: expected a number of zero or more")
-        return float(value)
-
-    def day(self, node: yaml.Node, where: str) -> date:
-        value = self.value(node)
-        if isinstance(value, date) and not hasattr(value, "hour"):
-            return value
-        if isinstance(value, str):
-            try:
-                return date.fromisoformat(value)
-            except ValueError:
-                pass
-        raise self.fail(node, f"{where}: expected a date as YYYY-MM-DD")
+    def document(self, root: yaml.Node | None) -> Policy:
+        policy = Policy(source=self.source)
+        if root is None:
+            return policy
+        return self.policy(root, policy)
 
     def rule_id(self, node: yaml.Node, where: str) -> str:
         from gpuaudit.rules import catalogue
