@@ -12,7 +12,7 @@ from datetime import UTC, date, datetime
 from gpuaudit import __version__
 from gpuaudit.inventory import Inventory
 from gpuaudit.policy import Policy
-from gpuaudit.results import AuditResult, Finding, Rule, RuleError
+from gpuaudit.results import STATUSES, AuditResult, Finding, Rule, RuleError, severity_rank
 from gpuaudit.rules import catalogue, specs
 from gpuaudit.rules.design import classify_all
 from gpuaudit.rules.facts import Facts
@@ -47,6 +47,11 @@ def run_checks(
             continue
         for verdict in verdicts:
             findings.append(_finding(spec.rule, verdict, policy, today, gaps))
+
+    # Failures first, worst first: the order every report lists them in.
+    findings.sort(
+        key=lambda f: (STATUSES.index(f.status), severity_rank(f.severity), f.rule, f.object)
+    )
 
     try:
         designs = classify_all(facts)

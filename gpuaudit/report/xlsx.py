@@ -135,6 +135,9 @@ def _write_table(wb: Workbook, table: Table) -> None:
     for i in range(ncols):
         ws.column_dimensions[get_column_letter(i + 1)].width = _width(table, i)
     ws.freeze_panes = "A2"
+    # Auditors print evidence: landscape, with the header row on every page.
+    ws.page_setup.orientation = "landscape"
+    ws.print_title_rows = "1:1"
     ws.auto_filter.ref = f"A1:{last}{len(table.rows) + 1}"
     for name, values in COLOURED.get(table.title, {}).items():
         letter = get_column_letter(table.column_index(name) + 1)
