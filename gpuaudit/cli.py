@@ -31,6 +31,15 @@ SEVERITIES = ("critical", "high", "medium", "low", "info")
 
 log = logging.getLogger("gpuaudit")
 
+EXIT_STATUS_HELP = """\b
+Exit status:
+  0  no failed, unwaived finding at or above --fail-on
+  1  a failed, unwaived finding at or above --fail-on
+  2  usage error, or an unreadable input file (policy, baseline, inventory,
+     cassette, targets)
+  3  server unreachable, TLS verification failed, or login failed
+     (with --targets: the worst status of any target)"""
+
 
 class Console:
     """Progress on a terminal; plain log lines anywhere else (cron, CI)."""
@@ -72,7 +81,7 @@ def _setup_logging(verbose: int, quiet: bool) -> None:
             logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_STATUS_HELP)
 @click.version_option(__version__, prog_name="gpuaudit")
 @click.option("-v", "--verbose", count=True, help="More log output (-vv: with SOAP debugging).")
 @click.option("-q", "--quiet", is_flag=True, help="Only warnings and errors.")
@@ -210,7 +219,7 @@ _ANONYMIZE_HELP = (
 )
 
 
-@main.command()
+@main.command(epilog=EXIT_STATUS_HELP)
 @connection_options
 @click.option(
     "--from",
@@ -366,7 +375,7 @@ def _scan_fleet(
     sys.exit(fleet.fleet_exit_code(outcomes))
 
 
-@main.command()
+@main.command(epilog=EXIT_STATUS_HELP)
 @connection_options
 @click.option(
     "--output",

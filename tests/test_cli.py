@@ -275,3 +275,11 @@ def test_progress_only_on_a_terminal(tmp_path: Path) -> None:
     assert "\r\x1b[K" in on_terminal and "replaying" in on_terminal
     assert "\x1b[" not in on_pipe and "\r" not in on_pipe
     assert "INFO replaying demo.yaml" in on_pipe
+
+
+@pytest.mark.parametrize("command", [[], ["scan"], ["collect"]])
+def test_help_documents_every_exit_status(command: list[str]) -> None:
+    text = run(*command, "--help").output
+    assert "Exit status:" in text
+    for code in (EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, 3):
+        assert f"\n    {code}  " in text or f"\n  {code}  " in text, code
