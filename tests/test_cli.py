@@ -283,3 +283,72 @@ def test_help_documents_every_exit_status(command: list[str]) -> None:
     assert "Exit status:" in text
     for code in (EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, 3):
         assert f"\n    {code}  " in text or f"\n  {code}  " in text, code
+
+
+def _demo_json(folder: Path, *extra: str) -> tuple[Result, dict[str, Any]]:
+    result = run("scan", "--demo", "-o", str(folder), "-f", "json", *extra)
+    return result, json.loads(reports_in(folder, ".json")[0].read_text())
+
+
+def test_policy_waivers_and_overrides_change_the_verdict(tmp_path: Path) -> None:
+    _, plain = _demo_json(tmp_path / "plain")
+    blocking = [
+        f for f in plain["findings"] if f["status"] == "fail" and at_or_above(f["severity"], "high")
+    ]
+    assert blocking, "the demo estate is expected to have high findings"
+    # Waive every blocking finding, and lower one rule: nothing blocks any more.
+    waivers = "".join(
+        f"  - {{rule: {f['rule']}, object: {json.dumps(f['object'])}, reason: accepted,"
+        f" owner: ops@example.com, expires: 2999-12-31}}\n"
+        for f in blocking
+    )
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("version: 1\nseverity:\n  VM-01: low\nwaivers:\n" + waivers)
+    result, report = _demo_json(tmp_path / "waived", "--policy", str(policy))
+    assert result.exit_code == EXIT_OK, result.output
+    statuses = {(f["rule"], f["object"]): f["status"] for f in report["findings"]}
+    assert all(statuses[(f["rule"], f["object"])] == "waived" for f in blocking)
+    assert {f["severity"] for f in report["findings"] if f["rule"] == "VM-01"} == {"low"}
+
+
+def test_unreadable_policy_exits_2_before_scanning(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("version: 1\nwaivers:\n  - {rule: HA-01, object: x, expires: soon}\n")
+    result = run("scan", "--demo", "-o", str(tmp_path / "out"), "--policy", str(policy))
+    assert result.exit_code == EXIT_INPUT
+    assert f"{policy}:3" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_quiet_prints_no_summary(tmp_path: Path) -> None:
+    loud = run("scan", "--demo", "-o", str(tmp_path / "a"), "-f", "json")
+    quiet = run("-q", "scan", "--demo", "-o", str(tmp_path / "b"), "-f", "json")
+    assert "failed findings:" in loud.output
+    assert quiet.output == "" and quiet.exit_code == loud.exit_code
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("how", ["stdin", "file", "govc"])
+def test_password_sources_through_the_command_line(
+    lab_factory: Any, tmp_path: Path, how: str
+) -> None:
+    lab = lab_factory("scenario-b")
+    out = tmp_path / "inv.json"
+    args = ["collect", "--server", lab.url, "--user", lab.user, "-o", str(out)]
+    env: dict[str, str | None] = {"GPUAUDIT_PASSWORD": None, "GOVC_PASSWORD": None}
+    stdin = None
+    if how == "stdin":
+        args.append("--password-stdin")
+        stdin = lab.password + "\n"
+    elif how == "file":
+        secret = tmp_path / "pw"
+        secret.write_text(lab.password + "\n")
+        secret.chmod(0o600)
+        args += ["--password-file", str(secret)]
+    else:
+        args = ["collect", "-o", str(out)]
+        env |= {"GOVC_URL": lab.url.replace("http://", f"http://{lab.user}:{lab.password}@")}
+    result = run(*args, env=env, stdin=stdin)
+    assert result.exit_code == EXIT_OK, result.output
+    assert lab.password not in result.output
+    assert Inventory.load(out).hosts
