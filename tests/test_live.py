@@ -60,3 +60,17 @@ def test_collect_command_writes_an_inventory_that_loads_back(
         main, ["scan", "--from", str(out), "--output-dir", str(tmp_path), "--format", "json"]
     )
     assert scan.exit_code in (0, 1), scan.output
+
+
+def test_fields_newer_than_the_negotiated_api_are_gaps(lab_factory: Any) -> None:
+    scenario = load_scenario(SCENARIOS / "scenario-b.yaml")
+    scenario["vcenter"]["api_version"] = "7.0.3.0"  # before vgpuMode (8.0 U3)
+    lab = lab_factory(scenario)
+    with connect.session(connect.parse_server(lab.url), lab.user, lab.password) as si:
+        assert si._stub.version == "vim.version.v7_0_3_0"
+        inventory = collect(si, source=lab.url)
+    gaps = {(g.property, g.reason.split(";")[0]) for g in inventory.gaps}
+    assert ("config.graphicsInfo.vgpuMode", "needs API 8.0.3.0") in gaps
+    assert all(gpu.vgpu_mode is None for host in inventory.hosts for gpu in host.gpus)
+    # What 7.0 U3 does carry still arrives.
+    assert all(vm.gpus[0].migrate_supported for vm in inventory.vms if vm.gpus)
