@@ -45,6 +45,7 @@ def test_request_count_is_bounded(name: str) -> None:
     # One bulk retrieval, not one read per object.
     assert soap.count("RetrievePropertiesEx") == 1
     assert "RetrieveProperties" not in soap
+    assert soap[-1] == "Logout"  # the session is always ended
 
 
 def _interactions(name: str) -> list[dict]:  # type: ignore[type-arg]
