@@ -166,3 +166,14 @@ def test_tls_insecure_skips_verification(lab_factory, tmp_path) -> None:  # type
         user=lab.user,
     )
     assert result.exit_code == 0, result.output
+
+
+def test_session_logs_out_when_the_block_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gpuaudit.connect as module
+
+    ended: list[object] = []
+    monkeypatch.setattr(module, "login", lambda *_a, **_k: "service-instance")
+    monkeypatch.setattr(module, "logout", ended.append)
+    with pytest.raises(RuntimeError), module.session(Server("vc01", 443), "u", "p"):
+        raise RuntimeError("collection failed half way")
+    assert ended == ["service-instance"]
