@@ -12,12 +12,13 @@ Exit status, for people and for scheduled jobs:
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, ClassVar, NoReturn
 
 import click
 
@@ -146,7 +147,11 @@ def connection_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _live_source(
-    console: Console, opts: dict[str, Any], record: str | None, anonymize: bool = False
+    console: Console,
+    opts: dict[str, Any],
+    record: str | None,
+    anonymize: bool = False,
+    window: dt.timedelta | None = None,
 ) -> scan.Live:
     try:
         creds = credentials.resolve(
@@ -169,6 +174,7 @@ def _live_source(
         timeout=opts["timeout"],
         record=Path(record) if record else None,
         anonymize=anonymize,
+        telemetry_window=window,
     )
 
 
@@ -196,6 +202,7 @@ def _pick_source(
     demo: bool,
     record: str | None,
     anonymize: bool,
+    window: dt.timedelta | None = None,
 ) -> scan.Source:
     chosen = [
         name for name, on in (("--from", from_file), ("--replay", replay), ("--demo", demo)) if on
@@ -208,10 +215,40 @@ def _pick_source(
     if from_file:
         return scan.Saved(Path(from_file))
     if replay:
-        return scan.Replay(Path(replay))
+        return scan.Replay(Path(replay), telemetry_window=window)
     if demo:
         return scan.demo_source()
-    return _live_source(console, opts, record, anonymize)
+    return _live_source(console, opts, record, anonymize, window)
+
+
+class Duration(click.ParamType):
+    """A telemetry window: 90m, 24h, 7d (a bare number is hours)."""
+
+    name = "duration"
+    _UNITS: ClassVar[dict[str, int]] = {"m": 60, "h": 3600, "d": 86400}
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> dt.timedelta:
+        if isinstance(value, dt.timedelta):
+            return value
+        text = str(value).strip().lower()
+        unit = text[-1] if text and text[-1] in self._UNITS else "h"
+        number = text[:-1] if text and text[-1] in self._UNITS else text
+        try:
+            seconds = float(number) * self._UNITS[unit]
+        except ValueError:
+            self.fail(f"{value!r} is not a duration like 90m, 24h or 7d", param, ctx)
+        if not 60 <= seconds <= 366 * 86400:
+            self.fail(f"{value!r}: the window must be between 1 minute and a year", param, ctx)
+        return dt.timedelta(seconds=seconds)
+
+
+telemetry_option = click.option(
+    "--telemetry-window",
+    type=Duration(),
+    default="24h",
+    show_default=True,
+    help="GPU telemetry window ending now: 90m, 24h, 7d.",
+)
 
 
 _ANONYMIZE_HELP = (
@@ -237,6 +274,7 @@ _ANONYMIZE_HELP = (
     help="Also record the session to this cassette (secrets scrubbed).",
 )
 @click.option("--anonymize", is_flag=True, help=_ANONYMIZE_HELP)
+@telemetry_option
 @click.option(
     "--output-dir",
     "-o",
@@ -283,6 +321,7 @@ def scan_command(
     demo: bool,
     record: str | None,
     anonymize: bool,
+    telemetry_window: dt.timedelta,
     output_dir: str,
     formats: tuple[str, ...],
     fail_on: str,
@@ -320,7 +359,9 @@ def scan_command(
         if given:
             raise click.UsageError(f"--targets cannot be combined with {given[0]}")
         _scan_fleet(console, targets, Path(output_dir), formats or DEFAULT_FORMATS, fail_on)
-    source = _pick_source(console, opts, from_file, replay, demo, record, anonymize)
+    source = _pick_source(
+        console, opts, from_file, replay, demo, record, anonymize, telemetry_window
+    )
     loaded_policy = outcome.load_policy_or_none(policy, fail, EXIT_INPUT)
     known = outcome.load_baseline_or_none(baseline, fail, EXIT_INPUT)
     inventory = _obtain(console, source)
@@ -387,12 +428,18 @@ def _scan_fleet(
     "--record", type=click.Path(dir_okay=False), help="Also record the session to this cassette."
 )
 @click.option("--anonymize", is_flag=True, help=_ANONYMIZE_HELP)
+@telemetry_option
 @click.pass_obj
 def collect(
-    console: Console, output: str | None, record: str | None, anonymize: bool, **opts: Any
+    console: Console,
+    output: str | None,
+    record: str | None,
+    anonymize: bool,
+    telemetry_window: dt.timedelta,
+    **opts: Any,
 ) -> None:
     """Collect the inventory only, and save it as JSON for `scan --from`."""
-    source = _live_source(console, opts, record, anonymize)
+    source = _live_source(console, opts, record, anonymize, telemetry_window)
     inventory = _obtain(console, source)
     if output:
         path = Path(output)

@@ -67,6 +67,34 @@ class Cluster:
 
 
 @dataclass
+class CounterStats:
+    """One GPU performance counter summarised over the telemetry window."""
+
+    average: float | None = None
+    peak: float | None = None  # the highest sample (each sample is an interval's average)
+    samples: int = 0
+
+
+@dataclass
+class GpuTelemetry:
+    """A GPU's performance counters over the window (PerformanceManager, group ``gpu``)."""
+
+    instance: str = ""  # the counter instance the host reported for this GPU
+    # How the instance was matched to the GPU: "pci" (the instance names its PCI
+    # address), "order" (gpuN, the Nth GPU by PCI address) or "only" (the host's
+    # one GPU and one instance).
+    matched_by: str = ""
+    utilization_percent: CounterStats | None = None
+    memory_used_mb: CounterStats | None = None
+    memory_usage_percent: CounterStats | None = None
+    temperature_c: CounterStats | None = None
+    power_w: CounterStats | None = None
+    # Utilisation over the window, oldest first, in at most 48 equal buckets
+    # (each the mean of its samples): what the report draws as a sparkline.
+    trend: list[float] = field(default_factory=list)
+
+
+@dataclass
 class Gpu:
     """A display-class PCI device of a GPU vendor on one host."""
 
@@ -88,6 +116,7 @@ class Gpu:
     graphics_type: str | None = None
     vgpu_mode: str | None = None  # none / sameSize / mixedSize / multiInstanceGpu
     vms: list[str] = field(default_factory=list)  # VM names using the device
+    telemetry: GpuTelemetry | None = None  # None when the host reported no counter for it
 
 
 @dataclass
@@ -119,6 +148,30 @@ class VmotionNic:
 
 
 @dataclass
+class HostTelemetry:
+    """What a host answered for its GPU counters."""
+
+    # "reported": values for at least one GPU; "none": no GPU counter values;
+    # "error": the query failed.
+    status: str = "none"
+    reason: str = ""  # why there are none, when known
+    instances: list[str] = field(default_factory=list)  # GPU instances that had values
+    unmatched: list[str] = field(default_factory=list)  # instances no GPU of the host matched
+
+
+@dataclass
+class Licence:
+    """A vSphere licence as LicenseManager describes it. The key itself is never kept."""
+
+    edition_key: str = ""  # e.g. esx.enterprisePlus.cpuPackageCoreLimited, eval
+    name: str = ""
+    key_tail: str = ""  # the last group of the licence key, to tell keys apart
+    expires: str | None = None  # YYYY-MM-DD; None when it does not expire
+    evaluation: bool = False
+    features: dict[str, str] = field(default_factory=dict)  # feature key -> name
+
+
+@dataclass
 class Host:
     name: str
     moref: str
@@ -139,6 +192,8 @@ class Host:
     assignment_policy: str | None = None
     vmotion_nics: list[VmotionNic] = field(default_factory=list)
     adapters: list[StorageAdapter] = field(default_factory=list)
+    telemetry: HostTelemetry | None = None  # None when GPU counters were not queried
+    licence: Licence | None = None  # the assigned vSphere licence, when read
 
     @property
     def connected(self) -> bool:
@@ -225,6 +280,34 @@ class Gap:
 
 
 @dataclass
+class Telemetry:
+    """How GPU telemetry was read: the window, the interval and the counters resolved."""
+
+    collected: bool = False  # False: not attempted (an inventory from before telemetry)
+    window_hours: float = 0.0
+    start: str = ""  # ISO 8601, the server's clock
+    end: str = ""
+    interval_s: int = 0  # 20 (real time) or a historical interval's sampling period
+    statistics_level: int | None = None  # the historical interval's level
+    # "gpu.<name>.<rollup>" -> counter id, as this vCenter numbers them.
+    counters: dict[str, int] = field(default_factory=dict)
+    # The per-device statistics level each counter needs for vCenter to keep it.
+    counter_levels: dict[str, int] = field(default_factory=dict)
+    missing_counters: list[str] = field(default_factory=list)
+    queries: int = 0  # QueryPerf calls made
+    note: str = ""  # a reason that holds for the whole vCenter
+
+
+@dataclass
+class Licensing:
+    """The vSphere licences assigned to the vCenter and its hosts."""
+
+    collected: bool = False
+    vcenter: Licence | None = None
+    note: str = ""
+
+
+@dataclass
 class Inventory:
     source: str = ""  # the server, with no credentials
     collected_at: str = ""  # ISO 8601, UTC
@@ -235,6 +318,8 @@ class Inventory:
     datastores: list[Datastore] = field(default_factory=list)
     vms: list[Vm] = field(default_factory=list)
     gaps: list[Gap] = field(default_factory=list)
+    telemetry: Telemetry = field(default_factory=Telemetry)
+    licensing: Licensing = field(default_factory=Licensing)
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:

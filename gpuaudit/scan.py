@@ -8,6 +8,7 @@ An inventory comes from one of four sources: a live server, a recorded cassette
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import importlib.resources
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,12 +33,15 @@ class Live:
     record: Path | None = None
     # Replace every entity name in the recording, and so in the reports, by a pseudonym.
     anonymize: bool = False
+    telemetry_window: dt.timedelta | None = None  # None: 24 hours
 
 
 @dataclass(frozen=True)
 class Replay:
     path: Path
     label: str = ""
+    # The window of the recorded session: a replay must ask what was asked then.
+    telemetry_window: dt.timedelta | None = None
 
 
 @dataclass(frozen=True)
@@ -78,7 +82,9 @@ def obtain_inventory(source: Source, progress: Progress | None = None) -> Invent
         say(f"replaying {source.path.name}")
         with cassette.replaying(source.path):
             server = connect.Server(host=cassette.REPLAY_HOST, port=80, protocol="http")
-            return _collect(server, REPLAY_USER, "replay", {}, say, source.label or "replay")
+            label = source.label or "replay"
+            window = source.telemetry_window
+            return _collect(server, REPLAY_USER, "replay", {}, say, label, window)
     creds = source.credentials
     server = connect.parse_server(creds.server)
     tls = {"insecure": creds.insecure, "ca_file": creds.ca_file, "timeout": source.timeout}
@@ -87,14 +93,17 @@ def obtain_inventory(source: Source, progress: Progress | None = None) -> Invent
     )
     say(f"connecting to {server.display}")
     with recorder:
-        inventory = _collect(server, creds.user, creds.password, tls, say, server.display)
+        inventory = _collect(
+            server, creds.user, creds.password, tls, say, server.display, source.telemetry_window
+        )
     if source.record and source.anonymize:
         from gpuaudit.anonymize import anonymize_cassette
 
         say(f"anonymizing {source.record.name}")
         anonymize_cassette(source.record)
         # The reports must carry the pseudonyms too: build them from the rewritten cassette.
-        inventory = obtain_inventory(Replay(source.record, label="anonymized"), say)
+        replay = Replay(source.record, "anonymized", source.telemetry_window)
+        inventory = obtain_inventory(replay, say)
     return inventory
 
 
@@ -105,9 +114,10 @@ def _collect(
     tls: dict[str, Any],
     say: Progress,
     label: str,
+    window: dt.timedelta | None = None,
 ) -> Inventory:
     from gpuaudit.collect import collect
 
     with connect.session(server, user, password, **tls) as si:
         say("collecting")
-        return collect(si, source=label, progress=say)
+        return collect(si, source=label, progress=say, telemetry_window=window)

@@ -16,6 +16,7 @@ from typing import Any
 from pyVmomi import VmomiSupport, vim
 
 from gpuaudit.collect.hosts import build_host
+from gpuaudit.collect.operations import collect_operations
 from gpuaudit.collect.paths import SPECS, VERSIONED_FIELDS
 from gpuaudit.collect.retrieve import ObjectProps, retrieve
 from gpuaudit.collect.storage import HostLunPaths, build_datastore, host_lun_paths
@@ -27,8 +28,14 @@ HOTMIGRATE = "vgpu.hotmigrate.enabled"
 Progress = Callable[[str], None]
 
 
-def collect(si: Any, source: str = "", progress: Progress | None = None) -> Inventory:
-    """Read the whole GPU, HA and storage inventory behind service instance ``si``."""
+def collect(
+    si: Any,
+    source: str = "",
+    progress: Progress | None = None,
+    telemetry_window: dt.timedelta | None = None,
+) -> Inventory:
+    """Read the whole GPU, HA and storage inventory behind service instance ``si``, with
+    GPU telemetry over ``telemetry_window`` (default 24 hours) and licences."""
     say = progress or (lambda _message: None)
     content = si.RetrieveContent()
     inv = Inventory(
@@ -41,6 +48,8 @@ def collect(si: Any, source: str = "", progress: Progress | None = None) -> Inve
     say(f"read {len(objects)} objects")
     inv.vcenter.vgpu_hotmigrate_enabled = _hotmigrate(content, inv)
     _assemble(inv, objects)
+    say("reading GPU telemetry and licences")
+    collect_operations(si, content, inv, telemetry_window)
     _version_gaps(inv, si._stub.version)
     return inv
 

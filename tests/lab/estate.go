@@ -160,6 +160,8 @@ func (e *estate) build() error {
 		e.configureCluster(c)
 	}
 	e.addSettings()
+	e.installTelemetry()
+	e.installLicences()
 	return nil
 }
 

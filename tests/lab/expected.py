@@ -18,15 +18,21 @@ from gpuaudit import catalog
 from gpuaudit.inventory import (
     AdmissionControl,
     Cluster,
+    CounterStats,
     Datastore,
     DatastoreMount,
     Gap,
     Gpu,
     GpuAttachment,
+    GpuTelemetry,
     Host,
+    HostTelemetry,
     Inventory,
+    Licence,
+    Licensing,
     LunPath,
     StorageAdapter,
+    Telemetry,
     VCenter,
     VgpuProfile,
     Vm,
@@ -34,6 +40,28 @@ from gpuaudit.inventory import (
 )
 
 _LOCAL_KINDS = {"sas", "block", "pscsi", "pcie"}
+
+# How the lab numbers the GPU counters it serves (docs/scenario-format.md): from
+# vcenter.gpu_counter_key, in the order of vcenter.gpu_counters, each name with its rollups.
+_ROLLUPS = {
+    "utilization": ("none", "average", "maximum", "minimum"),
+    "mem.used": ("none", "average", "maximum", "minimum"),
+    "mem.usage": ("none", "average", "maximum", "minimum"),
+    "temperature": ("average",),
+    "power.used": ("average",),
+}
+_GPU_COUNTER_LEVEL = 4
+# GpuTelemetry field -> (counter name, the scenario series it is served from).
+_FIELDS = {
+    "utilization_percent": ("utilization", "utilization"),
+    "memory_used_mb": ("mem.used", "memory_used_mb"),
+    "memory_usage_percent": ("mem.usage", "memory_used_mb"),
+    "temperature_c": ("temperature", "temperature_c"),
+    "power_w": ("power.used", "power_w"),
+}
+WINDOW_HOURS = 24
+INTERVAL = 300  # the past-day interval, which a 24-hour window reads
+TREND_POINTS = 48
 
 
 def expected_inventory(scenario: dict[str, Any]) -> Inventory:
@@ -52,7 +80,111 @@ def expected_inventory(scenario: dict[str, Any]) -> Inventory:
     )
     for dc in scenario["datacenters"]:
         _add_datacenter(inv, dc)
+    _add_telemetry(inv, scenario)
+    inv.licensing = Licensing(collected=True, vcenter=_licence(vc["licence"]))
     return inv
+
+
+def _add_telemetry(inv: Inventory, scenario: dict[str, Any]) -> None:
+    vc = scenario["vcenter"]
+    names = list(vc["gpu_counters"])
+    counters = {}
+    key = vc["gpu_counter_key"]
+    for name in names:
+        for rollup in _ROLLUPS[name]:
+            if rollup == "average":
+                counters[f"gpu.{name}.average"] = key
+            key += 1
+    gpu_hosts = [h for h in inv.hosts if h.gpus and h.connected]
+    inv.telemetry = Telemetry(
+        collected=True,
+        window_hours=WINDOW_HOURS,
+        interval_s=INTERVAL,
+        statistics_level=vc["statistics_level"],
+        counters=counters,
+        counter_levels={name: _GPU_COUNTER_LEVEL for name in counters},
+        missing_counters=[
+            f"gpu.{name}.average" for name in _ROLLUPS if f"gpu.{name}.average" not in counters
+        ],
+        queries=-(-len(gpu_hosts) // 50) if counters else 0,
+    )
+    kept = vc["statistics_level"] >= _GPU_COUNTER_LEVEL
+    specs = {
+        h["name"]: h
+        for dc in scenario["datacenters"]
+        for h in [h for c in dc["clusters"] for h in c["hosts"]] + dc["standalone_hosts"]
+    }
+    slots = WINDOW_HOURS * 3600 // INTERVAL
+    for host in gpu_hosts:
+        spec = specs[host.name]
+        by_pci = {g["pci_id"]: g for g in spec["gpus"]}
+        ordered = sorted(g.pci_id for g in host.gpus)
+        instances = []
+        for gpu in host.gpus:
+            series = by_pci[gpu.pci_id].get("telemetry")
+            if series is None or not kept:
+                continue
+            fields = {
+                field: _served(field, series[source], by_pci[gpu.pci_id]["memory_mb"], slots)
+                for field, (name, source) in _FIELDS.items()
+                if name in names and series.get(source)
+            }
+            fields = {f: v for f, v in fields.items() if v is not None}
+            if not fields:
+                continue
+            index = spec["gpu_counter_instances"] == "index"
+            instance = f"gpu{ordered.index(gpu.pci_id)}" if index else gpu.pci_id
+            instances.append(instance)
+            gpu.telemetry = GpuTelemetry(instance=instance, matched_by="order" if index else "pci")
+            for field, values in fields.items():
+                setattr(gpu.telemetry, field, _stats(values))
+            if "utilization_percent" in fields:
+                util = fields["utilization_percent"]
+                gpu.telemetry.trend = _trend([None] * (slots - len(util)) + list(util))
+        host.telemetry = HostTelemetry(
+            status="reported" if instances else "none", instances=sorted(instances)
+        )
+
+
+def _served(field: str, series: list[float], memory_mb: int, slots: int) -> list[float] | None:
+    """The most recent samples of a series as the lab serves them, in gpuaudit's units."""
+    recent = series[-slots:]
+    if field == "utilization_percent":
+        return [round(v * 100) / 100 for v in recent]
+    if field == "memory_used_mb":
+        return [round(v * 1024) / 1024 for v in recent]
+    if field == "memory_usage_percent":
+        if memory_mb <= 0:
+            return None
+        return [round(v * 10000 / memory_mb) / 100 for v in recent]
+    return [float(round(v)) for v in recent]
+
+
+def _stats(values: list[float]) -> CounterStats:
+    return CounterStats(
+        average=round(sum(values) / len(values), 2), peak=round(max(values), 2), samples=len(values)
+    )
+
+
+def _trend(values: list[float | None]) -> list[float]:
+    size = max(1, -(-len(values) // TREND_POINTS))
+    points = []
+    for i in range(0, len(values), size):
+        bucket = [v for v in values[i : i + size] if v is not None]
+        if bucket:
+            points.append(round(sum(bucket) / len(bucket), 1))
+    return points
+
+
+def _licence(spec: dict[str, Any]) -> Licence:
+    return Licence(
+        edition_key=spec["edition"],
+        name=spec["name"],
+        key_tail=spec["key"].rsplit("-", 1)[-1],
+        expires=spec["expires"],
+        evaluation=spec["edition"] == "eval" or spec["key"] == "00000-00000-00000-00000-00000",
+        features={f["key"]: f["name"] for f in spec["features"]},
+    )
 
 
 def _add_datacenter(inv: Inventory, dc: dict[str, Any]) -> None:
@@ -139,6 +271,7 @@ def _host(
         cpu_cores=spec["cpu_cores"],
         cpu_mhz=spec["cpu_mhz"],
         memory_mb=spec["memory_gb"] * 1024,
+        licence=_licence(spec["licence"]),
     )
     if spec["connection"] != "connected":
         return host  # a disconnected host reports no config and no hardware
@@ -384,6 +517,11 @@ def comparable(inv: Inventory) -> dict[str, Any]:
             mount["paths"].sort(key=lambda p: p["adapter"])
     for gap in data["gaps"]:
         gap["moref"] = ""
+    # The window's ends come from the server's clock, and the reasons are prose.
+    data["telemetry"]["start"] = data["telemetry"]["end"] = data["telemetry"]["note"] = ""
+    for host in data["hosts"]:
+        if host["telemetry"]:
+            host["telemetry"]["reason"] = ""
     data["gaps"].sort(key=lambda g: (g["object"], g["property"]))
     data["datacenters"].sort()
     return data

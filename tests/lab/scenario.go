@@ -18,11 +18,29 @@ type Scenario struct {
 }
 
 type VCenter struct {
-	Name       string                 `json:"name"`
-	Version    string                 `json:"version"`
-	Build      string                 `json:"build"`
-	APIVersion string                 `json:"api_version"`
-	Settings   map[string]interface{} `json:"settings"`
+	Name            string                 `json:"name"`
+	Version         string                 `json:"version"`
+	Build           string                 `json:"build"`
+	APIVersion      string                 `json:"api_version"`
+	Settings        map[string]interface{} `json:"settings"`
+	StatisticsLevel int32                  `json:"statistics_level"`
+	GPUCounters     []string               `json:"gpu_counters"`
+	GPUCounterKey   int32                  `json:"gpu_counter_key"`
+	Licence         Licence                `json:"licence"`
+}
+
+// Licence is a vSphere licence as the scenario assigns it (licence.go).
+type Licence struct {
+	Key      string           `json:"key"`
+	Edition  string           `json:"edition"`
+	Name     string           `json:"name"`
+	Expires  *string          `json:"expires"`
+	Features []LicenceFeature `json:"features"`
+}
+
+type LicenceFeature struct {
+	Key  string `json:"key"`
+	Name string `json:"name"`
 }
 
 type Datacenter struct {
@@ -77,6 +95,9 @@ type Host struct {
 	VgpuProfiles []VgpuProfile `json:"vgpu_profiles"`
 	Adapters     []Adapter     `json:"adapters"`
 	Vmotion      []VmotionVnic `json:"vmotion"`
+	// How GPU counter instances are named: "pci" or "index" (perf.go).
+	GPUCounterInstances string  `json:"gpu_counter_instances"`
+	Licence             Licence `json:"licence"`
 }
 
 type HostGraphics struct {
@@ -97,6 +118,15 @@ type GPU struct {
 	Passthrough  Passthrough `json:"passthrough"`
 	GraphicsType string      `json:"graphics_type"`
 	VgpuMode     *string     `json:"vgpu_mode"`
+	Telemetry    *Telemetry  `json:"telemetry"`
+}
+
+// Telemetry is a GPU's counter series, oldest first, one sample per interval.
+type Telemetry struct {
+	Utilization  []float64 `json:"utilization"`
+	MemoryUsedMB []float64 `json:"memory_used_mb"`
+	TemperatureC []float64 `json:"temperature_c"`
+	PowerW       []float64 `json:"power_w"`
 }
 
 type Passthrough struct {

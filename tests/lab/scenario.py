@@ -19,6 +19,7 @@ import ipaddress
 import json
 import re
 import sys
+from datetime import date
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -179,6 +180,35 @@ ADAPTER_STATUSES = ("online", "offline", "unknown")
 PATH_STATES = ("active", "standby", "disabled", "dead")
 DATASTORE_TYPES = ("VMFS", "NFS", "NFS41", "vsan")
 POWER_STATES = ("poweredOn", "poweredOff", "suspended")
+GPU_COUNTER_NAMES = ("utilization", "mem.used", "mem.usage", "temperature", "power.used")
+COUNTER_INSTANCES = ("pci", "index")
+TELEMETRY_SERIES = ("utilization", "memory_used_mb", "temperature_c", "power_w")
+MAX_SERIES = 10_000  # samples per series
+EVALUATION_KEY = "00000-00000-00000-00000-00000"
+HOST_EDITION = "esx.enterprisePlus.cpuPackageCoreLimited"
+VCENTER_EDITION = "vc.standard.instance"
+# The lab's stand-ins for what vSphere reports per edition. vSphere's own key for
+# the shared passthrough graphics (vGPU) feature is not confirmed; "vgpu" is ours.
+EDITION_NAMES = {
+    HOST_EDITION: "vSphere 8 Enterprise Plus",
+    "esx.standard.cpuPackageCoreLimited": "vSphere 8 Standard",
+    "eval": "Evaluation Mode",
+    VCENTER_EDITION: "vCenter Server 8 Standard",
+}
+EDITION_FEATURES = {
+    HOST_EDITION: ("vmotion", "das", "drs", "dvs", "vgpu"),
+    "esx.standard.cpuPackageCoreLimited": ("vmotion", "das"),
+    "eval": ("vmotion", "das", "drs", "dvs", "vgpu"),
+    VCENTER_EDITION: ("vpxStd",),
+}
+FEATURE_NAMES = {
+    "vmotion": "vMotion",
+    "das": "vSphere HA",
+    "drs": "vSphere DRS",
+    "dvs": "vSphere Distributed Switch",
+    "vgpu": "Shared Passthrough Graphics",
+    "vpxStd": "vCenter Server Standard",
+}
 
 # Model and driver that a host reports for each adapter type.
 ADAPTER_MODELS = {
@@ -204,6 +234,8 @@ _API_VERSION = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$")
 # '%' that already starts one of those sequences: such a name cannot round-trip.
 _ESCAPE_SEQUENCE = re.compile(r"%(?:2f|5c|25)", re.IGNORECASE)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_DAY = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+_LICENCE_KEY = re.compile(r"^[0-9A-Z]{5}(?:-[0-9A-Z]{5}){4}$")
 
 
 def _kind(value: Any) -> str:
@@ -231,6 +263,15 @@ def _hash_hex(*parts: str) -> str:
 def default_lun(datastore: str) -> str:
     """`naa.6` + 31 hex digits derived from the datastore name (an NAA type 6 id)."""
     return "naa.6" + _hash_hex("lun", datastore)[:31]
+
+
+def default_licence_key(edition: str, expires: str | None) -> str:
+    """Five groups of five derived from the edition and expiry: hosts that share both
+    share one key, as hosts share a licence with capacity for several."""
+    if edition == "eval":
+        return EVALUATION_KEY
+    digits = _hash_hex("licence", edition, expires or "").upper()[:25]
+    return "-".join(digits[i : i + 5] for i in range(0, 25, 5))
 
 
 def default_wwn(kind: str, port: bool, host: str, device: str) -> str:
@@ -394,7 +435,7 @@ class _Normaliser:
             data,
             "the scenario",
             _line_of(data),
-            ("description", "vcenter", "datacenters", "expect"),
+            ("description", "vcenter", "datacenters", "expect", "faults"),
             ("datacenters",),
         )
         description = self.string(top, "description", "the scenario", "")
@@ -406,18 +447,45 @@ class _Normaliser:
         expect = [
             self.expectation(e, line) for e, line, _ in self.items(top, "expect", "the scenario")
         ]
+        faults = self.faults(top)
         return {
             "description": description,
             "vcenter": vcenter,
             "datacenters": datacenters,
             "expect": expect,
+            "faults": faults,
         }
+
+    def faults(self, top: dict[Any, Any]) -> dict[str, Any]:
+        """What the lab withholds: ``no_permission`` entries name an object and a path."""
+        section = self.section(top, "faults", "the scenario", ("no_permission",))
+        known = (
+            set(self.hosts) | set(self.vms) | set(self.datastores) | set(self.clusters)
+        ) | self.datacenters
+        denied = []
+        for entry, line, i in self.items(section, "no_permission", "'faults'"):
+            what = f"no_permission entry #{i + 1}"
+            entry = self.mapping(entry, what, line, ("object", "property"), ("object",))
+            name = self.string(entry, "object", what)
+            if name not in known:
+                self.fail(
+                    _line_of(entry, "object") or line,
+                    f"{what} names {name!r}, which is not in the scenario",
+                )
+            denied.append({"object": name, "property": self.string(entry, "property", what, None)})
+        return {"no_permission": denied}
 
     def vcenter(self, top: dict[Any, Any]) -> dict[str, Any]:
         what = "vcenter"
         vc = self.section(
-            top, "vcenter", "the scenario", ("name", "version", "build", "api_version", "settings")
-        )
+            top,
+            "vcenter",
+            "the scenario",
+            (
+                "name", "version", "build", "api_version", "settings", "statistics_level",
+                "gpu_counters", "gpu_counter_key", "licence",
+            ),
+        )  # fmt: skip
         api = self.string(vc, "api_version", what, "8.0.3.0")
         if not _API_VERSION.match(api):
             self.fail(
@@ -445,6 +513,80 @@ class _Normaliser:
             "build": str(self.string_or_int(vc, "build", what, "24022515")),
             "api_version": api,
             "settings": settings,
+            "statistics_level": self.integer(vc, "statistics_level", what, 4, minimum=1, maximum=4),
+            "gpu_counters": self.counter_names(vc),
+            "gpu_counter_key": self.integer(vc, "gpu_counter_key", what, 1000, minimum=1000),
+            "licence": self.licence(vc, what, VCENTER_EDITION),
+        }
+
+    def counter_names(self, vc: dict[Any, Any]) -> list[str]:
+        value, line, given = self.get(vc, "gpu_counters", list(GPU_COUNTER_NAMES))
+        if not given:
+            return list(value)
+        if not isinstance(value, list):
+            self.fail(line, f"'gpu_counters' of vcenter must be a list, not {_kind(value)}")
+        names: list[str] = []
+        for i, name in enumerate(value):
+            item_line = _line_of(value, i) or line
+            if name not in GPU_COUNTER_NAMES:
+                choices = ", ".join(GPU_COUNTER_NAMES)
+                self.fail(item_line, f"GPU counter {name!r} of vcenter is not one of {choices}")
+            if name in names:
+                self.fail(item_line, f"vcenter lists GPU counter {name!r} twice")
+            names.append(name)
+        return names
+
+    def licence(self, m: dict[Any, Any], what: str, edition_default: str) -> dict[str, Any]:
+        """A licence (docs/scenario-format.md); every key has a default."""
+        lic = self.section(m, "licence", what, ("key", "edition", "name", "expires", "features"))
+        where = f"the licence of {what}"
+        edition = self.string(lic, "edition", where, edition_default)
+        if not edition:
+            self.fail(_line_of(lic, "edition"), f"{where} has an empty edition")
+        expires = self.string(lic, "expires", where, None)
+        if expires is not None:
+            try:
+                if not _DAY.match(expires):
+                    raise ValueError(expires)
+                date.fromisoformat(expires)
+            except ValueError:
+                self.fail(
+                    _line_of(lic, "expires"), f"'expires' of {where} must be a date YYYY-MM-DD"
+                )
+        key = self.string(lic, "key", where, default_licence_key(edition, expires))
+        if not _LICENCE_KEY.match(key):
+            self.fail(
+                _line_of(lic, "key"),
+                f"'key' of {where} must look like AAAAA-BBBBB-CCCCC-DDDDD-EEEEE",
+            )
+        features_raw, line, given = self.get(lic, "features", None)
+        if not given:
+            features_raw = list(EDITION_FEATURES.get(edition, ()))
+        elif not isinstance(features_raw, list):
+            self.fail(line, f"'features' of {where} must be a list, not {_kind(features_raw)}")
+        features: list[dict[str, str]] = []
+        for i, item in enumerate(features_raw):
+            item_line = _line_of(features_raw, i) or line
+            if isinstance(item, str):
+                item = {"key": item}
+            item = self.mapping(
+                item, f"feature #{i + 1} of {where}", item_line, ("key", "name"), ("key",)
+            )
+            feature = self.string(item, "key", f"feature #{i + 1} of {where}")
+            if not feature:
+                self.fail(item_line, f"feature #{i + 1} of {where} has an empty key")
+            if any(f["key"] == feature for f in features):
+                self.fail(item_line, f"{where} lists feature {feature!r} twice")
+            name = self.string(
+                item, "name", f"feature {feature} of {where}", FEATURE_NAMES.get(feature, feature)
+            )
+            features.append({"key": feature, "name": name})
+        return {
+            "key": key,
+            "edition": edition,
+            "name": self.string(lic, "name", where, EDITION_NAMES.get(edition, edition)),
+            "expires": expires,
+            "features": features,
         }
 
     def string_or_int(self, m: dict[Any, Any], key: str, what: str, default: str) -> str:
@@ -585,7 +727,7 @@ class _Normaliser:
             (
                 "name", "version", "build", "vendor", "model", "cpu_cores", "cpu_mhz",
                 "memory_gb", "connection", "maintenance", "graphics", "gpus", "vgpu_profiles",
-                "adapters", "vmotion",
+                "adapters", "vmotion", "gpu_counter_instances", "licence",
             ),
             kind="host",
         )  # fmt: skip
@@ -631,6 +773,10 @@ class _Normaliser:
             "vgpu_profiles": profiles,
             "adapters": self.adapters(h, name, what),
             "vmotion": self.vmotion(h, what),
+            "gpu_counter_instances": self.string(
+                h, "gpu_counter_instances", what, "pci", COUNTER_INSTANCES
+            ),
+            "licence": self.licence(h, what, HOST_EDITION),
         }
         self.hosts[name] = result
         self.host_dc[name] = dc
@@ -674,6 +820,7 @@ class _Normaliser:
             (
                 "pci_id", "vendor_id", "device_id", "sub_vendor_id", "sub_device_id", "vendor_name",
                 "device_name", "class_id", "memory_mb", "passthrough", "graphics_type", "vgpu_mode",
+                "telemetry",
             ),
             ("pci_id", "device_id"),
         )  # fmt: skip
@@ -717,7 +864,35 @@ class _Normaliser:
                 g, "graphics_type", what, default_type, GPU_GRAPHICS_TYPES
             ),
             "vgpu_mode": self.string(g, "vgpu_mode", what, None, VGPU_MODES),
+            "telemetry": self.telemetry(g, what),
         }
+
+    def telemetry(self, g: dict[Any, Any], what: str) -> dict[str, Any] | None:
+        """A GPU's counter series, oldest first; None when the scenario gives none."""
+        value, line, given = self.get(g, "telemetry", None)
+        if not given:
+            return None
+        where = f"the telemetry of {what}"
+        t = self.mapping(value, where, line, TELEMETRY_SERIES)
+        out: dict[str, Any] = {}
+        for key in TELEMETRY_SERIES:
+            series, key_line, key_given = self.get(t, key, None)
+            if not key_given:
+                out[key] = None
+                continue
+            if not isinstance(series, list) or not series:
+                self.fail(key_line, f"{key!r} of {where} must be a non-empty list of numbers")
+            if len(series) > MAX_SERIES:
+                self.fail(key_line, f"{key!r} of {where} has more than {MAX_SERIES} samples")
+            for i, number in enumerate(series):
+                item_line = _line_of(series, i) or key_line
+                if isinstance(number, bool) or not isinstance(number, (int, float)):
+                    self.fail(item_line, f"sample #{i + 1} of {key!r} of {where} is not a number")
+                if number < 0 or (key == "utilization" and number > 100):
+                    limit = "between 0 and 100" if key == "utilization" else ">= 0"
+                    self.fail(item_line, f"sample #{i + 1} of {key!r} of {where} must be {limit}")
+            out[key] = list(series)
+        return out
 
     def adapters(self, h: dict[Any, Any], host: str, what: str) -> list[dict[str, Any]]:
         adapters: list[dict[str, Any]] = []

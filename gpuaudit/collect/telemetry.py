@@ -1,0 +1,305 @@
+"""GPU telemetry from vCenter's PerformanceManager: counters of group ``gpu``.
+
+Counter ids differ between vCenters, so they are resolved by group, name and
+rollup from ``perfCounter``, never hard-coded. The window ends at the server's
+own clock (``CurrentTime``), so a recorded session replays the same query
+whatever the wall clock says at replay. One QueryPerf call carries the specs of
+up to 50 hosts, so the number of calls grows by one per 50 GPU hosts.
+
+Each counter instance names one physical GPU. Which names ESXi uses is only
+partly confirmed (docs/inventory-schema.md): an instance that is a PCI address
+is matched to the GPU at that address, ``gpuN`` or ``gpu-N`` to the Nth GPU of
+the host by PCI address. Whatever cannot be read or matched is recorded as
+data (HostTelemetry, Telemetry.note), never raised.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pyVmomi import vim, vmodl
+
+from gpuaudit.collect.managers import ManagerProps
+from gpuaudit.inventory import (
+    CounterStats,
+    Gap,
+    Gpu,
+    GpuTelemetry,
+    Host,
+    HostTelemetry,
+    Inventory,
+    Telemetry,
+)
+
+DEFAULT_WINDOW = dt.timedelta(hours=24)
+HOSTS_PER_QUERY = 50
+REALTIME_INTERVAL = 20  # seconds; ESXi keeps one hour of real-time samples
+REALTIME_SPAN = dt.timedelta(hours=1)
+TREND_POINTS = 48
+
+# GpuTelemetry field -> counter name in group "gpu", read with the average rollup.
+COUNTERS: dict[str, str] = {
+    "utilization_percent": "utilization",
+    "memory_used_mb": "mem.used",
+    "memory_usage_percent": "mem.usage",
+    "temperature_c": "temperature",
+    "power_w": "power.used",
+}
+ROLLUP = "average"
+NO_VALUES = (
+    "no GPU counter values: the host's NVIDIA driver or vGPU manager is missing, or its GPUs "
+    "are in passthrough, which the host cannot see into"
+)
+
+
+@dataclass(frozen=True)
+class Counter:
+    field: str
+    key: int
+    name: str  # gpu.utilization.average
+    unit: str  # percent, kiloBytes, celsius, watt, ...
+    per_device_level: int
+
+
+def resolve_counters(perf_counters: Sequence[Any]) -> dict[str, Counter]:
+    """The GPU counters this vCenter has, by GpuTelemetry field, found by group, name, rollup."""
+    by_name: dict[tuple[str, str], Any] = {}
+    for info in perf_counters or []:
+        group = getattr(info.groupInfo, "key", None)
+        if group != "gpu":
+            continue
+        by_name[(str(info.nameInfo.key), str(info.rollupType))] = info
+    found = {}
+    for field_name, counter in COUNTERS.items():
+        info = by_name.get((counter, ROLLUP))
+        if info is None:
+            continue
+        found[field_name] = Counter(
+            field=field_name,
+            key=int(info.key),
+            name=f"gpu.{counter}.{ROLLUP}",
+            unit=str(getattr(info.unitInfo, "key", "") or ""),
+            per_device_level=int(info.perDeviceLevel or info.level or 0),
+        )
+    return found
+
+
+def choose_interval(window: dt.timedelta, intervals: Sequence[Any]) -> tuple[int, int | None]:
+    """(interval id, statistics level): real time for a window of an hour or less, else
+    the finest enabled historical interval that keeps the whole window."""
+    if window <= REALTIME_SPAN:
+        return REALTIME_INTERVAL, None
+    enabled = sorted((i for i in intervals or [] if i.enabled), key=lambda i: int(i.samplingPeriod))
+    for interval in enabled:
+        if dt.timedelta(seconds=int(interval.length)) >= window:
+            return int(interval.samplingPeriod), int(interval.level)
+    if enabled:
+        longest = enabled[-1]
+        return int(longest.samplingPeriod), int(longest.level)
+    return 300, None  # vCenter's 5-minute interval, when it does not list its intervals
+
+
+def collect_telemetry(
+    si: Any,
+    content: Any,
+    inv: Inventory,
+    perf: ManagerProps,
+    now: dt.datetime,
+    window: dt.timedelta = DEFAULT_WINDOW,
+) -> None:
+    """Fill inv.telemetry, each GPU host's telemetry and each GPU's counters."""
+    tel = inv.telemetry = Telemetry(collected=True, window_hours=window.total_seconds() / 3600)
+    start = now - window
+    tel.start, tel.end = _iso(start), _iso(now)
+    hosts = [h for h in inv.hosts if h.gpus and h.connected]
+    if perf.error or "perfCounter" in perf.missing:
+        reason = perf.error or perf.missing["perfCounter"]
+        tel.note = f"the performance counters could not be read ({reason})"
+        inv.gaps.append(Gap("vCenter", "PerformanceManager", "perfCounter", reason))
+        _mark(hosts, "none", tel.note)
+        return
+    counters = resolve_counters(perf.get("perfCounter", []))
+    tel.counters = {c.name: c.key for c in counters.values()}
+    tel.counter_levels = {c.name: c.per_device_level for c in counters.values()}
+    tel.missing_counters = [
+        f"gpu.{name}.{ROLLUP}" for key, name in COUNTERS.items() if key not in counters
+    ]
+    interval, level = choose_interval(window, perf.get("historicalInterval", []))
+    tel.interval_s, tel.statistics_level = interval, level
+    if not counters:
+        tel.note = "this vCenter has no GPU performance counters (group gpu)"
+        _mark(hosts, "none", tel.note)
+        return
+    needed = max(c.per_device_level for c in counters.values())
+    if level is not None and level < needed:
+        tel.note = (
+            f"the statistics level of the {interval}-second interval is {level}; vCenter keeps "
+            f"per-GPU counters from level {needed}"
+        )
+    by_key = {c.key: c for c in counters.values()}
+    for batch_start in range(0, len(hosts), HOSTS_PER_QUERY):
+        batch = hosts[batch_start : batch_start + HOSTS_PER_QUERY]
+        specs = [
+            vim.PerformanceManager.QuerySpec(
+                entity=vim.HostSystem(h.moref, si._stub),
+                startTime=start,
+                endTime=now,
+                intervalId=interval,
+                format="csv",
+                metricId=[
+                    vim.PerformanceManager.MetricId(counterId=c.key, instance="*")
+                    for c in counters.values()
+                ],
+            )
+            for h in batch
+        ]
+        tel.queries += 1
+        try:
+            results = content.perfManager.QueryPerf(querySpec=specs) or []
+        except vmodl.MethodFault as exc:
+            fault = type(exc).__name__.split(".")[-1]
+            for h in batch:
+                h.telemetry = HostTelemetry(status="error", reason=f"QueryPerf failed: {fault}")
+                inv.gaps.append(Gap(h.name, "HostSystem", "gpu counters", fault, h.moref))
+            continue
+        answered = {str(r.entity._moId): r for r in results if r.entity is not None}
+        for h in batch:
+            _apply(h, answered.get(h.moref), by_key, tel.note)
+
+
+def _apply(host: Host, metric: Any, counters: dict[int, Counter], note: str) -> None:
+    series = _series(metric) if metric is not None else {}
+    by_instance: dict[str, dict[str, list[float]]] = {}
+    trends: dict[str, list[float | None]] = {}
+    for (key, instance), values in series.items():
+        counter = counters.get(key)
+        scaled = [_scale(v, counter.unit) for v in values] if counter is not None else []
+        valid = [v for v in scaled if v is not None]
+        if counter is None or not instance or not valid:
+            continue
+        by_instance.setdefault(instance, {})[counter.field] = valid
+        if counter.field == "utilization_percent":
+            trends[instance] = scaled
+    if not by_instance:
+        host.telemetry = HostTelemetry(status="none", reason=note or NO_VALUES)
+        return
+    matches, unmatched = match_instances(host.gpus, sorted(by_instance))
+    host.telemetry = HostTelemetry(
+        status="reported", instances=sorted(by_instance), unmatched=unmatched
+    )
+    for instance, (gpu, how) in matches.items():
+        gpu.telemetry = GpuTelemetry(
+            instance=instance, matched_by=how, trend=_trend(trends.get(instance, []))
+        )
+        for field_name, samples in by_instance[instance].items():
+            setattr(gpu.telemetry, field_name, _stats(samples))
+
+
+def _series(metric: Any) -> dict[tuple[int, str], list[float | None]]:
+    """(counter id, instance) -> values in time order, from either result format."""
+    out: dict[tuple[int, str], list[float | None]] = {}
+    for value in metric.value or []:
+        ident = value.id
+        raw = value.value
+        if isinstance(raw, str):  # PerfMetricSeriesCSV
+            values = [_number(v) for v in raw.split(",")] if raw else []
+        else:  # PerfMetricIntSeries
+            values = [float(v) for v in raw or []]
+        out[(int(ident.counterId), str(ident.instance or ""))] = values
+    return out
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _scale(value: float | None, unit: str) -> float | None:
+    """A raw sample in the report's unit; -1 (no sample) is None."""
+    if value is None or value < 0:
+        return None
+    if unit == "percent":
+        return value / 100.0  # vSphere sends percentages in hundredths
+    if unit == "kiloBytes":
+        return value / 1024.0
+    return value
+
+
+def _stats(values: list[float]) -> CounterStats:
+    if not values:
+        return CounterStats()
+    return CounterStats(
+        average=round(sum(values) / len(values), 2), peak=round(max(values), 2), samples=len(values)
+    )
+
+
+def _trend(values: list[float | None]) -> list[float]:
+    """At most TREND_POINTS bucket means, oldest first; empty buckets are left out."""
+    if not values:
+        return []
+    size = max(1, math.ceil(len(values) / TREND_POINTS))
+    points = []
+    for i in range(0, len(values), size):
+        bucket = [v for v in values[i : i + size] if v is not None]
+        if bucket:
+            points.append(round(sum(bucket) / len(bucket), 1))
+    return points
+
+
+_PCI = re.compile(r"^(?:([0-9a-f]{1,4}):)?([0-9a-f]{1,3}):([0-9a-f]{1,2})\.([0-7])$")
+_INDEX = re.compile(r"^gpu-?(\d+)$")
+
+
+def _pci_key(text: str) -> tuple[int, int, int, int] | None:
+    found = _PCI.match(text.strip().lower())
+    if found is None:
+        return None
+    segment, bus, slot, function = found.groups()
+    return int(segment or "0", 16), int(bus, 16), int(slot, 16), int(function, 16)
+
+
+def match_instances(
+    gpus: list[Gpu], instances: list[str]
+) -> tuple[dict[str, tuple[Gpu, str]], list[str]]:
+    """Counter instance -> (GPU, how it matched); and the instances that matched none."""
+    by_pci = {_pci_key(g.pci_id): g for g in gpus}
+    ordered = sorted(gpus, key=lambda g: _pci_key(g.pci_id) or (0, 0, 0, 0))
+    indices = {i: int(m.group(1)) for i in instances if (m := _INDEX.match(i.lower()))}
+    # gpu0, gpu1, ... count from zero; a host that numbers gpu1..gpuN for N GPUs counts from one.
+    base = 0
+    if indices and 0 not in indices.values() and max(indices.values()) == len(ordered):
+        base = 1
+    matches: dict[str, tuple[Gpu, str]] = {}
+    unmatched = []
+    for instance in instances:
+        gpu = by_pci.get(_pci_key(instance)) if _pci_key(instance) else None
+        how = "pci"
+        if gpu is None and instance in indices:
+            position = indices[instance] - base
+            gpu = ordered[position] if 0 <= position < len(ordered) else None
+            how = "order"
+        if gpu is None and len(gpus) == 1 and len(instances) == 1:
+            gpu, how = gpus[0], "only"
+        if gpu is None or any(g is gpu for g, _ in matches.values()):
+            unmatched.append(instance)
+            continue
+        matches[instance] = (gpu, how)
+    return matches, unmatched
+
+
+def _mark(hosts: list[Host], status: str, reason: str) -> None:
+    for host in hosts:
+        host.telemetry = HostTelemetry(status=status, reason=reason)
+
+
+def _iso(when: dt.datetime) -> str:
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return when.astimezone(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
