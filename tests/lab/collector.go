@@ -56,7 +56,7 @@ func (pc *pagingCollector) RetrievePropertiesEx(ctx *simulator.Context, req *typ
 	if !ok || body.Res == nil || body.Res.Returnval == nil {
 		return res
 	}
-	result := pc.page(body.Res.Returnval.Objects, req.Options.MaxObjects)
+	result := pc.page(withhold(req.SpecSet, body.Res.Returnval.Objects), req.Options.MaxObjects)
 	if len(result.Objects) == 0 {
 		// vCenter answers an empty result with no returnval at all.
 		body.Res.Returnval = nil
@@ -70,7 +70,11 @@ func (pc *pagingCollector) RetrieveProperties(ctx *simulator.Context, req *types
 	if fault := checkPaths(req.SpecSet); fault != nil {
 		return &methods.RetrievePropertiesBody{Fault_: fault}
 	}
-	return pc.PropertyCollector.RetrieveProperties(ctx, req)
+	res := pc.PropertyCollector.RetrieveProperties(ctx, req)
+	if body, ok := res.(*methods.RetrievePropertiesBody); ok && body.Res != nil {
+		body.Res.Returnval = withhold(req.SpecSet, body.Res.Returnval)
+	}
+	return res
 }
 
 func (pc *pagingCollector) ContinueRetrievePropertiesEx(req *types.ContinueRetrievePropertiesEx) soap.HasFault {

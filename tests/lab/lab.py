@@ -10,9 +10,15 @@ group and waits for its ``ready`` line. ``stop()`` always terminates and reaps
 it, also when start-up fails; start-up failures raise ``LabError`` with the
 lab's one-line message.
 
+Fault switches (docs/scenario-format.md, "Fault switches") go in ``faults``, by
+name without the ``-fault-`` prefix; a list value repeats the switch:
+
+    Lab("tests/scenarios/scenario-b.yaml", faults={"status": "503@RetrievePropertiesEx:1"})
+
 For people:
 
     python -m tests.lab.lab serve tests/scenarios/scenario-b.yaml [--port N] [--tls]
+        [--cert-name NAME] [--fault NAME=VALUE ...]
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -84,9 +91,13 @@ class Lab:
         user: str = LAB_USER,
         password: str = LAB_PASSWORD,
         timeout: float = 60.0,
+        faults: Mapping[str, str | Sequence[str]] | None = None,
+        cert_name: str | None = None,
     ) -> None:
         self.scenario_source = scenario
         self.tls = tls
+        self.faults = dict(faults or {})
+        self.cert_name = cert_name
         self.host = host
         self.port = port
         self.user = user
@@ -139,6 +150,9 @@ class Lab:
         if self.tls:
             self.cert_file = os.path.join(self._dir, "lab-cert.pem")
             command += ["-tls", "-cert-out", self.cert_file]
+        if self.cert_name:
+            command += ["-cert-name", self.cert_name]
+        command += fault_flags(self.faults)
         with open(self._stderr_path, "wb") as stderr:
             # Its own process group, so that stop() can end everything it started;
             # stderr goes to a file, which nobody has to drain.
@@ -216,6 +230,15 @@ class Lab:
         return self.process is not None and self.process.poll() is None
 
 
+def fault_flags(faults: Mapping[str, str | Sequence[str]]) -> list[str]:
+    """``{"status": "503@4", "drop": ["2", "5"]}`` as the lab's -fault-... switches."""
+    flags = []
+    for name, value in faults.items():
+        for item in [value] if isinstance(value, str) else value:
+            flags += [f"-fault-{name}", str(item)]
+    return flags
+
+
 def _end_group(process: subprocess.Popen[bytes]) -> None:
     """SIGTERM the lab's process group, SIGKILL it if it lingers; always reap.
 
@@ -249,7 +272,22 @@ def _serve(args: argparse.Namespace) -> int:
         except ValueError:
             sys.stderr.write(f"--listen wants HOST:PORT, not {args.listen!r}\n")
             return 2
-    lab = Lab(args.scenario, tls=args.tls, port=port, host=host, timeout=args.timeout)
+    faults: dict[str, list[str]] = {}
+    for item in args.fault:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            sys.stderr.write(f"--fault wants NAME=VALUE (status=503@4-5), not {item!r}\n")
+            return 2
+        faults.setdefault(name.removeprefix("-fault-"), []).append(value)
+    lab = Lab(
+        args.scenario,
+        tls=args.tls,
+        port=port,
+        host=host,
+        timeout=args.timeout,
+        faults=faults,
+        cert_name=args.cert_name,
+    )
     stopping = False
 
     def interrupt(signum: int, frame: Any) -> None:
@@ -264,6 +302,8 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"password: {lab.password}")
         if lab.cert_file:
             print(f"cert:     {lab.cert_file}  (a CA file for this server only)")
+        for flag, value in zip(*[iter(fault_flags(lab.faults))] * 2, strict=True):
+            print(f"fault:    {flag} {value}")
         print("serving; Ctrl-C stops", flush=True)
         while not stopping and lab.running:
             time.sleep(0.2)
@@ -295,6 +335,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     serve.add_argument(
         "--tls", action="store_true", help="serve https with a self-signed certificate"
+    )
+    serve.add_argument(
+        "--cert-name", help="with --tls: the only name the certificate holds (default: loopback)"
+    )
+    serve.add_argument(
+        "--fault",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a fault switch, repeatable: latency=20ms, drop=5, status=503@4-5, malformed=N, "
+        "stall=N, invalidate-session=N (docs/scenario-format.md)",
     )
     serve.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for start-up")
     args = parser.parse_args(argv)

@@ -3,7 +3,7 @@
 // with exactly the estate of the scenario; see docs/scenario-format.md.
 //
 //	gpuaudit-lab -scenario FILE.json [-listen 127.0.0.1:0] [-tls -cert-out FILE]
-//	             [-user NAME -password SECRET]
+//	             [-cert-name NAME] [-user NAME -password SECRET] [-fault-... SPEC]
 //
 // FILE.json is the normalised scenario that tests/lab/scenario.py writes. When
 // the server is ready the lab prints one line, "ready <URL>", to stdout and
@@ -36,6 +36,8 @@ type options struct {
 	certOut  string
 	user     string
 	password string
+	certName string
+	faults   *faultSwitches
 }
 
 func main() {
@@ -67,6 +69,8 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.certOut, "cert-out", "", "with -tls: write the certificate (PEM) here")
 	fs.StringVar(&o.user, "user", "", "the only user name Login accepts")
 	fs.StringVar(&o.password, "password", "", "the only password Login accepts")
+	fs.StringVar(&o.certName, "cert-name", "", "with -tls: the only name the certificate holds")
+	o.faults = registerFaultFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -79,6 +83,8 @@ func parseFlags(args []string) (*options, error) {
 		return nil, errors.New("-user and -password go together")
 	case o.certOut != "" && !o.tls:
 		return nil, errors.New("-cert-out needs -tls")
+	case o.certName != "" && !o.tls:
+		return nil, errors.New("-cert-name needs -tls")
 	}
 	return o, nil
 }
@@ -105,6 +111,7 @@ func run(args []string) error {
 	}
 	defer m.Remove()
 	installPagingCollector()
+	setNoPermission(s.Faults)
 
 	listen := &url.URL{Host: o.listen}
 	if o.user != "" {
@@ -112,7 +119,7 @@ func run(args []string) error {
 	}
 	m.Service.Listen = listen
 	if o.tls {
-		cert, pemBytes, err := selfSignedCert()
+		cert, pemBytes, err := selfSignedCert(o.certName)
 		if err != nil {
 			return fmt.Errorf("creating the certificate: %v", err)
 		}
@@ -131,11 +138,16 @@ func run(args []string) error {
 	}
 	defer server.Close()
 	dropServerURLSetting()
+	if o.faults.active() {
+		// Set before "ready": no client knows the port yet.
+		server.Config.Handler = o.faults.wrap(server.Config.Handler)
+	}
 
 	u := *server.URL
 	u.User = nil
 	fmt.Printf("ready %s\n", u.String())
 	<-stop
+	o.faults.shutdown()
 	return nil
 }
 

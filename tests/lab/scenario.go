@@ -15,6 +15,7 @@ type Scenario struct {
 	VCenter     VCenter         `json:"vcenter"`
 	Datacenters []Datacenter    `json:"datacenters"`
 	Expect      json.RawMessage `json:"expect"` // read by the tests only
+	Faults      ScenarioFaults  `json:"faults"`
 }
 
 type VCenter struct {

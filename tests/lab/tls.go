@@ -1,8 +1,8 @@
 package main
 
 // A self-signed certificate for https mode. It names 127.0.0.1, ::1 and
-// localhost and is its own CA, so a test can trust exactly this server by
-// loading the PEM as a CA file.
+// localhost (or, with -cert-name, only that name) and is its own CA, so a test
+// can trust exactly this server by loading the PEM as a CA file.
 
 import (
 	"crypto/ecdsa"
@@ -19,7 +19,7 @@ import (
 	"time"
 )
 
-func selfSignedCert() (tls.Certificate, []byte, error) {
+func selfSignedCert(name string) (tls.Certificate, []byte, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return tls.Certificate{}, nil, err
@@ -40,6 +40,15 @@ func selfSignedCert() (tls.Certificate, []byte, error) {
 		IsCA:                  true,
 		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")},
 		DNSNames:              []string{"localhost"},
+	}
+	if name != "" {
+		template.Subject.CommonName = name
+		template.IPAddresses, template.DNSNames = nil, nil
+		if ip := net.ParseIP(name); ip != nil {
+			template.IPAddresses = []net.IP{ip}
+		} else {
+			template.DNSNames = []string{name}
+		}
 	}
 	der, err := x509.CreateCertificate(rand.Reader, template, template, &key.PublicKey, key)
 	if err != nil {
