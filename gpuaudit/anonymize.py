@@ -40,6 +40,7 @@ _OBJECT = re.compile(r"<objects>(.*?)</objects>", re.S)
 _OBJ_TYPE = re.compile(r'<obj type="([^"]+)">')
 _NAME_PROP = re.compile(r"(<propSet><name>name</name><val[^>]*>)([^<]*)(</val>)")
 _NAME_FIELD = re.compile(r"(?<!<propSet>)(<name>)([^<]*)(</name>)")
+_DISPLAY_NAME = re.compile(r"(<entityDisplayName>)([^<]*)(</entityDisplayName>)")
 _FILE_NAME = re.compile(r"(<fileName>)\[([^\]<]*)\] ?([^<]*)(</fileName>)")
 _USER = re.compile(r"(<(userName|fullName)(?: [^>]*)?>)[^<]*(</\2>)")
 
@@ -87,6 +88,7 @@ def rewrite(body: str, mapping: dict[str, str]) -> str:
 
     body = _NAME_PROP.sub(swap, body)
     body = _NAME_FIELD.sub(swap, body)
+    body = _DISPLAY_NAME.sub(swap, body)  # licence assignments name their host
     body = _FILE_NAME.sub(lambda m: _file_name(m, mapping), body)
     if "LoginResponse" in body or "<Login " in body or "<Login>" in body:
         # The session's user (its fullName is the user's, unlike about.fullName).

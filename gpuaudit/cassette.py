@@ -10,7 +10,8 @@ the ``_this`` moref and the call's arguments, never on recorded order alone.
 
 Before anything is written, the password, session cookies (wherever they appear,
 bodies included), the user agent, and the server's host and port are scrubbed,
-so a cassette can be attached to a support case.
+and licence keys are cut to their last group, so a cassette can be attached to a
+support case.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ _SOAP_BODY = "{http://schemas.xmlsoap.org/soap/envelope/}Body"
 _PASSWORD = re.compile(rb"(<password[^>]*>)[^<]*(</password>)")
 _COOKIE_VALUE = re.compile(r'vmware_soap_session="?([^";\s]+)"?')
 _SESSION_KEY = re.compile(rb"(<returnval[^>]*>\s*<key>)([^<]+)(</key>)")
+# A licence key keeps its last group only, enough to tell keys apart.
+_LICENCE_KEY = re.compile(rb"(<licenseKey>)(?:[0-9A-Za-z*]{5}-){4}([0-9A-Za-z]{5}</licenseKey>)")
 _PATCHES = tuple(
     (module, name, stub)
     for module in (pyVmomi.SoapAdapter, pyVim.connect)
@@ -117,6 +120,7 @@ class _Scrubber:
                 for match in _SESSION_KEY.finditer(body):
                     self.secrets.add(match.group(2).decode())
                 body = _SESSION_KEY.sub(rb"\g<1>" + SCRUBBED.encode() + rb"\g<3>", body)
+            body = _LICENCE_KEY.sub(rb"\g<1>*****-*****-*****-*****-\g<2>", body)
             response["body"]["string"] = self._scrub(body)
         return response
 

@@ -39,6 +39,33 @@ class Intent:
 INTENT_FIELDS = {f.name: f.type for f in dataclasses.fields(Intent)}
 
 
+@dataclass(frozen=True)
+class MonitoringPolicy:
+    """Thresholds of the monitoring rules (MON-02 to MON-04)."""
+
+    max_temperature_c: float = 85.0  # MON-02: a higher peak fails
+    idle_utilization_percent: float = 5.0  # MON-03: a lower peak fails
+    # MON-04: fails when the frame buffer allocated to vGPUs is at least this many
+    # times the memory used at peak.
+    framebuffer_ratio: float = 2.0
+
+
+# Feature keys that grant shared passthrough graphics (vGPU). vSphere's own key is
+# not confirmed; "vgpu" is the lab's. A feature whose name says "shared
+# passthrough graphics" (or "Shared Pass-Thru Graphics") counts too.
+VGPU_FEATURES = ("vgpu", "sharedPassthruGraphics", "sharedPassthroughGraphics")
+# Editions known to include vGPU, for a licence that lists no features.
+VGPU_EDITIONS = ("esx.enterprisePlus.*",)
+
+
+@dataclass(frozen=True)
+class LicensingPolicy:
+    """What LIC-02 accepts as a licence that allows vGPU."""
+
+    vgpu_features: tuple[str, ...] = VGPU_FEATURES
+    vgpu_editions: tuple[str, ...] = VGPU_EDITIONS  # fnmatch patterns of edition keys
+
+
 @dataclass
 class ClusterPolicy:
     """Settings for the clusters whose name matches ``match`` (a name or fnmatch pattern)."""
@@ -55,6 +82,8 @@ class Policy:
     clusters: list[ClusterPolicy] = field(default_factory=list)
     severity: dict[str, str] = field(default_factory=dict)  # rule id -> severity
     waivers: list[Waiver] = field(default_factory=list)
+    monitoring: MonitoringPolicy = field(default_factory=MonitoringPolicy)
+    licensing: LicensingPolicy = field(default_factory=LicensingPolicy)
 
     @classmethod
     def default(cls) -> Policy:
@@ -141,7 +170,16 @@ class _Reader(YamlReader):
 
     # The document
     def policy(self, root: yaml.Node, policy: Policy) -> Policy:
-        keys = {"version", "description", "intent", "severity", "clusters", "waivers"}
+        keys = {
+            "version",
+            "description",
+            "intent",
+            "severity",
+            "clusters",
+            "waivers",
+            "monitoring",
+            "licensing",
+        }
         top = self.mapping(root, "policy", keys)
         if "version" in top:
             version = self.value(top["version"])
@@ -156,6 +194,10 @@ class _Reader(YamlReader):
         if "clusters" in top:
             for name, node in self.mapping(top["clusters"], "clusters", None).items():
                 policy.clusters.append(self.cluster(name, node))
+        if "monitoring" in top:
+            policy.monitoring = self.monitoring(top["monitoring"])
+        if "licensing" in top:
+            policy.licensing = self.licensing(top["licensing"])
         if "waivers" in top:
             node = top["waivers"]
             if not isinstance(node, yaml.SequenceNode):
@@ -164,6 +206,28 @@ class _Reader(YamlReader):
                 self.waiver(item, f"waivers[{i}]") for i, item in enumerate(node.value)
             ]
         return policy
+
+    def monitoring(self, node: yaml.Node) -> MonitoringPolicy:
+        keys = {f.name for f in dataclasses.fields(MonitoringPolicy)}
+        values = {}
+        for key, value in self.mapping(node, "monitoring", keys).items():
+            number = self.number(value, f"monitoring.{key}")
+            if number <= 0:
+                raise self.fail(value, f"monitoring.{key}: expected a number above 0")
+            values[key] = number
+        return MonitoringPolicy(**values)
+
+    def licensing(self, node: yaml.Node) -> LicensingPolicy:
+        values = {}
+        for key, value in self.mapping(
+            node, "licensing", {"vgpu_features", "vgpu_editions"}
+        ).items():
+            if not isinstance(value, yaml.SequenceNode):
+                raise self.fail(value, f"licensing.{key}: expected a list")
+            values[key] = tuple(
+                self.text(item, f"licensing.{key}[{i}]") for i, item in enumerate(value.value)
+            )
+        return LicensingPolicy(**values)
 
     def intent(self, node: yaml.Node, where: str) -> dict[str, Any]:
         out: dict[str, Any] = {}

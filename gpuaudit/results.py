@@ -15,10 +15,10 @@ from gpuaudit.inventory import Inventory
 
 SEVERITIES = ("critical", "high", "medium", "low", "info")
 STATUSES = ("fail", "waived", "pass")
-CATEGORIES = ("ha", "vmotion", "gpu", "storage", "design", "data")
+CATEGORIES = ("ha", "vmotion", "gpu", "storage", "design", "data", "monitoring", "licensing")
 
 # Bumped whenever a rule is added, removed, or changes meaning.
-RULES_VERSION = "2026.11.1"
+RULES_VERSION = "2026.11.2"
 
 
 def severity_rank(severity: str) -> int:

@@ -20,8 +20,10 @@ from tests.lab.lab import LAB_PASSWORD
 from tests.lab.scenario import load_scenario
 
 # A full collection, whatever the estate's size, makes at most this many SOAP
-# requests, not counting ContinueRetrievePropertiesEx pages.
+# requests, not counting ContinueRetrievePropertiesEx pages and QueryPerf batches.
 REQUEST_BOUND = 25
+# GPU hosts whose counters one QueryPerf call asks for.
+HOSTS_PER_QUERY = 50
 
 
 def test_every_recorded_scenario_has_a_cassette() -> None:
@@ -41,10 +43,17 @@ def test_request_count_is_bounded(name: str) -> None:
     calls = [cassette.soap_call(i["request"].get("body"))[0] for i in _interactions(name)]
     soap = [c for c in calls if c]  # the version negotiation GET has no SOAP body
     pages = soap.count("ContinueRetrievePropertiesEx")
-    assert len(soap) - pages <= REQUEST_BOUND, soap
-    # One bulk retrieval, not one read per object.
-    assert soap.count("RetrievePropertiesEx") == 1
+    batches = soap.count("QueryPerf")
+    assert len(soap) - pages - batches <= REQUEST_BOUND, soap
+    # QueryPerf grows by one call per 50 connected GPU hosts, never one per host.
+    inventory = expected_inventory(load_scenario(SCENARIOS / f"{name}.yaml"))
+    gpu_hosts = sum(1 for h in inventory.hosts if h.gpus and h.connected)
+    assert batches <= -(-gpu_hosts // HOSTS_PER_QUERY)
+    # One bulk retrieval of the inventory and one of the performance and licence
+    # managers, not one read per object; one QueryAssignedLicenses for every host.
+    assert soap.count("RetrievePropertiesEx") == 2
     assert "RetrieveProperties" not in soap
+    assert soap.count("QueryAssignedLicenses") == 1
     assert soap[-1] == "Logout"  # the session is always ended
 
 

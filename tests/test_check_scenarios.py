@@ -1,9 +1,11 @@
 """The rules on the lab's scenarios, with expectations read from the scenarios' `expect`.
 
 The inventory is what the collector must build for each scenario
-(tests/lab/expected.py), so these tests need no vCenter. For the `broken` scenario
-every rule's failures must be exactly the objects listed, and its listed twins
-must pass; for every scenario, DS-01 must name the expected design.
+(tests/lab/expected.py), so these tests need no vCenter. The `broken` scenario
+covers the HA, vMotion, GPU, storage, design and data rules, the `telemetry`
+scenario the monitoring and licensing rules: in each, a rule's failures must be
+exactly the objects listed, and its listed twins must pass. For every scenario,
+DS-01 must name the expected design.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from gpuaudit.rules import catalogue
 
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
 BROKEN = SCENARIOS / "broken.yaml"
+TELEMETRY = SCENARIOS / "telemetry.yaml"
 TODAY = date(2027, 1, 15)
 
 # The intent that broken.yaml's DS-02 expectations assume (see its header).
@@ -103,27 +106,48 @@ def test_ds01_names_the_expected_design() -> None:
 # --- the broken scenario -----------------------------------------------------------------
 
 
-def broken_expectations() -> list[dict[str, Any]]:
+def broken_expectations(path: Path = BROKEN) -> list[dict[str, Any]]:
     load_scenario, _ = _scenario_tools()
-    return [e for e in load_scenario(BROKEN)["expect"] if e.get("fail") or e.get("pass")]
+    return [e for e in load_scenario(path)["expect"] if e.get("fail") or e.get("pass")]
+
+
+# The scenarios built with a failure and a clean twin per rule, and the policy each assumes.
+TWIN_SCENARIOS: dict[Path, Callable[[], Policy | None]] = {
+    BROKEN: broken_policy,
+    TELEMETRY: lambda: None,
+}
+
+
+def twin_scenario(rule: str) -> Path:
+    """The scenario whose expectations cover ``rule``."""
+    for path in TWIN_SCENARIOS:
+        if any(e["rule"] == rule for e in broken_expectations(path)):
+            return path
+    return BROKEN
 
 
 def test_broken_has_a_failure_and_a_twin_for_every_rule() -> None:
-    listed = {e["rule"] for e in broken_expectations() if e["fail"] and e["pass"]}
+    listed = {
+        e["rule"]
+        for path in TWIN_SCENARIOS
+        for e in broken_expectations(path)
+        if e["fail"] and e["pass"]
+    }
     rules = {r.id for r in catalogue() if r.object_kind != _VCENTER}
     assert rules - listed == set()
 
 
 @pytest.mark.parametrize("rule", sorted({r.id for r in catalogue()}))
 def test_broken_rule_fails_exactly_where_expected(rule: str) -> None:
-    scenario, result = check(BROKEN, broken_policy())
+    path = twin_scenario(rule)
+    scenario, result = check(path, TWIN_SCENARIOS[path]())
     kind = next(r.object_kind for r in catalogue() if r.id == rule)
     findings = [f for f in result.findings if f.rule == rule]
     if kind == _VCENTER:
         setting = scenario["vcenter"]["settings"].get("vgpu.hotmigrate.enabled")
         assert [f.status for f in findings] == ["pass" if setting is True else "fail"]
-    entries = [e for e in broken_expectations() if e["rule"] == rule]
-    assert entries, f"broken.yaml has no expectation for {rule}"
+    entries = [e for e in broken_expectations(path) if e["rule"] == rule]
+    assert entries, f"{path.name} has no expectation for {rule}"
     expected_fail = {name for e in entries for name in e["fail"]}
     failed = {f.object for f in findings if f.status == "fail"}
     assert failed == expected_fail
@@ -134,10 +158,13 @@ def test_broken_rule_fails_exactly_where_expected(rule: str) -> None:
 
 
 def test_broken_result_is_plain_data() -> None:
-    _, result = check(BROKEN, broken_policy())
-    data = json.loads(json.dumps(dataclasses.asdict(result)))
-    assert {f["rule"] for f in data["findings"]} == {r.id for r in catalogue()}
-    assert all(f["status"] in ("pass", "fail") for f in data["findings"])
+    rules = set()
+    for path, policy in TWIN_SCENARIOS.items():
+        _, result = check(path, policy())
+        data = json.loads(json.dumps(dataclasses.asdict(result)))
+        rules |= {f["rule"] for f in data["findings"]}
+        assert all(f["status"] in ("pass", "fail") for f in data["findings"])
+    assert rules == {r.id for r in catalogue()}
 
 
 def test_broken_simulation_orders_restarts_by_priority() -> None:

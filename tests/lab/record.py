@@ -23,13 +23,17 @@ from tests.lab.lab import Lab
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "tests" / "scenarios"
 CASSETTES = ROOT / "cassettes"
-RECORDED = ("scenario-a", "scenario-b", "scenario-c", "broken", "hostile", "demo")
+RECORDED = ("scenario-a", "scenario-b", "scenario-c", "broken", "hostile", "demo", "telemetry")
 
 # Values a server chooses afresh in every session: they differ between two
 # recordings of the same estate and say nothing about it.
 _VOLATILE = (
     (re.compile(r"<(loginTime|lastActiveTime)>[^<]*</\1>"), r"<\1>T</\1>"),
     (re.compile(r"session\[[^\]]*\][0-9a-fA-F-]+"), "session[]VIEW"),
+    # The server's clock, and the telemetry window and sample times that follow from it.
+    (re.compile(r"(<CurrentTimeResponse[^>]*><returnval>)[^<]*"), r"\1T"),
+    (re.compile(r"<((?:\w+:)?(?:startTime|endTime))\b([^>]*)>[^<]*</\1>"), r"<\1\2>T</\1>"),
+    (re.compile(r"(<sampleInfoCSV>)[^<]*"), r"\1T"),
 )
 
 
@@ -52,7 +56,9 @@ def normalised(path: Path) -> list[dict[str, Any]]:
             body = pattern.sub(replacement, body)
         call = cassette.soap_call(request.get("body"))
         this = _VOLATILE[1][0].sub("session[]VIEW", call[1])
-        args = _VOLATILE[1][0].sub("session[]VIEW", call[2])
+        args = call[2]
+        for pattern, replacement in _VOLATILE[1:]:
+            args = pattern.sub(replacement, args)
         result.append(
             {
                 "method": request["method"],

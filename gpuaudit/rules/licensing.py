@@ -1,0 +1,146 @@
+"""Licensing rules: which NVIDIA licence each vGPU VM needs, and whether each host's
+vSphere licence allows vGPU at all."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import date
+from fnmatch import fnmatchcase
+
+from gpuaudit import catalog
+from gpuaudit.inventory import Licence, Vm
+from gpuaudit.policy import LicensingPolicy
+from gpuaudit.rules import facts as F
+from gpuaudit.rules.registry import Context, Verdict, rule
+
+UNKNOWN_EDITION = "unknown (profile not recognised)"
+_SHARED_PASSTHROUGH = re.compile(r"shared\s*pass[\s-]*(?:through|thru)", re.IGNORECASE)
+
+
+def vm_edition(vm: Vm) -> str | None:
+    """The NVIDIA licence edition a VM's vGPU needs; None for a VM without vGPU."""
+    profiles = F.profiles(vm)
+    if not profiles:
+        return None
+    editions = []
+    for profile in profiles:
+        info = catalog.parse_profile(profile)
+        editions.append(info.edition if info else UNKNOWN_EDITION)
+    return editions[0] if len(set(editions)) == 1 else " + ".join(sorted(set(editions)))
+
+
+def vgpu_allowance(licence: Licence, policy: LicensingPolicy) -> tuple[bool, str]:
+    """Whether a licence allows shared passthrough graphics, and on what evidence."""
+    if licence.features:
+        for key, name in licence.features.items():
+            if key in policy.vgpu_features or _SHARED_PASSTHROUGH.search(name):
+                return True, f"feature {key} ({name})"
+        return False, "no shared passthrough graphics (vGPU) feature among " + ", ".join(
+            sorted(licence.features)
+        )
+    for pattern in policy.vgpu_editions:
+        if fnmatchcase(licence.edition_key, pattern):
+            return True, f"edition {licence.edition_key} (licensing.vgpu_editions)"
+    return False, (
+        f"edition {licence.edition_key or 'unknown'} lists no features and is not known to "
+        "include vGPU (licensing.vgpu_editions)"
+    )
+
+
+@rule(
+    id="LIC-01",
+    title="The NVIDIA licence edition each vGPU VM needs",
+    category="licensing",
+    severity="info",
+    object_kind="vm",
+    rationale="""Every running vGPU needs an NVIDIA licence from a licence server, of the edition
+        its profile's series implies: Q RTX Virtual Workstation, B Virtual PC, A Virtual
+        Applications, C AI Enterprise. The seed counts the vGPU licence among vGPU's costs
+        ("VMware + NVIDIA vGPU license required"); passthrough GPUs need none.""",
+    remediation="""Make sure the licence server holds enough concurrent licences of each edition
+        for the powered-on vGPU VMs (the report's licence summary counts them), and that the
+        guests' NVIDIA driver is configured to request them.""",
+)
+def edition_needed(ctx: Context) -> Iterator[Verdict]:
+    f = ctx.facts
+    for vm in f.gpu_vms:
+        edition = vm_edition(vm)
+        profiles = F.profiles(vm)
+        if edition is None:
+            message = "passthrough: no NVIDIA vGPU licence needed"
+            evidence: dict[str, object] = {"kinds": sorted(F.kinds(vm))}
+        else:
+            running = "while powered on" if not vm.powered_on else "now (powered on)"
+            message = f"needs an {edition} licence {running} for {', '.join(profiles)}"
+            series = sorted({i.series.upper() for p in profiles if (i := catalog.parse_profile(p))})
+            evidence = {"edition": edition, "profiles": profiles, "series": series}
+            evidence["powered_on"] = vm.powered_on
+        yield Verdict(
+            vm.name, edition is None, message, evidence, cluster=f.vm_cluster(vm), host=vm.host
+        )
+
+
+def licence_problems(licence: Licence | None, policy: LicensingPolicy, today: date) -> list[str]:
+    if licence is None:
+        return ["no licence assignment was read for the host"]
+    problems = []
+    if licence.evaluation:
+        problems.append("the host runs in evaluation mode")
+    if licence.expires and date.fromisoformat(licence.expires) < today:
+        problems.append(f"its licence expired on {licence.expires}")
+    allowed, why = vgpu_allowance(licence, policy)
+    if not allowed and not licence.evaluation:
+        problems.append(f"its licence does not allow vGPU: {why}")
+    return problems
+
+
+@rule(
+    id="LIC-02",
+    title="vGPU runs on a host whose vSphere licence does not allow it, is evaluation or expired",
+    category="licensing",
+    severity="high",
+    object_kind="host",
+    rationale="""vGPU needs vSphere's shared passthrough graphics feature, which only some editions
+        carry. A host in evaluation mode or on an expired licence stops powering on VMs when the
+        licence lapses, so HA cannot restart its vGPU VMs either. Which licence keys carry the
+        feature is read from the licence's feature list; the default feature keys and editions are
+        gpuaudit's best knowledge and can be changed in the policy (licensing).""",
+    remediation="""Assign the host a licence whose edition includes shared passthrough graphics
+        (for example vSphere Enterprise Plus), or a renewed one; then check that vGPU VMs still
+        power on.""",
+)
+def host_licence(ctx: Context) -> Iterator[Verdict]:
+    f = ctx.facts
+    if not f.inventory.licensing.collected:
+        return
+    for host in f.inventory.hosts:
+        running = [
+            vm.name for vm in f.host_gpu_vms(host.name) if F.is_vgpu_vm(vm) and vm.powered_on
+        ]
+        if not running:
+            continue
+        lic = host.licence
+        problems = licence_problems(lic, ctx.policy.licensing, ctx.today)
+        evidence: dict[str, object] = {"vgpu_vms": sorted(running)}
+        if lic is not None:
+            allowed, why = vgpu_allowance(lic, ctx.policy.licensing)
+            evidence.update(
+                edition=lic.edition_key,
+                name=lic.name,
+                key_tail=lic.key_tail,
+                expires=lic.expires,
+                evaluation=lic.evaluation,
+                vgpu_allowed=allowed,
+                allowed_by=why,
+            )
+        message = (
+            "; ".join(problems)
+            if problems
+            else f"{lic.name or lic.edition_key} allows vGPU ({evidence['allowed_by']})"
+            if lic
+            else ""
+        )
+        yield Verdict(
+            host.name, not problems, message, evidence, cluster=host.cluster, host=host.name
+        )
