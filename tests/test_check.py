@@ -127,7 +127,8 @@ def test_counts_follow_effective_severity() -> None:
 def test_rules_of_every_module_are_registered() -> None:
     modules = {spec.check.__module__ for spec in registry.registered()}
     assert modules == {
-        f"gpuaudit.rules.{m}" for m in ("data", "design", "gpu", "ha", "storage", "vmotion")
+        f"gpuaudit.rules.{m}"
+        for m in ("data", "design", "gpu", "ha", "licensing", "monitoring", "storage", "vmotion")
     }
 
 

@@ -98,6 +98,16 @@ def test_base_loads_with_every_default(tmp_path: Path) -> None:
         "build": "24022515",
         "api_version": "8.0.3.0",
         "settings": {},
+        "statistics_level": 4,
+        "gpu_counters": ["utilization", "mem.used", "mem.usage", "temperature", "power.used"],
+        "gpu_counter_key": 1000,
+        "licence": {
+            "key": sc.default_licence_key("vc.standard.instance", None),
+            "edition": "vc.standard.instance",
+            "name": "vCenter Server 8 Standard",
+            "expires": None,
+            "features": [{"key": "vpxStd", "name": "vCenter Server Standard"}],
+        },
     }
     dc = s["datacenters"][0]
     cluster = dc["clusters"][0]
@@ -139,7 +149,11 @@ def test_base_loads_with_every_default(tmp_path: Path) -> None:
         "passthrough": {"capable": True, "enabled": False, "active": False},
         "graphics_type": "sharedDirect",  # the host offers vGPU profiles
         "vgpu_mode": None,
+        "telemetry": None,
     }
+    assert esx01["gpu_counter_instances"] == "pci"
+    assert esx01["licence"]["edition"] == "esx.enterprisePlus.cpuPackageCoreLimited"
+    assert "vgpu" in [f["key"] for f in esx01["licence"]["features"]]
     # An unquoted PCI id stays a string (YAML 1.1 would read a sexagesimal float).
     assert esx02["gpus"][0]["pci_id"] == "0000:41:00.0"
     assert esx02["gpus"][0]["graphics_type"] == "direct"  # passthrough enabled

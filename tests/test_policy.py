@@ -8,7 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from gpuaudit.policy import Intent, Policy, PolicyError, load_policy, parse_policy
+from gpuaudit.policy import (
+    Intent,
+    MonitoringPolicy,
+    Policy,
+    PolicyError,
+    load_policy,
+    parse_policy,
+)
 from gpuaudit.results import Waiver
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "policy.md"
@@ -43,6 +50,21 @@ def test_documented_example_loads(tmp_path: Path) -> None:
         "platform-team@example.com",
         "2027-06-30",
     )
+    assert policy.monitoring == MonitoringPolicy(max_temperature_c=83, framebuffer_ratio=2)
+    assert policy.licensing.vgpu_features == ("vgpu", "sharedPassthruGraphics")
+    assert policy.licensing.vgpu_editions == ("esx.enterprisePlus.*", "esx.vcf.*")
+
+
+def test_monitoring_and_licensing_sections_are_strict() -> None:
+    with pytest.raises(
+        PolicyError, match=r"line 1.*monitoring.max_temp: unknown|unknown.*max_temp"
+    ):
+        parse_policy("monitoring: {max_temp: 80}\n")
+    with pytest.raises(PolicyError, match="above 0"):
+        parse_policy("monitoring: {framebuffer_ratio: 0}\n")
+    with pytest.raises(PolicyError, match="expected a list"):
+        parse_policy("licensing: {vgpu_features: vgpu}\n")
+    assert Policy.default().monitoring.max_temperature_c == 85
 
 
 def test_default_policy_is_the_seed_default_path() -> None:

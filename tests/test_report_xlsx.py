@@ -14,6 +14,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from gpuaudit.report import render_xlsx
 from gpuaudit.report.xlsx import stored_text
+from gpuaudit.results import RULES_VERSION
 from tests.report_fixtures import ALL, HOSTILE, large_result
 
 SHEETS = [
@@ -86,7 +87,7 @@ def test_values_keep_their_types(realistic: openpyxl.Workbook) -> None:
     about = dict(
         zip(column(realistic["About"], "Item"), column(realistic["About"], "Value"), strict=True)
     )
-    assert about["Tool Version"] == "0.1.0" and about["Rules Version"] == "2026.11.1"
+    assert about["Tool Version"] == "0.1.0" and about["Rules Version"] == RULES_VERSION
     assert about["Waivers Applied"] == 2 and about["Source"] == "vcsa01.corp.example"
 
 

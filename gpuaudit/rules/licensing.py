@@ -57,28 +57,34 @@ def vgpu_allowance(licence: Licence, policy: LicensingPolicy) -> tuple[bool, str
     rationale="""Every running vGPU needs an NVIDIA licence from a licence server, of the edition
         its profile's series implies: Q RTX Virtual Workstation, B Virtual PC, A Virtual
         Applications, C AI Enterprise. The seed counts the vGPU licence among vGPU's costs
-        ("VMware + NVIDIA vGPU license required"); passthrough GPUs need none.""",
+        ("VMware + NVIDIA vGPU license required"); passthrough GPUs need none. The finding names
+        the edition; it fails when the profile does not tell which.""",
     remediation="""Make sure the licence server holds enough concurrent licences of each edition
-        for the powered-on vGPU VMs (the report's licence summary counts them), and that the
-        guests' NVIDIA driver is configured to request them.""",
+        for the powered-on vGPU VMs (the report's licence summary counts them). For a profile
+        gpuaudit does not recognise, look its series up in NVIDIA's vGPU documentation.""",
 )
 def edition_needed(ctx: Context) -> Iterator[Verdict]:
     f = ctx.facts
     for vm in f.gpu_vms:
         edition = vm_edition(vm)
-        profiles = F.profiles(vm)
         if edition is None:
-            message = "passthrough: no NVIDIA vGPU licence needed"
-            evidence: dict[str, object] = {"kinds": sorted(F.kinds(vm))}
-        else:
-            running = "while powered on" if not vm.powered_on else "now (powered on)"
-            message = f"needs an {edition} licence {running} for {', '.join(profiles)}"
-            series = sorted({i.series.upper() for p in profiles if (i := catalog.parse_profile(p))})
-            evidence = {"edition": edition, "profiles": profiles, "series": series}
-            evidence["powered_on"] = vm.powered_on
-        yield Verdict(
-            vm.name, edition is None, message, evidence, cluster=f.vm_cluster(vm), host=vm.host
+            continue  # passthrough only: no vGPU licence
+        profiles = F.profiles(vm)
+        known = UNKNOWN_EDITION not in edition
+        when = "now (powered on)" if vm.powered_on else "when powered on"
+        message = (
+            f"needs an {edition} licence {when} for {', '.join(profiles)}"
+            if known
+            else f"cannot tell which NVIDIA licence {', '.join(profiles)} needs"
         )
+        series = sorted({i.series.upper() for p in profiles if (i := catalog.parse_profile(p))})
+        evidence = {
+            "edition": edition,
+            "profiles": profiles,
+            "series": series,
+            "powered_on": vm.powered_on,
+        }
+        yield Verdict(vm.name, known, message, evidence, cluster=f.vm_cluster(vm), host=vm.host)
 
 
 def licence_problems(licence: Licence | None, policy: LicensingPolicy, today: date) -> list[str]:
