@@ -22,7 +22,7 @@ from typing import Any, ClassVar, NoReturn
 
 import click
 
-from gpuaudit import __version__, connect, credentials, scan
+from gpuaudit import __version__, connect, credentials, debuglog, scan
 from gpuaudit.inventory import InventoryError
 
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_CONNECT = 0, 1, 2, 3
@@ -80,6 +80,8 @@ def _setup_logging(verbose: int, quiet: bool) -> None:
         # pyVmomi and http.client debug output only at -vv.
         for noisy in ("pyVmomi", "vcr", "urllib3"):
             logging.getLogger(noisy).setLevel(logging.WARNING)
+    # Every record is redacted; -vv also logs the HTTP traffic (debuglog.py).
+    debuglog.install(wire=verbose >= 2 and not quiet)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_STATUS_HELP)
@@ -95,6 +97,7 @@ def main(ctx: click.Context, verbose: int, quiet: bool) -> None:
     the loss of each host, and writes HTML, Excel, JSON, JUnit and SARIF reports.
     """
     _setup_logging(verbose, quiet)
+    ctx.call_on_close(debuglog.uninstall)
     ctx.obj = Console(quiet=quiet)
 
 
@@ -186,7 +189,10 @@ def _obtain(console: Console, source: scan.Source) -> Any:
     except connect.ConnectError as exc:
         console.done()
         fail(str(exc), EXIT_CONNECT)
-    except (InventoryError, CassetteError) as exc:
+    except CassetteError as exc:
+        console.done()
+        fail(str(exc), EXIT_INPUT)  # the message names the cassette
+    except InventoryError as exc:
         console.done()
         where = source.path if isinstance(source, (scan.Saved, scan.Replay)) else ""
         fail(f"{where}: {exc}", EXIT_INPUT)

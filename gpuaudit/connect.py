@@ -2,25 +2,33 @@
 
 Every way a connection can fail becomes a ConnectError whose message says what
 happened and what to do; the command line prints it and exits 3. A session is
-always logged out, on errors too.
+always logged out, on errors too. Calls are retried and a lost session renewed
+as gpuaudit/resilience.py describes; every socket operation has ``timeout``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import http.client
+import re
 import socket
 import ssl
+import time
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
+from xml.parsers.expat import ExpatError
 
 from pyVim import connect as pyvim_connect
 from pyVmomi import SoapAdapter, VmomiSupport, vim, vmodl
 
+from gpuaudit import debuglog, resilience
+
 DEFAULT_TIMEOUT = 60.0
+# Logging out is a courtesy to the server: it never waits long, nor twice.
+LOGOUT_TIMEOUT = 10.0
 
 
 @dataclass(frozen=True)
@@ -49,12 +57,22 @@ class ConnectError(Exception):
     """A connection or login failure, with a message a person can act on."""
 
 
+_USERINFO = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)?[^/@]*@")
+
+
+def _shown(server: str) -> str:
+    """``server`` for a message: without any user:password@ it carries."""
+    return _USERINFO.sub(lambda m: m.group(1) or "", server.strip())
+
+
 def parse_server(server: str) -> Server:
     """Parse ``vc.example.com``, ``vc.example.com:8443``, ``[::1]:443`` or a URL.
 
     Plain http is used only when the URL says so (the lab); anything else is https.
-    User information in a URL is ignored here: credentials travel separately.
+    User information in a URL is ignored here: credentials travel separately, and
+    messages never repeat it.
     """
+    shown = _shown(server)
     text = server.strip()
     if not text:
         raise ConnectError("no server given: pass --server (a host name, host:port or URL)")
@@ -64,11 +82,11 @@ def parse_server(server: str) -> Server:
         parts = urlsplit(text)
         port = parts.port
     except ValueError as exc:
-        raise ConnectError(f"cannot parse server {server!r}: {exc}") from None
+        raise ConnectError(f"cannot parse server {shown!r}: {_shown(str(exc))}") from None
     if parts.scheme not in ("http", "https"):
-        raise ConnectError(f"server {server!r}: the scheme must be https (or http for a lab)")
+        raise ConnectError(f"server {shown!r}: the scheme must be https (or http for a lab)")
     if not parts.hostname:
-        raise ConnectError(f"server {server!r} names no host")
+        raise ConnectError(f"server {shown!r} names no host")
     if port is None:
         port = 443 if parts.scheme == "https" else 80
     path = parts.path.rstrip("/") or "/sdk"
@@ -97,9 +115,12 @@ def session(
     insecure: bool = False,
     ca_file: str | None = None,
     timeout: float = DEFAULT_TIMEOUT,
+    retry: resilience.RetryPolicy | None = None,
 ) -> Iterator[Any]:
     """Log in and yield the service instance; log out when the block ends."""
-    si = login(server, user, password, insecure=insecure, ca_file=ca_file, timeout=timeout)
+    si = login(
+        server, user, password, insecure=insecure, ca_file=ca_file, timeout=timeout, retry=retry
+    )
     try:
         yield si
     finally:
@@ -114,22 +135,34 @@ def login(
     insecure: bool = False,
     ca_file: str | None = None,
     timeout: float = DEFAULT_TIMEOUT,
+    retry: resilience.RetryPolicy | None = None,
 ) -> Any:
-    """Negotiate the API version, log in, and return the service instance."""
+    """Negotiate the API version, log in, and return the service instance.
+
+    The session renews itself once when the server ends it (resilience.py).
+    """
+    debuglog.add_secret(password)
+    policy = retry or resilience.current_policy()
     context = ssl_context(insecure, ca_file) if server.protocol == "https" else None
     try:
-        version = negotiate_version(server, context, timeout)
-        return pyvim_connect.Connect(
+        version = negotiate_version(server, context, timeout, policy)
+        stub = resilience.ResilientStub(
             host=server.host,
-            # pyVim's convention: a negative port means plain http.
+            # pyVmomi's convention: a negative port means plain http.
             port=server.port if server.protocol == "https" else -server.port,
             path=server.path,
-            user=user,
-            pwd=password,
             version=version,
             sslContext=context,
             httpConnectionTimeout=timeout,
+            retry=policy,
         )
+        si = vim.ServiceInstance("ServiceInstance", stub)
+        sessions = si.RetrieveContent().sessionManager
+        if sessions is None:
+            raise ConnectError(f"{server.display} offers no SessionManager to log in to")
+        sessions.Login(user, password, None)
+        stub.relogin = lambda: sessions.Login(user, password, None)
+        return si
     except ConnectError:
         raise
     except Exception as exc:  # every failure becomes one clear message
@@ -138,31 +171,45 @@ def login(
         raise ConnectError(describe_failure(exc, server, user, timeout)) from None
 
 
-def negotiate_version(server: Server, context: ssl.SSLContext | None, timeout: float) -> str:
+def negotiate_version(
+    server: Server,
+    context: ssl.SSLContext | None,
+    timeout: float,
+    retry: resilience.RetryPolicy | None = None,
+) -> str:
     """The newest API version both pyVmomi and the server speak (vimServiceVersions.xml).
 
-    Done here rather than by SmartConnect so that the request has a timeout and a
-    server that is not vSphere gets a message that says so.
+    Done here rather than by SmartConnect so that the request has a timeout, is
+    retried like any other read, and a server that is not vSphere gets a message
+    that says so.
     """
-    # Looked up at call time: cassettes patch the names in pyVmomi.SoapAdapter.
-    if server.protocol == "https":
-        conn: http.client.HTTPConnection = SoapAdapter.HTTPSConnection(
-            server.host, server.port, timeout=timeout, context=context
-        )
-    else:
-        conn = SoapAdapter.HTTPConnection(server.host, server.port, timeout=timeout)
-    try:
-        conn.request("GET", server.path + "/vimServiceVersions.xml")
-        response = conn.getresponse()
-        body = response.read()
-    finally:
-        conn.close()
+
+    def fetch() -> tuple[int, bytes]:
+        # Looked up at call time: cassettes patch the names in pyVmomi.SoapAdapter.
+        if server.protocol == "https":
+            conn: http.client.HTTPConnection = SoapAdapter.HTTPSConnection(
+                server.host, server.port, timeout=timeout, context=context
+            )
+        else:
+            conn = SoapAdapter.HTTPConnection(server.host, server.port, timeout=timeout)
+        try:
+            conn.request("GET", server.path + "/vimServiceVersions.xml")
+            response = conn.getresponse()
+            body = response.read()
+        finally:
+            conn.close()
+        if response.status in resilience.RETRY_STATUSES:
+            raise http.client.HTTPException(f"{response.status} {response.reason}")
+        return response.status, body
+
+    policy = retry or resilience.current_policy()
+    status, body = resilience.call_with_retry("vimServiceVersions.xml", fetch, policy, time.sleep)
     not_vsphere = (
         f"{server.display} does not look like vCenter or ESXi "
         "(no vimServiceVersions.xml at {path}); check the URL given to --server"
     ).replace("{path}", server.path)
-    if response.status != 200:
-        raise ConnectError(f"{not_vsphere}: HTTP {response.status}")
+    if status != 200:
+        raise ConnectError(f"{not_vsphere}: HTTP {status}")
     try:
         root = ET.fromstring(body)
     except ET.ParseError:
@@ -182,7 +229,16 @@ def negotiate_version(server: Server, context: ssl.SSLContext | None, timeout: f
 
 
 def logout(si: Any) -> None:
-    """End the session; a failure to log out never hides the real outcome."""
+    """End the session; a failure to log out never hides the real outcome, nor waits long."""
+    stub = getattr(si, "_stub", None)
+    if isinstance(stub, resilience.ResilientStub):
+        stub.retry = resilience.NO_RETRY
+        stub.relogin = None
+        current = stub.schemeArgs.get("timeout") or LOGOUT_TIMEOUT
+        stub.schemeArgs["timeout"] = min(current, LOGOUT_TIMEOUT)
+        for conn, _ in list(stub.pool):
+            with contextlib.suppress(Exception):
+                conn.sock.settimeout(min(current, LOGOUT_TIMEOUT))
     with contextlib.suppress(Exception):
         pyvim_connect.Disconnect(si)
 
@@ -190,6 +246,18 @@ def logout(si: Any) -> None:
 def describe_failure(exc: BaseException, server: Server, user: str, timeout: float) -> str:
     """One sentence that says what went wrong and what to do. Never echoes a password."""
     where = server.display
+    tries = resilience.attempts_of(exc)
+    tried = f" (tried {tries} times)" if tries > 1 else ""
+    if isinstance(exc, resilience.ReadInterrupted):
+        return (
+            f"reading the inventory from {where} was interrupted too often: {exc}. "
+            "Check the vCenter's health and scan again"
+        )
+    if isinstance(exc, vim.fault.NotAuthenticated):
+        return (
+            f"{where} ended the session of user {user!r} and logging in again did not "
+            "restore it; check the vCenter's session limits and scan again"
+        )
     if isinstance(exc, vim.fault.InvalidLogin):
         return (
             f"login to {where} failed for user {user!r}: the user name or password is wrong "
@@ -212,16 +280,21 @@ def describe_failure(exc: BaseException, server: Server, user: str, timeout: flo
         return f"cannot resolve {server.host!r}: check the name given to --server and DNS"
     if isinstance(exc, ConnectionRefusedError):
         return (
-            f"connection refused by {where}: nothing listens there. "
+            f"connection refused by {where}{tried}: nothing listens there. "
             "Check the host and port given to --server"
         )
     if isinstance(exc, (TimeoutError, socket.timeout)):
         return (
-            f"{where} did not answer within {timeout:g} s. "
+            f"{where} did not answer within {timeout:g} s{tried}. "
             "Check the network path, or raise --timeout"
         )
+    status = resilience.http_status(exc)
+    if status is not None:
+        return f"{where} answered HTTP {exc}{tried}; check the vCenter's health and --server"
+    if isinstance(exc, ExpatError):
+        return f"{where} sent an answer that is not well-formed XML ({exc}){tried}"
     if isinstance(exc, (ConnectionError, http.client.HTTPException)):
-        return f"the connection to {where} broke: {exc.__class__.__name__}: {exc}"
+        return f"the connection to {where} broke{tried}: {exc.__class__.__name__}: {exc}"
     if isinstance(exc, OSError):
         return f"cannot connect to {where}: {exc.strerror or exc}"
     if isinstance(exc, vmodl.MethodFault):

@@ -8,14 +8,22 @@ An inventory comes from one of four sources: a live server, a recorded cassette
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
+import functools
+import http.client
 import importlib.resources
+import shutil
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from xml.parsers.expat import ExpatError
 
-from gpuaudit import cassette, connect
+from pyVmomi import vmodl
+
+from gpuaudit import cassette, connect, resilience
 from gpuaudit.credentials import Credentials
 from gpuaudit.inventory import Inventory
 
@@ -72,8 +80,103 @@ def server_name(source: Source) -> str:
     return source.path.stem
 
 
+# What a live scan may raise once it is logged in, besides ConnectError.
+_SERVER_FAILURES = (
+    OSError,
+    http.client.HTTPException,
+    ExpatError,
+    vmodl.MethodFault,
+    resilience.ReadInterrupted,
+)
+
+
 def obtain_inventory(source: Source, progress: Progress | None = None) -> Inventory:
-    """Collect, replay or load the inventory that ``source`` names."""
+    """Collect, replay or load the inventory that ``source`` names.
+
+    A live scan that fails raises ConnectError; a cassette that cannot be replayed
+    raises CassetteError; an inventory that cannot be loaded raises InventoryError.
+    A recording (``--record FILE``) replaces FILE only when the scan succeeds.
+    """
+    if isinstance(source, Replay):
+        cassette_problem = check_cassette(source.path)
+        if cassette_problem:
+            raise cassette.CassetteError(cassette_problem)
+        try:
+            with resilience.using(resilience.NO_RETRY):  # a recording answers the same again
+                return _obtain_inventory(source, progress)
+        except cassette.CassetteError:
+            raise
+        except Exception as exc:
+            raise cassette.CassetteError(
+                f"{source.path}: cannot be replayed: {exc.__class__.__name__}: {exc}"
+            ) from None
+    if isinstance(source, Live):
+        try:
+            if source.record is None:
+                return _obtain_inventory(source, progress)
+            return _record_safely(source, progress)
+        except connect.ConnectError:
+            raise
+        except _SERVER_FAILURES as exc:
+            creds = source.credentials
+            server = connect.parse_server(creds.server)
+            reason = connect.describe_failure(exc, server, creds.user, source.timeout)
+            raise connect.ConnectError(f"reading the inventory failed: {reason}") from None
+    return _obtain_inventory(source, progress)
+
+
+def _record_safely(source: Live, progress: Progress | None) -> Inventory:
+    """Record into a scratch folder beside the cassette; move it into place on success."""
+    assert source.record is not None
+    final = source.record
+    final.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=".gpuaudit-recording-", dir=final.parent))
+    try:
+        inventory = _obtain_inventory(
+            dataclasses.replace(source, record=scratch / final.name), progress
+        )
+        (scratch / final.name).replace(final)
+        return inventory
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def check_cassette(path: Path) -> str | None:
+    """Why ``path`` is not a cassette (with the line, where YAML says), or None."""
+    import yaml
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return f"{path}: no such cassette"
+    except (OSError, UnicodeDecodeError) as exc:
+        return f"{path}: cannot read: {exc}"
+    try:
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = f":{mark.line + 1}" if mark is not None else ""
+        return f"{path}{line}: not valid YAML: {exc.problem or exc.context} (a truncated cassette?)"
+    except (yaml.YAMLError, RecursionError, ValueError) as exc:
+        return f"{path}: not valid YAML: {exc}"
+    interactions = data.get("interactions") if isinstance(data, dict) else None
+    if not isinstance(interactions, list) or not interactions:
+        return f"{path}: not a cassette (no list of recorded interactions)"
+    for i, item in enumerate(interactions):
+        request = item.get("request") if isinstance(item, dict) else None
+        response = item.get("response") if isinstance(item, dict) else None
+        if not (
+            isinstance(request, dict)
+            and isinstance(response, dict)
+            and isinstance(response.get("status"), dict)
+            and isinstance(response.get("body"), dict)
+            and isinstance(request.get("uri"), str)
+        ):
+            return f"{path}: interaction {i + 1} is not a recorded request and response"
+    return None
+
+
+def _obtain_inventory(source: Source, progress: Progress | None = None) -> Inventory:
     say = progress or (lambda _m: None)
     if isinstance(source, Saved):
         say(f"loading {source.path}")
@@ -116,8 +219,23 @@ def _collect(
     label: str,
     window: dt.timedelta | None = None,
 ) -> Inventory:
-    from gpuaudit.collect import collect
+    from gpuaudit.collect import collect as collect_once
+
+    collect = _restartable(collect_once)
 
     with connect.session(server, user, password, **tls) as si:
         say("collecting")
         return collect(si, source=label, progress=say, telemetry_window=window)
+
+
+def _restartable(collect: Callable[..., Inventory]) -> Callable[..., Inventory]:
+    """``collect``, read again from the start, in the same session, after ReadInterrupted."""
+
+    @functools.wraps(collect)
+    def read(si: Any, *args: Any, **kwargs: Any) -> Inventory:
+        say = kwargs.get("progress") or (lambda _m: None)
+        return resilience.read_with_restarts(
+            lambda: collect(si, *args, **kwargs), getattr(si, "_stub", None), say
+        )
+
+    return read
