@@ -42,6 +42,7 @@ MAX_FAILURES = 3  # N+k is computed for k up to 3
 SEARCH_WORK = 400_000  # GPU fit checks one exact search may spend
 COMBINATION_LIMIT = 200  # distinct host combinations checked per k before sampling
 MAX_SEARCH_GUESTS = 400
+_UNKNOWN: Any = object()  # not yet in a memo
 
 Option = tuple[str, tuple[int, ...]]  # (host, indices of the GPUs taken)
 Assignment = dict[int, Option]  # guest index -> option
@@ -393,12 +394,18 @@ class ClusterModel:
 
     def _greedy(self, guests: list[Guest], state: State, down: set[str]) -> Assignment:
         placed: Assignment = {}
+        # _best_on per demands and host. A placement changes one host, so only that
+        # host's entries are dropped; the others stay what _best_on would return.
+        memo: dict[tuple[Demand, ...], dict[str, Any]] = {}
         for guest in self._order(guests, down):
             best: tuple[tuple[int, int], str, tuple[int, ...]] | None = None
+            known = memo.setdefault(guest.demands, {})
             for host in self.eligible[guest.index]:
                 if host in down:
                     continue
-                found = _best_on(state[host], guest.demands)
+                found = known.get(host, _UNKNOWN)
+                if found is _UNKNOWN:
+                    found = known[host] = _best_on(state[host], guest.demands)
                 if found is not None and (best is None or found[0] < best[0]):
                     best = (found[0], host, found[1])
                     if found[0] == (0, 0):
@@ -406,6 +413,8 @@ class ClusterModel:
             if best is not None:
                 self._apply(guest, best[1], best[2], state)
                 placed[guest.index] = (best[1], best[2])
+                for entries in memo.values():
+                    entries.pop(best[1], None)
         return placed
 
     @staticmethod
