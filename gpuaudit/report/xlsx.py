@@ -13,10 +13,11 @@ import io
 import re
 from collections.abc import Iterable
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import Any, cast
 
 from openpyxl import Workbook
-from openpyxl.cell import WriteOnlyCell
+from openpyxl.cell import Cell, WriteOnlyCell
+from openpyxl.cell._writer import write_cell
 from openpyxl.formatting.rule import CellIsRule
 from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
 from openpyxl.utils import get_column_letter
@@ -113,6 +114,99 @@ def _cell(ws: WriteOnlyWorksheet, value: Value, kind: str) -> Any:
     return value  # bool, int, float: stored as they are
 
 
+_CDATA = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+
+
+class _Sheet(WriteOnlyWorksheet):
+    """A write-only sheet that writes plain cells as XML text.
+
+    openpyxl without lxml serialises every cell as an element through a
+    namespace-aware writer in pure Python, which dominates a large workbook.
+    Strings, integers and booleans without a style are written here as the same
+    XML text that writer produces; every other cell (styled ones, dates, floats)
+    still goes through openpyxl. With lxml, whose writer takes no text, every
+    row goes through openpyxl.
+    """
+
+    def __init__(self, parent: Workbook, title: str, kinds: list[str]) -> None:
+        super().__init__(parent, title)
+        self.kinds = kinds
+        self.letters = [get_column_letter(i + 1) for i in range(len(kinds))]
+        self.texts: dict[str, str | None] = {}  # the same strings recur: status, rule, host
+
+    def _write_rows(self) -> Any:
+        xf = self._writer.xf.send(True)
+        write = getattr(xf, "_file", None)  # et_xmlfile's writer of text; lxml's has none
+        with xf.element("sheetData"):
+            row_idx = 1
+            try:
+                while True:
+                    row = yield
+                    if isinstance(row, _Values) and callable(write):
+                        self._write_values(xf, write, row, row_idx)
+                    else:
+                        if isinstance(row, _Values):
+                            row = [_cell(self, v, self.kinds[i]) for i, v in enumerate(row)]
+                        self._writer.write_row(xf, self._values_to_row(row, row_idx), row_idx)
+                    row_idx += 1
+            except GeneratorExit:
+                pass
+        self._writer.xf.send(None)
+
+    def _write_values(self, xf: Any, write: Any, row: tuple[Value, ...], row_idx: int) -> None:
+        r = str(row_idx)
+        out = [f'<row r="{r}">']
+        for i, value in enumerate(row):
+            if value is None:
+                continue
+            kind = type(value)
+            ref = self.letters[i] + r
+            if kind is str:
+                text = cast(str, value)
+                tail = self.texts.get(text, _UNKNOWN)
+                if tail is _UNKNOWN:
+                    tail = self.texts[text] = _text_cell(text)
+                if tail is not None:
+                    out.append(f'<c r="{ref}"{tail}')
+                    continue
+            elif kind is int:
+                out.append(f'<c r="{ref}" t="n"><v>{cast(int, value):.16g}</v></c>')
+                continue
+            elif kind is bool:
+                out.append(f'<c r="{ref}" t="b"><v>{"1" if value else "0"}</v></c>')
+                continue
+            # Anything else is written by openpyxl, in its place in the row.
+            write("".join(out))
+            out = []
+            cell = _cell(self, value, self.kinds[i])
+            if not isinstance(cell, Cell):
+                cell = WriteOnlyCell(self, value=cell)
+            cell.column = i + 1
+            cell.row = row_idx
+            write_cell(xf, self, cell, cell.has_style)
+        out.append("</row>")
+        write("".join(out))
+
+
+def _text_cell(value: str) -> str | None:
+    """A string cell after its reference, as openpyxl writes it; None when it needs a style."""
+    stored = stored_text(value)[:MAX_CELL]
+    if looks_like_formula(stored) or stored.startswith("_x000D_"):
+        return None  # quote-prefixed: a styled cell
+    if not stored:
+        return ' t="inlineStr" />'
+    stripped = stored.strip()
+    space = ' xml:space="preserve"' if stripped and stored != stripped else ""
+    return f' t="inlineStr"><is><t{space}>{stored.translate(_CDATA)}</t></is></c>'
+
+
+_UNKNOWN: Any = object()
+
+
+class _Values(tuple[Value, ...]):
+    """A row of table values, for _Sheet to write."""
+
+
 def _width(table: Table, index: int) -> float:
     column = table.columns[index]
     if column.type == DATETIME:
@@ -129,7 +223,9 @@ def _width(table: Table, index: int) -> float:
 
 
 def _write_table(wb: Workbook, table: Table) -> None:
-    ws = wb.create_sheet(title=table.title[:31])
+    kinds = [c.type for c in table.columns]
+    ws = _Sheet(parent=wb, title=table.title[:31], kinds=kinds)
+    wb._add_sheet(ws)
     ncols = len(table.columns)
     last = get_column_letter(ncols)
     for i in range(ncols):
@@ -163,9 +259,8 @@ def _write_table(wb: Workbook, table: Table) -> None:
         cell.alignment = _HEADER_ALIGN
         header.append(cell)
     ws.append(header)
-    kinds = [c.type for c in table.columns]
     for row in table.rows:
-        ws.append([_cell(ws, v, kinds[i]) for i, v in enumerate(row)])
+        ws.append(_Values(row))
 
 
 def render_xlsx(result: AuditResult) -> bytes:
