@@ -31,7 +31,9 @@ class ReportError(ValueError):
 
 def _jsonable(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
+        # One level only: the encoder comes back here for nested dataclasses, which
+        # gives what dataclasses.asdict would, without its deep copies.
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
     if isinstance(value, (set, frozenset)):
         return sorted(value, key=str)
     return str(value)
@@ -46,27 +48,29 @@ def render_json(result: AuditResult) -> dict[str, Any]:
         "generator": {"name": "gpuaudit", "version": result.tool_version or gpuaudit.__version__},
         "source": {
             "server": inv.source,
-            "vcenter": dataclasses.asdict(inv.vcenter),
+            "vcenter": inv.vcenter,
             "collected_at": inv.collected_at,
             "checked_at": result.checked_at,
         },
         "summary": summarize(result).to_dict(),
         "rules_version": result.rules_version,
-        "rules": [dataclasses.asdict(r) for r in result.rules],
-        "findings": [dataclasses.asdict(f) for f in result.findings],
-        "simulations": [dataclasses.asdict(s) for s in result.simulations],
+        "rules": result.rules,
+        "findings": result.findings,
+        "simulations": result.simulations,
         "designs": dict(result.designs),
         "policy": {
             "source": result.policy_source,
-            "waivers": [dataclasses.asdict(w) for w in result.waivers],
-            "expired_waivers": [dataclasses.asdict(w) for w in result.expired_waivers],
+            "waivers": result.waivers,
+            "expired_waivers": result.expired_waivers,
         },
-        "errors": [dataclasses.asdict(e) for e in result.errors],
+        "errors": result.errors,
         "inventory": inv.to_dict(),
     }
-    # A round trip turns tuples into lists and anything a rule put in its
-    # evidence that JSON cannot hold into a string.
-    loaded: dict[str, Any] = json.loads(dump_json(doc))
+    # A round trip turns dataclasses into objects, tuples into lists and anything
+    # a rule put in its evidence that JSON cannot hold into a string. Compact, so
+    # that the C encoder does it.
+    text = json.dumps(doc, ensure_ascii=False, default=_jsonable)
+    loaded: dict[str, Any] = json.loads(text)
     return loaded
 
 
