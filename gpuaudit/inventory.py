@@ -89,9 +89,9 @@ class GpuTelemetry:
     memory_usage_percent: CounterStats | None = None
     temperature_c: CounterStats | None = None
     power_w: CounterStats | None = None
-    # Utilisation over the window, oldest first, in at most 48 equal buckets
-    # (each the mean of its samples): what the report draws as a sparkline.
-    trend: list[float] = field(default_factory=list)
+    # Utilisation over the window, oldest first, in at most 48 equal buckets (each
+    # the mean of its samples, null where a bucket has none): the report's sparkline.
+    trend: list[float | None] = field(default_factory=list)
 
 
 @dataclass

@@ -130,7 +130,7 @@ def test_hostile_names_never_execute(browser: Chromium, tmp_path: Path) -> None:
     browser.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
     browser.drain(0.3)
     sections = browser.evaluate("document.querySelectorAll('details.inv table').length")
-    assert sections == 9
+    assert sections == 10
     objects = {r[3] for r in rows(browser)}
     assert HOSTILE["vdi9"] in objects and HOSTILE["p2"] in objects
     assert browser.evaluate("document.querySelectorAll('img, iframe, svg [onload]').length") == 0

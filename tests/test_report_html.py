@@ -149,7 +149,7 @@ def test_inventory_sections_are_all_there() -> None:
     keys = [t["key"] for t in data["tables"]]
     assert keys == [
         "hosts", "gpus", "profiles", "gpu-vms", "datastores", "adapters", "vmotion",
-        "failover", "gaps",
+        "failover", "host-licences", "gaps",
     ]  # fmt: skip
     assert len(data["findings"]) == 33
 

@@ -19,7 +19,8 @@ from tests.report_fixtures import ALL, HOSTILE, large_result
 
 SHEETS = [
     "Summary", "Findings", "Clusters", "Hosts", "GPUs", "vGPU Profiles", "VMs", "Datastores",
-    "Adapters", "vMotion Network", "Failover Simulation", "Data Gaps", "About",
+    "Adapters", "vMotion Network", "Failover Simulation", "Licences", "Host Licences", "Data Gaps",
+    "About",
 ]  # fmt: skip
 
 

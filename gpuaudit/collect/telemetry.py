@@ -240,16 +240,15 @@ def _stats(values: list[float]) -> CounterStats:
     )
 
 
-def _trend(values: list[float | None]) -> list[float]:
-    """At most TREND_POINTS bucket means, oldest first; empty buckets are left out."""
+def _trend(values: list[float | None]) -> list[float | None]:
+    """At most TREND_POINTS bucket means, oldest first; None for an empty bucket."""
     if not values:
         return []
     size = max(1, math.ceil(len(values) / TREND_POINTS))
-    points = []
+    points: list[float | None] = []
     for i in range(0, len(values), size):
         bucket = [v for v in values[i : i + size] if v is not None]
-        if bucket:
-            points.append(round(sum(bucket) / len(bucket), 1))
+        points.append(round(sum(bucket) / len(bucket), 1) if bucket else None)
     return points
 
 

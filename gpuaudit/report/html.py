@@ -24,6 +24,7 @@ from markupsafe import Markup
 import gpuaudit
 from gpuaudit.report.capacity import build_chart
 from gpuaudit.report.json_report import REPORT_SCHEMA_VERSION
+from gpuaudit.report.operations import SPARK_HEIGHT, SPARK_WIDTH, operations_view
 from gpuaudit.report.summary import DESIGNS, parse_time, summarize, tolerance
 from gpuaudit.report.tables import Table, Value, inventory_tables
 from gpuaudit.results import CATEGORIES, SEVERITIES, AuditResult
@@ -148,6 +149,10 @@ def render_html(result: AuditResult) -> str:
         charts=charts,
         worst=worst,
         tables=tables,
+        ops=operations_view(inv),
+        licences=summary.licences,
+        spark_w=SPARK_WIDTH,
+        spark_h=SPARK_HEIGHT,
         rule_categories=rule_categories,
         gpus=sum(len(h.gpus) for h in inv.hosts),
         gpu_vms=sum(1 for v in inv.vms if v.gpus),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 
+from gpuaudit.report.licences import licence_summary
 from gpuaudit.report.summary import parse_time
 from gpuaudit.report.tables import evidence_text
 from gpuaudit.report.text import one_line, xml_text
@@ -43,6 +44,15 @@ def _details(f: Finding, rule: Rule | None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def licence_properties(result: AuditResult) -> dict[str, str]:
+    """The licence summary as properties: powered-on vGPU VMs per NVIDIA edition."""
+    summary = licence_summary(result.inventory)
+    out = {f"licences.{edition}": str(n) for edition, n in summary.totals.items()}
+    out["licences.total"] = str(summary.total)
+    out["licences.note"] = summary.note
+    return out
+
+
 def render_junit(result: AuditResult) -> bytes:
     rules = {r.id: r for r in result.rules}
     suites: dict[str, list[Finding]] = defaultdict(list)
@@ -58,6 +68,7 @@ def render_junit(result: AuditResult) -> bytes:
     timestamp = stamp.strftime("%Y-%m-%dT%H:%M:%S") if stamp else ""
     source = result.inventory.source
     root = ET.Element("testsuites", {"name": "gpuaudit"})
+    licences = licence_properties(result)
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for category in sorted(set(suites) | set(errors_by_suite)):
         findings = suites.get(category, [])
@@ -83,6 +94,8 @@ def render_junit(result: AuditResult) -> bytes:
         _el(props, "property", name="source", value=source)
         _el(props, "property", name="rules_version", value=result.rules_version)
         _el(props, "property", name="tool_version", value=result.tool_version)
+        for name, value in licences.items():
+            _el(props, "property", name=name, value=value)
         for f in findings:
             rule = rules.get(f.rule)
             case = _el(

@@ -12,6 +12,7 @@ import hashlib
 from typing import Any
 
 import gpuaudit
+from gpuaudit.report.licences import licence_summary
 from gpuaudit.report.summary import parse_time
 from gpuaudit.results import AuditResult, Finding, Rule
 
@@ -123,7 +124,11 @@ def render_sarif(result: AuditResult) -> dict[str, Any]:
                 },
                 "invocations": [invocation],
                 "results": results,
-                "properties": {"source": inv.source, "vcenter": inv.vcenter.name},
+                "properties": {
+                    "source": inv.source,
+                    "vcenter": inv.vcenter.name,
+                    "licences": licence_summary(inv).to_dict(),
+                },
             }
         ],
     }

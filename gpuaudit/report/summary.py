@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from gpuaudit.report.licences import LicenceSummary, licence_summary
 from gpuaudit.results import CATEGORIES, SEVERITIES, STATUSES, AuditResult, ClusterSimulation
 
 # DS-01's design classes, after the GPU HA strategy guide the rules quote.
@@ -47,6 +48,8 @@ class Summary:
     rule_errors: int
     waivers_applied: int
     expired_waivers: int
+    # The NVIDIA vGPU licences a licence server must cover (report/licences.py).
+    licences: LicenceSummary = field(default_factory=LicenceSummary)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -108,6 +111,7 @@ def summarize(result: AuditResult) -> Summary:
         rule_errors=len(result.errors),
         waivers_applied=results.get("waived", 0),
         expired_waivers=len(result.expired_waivers),
+        licences=licence_summary(result.inventory),
     )
 
 

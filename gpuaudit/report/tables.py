@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
-from gpuaudit.inventory import Cluster, Datastore, Gap, Host, Inventory, Vm
+from gpuaudit.inventory import Cluster, Datastore, Gap, Gpu, Host, Inventory, Licence, Vm
 from gpuaudit.report.summary import (
     DESIGNS,
     ClusterSummary,
@@ -258,7 +258,77 @@ def gpus_table(result: AuditResult) -> Table:
         ("Free", INT, slot(lambda s: max(s.capacity - s.used, 0))),
         ("VMs", TEXT, lambda r: joined(r[1].vms)),
     ]
+    spec += telemetry_columns(lambda r: r[1])
     return _table("gpus", "GPUs", spec, rows)
+
+
+# The GPU telemetry columns: (label, unit, GpuTelemetry field).
+TELEMETRY_COUNTERS = (
+    ("Util", "%", "utilization_percent"),
+    ("Mem Used", "MB", "memory_used_mb"),
+    ("Mem", "%", "memory_usage_percent"),
+    ("Temp", "C", "temperature_c"),
+    ("Power", "W", "power_w"),
+)
+
+
+def telemetry_columns(
+    gpu_of: Callable[[Any], Gpu],
+) -> list[tuple[str, str, Callable[[Any], Value]]]:
+    """Average and peak of each GPU counter over the telemetry window."""
+
+    def stat(counter: str, which: str) -> Callable[[Any], Value]:
+        def get(row: Any) -> Value:
+            tel = gpu_of(row).telemetry
+            stats = getattr(tel, counter, None) if tel is not None else None
+            return getattr(stats, which, None) if stats is not None else None
+
+        return get
+
+    columns: list[tuple[str, str, Callable[[Any], Value]]] = []
+    for label, unit, counter in TELEMETRY_COUNTERS:
+        columns.append((f"{label} Avg {unit}", FLOAT, stat(counter, "average")))
+        columns.append((f"{label} Peak {unit}", FLOAT, stat(counter, "peak")))
+    return columns
+
+
+def licences_table(summary: Summary) -> Table:
+    """NVIDIA vGPU licences: powered-on vGPU VMs per edition, per cluster and in total."""
+    lic = summary.licences
+    rows: list[tuple[str, str, Value, Value]] = [
+        (r.cluster, r.edition, r.powered_on, r.registered) for r in lic.rows
+    ]
+    rows += [("Total", edition, n, None) for edition, n in lic.totals.items()]
+    rows.append(("Total", "All editions", lic.total, None))
+    rows.append(("Passthrough", lic.note, None, lic.passthrough_vms))
+    spec: list[tuple[str, str, Callable[[Any], Value]]] = [
+        ("Scope", TEXT, lambda r: r[0]),
+        ("Edition", TEXT, lambda r: r[1]),
+        ("Powered-on VMs", INT, lambda r: r[2]),
+        ("Registered VMs", INT, lambda r: r[3]),
+    ]
+    return _table("licences", "Licences", spec, rows)
+
+
+def host_licences_table(inv: Inventory) -> Table:
+    """Each host's vSphere licence and GPU telemetry status."""
+
+    def lic(get: Callable[[Licence], Value]) -> Callable[[Host], Value]:
+        return lambda h: get(h.licence) if h.licence is not None else None
+
+    spec: list[tuple[str, str, Callable[[Host], Value]]] = [
+        ("Host", TEXT, lambda h: h.name),
+        ("Cluster", TEXT, lambda h: h.cluster),
+        ("Edition", TEXT, lic(lambda x: x.edition_key)),
+        ("Licence", TEXT, lic(lambda x: x.name)),
+        ("Key Ends", TEXT, lic(lambda x: x.key_tail)),
+        ("Expires", DATE, lic(lambda x: _date(x.expires or ""))),
+        ("Evaluation", BOOL, lic(lambda x: x.evaluation)),
+        ("Features", TEXT, lic(lambda x: joined(sorted(x.features)))),
+        ("GPU Counters", TEXT, lambda h: h.telemetry.status if h.telemetry else None),
+        ("Counter Note", TEXT, lambda h: h.telemetry.reason if h.telemetry else None),
+    ]
+    return _table("host-licences", "Host Licences", spec, inv.hosts)
 
 
 def profiles_table(inv: Inventory) -> Table:
@@ -438,6 +508,8 @@ def workbook_tables(result: AuditResult, report_version: int) -> list[Table]:
         adapters_table(inv),
         vmotion_table(inv),
         failover_table(result),
+        licences_table(summary),
+        host_licences_table(inv),
         gaps_table(inv),
         about_table(result, report_version),
     ]
@@ -455,5 +527,6 @@ def inventory_tables(result: AuditResult) -> list[Table]:
         adapters_table(inv),
         vmotion_table(inv),
         failover_table(result),
+        host_licences_table(inv),
         gaps_table(inv),
     ]

@@ -166,13 +166,12 @@ def _stats(values: list[float]) -> CounterStats:
     )
 
 
-def _trend(values: list[float | None]) -> list[float]:
+def _trend(values: list[float | None]) -> list[float | None]:
     size = max(1, -(-len(values) // TREND_POINTS))
-    points = []
+    points: list[float | None] = []
     for i in range(0, len(values), size):
         bucket = [v for v in values[i : i + size] if v is not None]
-        if bucket:
-            points.append(round(sum(bucket) / len(bucket), 1))
+        points.append(round(sum(bucket) / len(bucket), 1) if bucket else None)
     return points
 
 
