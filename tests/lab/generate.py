@@ -46,6 +46,18 @@ def _ip(prefix: int, n: int) -> str:
     return f"10.{prefix}.{n // 250}.{n % 250 + 1}"
 
 
+def _telemetry(rng: random.Random, samples: int) -> dict[str, list[int]]:
+    """Counter series around a random level: utilisation, memory, temperature, power."""
+    level = rng.randint(0, 90)
+    util = [min(100, max(0, level + rng.randint(-8, 8))) for _ in range(samples)]
+    return {
+        "utilization": util,
+        "memory_used_mb": [2000 + 200 * u for u in util],
+        "temperature_c": [40 + u // 2 for u in util],
+        "power_w": [20 + u for u in util],
+    }
+
+
 def generate(
     clusters: int,
     hosts_per_cluster: int,
@@ -53,8 +65,13 @@ def generate(
     vms: int,
     gpu_vm_share: float = 0.4,
     seed: int = 0,
+    telemetry_samples: int = 0,
 ) -> dict[str, Any]:
-    """A scenario with the given numbers of clusters, hosts, GPUs per host and VMs."""
+    """A scenario with the given numbers of clusters, hosts, GPUs per host and VMs.
+
+    With ``telemetry_samples``, every GPU of the vGPU clusters gets counter series of
+    that many samples (the host driver sees only those; passthrough GPUs report none).
+    """
     if clusters < 1 or hosts_per_cluster < 1 or gpus_per_host < 0 or vms < 0:
         raise ValueError("clusters and hosts must be at least 1; GPUs and VMs at least 0")
     if not 0.0 <= gpu_vm_share <= 1.0:
@@ -76,6 +93,8 @@ def generate(
                 gpu: dict[str, Any] = {"pci_id": _pci_id(g)}
                 if design == "vgpu":
                     gpu.update(device_id=L4, vgpu_mode="sameSize")
+                    if telemetry_samples:
+                        gpu["telemetry"] = _telemetry(rng, telemetry_samples)
                 elif design == "passthrough":
                     gpu.update(device_id=L40S, passthrough={"enabled": True})
                 else:
@@ -207,11 +226,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--vms", type=int, default=10240)
     parser.add_argument("--gpu-vm-share", type=float, default=0.4)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--telemetry", type=int, default=0, help="GPU counter samples per vGPU GPU (0: none)"
+    )
     parser.add_argument("-o", "--output", type=Path, help="YAML file to write (default: stdout)")
     args = parser.parse_args(argv)
     try:
         scenario = generate(
-            args.clusters, args.hosts, args.gpus, args.vms, args.gpu_vm_share, args.seed
+            args.clusters,
+            args.hosts,
+            args.gpus,
+            args.vms,
+            args.gpu_vm_share,
+            args.seed,
+            args.telemetry,
         )
     except ValueError as exc:
         parser.error(str(exc))
