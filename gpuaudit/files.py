@@ -46,3 +46,7 @@ def read_json(path: str | Path, error: type[Exception] = ValueError) -> Any:
         raise error(f"{path}: cannot read: {exc}") from None
     except json.JSONDecodeError as exc:
         raise error(f"{path}: line {exc.lineno}: not valid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise error(f"{path}: not valid JSON: nested too deeply") from None
+    except ValueError as exc:  # a number too long
+        raise error(f"{path}: not valid JSON: {str(exc).split(':')[0]}") from None

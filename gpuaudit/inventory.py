@@ -350,9 +350,13 @@ class Inventory:
     @classmethod
     def from_json(cls, text: str) -> Inventory:
         try:
-            data = json.loads(text)
+            data = json.loads(text, parse_constant=_no_constant)
         except json.JSONDecodeError as exc:
             raise InventoryError(f"line {exc.lineno}: not valid JSON: {exc.msg}") from None
+        except RecursionError:
+            raise InventoryError("not valid JSON: nested too deeply") from None
+        except ValueError as exc:  # a number too long, NaN
+            raise InventoryError(f"not valid JSON: {str(exc).split(':')[0]}") from None
         return cls.from_dict(data)
 
     @classmethod
@@ -382,6 +386,11 @@ class Inventory:
 
 class InventoryError(ValueError):
     """An inventory document that cannot be loaded."""
+
+
+def _no_constant(name: str) -> Any:
+    """NaN and Infinity are not JSON, and no inventory field may hold them."""
+    raise ValueError(f"{name} is not a JSON value")
 
 
 def _build(cls: type[T], data: Any, where: str) -> T:

@@ -49,6 +49,8 @@ class YamlReader:
             line = mark.line + 1 if mark is not None else None
             problem = getattr(exc, "problem", None) or str(exc)
             raise self.error(self.source, line, f"not valid YAML: {problem}") from None
+        except RecursionError:
+            raise self.error(self.source, None, "not valid YAML: nested too deeply") from None
 
     def fail(self, node: yaml.Node, message: str) -> InputFileError:
         return self.error(self.source, node.start_mark.line + 1, message)
@@ -107,7 +109,10 @@ class YamlReader:
         return value
 
     def day(self, node: yaml.Node, where: str) -> date:
-        value = self.value(node)
+        try:
+            value = self.value(node)
+        except InputFileError as exc:  # a date YAML cannot make: 2027-02-30
+            raise self.fail(node, f"{where}: {exc.detail} (a date is YYYY-MM-DD)") from None
         if isinstance(value, date) and not hasattr(value, "hour"):
             return value
         if isinstance(value, str):
