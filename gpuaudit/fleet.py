@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -23,6 +24,8 @@ from gpuaudit import connect, scan
 from gpuaudit.credentials import CredentialError, Credentials, read_password_file
 from gpuaudit.files import write_atomic
 from gpuaudit.yamlread import InputFileError, YamlReader
+
+log = logging.getLogger("gpuaudit.fleet")
 
 DEFAULT_CONCURRENCY = 4
 MAX_CONCURRENCY = 32
@@ -145,7 +148,9 @@ class TargetOutcome:
 
 def _password(target: Target, env: dict[str, str]) -> str:
     if target.password_file:
-        return read_password_file(target.password_file)
+        return read_password_file(
+            target.password_file, lambda m: log.warning("%s: %s", target.name, m)
+        )
     name = target.password_env or "GPUAUDIT_PASSWORD"
     password = env.get(name)
     if password is None:

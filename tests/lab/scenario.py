@@ -233,7 +233,10 @@ _API_VERSION = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$")
 # vCenter escapes '/', '\' and '%' in entity names as %2f, %5c and %25, except a
 # '%' that already starts one of those sequences: such a name cannot round-trip.
 _ESCAPE_SEQUENCE = re.compile(r"%(?:2f|5c|25)", re.IGNORECASE)
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# What SOAP (XML 1.0) cannot carry: C0 controls other than tab, newline and
+# carriage return, and the non-characters U+FFFE and U+FFFF. DEL, C1 controls and
+# line or paragraph separators are served as written.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 _DAY = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 _LICENCE_KEY = re.compile(r"^[0-9A-Z]{5}(?:-[0-9A-Z]{5}){4}$")
 
@@ -364,7 +367,7 @@ class _Normaliser:
         if not value.strip():
             self.fail(line, f"the name of {what} is empty")
         if _CONTROL.search(value):
-            self.fail(line, f"the name of {what} contains a control character")
+            self.fail(line, f"the name of {what} contains a control character XML 1.0 cannot carry")
         if _ESCAPE_SEQUENCE.search(value):
             self.fail(
                 line,
