@@ -335,3 +335,18 @@ def test_no_counters_is_data_not_a_crash(
     failed = {f.object for f in result.findings if f.rule == "MON-01" and f.status == "fail"}
     assert failed == gpu_hosts
     assert not [f for f in result.findings if f.rule in ("MON-02", "MON-03", "MON-04")]
+
+
+def test_anonymized_cassette_hides_host_names_in_licence_assignments(
+    tmp_path: Path, no_network: None
+) -> None:
+    from gpuaudit.anonymize import anonymize_cassette
+
+    copy = tmp_path / "telemetry.yaml"
+    copy.write_text((CASSETTES / "telemetry.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    mapping = anonymize_cassette(copy)
+    text = copy.read_text(encoding="utf-8")
+    assert "<entityDisplayName>esx-" not in text
+    inventory = scan.obtain_inventory(scan.Replay(copy))
+    hot = next(h for h in inventory.hosts if h.name == mapping["esx-hot"])
+    assert hot.licence is not None and hot.licence.evaluation
