@@ -125,6 +125,15 @@ def test_transient_faults_are_survived(
         assert any(logged in m and "trying again" in m for m in warnings(caplog)), warnings(caplog)
 
 
+def test_latency_is_added_to_every_request(tmp_path: Path) -> None:
+    with Lab(SCENARIOS / "scenario-b.yaml", faults={"latency": "100ms"}) as lab:
+        started = time.monotonic()
+        result = collect(lab, tmp_path / "inv.json")
+        elapsed = time.monotonic() - started
+    assert result.exit_code == EXIT_OK, result.output
+    assert elapsed >= 10 * 0.1  # version, content, login, view, read, settings, logout...
+
+
 def login_count(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
     original = resilience.ResilientStub.InvokeMethod
