@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
+import errno
 import functools
 import http.client
 import importlib.resources
@@ -125,18 +126,34 @@ def obtain_inventory(source: Source, progress: Progress | None = None) -> Invent
     return _obtain_inventory(source, progress)
 
 
+# Errors of the file system, not of the network, while a recording is written.
+_DISK_ERRORS = frozenset(
+    {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG}
+    | {errno.ENOTDIR, errno.EISDIR, errno.ENOENT}
+)
+
+
 def _record_safely(source: Live, progress: Progress | None) -> Inventory:
     """Record into a scratch folder beside the cassette; move it into place on success."""
     assert source.record is not None
     final = source.record
-    final.parent.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=".gpuaudit-recording-", dir=final.parent))
+    try:
+        final.parent.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=".gpuaudit-recording-", dir=final.parent))
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise cassette.CassetteError(f"{final}: cannot record here: {reason}") from None
     try:
         inventory = _obtain_inventory(
             dataclasses.replace(source, record=scratch / final.name), progress
         )
         (scratch / final.name).replace(final)
         return inventory
+    except OSError as exc:
+        if exc.errno not in _DISK_ERRORS or isinstance(exc, ConnectionError):
+            raise
+        reason = exc.strerror or str(exc)
+        raise cassette.CassetteError(f"{final}: cannot write the recording: {reason}") from None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -249,6 +249,36 @@ def test_recording_replaces_the_cassette_only_on_success(
 
 
 @pytest.mark.live
+def test_a_recording_that_cannot_be_written(
+    lab_factory: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Exit 2 naming the cassette, as for any file gpuaudit cannot write; not a
+    connection error. The earlier cassette stays."""
+    from vcr.persisters.filesystem import FilesystemPersister
+
+    lab = lab_factory("scenario-b")
+    env = {"GPUAUDIT_PASSWORD": lab.password, "GOVC_URL": None}
+    args = ["collect", "--server", lab.url, "-u", lab.user, "-o", str(tmp_path / "inv.json")]
+    not_a_folder = tmp_path / "file"
+    not_a_folder.write_text("")
+    inside_a_file = not_a_folder / "case.yaml"
+    result = CliRunner().invoke(main, [*args, "--record", str(inside_a_file)], env=env)
+    assert_one_error(result, EXIT_INPUT, str(inside_a_file), "cannot record here")
+
+    cassette = tmp_path / "case.yaml"
+    cassette.write_text("an earlier cassette\n")
+
+    def full(*_args: Any, **_kwargs: Any) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(FilesystemPersister, "save_cassette", full)
+    result = CliRunner().invoke(main, [*args, "--record", str(cassette)], env=env)
+    assert_one_error(result, EXIT_INPUT, str(cassette), "No space left on device")
+    assert cassette.read_text() == "an earlier cassette\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["case.yaml", "file"]
+
+
+@pytest.mark.live
 def test_fleet_keeps_every_good_targets_reports(
     lab_factory: Any, tmp_path: Path, fast: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
