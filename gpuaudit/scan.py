@@ -126,11 +126,8 @@ def obtain_inventory(source: Source, progress: Progress | None = None) -> Invent
     return _obtain_inventory(source, progress)
 
 
-# Errors of the file system, not of the network, while a recording is written.
-_DISK_ERRORS = frozenset(
-    {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG}
-    | {errno.ENOTDIR, errno.EISDIR, errno.ENOENT}
-)
+# Errors only a file system gives (an error about a named file is one too).
+_DISK_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG})
 
 
 def _record_safely(source: Live, progress: Progress | None) -> Inventory:
@@ -150,8 +147,8 @@ def _record_safely(source: Live, progress: Progress | None) -> Inventory:
         (scratch / final.name).replace(final)
         return inventory
     except OSError as exc:
-        if exc.errno not in _DISK_ERRORS or isinstance(exc, ConnectionError):
-            raise
+        if exc.errno not in _DISK_ERRORS and exc.filename is None:
+            raise  # the network's
         reason = exc.strerror or str(exc)
         raise cassette.CassetteError(f"{final}: cannot write the recording: {reason}") from None
     finally:
