@@ -18,7 +18,7 @@ from pyVmomi import VmomiSupport, vim
 from gpuaudit.collect.hosts import build_host
 from gpuaudit.collect.operations import collect_operations
 from gpuaudit.collect.paths import SPECS, VERSIONED_FIELDS
-from gpuaudit.collect.retrieve import ObjectProps, retrieve
+from gpuaudit.collect.retrieve import ObjectProps, gc_paused, retrieve
 from gpuaudit.collect.storage import HostLunPaths, build_datastore, host_lun_paths
 from gpuaudit.collect.vms import build_cluster, build_vm
 from gpuaudit.inventory import Gap, Inventory, VCenter
@@ -44,10 +44,12 @@ def collect(
     )
     inv.vcenter = _vcenter(content.about)
     say("reading inventory")
-    objects = retrieve(content, SPECS)
-    say(f"read {len(objects)} objects")
-    inv.vcenter.vgpu_hotmigrate_enabled = _hotmigrate(content, inv)
-    _assemble(inv, objects)
+    with gc_paused():
+        objects = retrieve(content, SPECS)
+        say(f"read {len(objects)} objects")
+        inv.vcenter.vgpu_hotmigrate_enabled = _hotmigrate(content, inv)
+        _assemble(inv, objects)
+        del objects
     say("reading GPU telemetry and licences")
     collect_operations(si, content, inv, telemetry_window)
     _version_gaps(inv, si._stub.version)
