@@ -1,0 +1,1 @@
+"""The scan benchmark: run it with ``python -m bench.run`` (see bench/run.py)."""

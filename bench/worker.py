@@ -1,0 +1,195 @@
+"""One measured run in a fresh process, so that its peak resident memory is its own.
+
+    python -m bench.worker '{"kind": "gpuaudit", "url": ..., "user": ..., "password": ...}'
+
+prints one JSON line: per phase, the wall time, the CPU time, the SOAP requests and
+bytes received, and the process's peak resident set size at the end of the phase
+(ru_maxrss: a high-water mark, so each figure includes the phases before it).
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import resource
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench import counting
+
+# The formats of a default scan first; the full-scan figure adds up these three.
+SCAN_FORMATS = ("html", "xlsx", "json")
+FORMATS = (*SCAN_FORMATS, "junit", "sarif")
+
+
+def _peak_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+class Phases:
+    def __init__(self) -> None:
+        self.results: dict[str, dict[str, Any]] = {}
+
+    def run(self, name: str, action: Callable[[], Any]) -> Any:
+        gc.collect()
+        before = counting.TRAFFIC.snapshot()
+        cpu, start = time.process_time(), time.perf_counter()
+        value = action()
+        wall = time.perf_counter() - start
+        cpu = time.process_time() - cpu
+        self.results[name] = {
+            "wall_s": wall,
+            "cpu_s": cpu,
+            "peak_rss_mib": _peak_mib(),
+            **counting.TRAFFIC.since(before),
+        }
+        return value
+
+
+# The collector's steps, timed by wrapping the names collect() calls them by.
+COLLECT_STEPS = {
+    "retrieve": "property retrieval (inventory)",
+    "_hotmigrate": "advanced setting",
+    "_assemble": "assembly into the inventory",
+    "collect_operations": "telemetry and licences",
+    "_version_gaps": "version gaps",
+}
+
+
+def _time_collect_steps() -> dict[str, dict[str, Any]]:
+    """Wrap the steps of gpuaudit.collect.collect; return where their figures will go."""
+    module = sys.modules["gpuaudit.collect"]
+    steps: dict[str, dict[str, Any]] = {}
+    for name in COLLECT_STEPS:
+        original = getattr(module, name, None)
+        if not callable(original):
+            continue
+
+        def timed(*args: Any, _name: str = name, _f: Any = original, **kwargs: Any) -> Any:
+            before = counting.TRAFFIC.snapshot()
+            start = time.perf_counter()
+            try:
+                return _f(*args, **kwargs)
+            finally:
+                step = steps.setdefault(_name, {"wall_s": 0.0, "bytes_received": 0})
+                step["wall_s"] += time.perf_counter() - start
+                traffic = counting.TRAFFIC.since(before)
+                step["bytes_received"] += traffic["bytes_received"]
+                step["operations"] = traffic["operations"]
+
+        setattr(module, name, timed)
+    return steps
+
+
+def _server(args: dict[str, Any]) -> Any:
+    from gpuaudit import connect
+
+    return connect.parse_server(args["url"])
+
+
+def run_gpuaudit(args: dict[str, Any]) -> dict[str, Any]:
+    """connect, collect, check (with the simulation) and every report format."""
+    from gpuaudit import connect
+    from gpuaudit.check import run_checks
+    from gpuaudit.collect import collect
+    from gpuaudit.report import write_reports
+
+    phases = Phases()
+    steps = _time_collect_steps()
+    server = _server(args)
+    si = phases.run("connect", lambda: connect.login(server, args["user"], args["password"]))
+    inventory = phases.run("collect", lambda: collect(si, source=server.display))
+    phases.run("logout", lambda: connect.logout(si))
+    result = phases.run("check", lambda: run_checks(inventory))
+    out = Path(args["out_dir"])
+    files = {}
+    server_name = f"bench-{args['label']}"
+    for fmt in args.get("formats", FORMATS):
+
+        def write(f: str = fmt) -> list[Path]:
+            return write_reports(result, out, [f], server_name)
+
+        (path,) = phases.run(fmt, write)
+        files[fmt] = str(path)
+    gpu_vms = sum(1 for vm in inventory.vms if vm.gpus)
+    return {
+        "phases": phases.results,
+        "collect_steps": steps,
+        "files": files,
+        "sizes": {fmt: Path(p).stat().st_size for fmt, p in files.items()},
+        "estate": {
+            "hosts": len(inventory.hosts),
+            "gpus": sum(len(h.gpus) for h in inventory.hosts),
+            "vms": len(inventory.vms),
+            "gpu_vms": gpu_vms,
+            "findings": len(result.findings),
+            "simulations": len(result.simulations),
+            "errors": len(result.errors),
+        },
+    }
+
+
+def run_baseline(args: dict[str, Any]) -> dict[str, Any]:
+    from bench import baselines
+    from gpuaudit import connect
+
+    phases = Phases()
+    server = _server(args)
+    si = phases.run("connect", lambda: connect.login(server, args["user"], args["password"]))
+    action = baselines.floor if args["kind"] == "floor" else baselines.naive
+    found = phases.run("collect", lambda: action(si))
+    phases.run("logout", lambda: connect.logout(si))
+    return {"phases": phases.results, "found": found}
+
+
+def run_simulation(args: dict[str, Any]) -> dict[str, Any]:
+    """The failover simulation of one generated cluster (no lab: the inventory is derived)."""
+    from gpuaudit.rules.facts import Facts
+    from gpuaudit.simulate import simulate_cluster_notes
+    from tests.lab.expected import expected_inventory
+    from tests.lab.generate import generate
+    from tests.lab.scenario import normalise
+
+    scenario = generate(1, args["hosts"], args["gpus"], args["vms"], args["gpu_vm_share"])
+    inventory = expected_inventory(normalise(scenario))
+    (cluster,) = inventory.clusters
+    facts = Facts(inventory)
+    times = []
+    for _ in range(args.get("repeat", 3)):
+        start = time.perf_counter()
+        out = simulate_cluster_notes(inventory, cluster.name, facts)
+        times.append(time.perf_counter() - start)
+    sim = out.simulation
+    return {
+        "times_s": times,
+        "hosts": sim.hosts,
+        "gpus": sum(len(h.gpus) for h in inventory.hosts),
+        "gpu_vms": sim.gpu_vms,
+        "tolerates": sim.tolerates,
+        "unplaced": sum(len(f.unplaced) for f in sim.failures),
+    }
+
+
+KINDS = {
+    "gpuaudit": run_gpuaudit,
+    "floor": run_baseline,
+    "naive": run_baseline,
+    "simulation": run_simulation,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = json.loads((argv if argv is not None else sys.argv[1:])[0])
+    counting.install()
+    result = KINDS[args["kind"]](args)
+    result["kind"] = args["kind"]
+    result["peak_rss_mib"] = _peak_mib()
+    sys.stdout.write(json.dumps(result) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
