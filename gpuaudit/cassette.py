@@ -150,8 +150,20 @@ def recording(path: str | Path) -> Iterator[None]:
     target = Path(path)
     target.unlink(missing_ok=True)
     target.parent.mkdir(parents=True, exist_ok=True)
-    with _vcr("all").use_cassette(str(target)):
-        yield
+    failure: OSError | None = None
+    with _vcr("all").use_cassette(str(target)) as recorded:
+        try:
+            yield
+        finally:
+            # Saved here: when vcrpy's own save fails (a full disk), it leaves its
+            # patches of http.client and pyVmomi in place for the rest of the process.
+            try:
+                recorded._save()
+            except OSError as exc:
+                recorded.dirty = False
+                failure = exc
+    if failure is not None:
+        raise failure
 
 
 @contextlib.contextmanager

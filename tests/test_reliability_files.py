@@ -276,6 +276,13 @@ def test_a_recording_that_cannot_be_written(
     assert_one_error(result, EXIT_INPUT, str(cassette), "No space left on device")
     assert cassette.read_text() == "an earlier cassette\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["case.yaml", "file"]
+    # The recorder let go of the connection classes it had patched.
+    import http.client
+
+    import pyVmomi.SoapAdapter
+
+    assert http.client.HTTPSConnection.__module__ == "http.client"
+    assert pyVmomi.SoapAdapter.HTTPConnection is http.client.HTTPConnection
 
 
 @pytest.mark.live
