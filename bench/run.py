@@ -618,12 +618,25 @@ def main(argv: list[str] | None = None) -> int:
         "--output", type=Path, help="Markdown to write (default docs/performance.md)"
     )
     parser.add_argument("--json", type=Path, help="also write the raw measurements here")
+    parser.add_argument(
+        "--render",
+        type=Path,
+        metavar="JSON",
+        help="measure nothing: write the Markdown from a file that --json wrote",
+    )
     parser.add_argument("-q", "--quiet", action="store_true")
     args = parser.parse_args(argv)
 
     def say(message: str) -> None:
         if not args.quiet:
             print(message, file=sys.stderr, flush=True)
+
+    if args.render:
+        saved = json.loads(args.render.read_text(encoding="utf-8"))["report"]
+        saved["targets"] = targets(saved)
+        output = args.output or DEFAULT_OUTPUT
+        _write(markdown(saved, saved.get("command") or _command(args)), output, say)
+        return 0
 
     if args.quick:
         estates = [QUICK]
@@ -647,7 +660,12 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as exc:  # no Chromium: the rest still runs
             say(f"not opening the HTML report: {exc}")
     started = time.perf_counter()
-    report: dict[str, Any] = {"machine": machine(), "runs": runs, "scales": []}
+    report: dict[str, Any] = {
+        "machine": machine(),
+        "runs": runs,
+        "scales": [],
+        "command": _command(args),
+    }
     raw: dict[str, Any] = {"scales": []}
     try:
         if args.quick:
@@ -678,27 +696,42 @@ def main(argv: list[str] | None = None) -> int:
     report["targets"] = targets(report)
     report["elapsed_s"] = time.perf_counter() - started
 
-    command = "PYTHONPATH=. .venv/bin/python -m bench.run " + " ".join(
-        argv if argv is not None else sys.argv[1:]
-    )
-    text = markdown(report, command.strip())
-    if output is not None:
-        kept = ""
-        if output.is_file():
-            old = output.read_text(encoding="utf-8")
-            if ANALYSIS_MARK in old:
-                kept = old[old.index(ANALYSIS_MARK) :]
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(
-            text + ("\n" + kept if kept else f"\n{ANALYSIS_MARK}\n"), encoding="utf-8"
-        )
-        say(f"wrote {output}")
-    else:
-        sys.stdout.write(text + "\n")
+    _write(markdown(report, report["command"]), output, say)
     if args.json:
         args.json.write_text(json.dumps({"report": report, "raw": raw}, indent=1), encoding="utf-8")
     say(f"done in {report['elapsed_s']:.0f} s")
     return 0
+
+
+def _command(args: argparse.Namespace) -> str:
+    """The command that measures what ``args`` asks for (output files left out)."""
+    words = ["PYTHONPATH=. .venv/bin/python -m bench.run"]
+    if args.quick:
+        words.append("--quick")
+    else:
+        words += [f"--scale {args.scale}", f"--runs {args.runs}"]
+        if args.naive_scale != 1 / 16:
+            words.append(f"--naive-scale {args.naive_scale:g}")
+        if args.no_browser:
+            words.append("--no-browser")
+    if args.no_simulation:
+        words.append("--no-simulation")
+    return " ".join(words)
+
+
+def _write(text: str, output: Path | None, say: Any) -> None:
+    """The Markdown to ``output`` (keeping its analysis after ANALYSIS_MARK), or stdout."""
+    if output is None:
+        sys.stdout.write(text + "\n")
+        return
+    kept = ""
+    if output.is_file():
+        old = output.read_text(encoding="utf-8")
+        if ANALYSIS_MARK in old:
+            kept = old[old.index(ANALYSIS_MARK) :]
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(text + ("\n" + kept if kept else f"\n{ANALYSIS_MARK}\n"), encoding="utf-8")
+    say(f"wrote {output}")
 
 
 if __name__ == "__main__":
