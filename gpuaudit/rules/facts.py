@@ -112,8 +112,16 @@ class Facts:
     def cluster_gpu_vms(self, cluster: str) -> list[Vm]:
         return self._cluster_gpu_vms.get(cluster, [])
 
+    @cached_property
+    def _host_gpu_vms(self) -> dict[str, list[Vm]]:
+        out: dict[str, list[Vm]] = {}
+        for vm in self.gpu_vms:
+            if vm.host is not None:
+                out.setdefault(vm.host, []).append(vm)
+        return out
+
     def host_gpu_vms(self, host: str) -> list[Vm]:
-        return [vm for vm in self.gpu_vms if vm.host == host]
+        return list(self._host_gpu_vms.get(host, []))
 
     def restart_priority(self, vm: Vm) -> str:
         """The VM's effective HA restart priority."""
@@ -126,8 +134,16 @@ class Facts:
         return value if value in PRIORITIES else "medium"
 
     # Clusters and hosts
+    @cached_property
+    def _cluster_hosts(self) -> dict[str, list[Host]]:
+        out: dict[str, list[Host]] = {}
+        for host in self.inventory.hosts:
+            if host.cluster is not None:
+                out.setdefault(host.cluster, []).append(host)
+        return out
+
     def cluster_hosts(self, cluster: str) -> list[Host]:
-        return [h for h in self.inventory.hosts if h.cluster == cluster]
+        return list(self._cluster_hosts.get(cluster, []))
 
     def connected_hosts(self, cluster: str) -> list[Host]:
         return [h for h in self.cluster_hosts(cluster) if h.connected]
