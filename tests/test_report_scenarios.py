@@ -1,12 +1,11 @@
-"""Reports of the lab's scenarios, checked by the real rules: every format, every reader.
+"""Reports of the lab's recorded estates, checked by the real rules: every format, every reader.
 
-The inventory comes from the scenario file (tests/lab/expected.py), the verdicts
-from gpuaudit.check.run_checks. A scenario file that does not exist yet is skipped.
+The inventory is replayed from each committed cassette (offline), the verdicts
+come from gpuaudit.check.run_checks: the same path as `gpuaudit scan --replay`.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -14,27 +13,20 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from gpuaudit import scan
+from gpuaudit.check import run_checks
 from gpuaudit.report import FORMATS, report_schema, write_reports
 from gpuaudit.results import AuditResult
+from tests.conftest import CASSETTES, RECORDED
 from tests.report_tools import ARTIFACTS, Chromium
 from tests.test_report_html import assert_safe
 from tests.test_report_office import convert
 
-ROOT = Path(__file__).resolve().parent.parent
-SCENARIOS = ("broken", "hostile", "scenario-a", "scenario-b", "scenario-c", "demo")
+SCENARIOS = RECORDED
 
 
 def checked(name: str) -> AuditResult:
-    path = ROOT / "tests" / "scenarios" / f"{name}.yaml"
-    if not path.exists():
-        pytest.skip(f"{path.name} is not in this checkout yet")
-    if importlib.util.find_spec("gpuaudit.check") is None:
-        pytest.skip("gpuaudit.check is not in this checkout yet")
-    from gpuaudit.check import run_checks
-    from tests.lab.expected import expected_inventory
-    from tests.lab.scenario import load_scenario
-
-    return run_checks(expected_inventory(load_scenario(path)))
+    return run_checks(scan.obtain_inventory(scan.Replay(CASSETTES / f"{name}.yaml")))
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
