@@ -23,6 +23,8 @@ SCHEMA_VERSION = 1
 
 T = TypeVar("T")
 
+HOST_AGENT = "HostAgent"  # about.apiType of a standalone ESXi host (a vCenter's: VirtualCenter)
+
 
 @dataclass
 class VCenter:
@@ -35,8 +37,14 @@ class VCenter:
     api_version: str = ""
     api_type: str = ""  # "VirtualCenter" or "HostAgent" (a standalone ESXi host)
     instance_uuid: str = ""
-    # vgpu.hotmigrate.enabled: None when the setting could not be read.
+    # vgpu.hotmigrate.enabled: None when the setting could not be read, and on a
+    # standalone ESXi host, which has no such setting.
     vgpu_hotmigrate_enabled: bool | None = None
+
+    @property
+    def standalone_esxi(self) -> bool:
+        """The server is one ESXi host, not a vCenter: it has no vMotion, no vSphere HA."""
+        return self.api_type == HOST_AGENT
 
 
 @dataclass

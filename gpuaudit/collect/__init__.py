@@ -69,7 +69,12 @@ def _vcenter(about: Any) -> VCenter:
 
 
 def _hotmigrate(content: Any, inv: Inventory) -> bool | None:
-    """vgpu.hotmigrate.enabled; a key that does not exist means the feature is off."""
+    """vgpu.hotmigrate.enabled; a key that does not exist means the feature is off.
+
+    The setting is vCenter's: a standalone ESXi host has none (None, and no gap).
+    """
+    if inv.vcenter.standalone_esxi:
+        return None
     try:
         options = content.setting.QueryOptions(name=HOTMIGRATE)
     except vim.fault.InvalidName:

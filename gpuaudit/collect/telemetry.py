@@ -4,7 +4,9 @@ Counter ids differ between vCenters, so they are resolved by group, name and
 rollup from ``perfCounter``, never hard-coded. The window ends at the server's
 own clock (``CurrentTime``), so a recorded session replays the same query
 whatever the wall clock says at replay. One QueryPerf call carries the specs of
-up to 50 hosts, so the number of calls grows by one per 50 GPU hosts.
+up to 50 hosts, so the number of calls grows by one per 50 GPU hosts. A
+standalone ESXi host keeps only the last hour of real-time samples and serves no
+rollups of its own, so there the window is at most that hour.
 
 Each counter instance names one physical GPU. Which names ESXi uses is only
 partly confirmed (docs/inventory-schema.md): an instance that is a PCI address
@@ -97,11 +99,16 @@ def choose_interval(window: dt.timedelta, intervals: Sequence[Any]) -> tuple[int
     enabled = sorted((i for i in intervals or [] if i.enabled), key=lambda i: int(i.samplingPeriod))
     for interval in enabled:
         if dt.timedelta(seconds=int(interval.length)) >= window:
-            return int(interval.samplingPeriod), int(interval.level)
+            return int(interval.samplingPeriod), _level(interval)
     if enabled:
         longest = enabled[-1]
-        return int(longest.samplingPeriod), int(longest.level)
+        return int(longest.samplingPeriod), _level(longest)
     return 300, None  # vCenter's 5-minute interval, when it does not list its intervals
+
+
+def _level(interval: Any) -> int | None:
+    """An interval's statistics level; ESXi's own interval has none."""
+    return int(interval.level) if interval.level is not None else None
 
 
 def collect_telemetry(
@@ -113,7 +120,17 @@ def collect_telemetry(
     window: dt.timedelta = DEFAULT_WINDOW,
 ) -> None:
     """Fill inv.telemetry, each GPU host's telemetry and each GPU's counters."""
-    tel = inv.telemetry = Telemetry(collected=True, window_hours=window.total_seconds() / 3600)
+    esxi_note = ""
+    if inv.vcenter.standalone_esxi and window > REALTIME_SPAN:
+        # ESXi keeps an hour of real-time samples and serves no rollups of its own.
+        window = REALTIME_SPAN
+        esxi_note = (
+            "a standalone ESXi host keeps GPU counters for the last hour only (20-second "
+            "samples): the window is that hour"
+        )
+    tel = inv.telemetry = Telemetry(
+        collected=True, window_hours=window.total_seconds() / 3600, note=esxi_note
+    )
     start = now - window
     tel.start, tel.end = _iso(start), _iso(now)
     hosts = [h for h in inv.hosts if h.gpus and h.connected]
@@ -136,8 +153,9 @@ def collect_telemetry(
         _mark(hosts, "none", tel.note)
         return
     needed = max(c.per_device_level for c in counters.values())
+    level_note = ""  # why hosts report no values, when the level explains it
     if level is not None and level < needed:
-        tel.note = (
+        level_note = tel.note = (
             f"the statistics level of the {interval}-second interval is {level}; vCenter keeps "
             f"per-GPU counters from level {needed}"
         )
@@ -169,7 +187,7 @@ def collect_telemetry(
             continue
         answered = {str(r.entity._moId): r for r in results if r.entity is not None}
         for h in batch:
-            _apply(h, answered.get(h.moref), by_key, tel.note)
+            _apply(h, answered.get(h.moref), by_key, level_note)
 
 
 def _apply(host: Host, metric: Any, counters: dict[int, Counter], note: str) -> None:
