@@ -121,6 +121,8 @@ def shared_files(ctx: Context) -> Iterator[Verdict]:
 )
 def fixed_passthrough(ctx: Context) -> Iterator[Verdict]:
     f = ctx.facts
+    if f.inventory.vcenter.standalone_esxi:
+        return  # no vMotion and no HA without a vCenter, whatever the device
     for vm in f.gpu_vms:
         devices = [a.pci_id for a in vm.gpus if a.kind == "passthrough"]
         if devices:

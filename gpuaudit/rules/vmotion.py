@@ -30,7 +30,7 @@ _PREREQ = (
 def hotmigrate(ctx: Context) -> Iterator[Verdict]:
     inv = ctx.facts.inventory
     vgpu_vms = [vm.name for vm in ctx.facts.gpu_vms if F.is_vgpu_vm(vm)]
-    if not vgpu_vms or inv.vcenter.api_type == "HostAgent":
+    if not vgpu_vms or inv.vcenter.standalone_esxi:
         return
     value = inv.vcenter.vgpu_hotmigrate_enabled
     evidence = {"setting": "vgpu.hotmigrate.enabled", "value": value, "vgpu_vms": len(vgpu_vms)}
@@ -151,6 +151,8 @@ def vmotion_nic(ctx: Context) -> Iterator[Verdict]:
 )
 def migrate_supported(ctx: Context) -> Iterator[Verdict]:
     f = ctx.facts
+    if f.inventory.vcenter.standalone_esxi:
+        return  # vMotion needs a vCenter
     for vm in f.gpu_vms:
         vgpus = [a for a in vm.gpus if a.kind == "vgpu"]
         if not vgpus:
@@ -190,6 +192,8 @@ def migrate_supported(ctx: Context) -> Iterator[Verdict]:
 )
 def esxi_version(ctx: Context) -> Iterator[Verdict]:
     f = ctx.facts
+    if f.inventory.vcenter.standalone_esxi:
+        return  # vMotion needs a vCenter
     for host in f.inventory.hosts:
         if not host.connected or not any(F.is_vgpu_vm(vm) for vm in f.host_gpu_vms(host.name)):
             continue
@@ -221,6 +225,8 @@ def esxi_version(ctx: Context) -> Iterator[Verdict]:
 )
 def vmotion_speed(ctx: Context) -> Iterator[Verdict]:
     f = ctx.facts
+    if f.inventory.vcenter.standalone_esxi:
+        return  # vMotion needs a vCenter
     for host in f.inventory.hosts:
         speeds = [n.uplink_speed_mbps for n in host.vmotion_nics if n.uplink_speed_mbps]
         if not speeds or not any(F.is_vgpu_vm(vm) for vm in f.host_gpu_vms(host.name)):
