@@ -93,6 +93,7 @@ def test_seed_scenarios_expect_their_design(name: str, letter: str) -> None:
 def test_base_loads_with_every_default(tmp_path: Path) -> None:
     s = load(tmp_path, BASE)
     assert s["vcenter"] == {
+        "kind": "vcenter",
         "name": "VMware vCenter Server",
         "version": "8.0.3",
         "build": "24022515",
@@ -475,3 +476,150 @@ def test_generate_cli_writes_a_loadable_file(tmp_path: Path) -> None:
     assert out.read_text(encoding="utf-8").startswith("# Generated")
     assert sc.load_scenario(out) == sc.normalise(yaml.safe_load(out.read_text(encoding="utf-8")))
     assert sc.load_scenario(out) == sc.normalise(gen.generate(2, 2, 2, 20))
+
+
+# -- a standalone ESXi host -------------------------------------------------------
+
+ESXI = """\
+description: one ESXi host
+vcenter:
+  kind: esxi
+datacenters:
+  - standalone_hosts:
+      - name: esx01
+        version: 7.0.3
+        build: "21930508"
+        gpus:
+          - {pci_id: "0000:3b:00.0", device_id: 0x27b8}
+        vgpu_profiles: [{name: grid_l4-4q}]
+    datastores:
+      - name: local01
+        mounts: [{host: esx01}]
+    vms:
+      - {name: vm1, host: esx01, gpus: [{vgpu: grid_l4-4q}]}
+"""
+
+
+def test_esxi_server_takes_its_about_from_the_host(tmp_path: Path) -> None:
+    s = load(tmp_path, ESXI)
+    assert s["vcenter"] == {
+        "kind": "esxi",
+        "name": "VMware ESXi",
+        "version": "7.0.3",
+        "build": "21930508",
+        "api_version": "8.0.3.0",
+        "settings": {},
+        "statistics_level": None,
+        "gpu_counters": ["utilization", "mem.used", "mem.usage", "temperature", "power.used"],
+        "gpu_counter_key": 1000,
+        "licence": None,
+    }
+    (dc,) = s["datacenters"]
+    assert (dc["name"], dc["clusters"]) == ("ha-datacenter", [])
+    assert [h["name"] for h in dc["standalone_hosts"]] == ["esx01"]
+    assert sc.normalise(json.loads(json.dumps(s))) == s
+    # Written out, the host's values are accepted.
+    same = ESXI.replace("  kind: esxi\n", "  kind: esxi\n  version: 7.0.3\n  name: VMware ESXi\n")
+    assert load(tmp_path, same) == s
+
+
+ESXI_ERRORS = [
+    pytest.param(
+        "  kind: esxi\n",
+        "  kind: esxi\n  settings: {vgpu.hotmigrate.enabled: true}\n",
+        "'settings' of vcenter (kind esxi) is for a vCenter",
+        "settings:",
+        id="settings",
+    ),
+    pytest.param(
+        "  kind: esxi\n",
+        "  kind: esxi\n  statistics_level: 4\n",
+        "'statistics_level' of vcenter (kind esxi) is for a vCenter",
+        "statistics_level: 4",
+        id="statistics-level",
+    ),
+    pytest.param(
+        "  kind: esxi\n",
+        "  kind: esxi\n  licence: {edition: eval}\n",
+        "'licence' of vcenter (kind esxi) is for a vCenter",
+        "licence:",
+        id="licence",
+    ),
+    pytest.param(
+        "  kind: esxi\n",
+        "  kind: esxi\n  build: '1'\n",
+        "'build' of vcenter (kind esxi) is its host's build (21930508), not '1'",
+        "build: '1'",
+        id="build-differs",
+    ),
+    pytest.param(
+        "  kind: esxi\n",
+        "  kind: esxi\n  gpu_counter_key: 65530\n",
+        "'gpu_counter_key' of vcenter (kind esxi) must be between 1000 and 65522",
+        "gpu_counter_key",
+        id="counter-ids",
+    ),
+    pytest.param(
+        "  kind: esxi\n",
+        "  kind: vcsa\n",
+        "'kind' of vcenter must be one of vcenter, esxi, not 'vcsa'",
+        "kind: vcsa",
+        id="kind",
+    ),
+    pytest.param(
+        "  - standalone_hosts:\n",
+        "  - name: DC1\n    standalone_hosts:\n",
+        "the datacenter of an ESXi host is ha-datacenter, not 'DC1'",
+        "name: DC1",
+        id="datacenter-name",
+    ),
+    pytest.param(
+        "      - {name: vm1, host: esx01, gpus: [{vgpu: grid_l4-4q}]}\n",
+        "      - {name: vm1, host: esx01, gpus: [{vgpu: grid_l4-4q}]}\n  - name: other\n",
+        "a scenario of kind esxi has exactly one datacenter, ha-datacenter",
+        "- name: other",
+        id="two-datacenters",
+    ),
+    pytest.param(
+        "  - standalone_hosts:\n",
+        "  - clusters: [{name: c1, hosts: [{name: esx02}]}]\n    standalone_hosts:\n",
+        "an ESXi host has no clusters: the host goes in standalone_hosts",
+        "clusters:",
+        id="cluster",
+    ),
+    pytest.param(
+        "    datastores:\n",
+        "      - {name: esx02}\n    datastores:\n",
+        "a scenario of kind esxi has exactly one standalone host",
+        "- {name: esx02}",
+        id="two-hosts",
+    ),
+    pytest.param(
+        "        version: 7.0.3\n",
+        "        version: 7.0.3\n        connection: disconnected\n",
+        "the ESXi host esx01 is the server itself, so it is connected",
+        "connection: disconnected",
+        id="disconnected",
+    ),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "message", "on_line"), ESXI_ERRORS)
+def test_esxi_errors_name_file_and_line(
+    tmp_path: Path, old: str, new: str, message: str, on_line: str
+) -> None:
+    assert old in ESXI
+    text = ESXI.replace(old, new, 1)
+    path = write(tmp_path, text)
+    with pytest.raises(sc.ScenarioError) as info:
+        sc.load_scenario(path)
+    error = str(info.value)
+    assert message in error, error
+    line = int(error[len(str(path)) + 1 :].split(":", 1)[0])
+    assert on_line in text.splitlines()[line - 1], (line, error)
+
+
+def test_esxi_without_hosts_is_refused(tmp_path: Path) -> None:
+    text = ESXI.split("  - standalone_hosts:")[0] + "  - datastores: []\n"
+    with pytest.raises(sc.ScenarioError, match="exactly one standalone host"):
+        load(tmp_path, text)

@@ -38,6 +38,7 @@ type estate struct {
 	ctx      context.Context
 	client   *vim25.Client
 	api      apiVersion
+	esx      bool // a standalone ESXi host (esxi.go), not a vCenter
 
 	hosts      map[string]*hostEntry
 	datastores map[string]*simulator.Datastore
@@ -77,10 +78,19 @@ func buildEstate(s *Scenario) (*simulator.Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := simulator.VPX()
-	// No inventory of the simulator's own: the scenario declares all of it.
-	m.Datacenter, m.Cluster, m.ClusterHost, m.Host = 0, 0, 0, 0
-	m.Datastore, m.Machine, m.Portgroup, m.Pool = 0, 0, 0, 0
+	esx := s.VCenter.Kind == "esxi"
+	var m *simulator.Model
+	if esx {
+		// ESXi's own inventory: ha-datacenter and its host, which the scenario's
+		// one host becomes; no datastore or VM of the simulator's.
+		m = simulator.ESX()
+		m.Datastore, m.Machine = 0, 0
+	} else {
+		m = simulator.VPX()
+		// No inventory of the simulator's own: the scenario declares all of it.
+		m.Datacenter, m.Cluster, m.ClusterHost, m.Host = 0, 0, 0, 0
+		m.Datastore, m.Machine, m.Portgroup, m.Pool = 0, 0, 0, 0
+	}
 	m.Autostart = false
 	about := &m.ServiceContent.About
 	about.Name = s.VCenter.Name
@@ -103,6 +113,7 @@ func buildEstate(s *Scenario) (*simulator.Model, error) {
 		ctx:        ctx,
 		client:     client,
 		api:        api,
+		esx:        esx,
 		hosts:      map[string]*hostEntry{},
 		datastores: map[string]*simulator.Datastore{},
 		vms:        map[string]*simulator.VirtualMachine{},
@@ -115,23 +126,18 @@ func buildEstate(s *Scenario) (*simulator.Model, error) {
 }
 
 func (e *estate) build() error {
-	root := object.NewRootFolder(e.client)
 	var dcs []*datacenterEntry
 	for i := range e.scenario.Datacenters {
 		spec := &e.scenario.Datacenters[i]
-		dc, err := root.CreateDatacenter(e.ctx, vcName(spec.Name))
-		if err != nil {
-			return fmt.Errorf("datacenter %q: %v", spec.Name, err)
+		add := e.addDatacenter
+		if e.esx {
+			add = e.adoptESX
 		}
-		folders, err := dc.Folders(e.ctx)
+		entry, err := add(spec)
 		if err != nil {
-			return fmt.Errorf("datacenter %q: %v", spec.Name, err)
-		}
-		entry := &datacenterEntry{spec: spec, obj: get(dc.Reference()).(*simulator.Datacenter), folders: folders}
-		dcs = append(dcs, entry)
-		if err := e.addComputeResources(entry); err != nil {
 			return err
 		}
+		dcs = append(dcs, entry)
 	}
 	// Storage first: VMs refer to datastores, and hosts list the LUNs behind them.
 	for _, dc := range dcs {
@@ -163,6 +169,23 @@ func (e *estate) build() error {
 	e.installTelemetry()
 	e.installLicences()
 	return nil
+}
+
+// addDatacenter creates a datacenter of a vCenter with its clusters and hosts.
+func (e *estate) addDatacenter(spec *Datacenter) (*datacenterEntry, error) {
+	dc, err := object.NewRootFolder(e.client).CreateDatacenter(e.ctx, vcName(spec.Name))
+	if err != nil {
+		return nil, fmt.Errorf("datacenter %q: %v", spec.Name, err)
+	}
+	folders, err := dc.Folders(e.ctx)
+	if err != nil {
+		return nil, fmt.Errorf("datacenter %q: %v", spec.Name, err)
+	}
+	entry := &datacenterEntry{spec: spec, obj: get(dc.Reference()).(*simulator.Datacenter), folders: folders}
+	if err := e.addComputeResources(entry); err != nil {
+		return nil, err
+	}
+	return entry, nil
 }
 
 // addSettings puts the scenario's vCenter advanced settings in content.setting,

@@ -5,8 +5,8 @@ This is the test oracle for the collector: it reads the normalised scenario
 for the lab serving it. It never calls the collector, so a collector bug cannot
 hide in its own expectations.
 
-Values that only the server chooses (morefs, device keys, labels, the product
-name) are left empty here; ``comparable`` blanks them on both sides.
+Values that only the server chooses (morefs, device keys, labels, the instance
+UUID) are left empty here; ``comparable`` blanks them on both sides.
 """
 
 from __future__ import annotations
@@ -61,32 +61,45 @@ _FIELDS = {
 }
 WINDOW_HOURS = 24
 INTERVAL = 300  # the past-day interval, which a 24-hour window reads
+# A standalone ESXi host keeps the last hour of 20-second samples, and no more.
+ESXI_WINDOW_HOURS = 1
+REALTIME_INTERVAL = 20
 TREND_POINTS = 48
 
 
 def expected_inventory(scenario: dict[str, Any]) -> Inventory:
     """The inventory a correct collector builds for ``scenario`` (normalised)."""
     vc = scenario.get("vcenter", {})
+    esxi = vc.get("kind") == "esxi"
     settings = vc.get("settings", {})
     hotmigrate = settings.get("vgpu.hotmigrate.enabled")
     inv = Inventory(
         vcenter=VCenter(
+            name=f"{vc.get('name', '')} {vc.get('version', '')} build-{vc.get('build', '')}",
+            product=str(vc.get("name", "")),
             version=str(vc.get("version", "")),
             build=str(vc.get("build", "")),
             api_version=str(vc.get("api_version", "")),
-            # A missing key means the feature is off (QueryOptions raises InvalidName).
-            vgpu_hotmigrate_enabled=str(hotmigrate).strip().lower() == "true",
+            api_type="HostAgent" if esxi else "VirtualCenter",
+            # A missing key means the feature is off (QueryOptions raises InvalidName);
+            # an ESXi host has no such setting at all.
+            vgpu_hotmigrate_enabled=None if esxi else str(hotmigrate).strip().lower() == "true",
         )
     )
     for dc in scenario["datacenters"]:
         _add_datacenter(inv, dc)
     _add_telemetry(inv, scenario)
-    inv.licensing = Licensing(collected=True, vcenter=_licence(vc["licence"]))
+    # ESXi's licence is its host's own: there is no vCenter licence.
+    vcenter_licence = None if esxi else _licence(vc["licence"])
+    inv.licensing = Licensing(collected=True, vcenter=vcenter_licence)
     return inv
 
 
 def _add_telemetry(inv: Inventory, scenario: dict[str, Any]) -> None:
     vc = scenario["vcenter"]
+    esxi = vc.get("kind") == "esxi"
+    hours = ESXI_WINDOW_HOURS if esxi else WINDOW_HOURS
+    interval = REALTIME_INTERVAL if esxi else INTERVAL
     names = list(vc["gpu_counters"])
     counters = {}
     key = vc["gpu_counter_key"]
@@ -98,8 +111,8 @@ def _add_telemetry(inv: Inventory, scenario: dict[str, Any]) -> None:
     gpu_hosts = [h for h in inv.hosts if h.gpus and h.connected]
     inv.telemetry = Telemetry(
         collected=True,
-        window_hours=WINDOW_HOURS,
-        interval_s=INTERVAL,
+        window_hours=hours,
+        interval_s=interval,
         statistics_level=vc["statistics_level"],
         counters=counters,
         counter_levels={name: _GPU_COUNTER_LEVEL for name in counters},
@@ -108,13 +121,14 @@ def _add_telemetry(inv: Inventory, scenario: dict[str, Any]) -> None:
         ],
         queries=-(-len(gpu_hosts) // 50) if counters else 0,
     )
-    kept = vc["statistics_level"] >= _GPU_COUNTER_LEVEL
+    # Real time (ESXi) always serves the counters; a historical interval from level 4.
+    kept = esxi or vc["statistics_level"] >= _GPU_COUNTER_LEVEL
     specs = {
         h["name"]: h
         for dc in scenario["datacenters"]
         for h in [h for c in dc["clusters"] for h in c["hosts"]] + dc["standalone_hosts"]
     }
-    slots = WINDOW_HOURS * 3600 // INTERVAL
+    slots = hours * 3600 // interval
     for host in gpu_hosts:
         spec = specs[host.name]
         by_pci = {g["pci_id"]: g for g in spec["gpus"]}
@@ -494,8 +508,7 @@ def comparable(inv: Inventory) -> dict[str, Any]:
     """The inventory as a dict with the server-chosen values blanked and lists sorted."""
     data = dataclasses.asdict(inv)
     data["source"] = data["collected_at"] = ""
-    for key in ("name", "product", "api_type", "instance_uuid"):
-        data["vcenter"][key] = ""
+    data["vcenter"]["instance_uuid"] = ""
     for kind in ("clusters", "hosts", "datastores", "vms"):
         for obj in data[kind]:
             obj["moref"] = ""

@@ -4,7 +4,9 @@ package main
 // assigns the licences the scenario declares: LicenseManager.licenses lists each
 // distinct licence once, and QueryAssignedLicenses answers with the vCenter's
 // and every host's assignment (all of them without an entity, or the one asked
-// for), each carrying its licence with the edition, expiry and features.
+// for), each carrying its licence with the edition, expiry and features. A
+// standalone ESXi host has no assignment manager; its LicenseManager.licenses
+// holds its own licence alone.
 
 import (
 	"time"
@@ -52,6 +54,12 @@ func licenceInfo(l *Licence) types.LicenseManagerLicenseInfo {
 func (e *estate) installLicences() {
 	content := e.model.ServiceContent
 	lm := simulator.Map.Get(*content.LicenseManager).(*simulator.LicenseManager)
+	if e.esx {
+		// ESXi has no assignment manager: its LicenseManager lists its own licence.
+		host := &e.scenario.Datacenters[0].StandaloneHosts[0]
+		lm.Licenses = []types.LicenseManagerLicenseInfo{licenceInfo(&host.Licence)}
+		return
+	}
 	if lm.LicenseAssignmentManager == nil {
 		return
 	}

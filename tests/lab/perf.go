@@ -99,11 +99,16 @@ func (e *estate) installTelemetry() {
 	}
 	pm.PerfCounter = kept
 	pm.HistoricalInterval = nil
-	for i, iv := range historicalIntervals {
-		pm.HistoricalInterval = append(pm.HistoricalInterval, types.PerfInterval{
-			Key: int32(i + 1), SamplingPeriod: iv.period, Name: iv.name, Length: iv.length,
-			Level: pm.level, Enabled: true,
-		})
+	if e.esx {
+		// ESXi's one interval has no level (0), so a historical query gets no GPU values.
+		pm.HistoricalInterval = []types.PerfInterval{esxHistoricalInterval}
+	} else {
+		for i, iv := range historicalIntervals {
+			pm.HistoricalInterval = append(pm.HistoricalInterval, types.PerfInterval{
+				Key: int32(i + 1), SamplingPeriod: iv.period, Name: iv.name, Length: iv.length,
+				Level: pm.level, Enabled: true,
+			})
+		}
 	}
 	for _, h := range e.hosts {
 		if !h.connected() {

@@ -18,7 +18,11 @@ type Scenario struct {
 	Faults      ScenarioFaults  `json:"faults"`
 }
 
+// VCenter is the server: a vCenter, or with Kind "esxi" a standalone ESXi host
+// (esxi.go), whose about comes from its one host and which has no settings,
+// statistics level or licence of its own.
 type VCenter struct {
+	Kind            string                 `json:"kind"`
 	Name            string                 `json:"name"`
 	Version         string                 `json:"version"`
 	Build           string                 `json:"build"`
@@ -232,6 +236,16 @@ func loadScenario(path string) (*Scenario, error) {
 	}
 	if len(s.Datacenters) == 0 {
 		return nil, fmt.Errorf("scenario %s: no datacenters", path)
+	}
+	switch s.VCenter.Kind {
+	case "vcenter":
+	case "esxi":
+		dc := s.Datacenters[0]
+		if len(s.Datacenters) != 1 || len(dc.Clusters) != 0 || len(dc.StandaloneHosts) != 1 {
+			return nil, fmt.Errorf("scenario %s: an ESXi host has one datacenter with one standalone host and no cluster", path)
+		}
+	default:
+		return nil, fmt.Errorf("scenario %s: vcenter.kind %q is neither vcenter nor esxi", path, s.VCenter.Kind)
 	}
 	return &s, nil
 }

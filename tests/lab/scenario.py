@@ -185,6 +185,14 @@ COUNTER_INSTANCES = ("pci", "index")
 TELEMETRY_SERIES = ("utilization", "memory_used_mb", "temperature_c", "power_w")
 MAX_SERIES = 10_000  # samples per series
 EVALUATION_KEY = "00000-00000-00000-00000-00000"
+SERVER_KINDS = ("vcenter", "esxi")
+# A standalone ESXi host (vcenter.kind esxi): what its about says, and the name of
+# its one datacenter.
+ESXI_NAME = "VMware ESXi"
+ESXI_DATACENTER = "ha-datacenter"
+# The ESX simulator numbers its own counters from 65536; the lab's GPU counters
+# (at most 14 ids from gpu_counter_key) stay below them.
+ESXI_COUNTER_KEY_MAX = 65536 - 14
 HOST_EDITION = "esx.enterprisePlus.cpuPackageCoreLimited"
 VCENTER_EDITION = "vc.standard.instance"
 # The lab's stand-ins for what vSphere reports per edition. vSphere's own key for
@@ -300,6 +308,7 @@ class _Normaliser:
         self.clusters: dict[str, dict[str, Any]] = {}
         self.datacenters: set[str] = set()
         self.device_lines: dict[int, int | None] = {}  # id(VM GPU device) -> its line
+        self.esxi_about: dict[Any, Any] = {}  # the vcenter section of a kind esxi scenario
 
     # -- reporting ----------------------------------------------------------
 
@@ -443,10 +452,17 @@ class _Normaliser:
         )
         description = self.string(top, "description", "the scenario", "")
         vcenter = self.vcenter(top)
+        esxi = vcenter["kind"] == "esxi"
         dcs = self.items(top, "datacenters", "the scenario")
         if not dcs:
             self.fail(_line_of(top, "datacenters"), "the scenario needs at least one datacenter")
-        datacenters = [self.datacenter(dc, line, i) for dc, line, i in dcs]
+        if esxi and len(dcs) > 1:
+            self.fail(
+                dcs[1][1], f"a scenario of kind esxi has exactly one datacenter, {ESXI_DATACENTER}"
+            )
+        datacenters = [self.datacenter(dc, line, i, esxi) for dc, line, i in dcs]
+        if esxi:
+            self.esxi_host(top, vcenter, dcs[0][0], datacenters[0])
         expect = [
             self.expectation(e, line) for e, line, _ in self.items(top, "expect", "the scenario")
         ]
@@ -485,10 +501,13 @@ class _Normaliser:
             "vcenter",
             "the scenario",
             (
-                "name", "version", "build", "api_version", "settings", "statistics_level",
+                "kind", "name", "version", "build", "api_version", "settings", "statistics_level",
                 "gpu_counters", "gpu_counter_key", "licence",
             ),
         )  # fmt: skip
+        kind = self.string(vc, "kind", what, "vcenter", SERVER_KINDS)
+        if kind == "esxi":
+            return self.esxi_server(vc)
         api = self.string(vc, "api_version", what, "8.0.3.0")
         if not _API_VERSION.match(api):
             self.fail(
@@ -511,6 +530,7 @@ class _Normaliser:
                 self.fail(key_line, "setting 'vgpu.hotmigrate.enabled' must be true or false")
             settings[key] = value
         return {
+            "kind": kind,
             "name": self.string(vc, "name", what, "VMware vCenter Server"),
             "version": self.string(vc, "version", what, "8.0.3"),
             "build": str(self.string_or_int(vc, "build", what, "24022515")),
@@ -521,6 +541,80 @@ class _Normaliser:
             "gpu_counter_key": self.integer(vc, "gpu_counter_key", what, 1000, minimum=1000),
             "licence": self.licence(vc, what, VCENTER_EDITION),
         }
+
+    def esxi_server(self, vc: dict[Any, Any]) -> dict[str, Any]:
+        """The server of a standalone ESXi host: its about comes from its one host
+        (esxi_host fills in version and build), and it has nothing vCenter's."""
+        what = "vcenter (kind esxi)"
+        refused = {
+            "statistics_level": "an ESXi host has no statistics levels; it keeps the last "
+            "hour of 20-second samples",
+            "licence": "an ESXi host's licence is the 'licence' of its standalone host",
+        }
+        for key, why in refused.items():
+            if self.get(vc, key, None)[2]:
+                self.fail(_line_of(vc, key), f"{key!r} of {what} is for a vCenter: {why}")
+        settings, line, given = self.get(vc, "settings", {})
+        if given and settings != {}:
+            self.fail(
+                line,
+                f"'settings' of {what} is for a vCenter: an ESXi host has no vCenter advanced "
+                "settings (vgpu.hotmigrate.enabled)",
+            )
+        api = self.string(vc, "api_version", what, "8.0.3.0")
+        if not _API_VERSION.match(api):
+            self.fail(
+                _line_of(vc, "api_version"), f"api_version must look like 8.0.3.0, not {api!r}"
+            )
+        self.esxi_about = vc
+        key = self.integer(
+            vc, "gpu_counter_key", what, 1000, minimum=1000, maximum=ESXI_COUNTER_KEY_MAX
+        )
+        return {
+            "kind": "esxi",
+            "name": self.string(vc, "name", what, ESXI_NAME, (ESXI_NAME,)),
+            "version": "",  # the host's (esxi_host)
+            "build": "",
+            "api_version": api,
+            "settings": {},
+            "statistics_level": None,
+            "gpu_counters": self.counter_names(vc),
+            "gpu_counter_key": key,
+            "licence": None,
+        }
+
+    def esxi_host(
+        self, top: dict[Any, Any], server: dict[str, Any], dc: Any, spec: dict[str, Any]
+    ) -> None:
+        """A standalone ESXi host: its one datacenter has no cluster and one connected host."""
+        if spec["clusters"]:
+            self.fail(
+                _line_of(dc, "clusters"),
+                "an ESXi host has no clusters: the host goes in standalone_hosts",
+            )
+        hosts = spec["standalone_hosts"]
+        if len(hosts) != 1:
+            line = _line_of(dc["standalone_hosts"], 1) if len(hosts) > 1 else _line_of(dc)
+            self.fail(
+                line or _line_of(top, "datacenters"),
+                "a scenario of kind esxi has exactly one standalone host: the ESXi host itself",
+            )
+        host = hosts[0]
+        if host["connection"] != "connected":
+            raw_host = dc["standalone_hosts"][0]
+            self.fail(
+                _line_of(raw_host, "connection"),
+                f"the ESXi host {host['name']} is the server itself, so it is connected",
+            )
+        for key in ("version", "build"):
+            value, line, given = self.get(self.esxi_about, key, None)
+            if given and str(value) != host[key]:
+                self.fail(
+                    line,
+                    f"{key!r} of vcenter (kind esxi) is its host's {key} ({host[key]}), "
+                    f"not {value!r}: leave it out",
+                )
+            server[key] = host[key]
 
     def counter_names(self, vc: dict[Any, Any]) -> list[str]:
         value, line, given = self.get(vc, "gpu_counters", list(GPU_COUNTER_NAMES))
@@ -598,7 +692,7 @@ class _Normaliser:
             self.fail(line, f"{key!r} of {what} must be a string, not {_kind(value)}")
         return str(value)
 
-    def datacenter(self, dc: Any, line: int | None, index: int) -> dict[str, Any]:
+    def datacenter(self, dc: Any, line: int | None, index: int, esxi: bool) -> dict[str, Any]:
         dc = self.mapping(
             dc,
             f"datacenter #{index + 1}",
@@ -606,7 +700,15 @@ class _Normaliser:
             ("name", "clusters", "standalone_hosts", "datastores", "vms"),
             kind="datacenter",
         )
-        name = self.name(dc, f"datacenter #{index + 1}")
+        if esxi and not self.get(dc, "name", None)[2]:
+            name = ESXI_DATACENTER
+        else:
+            name = self.name(dc, f"datacenter #{index + 1}")
+        if esxi and name != ESXI_DATACENTER:
+            self.fail(
+                _line_of(dc, "name"),
+                f"the datacenter of an ESXi host is {ESXI_DATACENTER}, not {name!r}",
+            )
         if name in self.datacenters:
             self.fail(_line_of(dc, "name"), f"two datacenters are named {name!r}")
         self.datacenters.add(name)
