@@ -15,7 +15,16 @@ ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "tests" / "scenarios"
 CASSETTES = ROOT / "cassettes"
 # Scenarios with a committed cassette; each must have one (tests/test_cassettes.py).
-RECORDED = ("scenario-a", "scenario-b", "scenario-c", "broken", "hostile", "demo", "telemetry")
+RECORDED = (
+    "scenario-a",
+    "scenario-b",
+    "scenario-c",
+    "broken",
+    "hostile",
+    "demo",
+    "telemetry",
+    "esxi",
+)
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 

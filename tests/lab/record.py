@@ -23,7 +23,16 @@ from tests.lab.lab import Lab
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "tests" / "scenarios"
 CASSETTES = ROOT / "cassettes"
-RECORDED = ("scenario-a", "scenario-b", "scenario-c", "broken", "hostile", "demo", "telemetry")
+RECORDED = (
+    "scenario-a",
+    "scenario-b",
+    "scenario-c",
+    "broken",
+    "hostile",
+    "demo",
+    "telemetry",
+    "esxi",
+)
 
 # Values a server chooses afresh in every session: they differ between two
 # recordings of the same estate and say nothing about it.
