@@ -94,6 +94,9 @@ def operations_view(inv: Inventory) -> OperationsView:
                 row.note = host.telemetry.reason if host.telemetry else "not queried"
                 if host.telemetry is not None and host.telemetry.status == "reported":
                     row.note = "no counter instance matched this GPU"
+                if gpu.passthrough_active or gpu.graphics_type == "direct":
+                    # The host has no driver for a passed-through GPU: only the guest sees it.
+                    row.note = "passthrough: the host cannot read this GPU; monitor it in the guest"
             rows.append(row)
     return OperationsView(
         collected=tel.collected,
