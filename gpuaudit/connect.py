@@ -107,20 +107,9 @@ def ssl_context(insecure: bool = False, ca_file: str | None = None) -> ssl.SSLCo
 
 
 @contextlib.contextmanager
-def session(
-    server: Server,
-    user: str,
-    password: str,
-    *,
-    insecure: bool = False,
-    ca_file: str | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
-    retry: resilience.RetryPolicy | None = None,
-) -> Iterator[Any]:
-    """Log in and yield the service instance; log out when the block ends."""
-    si = login(
-        server, user, password, insecure=insecure, ca_file=ca_file, timeout=timeout, retry=retry
-    )
+def session(server: Server, user: str, password: str, **options: Any) -> Iterator[Any]:
+    """Log in (``options`` as for ``login``) and yield the service instance; always log out."""
+    si = login(server, user, password, **options)
     try:
         yield si
     finally:

@@ -11,20 +11,12 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-SCENARIOS = ROOT / "tests" / "scenarios"
-CASSETTES = ROOT / "cassettes"
-# Scenarios with a committed cassette; each must have one (tests/test_cassettes.py).
-RECORDED = (
-    "scenario-a",
-    "scenario-b",
-    "scenario-c",
-    "broken",
-    "hostile",
-    "demo",
-    "telemetry",
-    "esxi",
-)
+# Where scenarios and cassettes live, and which scenarios are recorded: one list,
+# shared with the command that records them.
+from tests.lab.record import CASSETTES as CASSETTES
+from tests.lab.record import RECORDED as RECORDED
+from tests.lab.record import ROOT as ROOT
+from tests.lab.record import SCENARIOS
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 

@@ -23,6 +23,7 @@ from tests.lab.lab import Lab
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "tests" / "scenarios"
 CASSETTES = ROOT / "cassettes"
+# Scenarios with a committed cassette; each must have one (tests/test_cassettes.py).
 RECORDED = (
     "scenario-a",
     "scenario-b",
