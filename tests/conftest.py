@@ -63,3 +63,19 @@ def lab_factory() -> Iterator[Any]:
     yield start
     for lab in started:
         lab.stop()
+
+
+def unused_port() -> int:
+    """A loopback port nothing listens on (bound, read, released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def fast(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Retries with millisecond backoff, so tests of failing servers end quickly."""
+    from gpuaudit import resilience
+
+    fast_policy = resilience.RetryPolicy(base_delay=0.01, max_delay=0.02)
+    monkeypatch.setattr(resilience, "DEFAULT", fast_policy)

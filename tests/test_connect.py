@@ -11,6 +11,7 @@ from click.testing import CliRunner, Result
 
 from gpuaudit.cli import EXIT_CONNECT, EXIT_INPUT, main
 from gpuaudit.connect import ConnectError, Server, parse_server
+from tests.conftest import unused_port
 
 
 @pytest.mark.parametrize(
@@ -61,14 +62,8 @@ def test_dns_failure() -> None:
     assert_clean_failure(result, EXIT_CONNECT, "cannot resolve", "--server")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_connection_refused() -> None:
-    port = free_port()
+    port = unused_port()
     result = collect(f"127.0.0.1:{port}")
     assert_clean_failure(result, EXIT_CONNECT, "connection refused", f"127.0.0.1:{port}")
 

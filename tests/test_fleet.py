@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ from click.testing import CliRunner
 
 from gpuaudit.cli import EXIT_CONNECT, EXIT_INPUT, main
 from gpuaudit.fleet import TargetsError, load_targets
+from tests.conftest import unused_port
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -70,12 +70,6 @@ def test_targets_excludes_a_single_server(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["scan", "--targets", str(path), "--demo"])
     assert result.exit_code == EXIT_INPUT
     assert "cannot be combined with --demo" in result.output
-
-
-def unused_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.mark.live

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from gpuaudit import files, resilience
+from gpuaudit import files
 from gpuaudit.cli import EXIT_CONNECT, EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, main
-from gpuaudit.resilience import RetryPolicy
+from tests.conftest import unused_port
 from tests.report_fixtures import realistic_result
 
 
@@ -182,19 +182,6 @@ def test_scan_on_a_really_full_disk(inventory: Path, tmp_path: Path) -> None:
         after = snapshot(out)
         assert {k: v for k, v in after.items() if k in before} == before
         assert not [name for name in after if name.startswith(".")]
-
-
-def unused_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@pytest.fixture
-def fast(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(resilience, "DEFAULT", RetryPolicy(base_delay=0.01, max_delay=0.02))
 
 
 def test_failed_scan_leaves_earlier_files_alone(

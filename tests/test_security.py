@@ -7,7 +7,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-import socket
 import subprocess
 import sys
 import zipfile
@@ -18,10 +17,9 @@ from xml.sax.saxutils import escape
 import pytest
 from click.testing import CliRunner, Result
 
-from gpuaudit import fleet, resilience
+from gpuaudit import fleet
 from gpuaudit.cli import EXIT_CONNECT, EXIT_FINDINGS, EXIT_OK, main
-from gpuaudit.resilience import RetryPolicy
-from tests.conftest import ROOT, SCENARIOS
+from tests.conftest import ROOT, SCENARIOS, unused_port
 
 # Recognisable, and hard to redact: markup, quotes, an ampersand, non-ASCII.
 PASSWORD = "Zebra&Quokka<7391>'\"ü-pw"
@@ -176,17 +174,6 @@ def test_tls_certificate_checked_by_name_not_by_address(lab_factory: Any, tmp_pa
 
 
 # -- password files -------------------------------------------------------------
-
-
-def unused_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@pytest.fixture
-def fast(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(resilience, "DEFAULT", RetryPolicy(base_delay=0.01, max_delay=0.02))
 
 
 @pytest.mark.parametrize(("mode", "warned"), [(0o644, True), (0o640, True), (0o600, False)])
