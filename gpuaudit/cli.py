@@ -257,9 +257,19 @@ telemetry_option = click.option(
 )
 
 
-_ANONYMIZE_HELP = (
-    "With --record: replace every name by a stable pseudonym, in the cassette and reports."
-)
+def record_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """--record and --anonymize, the same for scan and collect."""
+    func = click.option(
+        "--anonymize",
+        is_flag=True,
+        help="With --record: replace every name by a stable pseudonym, in the cassette "
+        "and reports.",
+    )(func)
+    return click.option(
+        "--record",
+        type=click.Path(dir_okay=False),
+        help="Also record the session to this cassette (secrets scrubbed).",
+    )(func)
 
 
 @main.command(epilog=EXIT_STATUS_HELP)
@@ -274,12 +284,7 @@ _ANONYMIZE_HELP = (
     "--replay", type=click.Path(dir_okay=False), help="Analyse a recorded cassette offline."
 )
 @click.option("--demo", is_flag=True, help="Scan the bundled demo estate (no vCenter needed).")
-@click.option(
-    "--record",
-    type=click.Path(dir_okay=False),
-    help="Also record the session to this cassette (secrets scrubbed).",
-)
-@click.option("--anonymize", is_flag=True, help=_ANONYMIZE_HELP)
+@record_options
 @telemetry_option
 @click.option(
     "--output-dir",
@@ -430,10 +435,7 @@ def _scan_fleet(
     type=click.Path(dir_okay=False),
     help="Inventory file to write.  [default: reports/inventory-SERVER-TIME.json]",
 )
-@click.option(
-    "--record", type=click.Path(dir_okay=False), help="Also record the session to this cassette."
-)
-@click.option("--anonymize", is_flag=True, help=_ANONYMIZE_HELP)
+@record_options
 @telemetry_option
 @click.pass_obj
 def collect(

@@ -254,9 +254,7 @@ def _kind(value: Any) -> str:
         return "empty"
     if isinstance(value, bool):
         return "a boolean"
-    if isinstance(value, int):
-        return "a number"
-    if isinstance(value, float):
+    if isinstance(value, (int, float)):
         return "a number"
     if isinstance(value, str):
         return "a string"
