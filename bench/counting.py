@@ -19,6 +19,9 @@ import pyVmomi.SoapAdapter
 
 _OPERATION = re.compile(rb"<(?:[\w-]+:)?Body[^>]*>\s*<(?:[\w-]+:)?([A-Za-z]\w*)")
 PAGE_OPERATION = "ContinueRetrievePropertiesEx"
+# QueryPerf calls after the first are pages of one query: the server's
+# maxQueryMetrics decides how many hosts each carries.
+PAGED_QUERY = "QueryPerf"
 
 
 @dataclass
@@ -33,7 +36,7 @@ class Traffic:
     def since(self, earlier: Traffic) -> dict[str, Any]:
         ops = self.operations - earlier.operations
         soap = {k: v for k, v in ops.items() if not k.startswith("GET ")}
-        pages = soap.get(PAGE_OPERATION, 0)
+        pages = soap.get(PAGE_OPERATION, 0) + max(0, soap.get(PAGED_QUERY, 0) - 1)
         return {
             "soap_requests": sum(soap.values()),
             "pages": pages,

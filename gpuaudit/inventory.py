@@ -303,6 +303,9 @@ class Telemetry:
     counter_levels: dict[str, int] = field(default_factory=dict)
     missing_counters: list[str] = field(default_factory=list)
     queries: int = 0  # QueryPerf calls made
+    # The server's limit on metrics in one QueryPerf (config.vpxd.stats.maxQueryMetrics,
+    # or its default); None: no limit, or not asked.
+    metrics_per_query: int | None = None
     note: str = ""  # a reason that holds for the whole vCenter
 
 

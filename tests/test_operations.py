@@ -29,13 +29,17 @@ from gpuaudit import cassette, connect, scan
 from gpuaudit.check import run_checks
 from gpuaudit.cli import Duration
 from gpuaudit.collect import collect
+from gpuaudit.collect.managers import ManagerProps
 from gpuaudit.collect.telemetry import (
-    HOSTS_PER_QUERY,
+    DEFAULT_QUERY_METRICS,
+    MAX_QUERY_METRICS,
     choose_interval,
+    collect_telemetry,
+    hosts_per_query,
     match_instances,
     resolve_counters,
 )
-from gpuaudit.inventory import Gpu, Inventory, Licence
+from gpuaudit.inventory import Gpu, Host, Inventory, Licence
 from gpuaudit.policy import LicensingPolicy
 from gpuaudit.report import render_html, render_json, render_junit, render_xlsx, report_schema
 from gpuaudit.results import AuditResult
@@ -317,8 +321,11 @@ def test_queryperf_calls_stay_bounded_on_a_large_estate(lab_factory: Any, tmp_pa
     hosts = sum(1 for h in inventory.hosts if h.gpus and h.connected)
     assert hosts == 200
     calls = [cassette.soap_call(i["request"].get("body"))[0] for i in cassette.interactions(out)]
-    bound = -(-hosts // HOSTS_PER_QUERY)
-    assert calls.count("QueryPerf") == inventory.telemetry.queries == bound
+    # vCenter's default limit, 256 metrics, takes 51 hosts' five counters per call:
+    # at most one call per 50 hosts.
+    assert inventory.telemetry.metrics_per_query == DEFAULT_QUERY_METRICS
+    assert calls.count("QueryPerf") == inventory.telemetry.queries == -(-hosts // 51)
+    assert inventory.telemetry.queries <= -(-hosts // 50)
     reported = [h for h in inventory.hosts if h.telemetry and h.telemetry.status == "reported"]
     assert len(reported) == 80  # the vGPU clusters' hosts: 4 of 10 clusters
     assert time.monotonic() - started < 60
@@ -360,3 +367,143 @@ def test_anonymized_cassette_hides_host_names_in_licence_assignments(
     inventory = scan.obtain_inventory(scan.Replay(copy))
     hot = next(h for h in inventory.hosts if h.name == mapping["esx-hot"])
     assert hot.licence is not None and hot.licence.evaluation
+
+
+@pytest.mark.live
+@pytest.mark.parametrize(("limit", "calls"), [(10, 10), (-1, 1)])
+def test_queryperf_pages_follow_the_server_limit(
+    lab_factory: Any, tmp_path: Path, limit: int, calls: int
+) -> None:
+    # maxQueryMetrics 10 allows two hosts' five counters per call; -1 lifts the limit.
+    from tests.lab.generate import generate
+
+    scenario = generate(1, 20, 2, 20, telemetry_samples=4)  # one cluster: vGPU
+    scenario["vcenter"]["settings"][MAX_QUERY_METRICS] = limit
+    lab = lab_factory(scenario)
+    out = tmp_path / "limit.yaml"
+    inventory = _collect(lab, out)
+    asked = [cassette.soap_call(i["request"].get("body"))[0] for i in cassette.interactions(out)]
+    assert asked.count("QueryPerf") == inventory.telemetry.queries == calls
+    assert inventory.telemetry.metrics_per_query == (limit if limit > 0 else None)
+    statuses = {h.telemetry.status for h in inventory.hosts if h.telemetry is not None}
+    assert statuses == {"reported"}
+    assert not [g for g in inventory.gaps if g.property == "gpu counters"]
+
+
+@pytest.mark.live
+def test_the_lab_refuses_a_query_over_its_limit(lab_factory: Any) -> None:
+    # What makes the test above mean something: the lab, like vCenter, refuses more
+    # metrics in one historical query than maxQueryMetrics allows.
+    from tests.lab.generate import generate
+
+    scenario = generate(1, 4, 1, 4, telemetry_samples=4)  # one cluster: vGPU
+    scenario["vcenter"]["settings"][MAX_QUERY_METRICS] = 3
+    lab = lab_factory(scenario)
+    with connect.session(connect.parse_server(lab.url), lab.user, lab.password) as si:
+        content = si.RetrieveContent()
+        host = content.viewManager.CreateContainerView(
+            content.rootFolder, [vim.HostSystem], True
+        ).view[0]
+        now = si.CurrentTime()
+
+        def query(metrics: int) -> Any:
+            spec = vim.PerformanceManager.QuerySpec(
+                entity=host,
+                startTime=now - dt.timedelta(hours=1),
+                endTime=now,
+                intervalId=300,
+                metricId=[
+                    vim.PerformanceManager.MetricId(counterId=1000 + i, instance="*")
+                    for i in range(metrics)
+                ],
+            )
+            return content.perfManager.QueryPerf(querySpec=[spec])
+
+        query(3)
+        with pytest.raises(vim.fault.RestrictedByAdministrator):
+            query(4)
+
+
+# -- QueryPerf paging, on plain data -------------------------------------------------------
+
+
+class _PerfManager:
+    """Answers QueryPerf with no values, and refuses more than ``limit`` metrics per call."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.sizes: list[int] = []
+
+    def QueryPerf(self, querySpec: list[Any]) -> list[Any]:
+        self.sizes.append(len(querySpec))
+        if sum(len(s.metricId) for s in querySpec) > self.limit:
+            raise vim.fault.RestrictedByAdministrator(details="vpxd.stats.maxQueryMetrics")
+        return []
+
+
+class _Setting:
+    def __init__(self, value: int | None) -> None:
+        self.value = value
+
+    def QueryOptions(self, name: str) -> list[Any]:
+        if self.value is None:
+            raise vim.fault.InvalidName(name=name)
+        return [vim.option.OptionValue(key=name, value=self.value)]
+
+
+def _paged(hosts: int, limit: int, setting: int | None) -> tuple[Inventory, _PerfManager]:
+    inv = Inventory()
+    inv.vcenter.version = "8.0.3"
+    inv.hosts = [
+        Host(name=f"esx{i:03}", moref=f"host-{i}", gpus=[Gpu("0000:3b:00.0", 0x10DE, 0x27B8)])
+        for i in range(hosts)
+    ]
+    perf = ManagerProps()
+    perf.values["perfCounter"] = [
+        vim.PerformanceManager.CounterInfo(
+            key=100 + i,
+            nameInfo=vim.ElementDescription(key=name, label=name, summary=name),
+            groupInfo=vim.ElementDescription(key="gpu", label="GPU", summary="GPU"),
+            unitInfo=vim.ElementDescription(key="percent", label="%", summary="%"),
+            rollupType="average",
+            statsType="absolute",
+            level=4,
+            perDeviceLevel=4,
+        )
+        for i, name in enumerate(
+            ("utilization", "mem.used", "mem.usage", "temperature", "power.used")
+        )
+    ]
+    manager = _PerfManager(limit)
+    content = type("Content", (), {"perfManager": manager, "setting": _Setting(setting)})()
+    si = type("Si", (), {"_stub": None})()
+    now = dt.datetime(2026, 11, 30, tzinfo=dt.UTC)
+    collect_telemetry(si, content, inv, perf, now)
+    return inv, manager
+
+
+def test_queryperf_batches_take_as_many_hosts_as_the_limit_allows() -> None:
+    assert hosts_per_query(256, 5, 1000) == 51
+    assert hosts_per_query(64, 5, 1000) == 12
+    assert hosts_per_query(3, 5, 1000) == 1  # never zero hosts
+    assert hosts_per_query(None, 5, 1000) == 1000
+    inv, manager = _paged(120, limit=256, setting=None)  # no setting: vCenter's 256
+    assert manager.sizes == [51, 51, 18]
+    assert inv.telemetry.queries == 3 and inv.telemetry.metrics_per_query == 256
+
+
+def test_a_refused_batch_is_halved_until_the_server_takes_it() -> None:
+    # The server counts more than the setting says (60 metrics, not 256): the
+    # collector halves the batch until it is answered, and keeps that size.
+    inv, manager = _paged(100, limit=60, setting=None)
+    assert manager.sizes == [51, 25, 12, 12, 12, 12, 12, 12, 12, 12, 4]
+    assert inv.telemetry.queries == len(manager.sizes)
+    assert {h.telemetry.status for h in inv.hosts if h.telemetry} == {"none"}
+    assert not inv.gaps
+
+
+def test_a_host_refused_alone_is_a_gap_not_a_crash() -> None:
+    inv, manager = _paged(3, limit=4, setting=64)  # five counters exceed 4 for even one host
+    assert manager.sizes == [3, 1, 1, 1]
+    assert {h.telemetry.status for h in inv.hosts if h.telemetry} == {"error"}
+    assert [g.reason for g in inv.gaps] == ["RestrictedByAdministrator"] * 3

@@ -3,10 +3,19 @@
 Counter ids differ between vCenters, so they are resolved by group, name and
 rollup from ``perfCounter``, never hard-coded. The window ends at the server's
 own clock (``CurrentTime``), so a recorded session replays the same query
-whatever the wall clock says at replay. One QueryPerf call carries the specs of
-up to 50 hosts, so the number of calls grows by one per 50 GPU hosts. A
-standalone ESXi host keeps only the last hour of real-time samples and serves no
-rollups of its own, so there the window is at most that hour.
+whatever the wall clock says at replay. A standalone ESXi host keeps only the
+last hour of real-time samples and serves no rollups of its own, so there the
+window is at most that hour.
+
+One QueryPerf call carries the specs of as many hosts as vCenter answers in one
+query: it refuses a query of more metrics (one per counter and host) than its
+advanced setting ``config.vpxd.stats.maxQueryMetrics`` allows, with
+RestrictedByAdministrator. The collector reads that limit (256 when the setting
+is absent, as from vCenter 6.5; 64 before; -1 or 0 is no limit), so a
+query for the five GPU counters takes 51 hosts by default, and the calls are
+pages of one query: their size is the server's. Should vCenter still refuse a
+batch (it has been seen to count more than one metric per counter), the batch
+is halved and asked again, down to one host.
 
 Each counter instance names one physical GPU. Which names ESXi uses is only
 partly confirmed (docs/inventory-schema.md): an instance that is a PCI address
@@ -39,7 +48,9 @@ from gpuaudit.inventory import (
 )
 
 DEFAULT_WINDOW = dt.timedelta(hours=24)
-HOSTS_PER_QUERY = 50
+MAX_QUERY_METRICS = "config.vpxd.stats.maxQueryMetrics"
+DEFAULT_QUERY_METRICS = 256  # vCenter 6.5 and later, when the setting is absent
+OLD_DEFAULT_QUERY_METRICS = 64  # vCenter 6.0 and earlier
 REALTIME_INTERVAL = 20  # seconds; ESXi keeps one hour of real-time samples
 REALTIME_SPAN = dt.timedelta(hours=1)
 TREND_POINTS = 48
@@ -159,9 +170,19 @@ def collect_telemetry(
             f"the statistics level of the {interval}-second interval is {level}; vCenter keeps "
             f"per-GPU counters from level {needed}"
         )
+    if not hosts:
+        return
     by_key = {c.key: c for c in counters.values()}
-    for batch_start in range(0, len(hosts), HOSTS_PER_QUERY):
-        batch = hosts[batch_start : batch_start + HOSTS_PER_QUERY]
+    metric_ids = [
+        vim.PerformanceManager.MetricId(counterId=c.key, instance="*") for c in counters.values()
+    ]
+    tel.metrics_per_query = (
+        None if inv.vcenter.standalone_esxi else query_metric_limit(content, inv)
+    )
+    size = hosts_per_query(tel.metrics_per_query, len(metric_ids), len(hosts))
+    done = 0
+    while done < len(hosts):
+        batch = hosts[done : done + size]
         specs = [
             vim.PerformanceManager.QuerySpec(
                 entity=vim.HostSystem(h.moref, si._stub),
@@ -169,25 +190,71 @@ def collect_telemetry(
                 endTime=now,
                 intervalId=interval,
                 format="csv",
-                metricId=[
-                    vim.PerformanceManager.MetricId(counterId=c.key, instance="*")
-                    for c in counters.values()
-                ],
+                metricId=metric_ids,
             )
             for h in batch
         ]
         tel.queries += 1
         try:
             results = content.perfManager.QueryPerf(querySpec=specs) or []
+        except vim.fault.RestrictedByAdministrator as exc:
+            if len(batch) > 1:  # over the server's limit after all: smaller pages
+                size = len(batch) // 2
+                continue
+            _failed(inv, batch, exc)
         except vmodl.MethodFault as exc:
-            fault = type(exc).__name__.split(".")[-1]
+            _failed(inv, batch, exc)
+        else:
+            answered = {str(r.entity._moId): r for r in results if r.entity is not None}
             for h in batch:
-                h.telemetry = HostTelemetry(status="error", reason=f"QueryPerf failed: {fault}")
-                inv.gaps.append(Gap(h.name, "HostSystem", "gpu counters", fault, h.moref))
-            continue
-        answered = {str(r.entity._moId): r for r in results if r.entity is not None}
-        for h in batch:
-            _apply(h, answered.get(h.moref), by_key, level_note)
+                _apply(h, answered.get(h.moref), by_key, level_note)
+        done += len(batch)
+
+
+def query_metric_limit(content: Any, inv: Inventory) -> int | None:
+    """How many metrics vCenter answers in one QueryPerf; None: no limit."""
+    default = DEFAULT_QUERY_METRICS
+    if _version(inv.vcenter.version) < (6, 5):
+        default = OLD_DEFAULT_QUERY_METRICS
+    try:
+        options = content.setting.QueryOptions(name=MAX_QUERY_METRICS) or []
+    except vim.fault.InvalidName:  # not set: the version's default
+        return default
+    except vmodl.MethodFault as exc:
+        reason = type(exc).__name__.split(".")[-1]
+        inv.gaps.append(Gap("vCenter", "OptionManager", MAX_QUERY_METRICS, reason))
+        return default
+    for option in options:
+        if option.key == MAX_QUERY_METRICS:
+            try:
+                limit = int(str(option.value).strip())
+            except ValueError:
+                return default
+            return limit if limit > 0 else None
+    return default
+
+
+def hosts_per_query(limit: int | None, metrics_per_host: int, hosts: int) -> int:
+    """Hosts whose specs one QueryPerf carries, within ``limit`` metrics (at least one)."""
+    if limit is None:
+        return max(1, hosts)
+    return max(1, limit // max(1, metrics_per_host))
+
+
+def _version(text: str) -> tuple[int, ...]:
+    parts = []
+    for part in text.split(".")[:2]:
+        if not part.isdigit():
+            break
+        parts.append(int(part))
+    return tuple(parts) or (99,)  # unknown: assume a current vCenter
+
+
+def _failed(inv: Inventory, batch: list[Host], exc: Exception) -> None:
+    fault = type(exc).__name__.split(".")[-1]
+    for h in batch:
+        h.telemetry = HostTelemetry(status="error", reason=f"QueryPerf failed: {fault}")
+        inv.gaps.append(Gap(h.name, "HostSystem", "gpu counters", fault, h.moref))
 
 
 def _apply(host: Host, metric: Any, counters: dict[int, Counter], note: str) -> None:

@@ -95,6 +95,20 @@ def expected_inventory(scenario: dict[str, Any]) -> Inventory:
     return inv
 
 
+def _query_metric_limit(settings: dict[str, Any]) -> int | None:
+    """vCenter's limit on the metrics of one QueryPerf: the setting, else 256; <= 0 is none."""
+    value = int(settings.get("config.vpxd.stats.maxQueryMetrics", 256))
+    return value if value > 0 else None
+
+
+def _queries(hosts: int, counters: int, limit: int | None) -> int:
+    """QueryPerf calls for ``hosts``: as many hosts per call as ``limit`` metrics allow."""
+    if hosts == 0:
+        return 0
+    per_call = hosts if limit is None else max(1, limit // counters)
+    return -(-hosts // per_call)
+
+
 def _add_telemetry(inv: Inventory, scenario: dict[str, Any]) -> None:
     vc = scenario["vcenter"]
     esxi = vc.get("kind") == "esxi"
@@ -109,6 +123,7 @@ def _add_telemetry(inv: Inventory, scenario: dict[str, Any]) -> None:
                 counters[f"gpu.{name}.average"] = key
             key += 1
     gpu_hosts = [h for h in inv.hosts if h.gpus and h.connected]
+    limit = None if esxi else _query_metric_limit(vc.get("settings", {}))
     inv.telemetry = Telemetry(
         collected=True,
         window_hours=hours,
@@ -119,7 +134,8 @@ def _add_telemetry(inv: Inventory, scenario: dict[str, Any]) -> None:
         missing_counters=[
             f"gpu.{name}.average" for name in _ROLLUPS if f"gpu.{name}.average" not in counters
         ],
-        queries=-(-len(gpu_hosts) // 50) if counters else 0,
+        queries=_queries(len(gpu_hosts), len(counters), limit) if counters else 0,
+        metrics_per_query=limit if counters and gpu_hosts else None,
     )
     # Real time (ESXi) always serves the counters; a historical interval from level 4.
     kept = esxi or vc["statistics_level"] >= _GPU_COUNTER_LEVEL

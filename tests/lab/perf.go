@@ -61,6 +61,32 @@ type labPerfManager struct {
 	counters map[int32]string       // GPU counter key -> counter name
 	level    int32                  // every historical interval's statistics level
 	gpus     map[string][]gpuSeries // host moref -> its GPUs with a series
+	vcenter  bool                   // a vCenter limits its historical queries; ESXi does not
+}
+
+// maxQueryMetricsKey is vCenter's limit on the metrics (counters times
+// entities) of one historical QueryPerf; without the setting, vCenter 6.5 and
+// later allow 256, and -1 (or 0) lifts the limit.
+const (
+	maxQueryMetricsKey     = "config.vpxd.stats.maxQueryMetrics"
+	defaultMaxQueryMetrics = 256
+)
+
+// queryMetricLimit reads the limit from the advanced settings at query time,
+// as vCenter does; 0 means none.
+func queryMetricLimit() int {
+	for _, opt := range simulator.Map.OptionManager().Setting {
+		setting := opt.GetOptionValue()
+		if setting.Key != maxQueryMetricsKey {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(fmt.Sprint(setting.Value)))
+		if err != nil || n <= 0 {
+			return 0
+		}
+		return n
+	}
+	return defaultMaxQueryMetrics
 }
 
 // installTelemetry replaces the GPU counters and answers QueryPerf for them.
@@ -72,6 +98,7 @@ func (e *estate) installTelemetry() {
 		counters:           map[int32]string{},
 		level:              e.scenario.VCenter.StatisticsLevel,
 		gpus:               map[string][]gpuSeries{},
+		vcenter:            !e.esx,
 	}
 	var kept []types.PerfCounterInfo
 	for _, c := range orig.PerfCounter {
@@ -153,6 +180,14 @@ func (p *labPerfManager) QueryPerfCounter(req *types.QueryPerfCounter) soap.HasF
 
 func (p *labPerfManager) QueryPerf(ctx *simulator.Context, req *types.QueryPerf) soap.HasFault {
 	body := &methods.QueryPerfBody{Res: &types.QueryPerfResponse{}}
+	if limit := queryMetricLimit(); p.vcenter && limit > 0 && historicalMetrics(req) > limit {
+		body.Res = nil
+		body.Fault_ = simulator.Fault(
+			fmt.Sprintf("This operation is restricted by the administrator - '%s'. Contact your system administrator.", strings.TrimPrefix(maxQueryMetricsKey, "config.")),
+			&types.RestrictedByAdministrator{Details: strings.TrimPrefix(maxQueryMetricsKey, "config.")},
+		)
+		return body
+	}
 	for _, qs := range req.QuerySpec {
 		if !p.asksForGPU(qs) {
 			// Anything else keeps the simulator's answer.
@@ -172,6 +207,18 @@ func (p *labPerfManager) QueryPerf(ctx *simulator.Context, req *types.QueryPerf)
 		body.Res.Returnval = append(body.Res.Returnval, p.hostMetrics(qs))
 	}
 	return body
+}
+
+// historicalMetrics counts the metrics of a query's historical specs, one per
+// counter and entity: real-time queries are not limited.
+func historicalMetrics(req *types.QueryPerf) int {
+	n := 0
+	for _, qs := range req.QuerySpec {
+		if qs.IntervalId > 0 && qs.IntervalId != realtimeInterval {
+			n += len(qs.MetricId)
+		}
+	}
+	return n
 }
 
 func (p *labPerfManager) asksForGPU(qs types.PerfQuerySpec) bool {
