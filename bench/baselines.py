@@ -1,11 +1,13 @@
 """The two baselines gpuaudit's collector is measured against.
 
 floor: one ContainerView and a bare RetrievePropertiesEx / ContinueRetrievePropertiesEx
-loop over exactly the property paths gpuaudit asks for, with the same page size,
-doing nothing with the answer. Every byte is still parsed by pyVmomi's SOAP
-deserialiser, so no pyVmomi client that needs these properties can be faster:
-it is the lower bound for the collect phase. Like gpuaudit's collector, it pauses
-the cyclic garbage collector while it parses, and collects once at the end.
+loop over every property path gpuaudit reads, for every object, with the same page
+size, doing nothing with the answer. Every byte is still parsed by pyVmomi's SOAP
+deserialiser, so no pyVmomi client that reads all of these properties of every
+object can be faster: it is the lower bound for a single-pass collection. Like
+gpuaudit's collector, it pauses the cyclic garbage collector while it parses, and
+collects once at the end. gpuaudit reads the VMs' device lists in a second
+retrieval, only for the VMs that may hold a GPU, so it can beat this floor.
 
 naive: the style of most published pyVmomi scripts, which walk managed-object
 attributes (``vm.config.hardware.device``, ``host.config.graphicsInfo``). Every
@@ -23,7 +25,7 @@ from typing import Any
 
 from pyVmomi import vim, vmodl
 
-from gpuaudit.collect.paths import SPECS
+from gpuaudit.collect.paths import EVERY_PATH
 from gpuaudit.collect.retrieve import PAGE_SIZE, gc_paused
 
 
@@ -36,7 +38,7 @@ def floor(si: Any) -> int:
 def _floor(si: Any) -> int:
     content = si.RetrieveContent()
     view = content.viewManager.CreateContainerView(
-        container=content.rootFolder, type=list(SPECS), recursive=True
+        container=content.rootFolder, type=list(EVERY_PATH), recursive=True
     )
     try:
         spec = vmodl.query.PropertyCollector.FilterSpec(
@@ -53,7 +55,7 @@ def _floor(si: Any) -> int:
             ],
             propSet=[
                 vmodl.query.PropertyCollector.PropertySpec(type=t, pathSet=list(p), all=False)
-                for t, p in SPECS.items()
+                for t, p in EVERY_PATH.items()
             ],
         )
         options = vmodl.query.PropertyCollector.RetrieveOptions(maxObjects=PAGE_SIZE)

@@ -52,6 +52,7 @@ class Phases:
 # The collector's steps, timed by wrapping the names collect() calls them by.
 COLLECT_STEPS = {
     "retrieve": "property retrieval (inventory)",
+    "_read_devices": "device lists of the VMs that may hold a GPU",
     "_hotmigrate": "advanced setting",
     "_assemble": "assembly into the inventory",
     "collect_operations": "telemetry and licences",

@@ -50,10 +50,11 @@ def test_request_count_is_bounded(name: str) -> None:
     inventory = expected_inventory(load_scenario(SCENARIOS / f"{name}.yaml"))
     gpu_hosts = sum(1 for h in inventory.hosts if h.gpus and h.connected)
     assert batches <= -(-gpu_hosts // HOSTS_PER_QUERY)
-    # One bulk retrieval of the inventory and one of the performance and licence
-    # managers, not one read per object; one QueryAssignedLicenses for every host.
-    # A standalone ESXi host has no assignment manager and no vCenter settings.
-    assert soap.count("RetrievePropertiesEx") == 2
+    # One bulk retrieval of the inventory, one of the device lists of the VMs that
+    # may hold a GPU, and one of the performance and licence managers, not one read
+    # per object; one QueryAssignedLicenses for every host. A standalone ESXi host has
+    # no assignment manager and no vCenter settings.
+    assert soap.count("RetrievePropertiesEx") == 3
     assert "RetrieveProperties" not in soap
     esxi = inventory.vcenter.standalone_esxi
     assert soap.count("QueryAssignedLicenses") == (0 if esxi else 1)
@@ -61,6 +62,25 @@ def test_request_count_is_bounded(name: str) -> None:
     limit_read = inventory.telemetry.metrics_per_query is not None
     assert soap.count("QueryOptions") == (0 if esxi else 1 + limit_read)
     assert soap[-1] == "Logout"  # the session is always ended
+
+
+@pytest.mark.parametrize("name", RECORDED)
+def test_device_lists_are_read_only_for_vms_that_may_hold_a_gpu(name: str) -> None:
+    calls = [cassette.soap_call(i["request"].get("body")) for i in _interactions(name)]
+    retrievals = [args for op, _, args in calls if op == "RetrievePropertiesEx"]
+    inventory_read, device_read = retrievals[0], retrievals[1]
+    assert "config.hardware.device" not in inventory_read
+    assert "config.hardware.device" in device_read
+    asked = set(re.findall(r'<ns0:obj type="VirtualMachine">([^<]+)</ns0:obj>', device_read))
+    inventory = scan.obtain_inventory(scan.Replay(CASSETTES / f"{name}.yaml"))
+    hosts = {h.name: h for h in inventory.hosts}
+    for vm in inventory.vms:
+        if vm.gpus or vm.power_state != "poweredOn":
+            assert vm.moref in asked, vm.name  # never miss a GPU VM
+        elif vm.memory_reservation_mb < vm.memory_mb and not vm.memory_locked_to_max:
+            host = hosts.get(vm.host or "")
+            # Only a host whose graphics devices went unread makes such a VM a doubt.
+            assert vm.moref not in asked or host is None or not host.connected, vm.name
 
 
 def _interactions(name: str) -> list[dict]:  # type: ignore[type-arg]

@@ -17,10 +17,16 @@ from pyVmomi import VmomiSupport, vim
 
 from gpuaudit.collect.hosts import build_host
 from gpuaudit.collect.operations import collect_operations
-from gpuaudit.collect.paths import SPECS, VERSIONED_FIELDS
-from gpuaudit.collect.retrieve import ObjectProps, gc_paused, retrieve
+from gpuaudit.collect.paths import SPECS, VERSIONED_FIELDS, VM_DEVICE_PATHS
+from gpuaudit.collect.retrieve import (
+    ObjectProps,
+    gc_paused,
+    merge_into,
+    retrieve,
+    retrieve_objects,
+)
 from gpuaudit.collect.storage import HostLunPaths, build_datastore, host_lun_paths
-from gpuaudit.collect.vms import build_cluster, build_vm
+from gpuaudit.collect.vms import build_cluster, build_vm, device_candidates
 from gpuaudit.inventory import Gap, Inventory, VCenter
 
 HOTMIGRATE = "vgpu.hotmigrate.enabled"
@@ -47,6 +53,7 @@ def collect(
     with gc_paused():
         objects = retrieve(content, SPECS)
         say(f"read {len(objects)} objects")
+        _read_devices(content, objects, say)
         inv.vcenter.vgpu_hotmigrate_enabled = _hotmigrate(content, inv)
         _assemble(inv, objects)
         del objects
@@ -66,6 +73,20 @@ def _vcenter(about: Any) -> VCenter:
         api_type=about.apiType or "",
         instance_uuid=about.instanceUuid or "",
     )
+
+
+def _read_devices(content: Any, objects: dict[str, ObjectProps], say: Progress) -> None:
+    """Add the device lists of the VMs that may hold a GPU (vms.device_candidates)."""
+    wanted = device_candidates(objects)
+    if not wanted:
+        return
+    vms = sum(1 for o in objects.values() if o.kind == "VirtualMachine")
+    say(f"reading the devices of {len(wanted)} of {vms} VMs")
+    devices = retrieve_objects(content, vim.VirtualMachine, wanted, VM_DEVICE_PATHS)
+    merge_into(objects, devices)
+    for key in wanted:
+        if key not in devices:  # deleted since the first read
+            objects[key].missing.setdefault(VM_DEVICE_PATHS[0], "ManagedObjectNotFound")
 
 
 def _hotmigrate(content: Any, inv: Inventory) -> bool | None:

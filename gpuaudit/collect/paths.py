@@ -1,7 +1,9 @@
 """The property paths the collector reads, per managed object type.
 
 Only what the checks and reports use: never whole ``config`` objects. Each path
-is read for every object of its type in the same RetrievePropertiesEx.
+in SPECS is read for every object of its type in the same RetrievePropertiesEx.
+A VM's device list, the largest property of all, is read in a second retrieval,
+only for the VMs that may hold a GPU (gpuaudit.collect.vms.needs_devices).
 """
 
 from __future__ import annotations
@@ -37,11 +39,12 @@ VM_PATHS = (
     "runtime.powerState",
     "config.template",
     "config.hardware.memoryMB",
-    "config.hardware.device",
     "config.memoryReservationLockedToMax",
     "resourceConfig.memoryAllocation.reservation",
     "datastore",
 )
+
+VM_DEVICE_PATHS = ("config.hardware.device",)
 
 CLUSTER_PATHS = ("name", "parent", "configurationEx")
 
@@ -57,6 +60,12 @@ SPECS: dict[type, tuple[str, ...]] = {
     vim.HostSystem: HOST_PATHS,
     vim.VirtualMachine: VM_PATHS,
     vim.Datastore: DATASTORE_PATHS,
+}
+
+# Every path of both retrievals, as one retrieval of every object would ask for them.
+EVERY_PATH: dict[type, tuple[str, ...]] = {
+    **SPECS,
+    vim.VirtualMachine: (*VM_PATHS, *VM_DEVICE_PATHS),
 }
 
 # Fields that only a newer API version carries: when the negotiated version is

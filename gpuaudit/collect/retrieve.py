@@ -3,7 +3,8 @@
 Reading an attribute of a pyVmomi managed object is a SOAP round trip, so a
 script that walks ``vm.config.hardware.device`` makes one call per VM. Here every
 object of every type comes back in one RetrievePropertiesEx (plus its pages),
-carrying only the property paths asked for.
+carrying only the property paths asked for; ``retrieve_objects`` reads more
+paths of a chosen set of objects the same way.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 from pyVmomi import vim, vmodl
 
 PAGE_SIZE = 500
+VANISHED_LIMIT = 10  # objects deleted mid-read that retrieve_objects steps round
 
 
 @dataclass
@@ -100,22 +102,75 @@ def retrieve(
             vmodl.query.PropertyCollector.PropertySpec(type=t, pathSet=sorted(set(p)), all=False)
             for t, p in specs.items()
         ]
-        filter_spec = vmodl.query.PropertyCollector.FilterSpec(
-            objectSet=[object_spec], propSet=prop_specs
-        )
-        collector = content.propertyCollector
-        options = vmodl.query.PropertyCollector.RetrieveOptions(maxObjects=page_size)
-        found: dict[str, ObjectProps] = {}
-        result = collector.RetrievePropertiesEx(specSet=[filter_spec], options=options)
-        while result is not None:
-            for content_obj in result.objects:
-                _merge(found, content_obj)
-            if not result.token:
-                break
-            result = collector.ContinueRetrievePropertiesEx(token=result.token)
-        return found
+        return _read_pages(content, [object_spec], prop_specs, page_size)
     finally:
         view.DestroyView()
+
+
+def retrieve_objects(
+    content: Any,
+    kind: type,
+    morefs: Iterable[str],
+    paths: Iterable[str],
+    page_size: int = PAGE_SIZE,
+) -> dict[str, ObjectProps]:
+    """``paths`` of the objects of type ``kind`` named by ``morefs``, keyed by moref.
+
+    One ObjectSpec per object in one paged RetrievePropertiesEx. An object deleted
+    since it was listed fails the whole call with ManagedObjectNotFound, which names
+    it: it is left out and the rest read again.
+    """
+    stub = content.propertyCollector._stub
+    wanted = list(dict.fromkeys(morefs))
+    prop_specs = [
+        vmodl.query.PropertyCollector.PropertySpec(type=kind, pathSet=sorted(set(paths)), all=False)
+    ]
+    vanished = 0
+    while True:
+        object_specs = [
+            vmodl.query.PropertyCollector.ObjectSpec(obj=kind(key, stub), skip=False)
+            for key in wanted
+        ]
+        try:
+            return _read_pages(content, object_specs, prop_specs, page_size)
+        except vmodl.fault.ManagedObjectNotFound as exc:
+            gone = moref(exc.obj) if exc.obj is not None else None
+            vanished += 1
+            if gone not in wanted or vanished > VANISHED_LIMIT:
+                raise
+            wanted.remove(gone)
+
+
+def _read_pages(
+    content: Any, object_specs: list[Any], prop_specs: list[Any], page_size: int
+) -> dict[str, ObjectProps]:
+    found: dict[str, ObjectProps] = {}
+    if not object_specs:
+        return found
+    filter_spec = vmodl.query.PropertyCollector.FilterSpec(
+        objectSet=object_specs, propSet=prop_specs
+    )
+    collector = content.propertyCollector
+    options = vmodl.query.PropertyCollector.RetrieveOptions(maxObjects=page_size)
+    result = collector.RetrievePropertiesEx(specSet=[filter_spec], options=options)
+    while result is not None:
+        for content_obj in result.objects:
+            _merge(found, content_obj)
+        if not result.token:
+            break
+        result = collector.ContinueRetrievePropertiesEx(token=result.token)
+    return found
+
+
+def merge_into(found: dict[str, ObjectProps], more: Mapping[str, ObjectProps]) -> None:
+    """Fold a second retrieval's properties into the first's objects."""
+    for key, extra in more.items():
+        entry = found.get(key)
+        if entry is None:
+            found[key] = extra
+            continue
+        entry.props.update(extra.props)
+        entry.missing.update(extra.missing)
 
 
 def _merge(found: dict[str, ObjectProps], content_obj: Any) -> None:

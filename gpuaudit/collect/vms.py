@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pyVmomi import vim
@@ -31,6 +32,55 @@ def build_vm(obj: ObjectProps, host_names: dict[str, str], ds_names: dict[str, s
             if (gpu := gpu_attachment(dev)) is not None
         ],
     )
+
+
+def device_candidates(objects: Mapping[str, ObjectProps]) -> list[str]:
+    """The VMs whose device lists are read: every VM that may hold a GPU.
+
+    A VM's devices are a third of everything the collector reads, and most VMs
+    hold no GPU, yet no cheaper property says which do. Three facts narrow it
+    without missing one:
+
+    - vSphere powers on no VM with a passthrough or vGPU device unless all its
+      memory is reserved, so a powered-on VM without that reservation holds none;
+    - a host's ``config.graphicsInfo[].vm`` lists the powered-on VMs using each
+      graphics device (the vGPU VMs among them), whatever their reservation;
+    - a VM that is not powered on can hold anything: it is always read.
+
+    Any doubt reads the VM: a property the server withheld, no host, or a host
+    whose graphics devices could not be read (disconnected, or NoPermission).
+    """
+    using_graphics: set[str] = set()
+    unread_hosts: set[str] = set()
+    for obj in objects.values():
+        if obj.kind != "HostSystem":
+            continue
+        unread = obj.get("runtime.connectionState") != "connected"
+        if unread or "config.graphicsInfo" in obj.missing:
+            unread_hosts.add(obj.moref)
+        for info in obj.get("config.graphicsInfo", []):
+            using_graphics.update(vm._moId for vm in info.vm or [])
+    return [
+        obj.moref
+        for obj in objects.values()
+        if obj.kind == "VirtualMachine" and needs_devices(obj, using_graphics, unread_hosts)
+    ]
+
+
+def needs_devices(vm: ObjectProps, using_graphics: set[str], unread_hosts: set[str]) -> bool:
+    """Whether ``vm`` may hold a GPU, judged by device_candidates' rules."""
+    if vm.get("config.template", False):
+        return False  # never runs, and is left out of the inventory
+    if vm.missing or vm.get("runtime.powerState") != "poweredOn":
+        return True
+    host = vm.get("runtime.host")
+    if vm.moref in using_graphics or host is None or host._moId in unread_hosts:
+        return True
+    if vm.get("config.memoryReservationLockedToMax", False):
+        return True
+    memory = vm.get("config.hardware.memoryMB")
+    reservation = vm.get("resourceConfig.memoryAllocation.reservation")
+    return memory is None or reservation is None or int(reservation) >= int(memory)
 
 
 def gpu_attachment(device: Any) -> GpuAttachment | None:
