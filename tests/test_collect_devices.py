@@ -14,7 +14,7 @@ import pytest
 from pyVmomi import vim, vmodl
 
 from gpuaudit import connect
-from gpuaudit.collect import collect
+from gpuaudit.collect import _read_devices, collect
 from gpuaudit.collect.retrieve import ObjectProps, retrieve_objects
 from gpuaudit.collect.vms import device_candidates, needs_devices
 
@@ -121,6 +121,13 @@ def test_a_vm_deleted_between_the_reads_is_stepped_round() -> None:
     )
     assert sorted(found) == ["vm-1", "vm-3"]
     assert collector.asked == [["vm-1", "vm-2", "vm-3"], ["vm-1", "vm-3"]]
+    # In a collection, the deleted VM keeps what the first read found, and a gap.
+    objects = {k: _vm(k, runtime__powerState="poweredOff") for k in ("vm-1", "vm-2", "vm-3")}
+    content.propertyCollector = _Collector(gone="vm-2")
+    _read_devices(content, objects, lambda _message: None)
+    assert objects["vm-2"].missing == {"config.hardware.device": "ManagedObjectNotFound"}
+    assert objects["vm-2"].name == "vm-2"
+    assert objects["vm-1"].props["config.hardware.device"] == [] and not objects["vm-1"].missing
 
 
 @pytest.mark.live
