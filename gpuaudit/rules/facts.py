@@ -171,10 +171,26 @@ class Facts:
     def accessible_from(self, datastore: str) -> set[str]:
         return self._access.get(datastore, set())
 
+    @cached_property
+    def _host_datastores(self) -> dict[str, list[Datastore]]:
+        out: dict[str, list[Datastore]] = {}
+        for d in self.inventory.datastores:
+            for host in dict.fromkeys(m.host for m in d.mounts):
+                out.setdefault(host, []).append(d)
+        return out
+
+    def host_datastores(self, host: str) -> list[Datastore]:
+        """Datastores with a mount entry for the host, in inventory order."""
+        return list(self._host_datastores.get(host, []))
+
     def cluster_datastores(self, cluster: str) -> list[Datastore]:
-        """Datastores mounted by at least one host of the cluster."""
-        names = {h.name for h in self.cluster_hosts(cluster)}
-        return [d for d in self.inventory.datastores if any(m.host in names for m in d.mounts)]
+        """Datastores mounted by at least one host of the cluster, in inventory order."""
+        names = {
+            d.name
+            for h in self.cluster_hosts(cluster)
+            for d in self._host_datastores.get(h.name, [])
+        }
+        return [d for d in self.inventory.datastores if d.name in names]
 
     def shared_in_cluster(self, datastore: str, cluster: str) -> bool:
         """Mounted and accessible on at least two hosts of the cluster."""

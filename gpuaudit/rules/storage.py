@@ -85,11 +85,7 @@ def iscsi_adapter(ctx: Context) -> Iterator[Verdict]:
     for host in f.inventory.hosts:
         if host.name in seen or not host.connected:
             continue
-        datastores = [
-            d.name
-            for d in f.inventory.datastores
-            if "iscsi" in _kinds(d) and any(m.host == host.name for m in d.mounts)
-        ]
+        datastores = [d.name for d in f.host_datastores(host.name) if "iscsi" in _kinds(d)]
         if datastores:
             yield _iscsi_verdict(host, datastores)
 
@@ -221,14 +217,9 @@ def unused_hba(ctx: Context) -> Iterator[Verdict]:
             continue
         fc = [
             d.name
-            for d in f.inventory.datastores
-            if any(m.host == host.name for m in d.mounts)
-            and (
-                d.transport in _FC
-                or any(
-                    p.adapter_kind in _FC for m in d.mounts if m.host == host.name for p in m.paths
-                )
-            )
+            for d in f.host_datastores(host.name)
+            if d.transport in _FC
+            or any(p.adapter_kind in _FC for m in d.mounts if m.host == host.name for p in m.paths)
         ]
         message = (
             f"FC HBA {', '.join(hbas)} serves {', '.join(fc)}"
