@@ -6,8 +6,16 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from gpuaudit.inventory import Host
 from gpuaudit.report.licences import LicenceSummary, licence_summary
-from gpuaudit.results import CATEGORIES, SEVERITIES, STATUSES, AuditResult, ClusterSimulation
+from gpuaudit.results import (
+    CATEGORIES,
+    SEVERITIES,
+    STATUSES,
+    AuditResult,
+    ClusterSimulation,
+    Finding,
+)
 
 # DS-01's design classes, after the GPU HA strategy guide the rules quote.
 DESIGNS = {
@@ -120,10 +128,24 @@ def cluster_summaries(result: AuditResult) -> list[ClusterSummary]:
     sims = {s.cluster: s for s in result.simulations}
     names = [c.name for c in inv.clusters]
     names += [n for n in sims if n not in names]
+    # Grouped once: a walk of every host, VM and finding per cluster grows with the
+    # square of the estate.
+    clusters = {c.name: c for c in inv.clusters}
+    hosts_by: dict[str | None, list[Host]] = {}
+    for host in inv.hosts:
+        hosts_by.setdefault(host.cluster, []).append(host)
+    gpu_vms_by: dict[str | None, int] = {}
+    for vm in inv.vms:
+        if vm.gpus:
+            gpu_vms_by[vm.cluster] = gpu_vms_by.get(vm.cluster, 0) + 1
+    failed_by: dict[str | None, list[Finding]] = {}
+    for finding in result.findings:
+        if finding.failed:
+            failed_by.setdefault(finding.cluster, []).append(finding)
     summaries = []
     for name in names:
-        cluster = inv.cluster(name)
-        hosts = inv.hosts_in(name)
+        cluster = clusters.get(name)
+        hosts = hosts_by.get(name, [])
         summary = ClusterSummary(
             name=name,
             datacenter=cluster.datacenter if cluster else "",
@@ -131,7 +153,7 @@ def cluster_summaries(result: AuditResult) -> list[ClusterSummary]:
             hosts=len(hosts),
             gpu_hosts=sum(1 for h in hosts if h.gpus),
             gpus=sum(len(h.gpus) for h in hosts),
-            gpu_vms=sum(1 for v in inv.vms_in(name) if v.gpus),
+            gpu_vms=gpu_vms_by.get(name, 0),
             failed_by_severity={s: 0 for s in SEVERITIES},
         )
         sim = sims.get(name)
@@ -142,10 +164,9 @@ def cluster_summaries(result: AuditResult) -> list[ClusterSummary]:
             summary.unplaced_worst = unplaced_by_worst(sim)
             summary.hosts = summary.hosts or sim.hosts
             summary.gpu_vms = summary.gpu_vms or sim.gpu_vms
-        for finding in result.findings:
-            if finding.cluster == name and finding.failed:
-                summary.failed += 1
-                counts = summary.failed_by_severity
-                counts[finding.severity] = counts.get(finding.severity, 0) + 1
+        for finding in failed_by.get(name, []):
+            summary.failed += 1
+            counts = summary.failed_by_severity
+            counts[finding.severity] = counts.get(finding.severity, 0) + 1
         summaries.append(summary)
     return summaries
