@@ -442,18 +442,24 @@ class _PerfManager:
 
 
 class _Setting:
-    def __init__(self, value: int | None) -> None:
+    """content.setting: the limit's value, None (not set) or "denied" (NoPermission)."""
+
+    def __init__(self, value: int | str | None) -> None:
         self.value = value
 
     def QueryOptions(self, name: str) -> list[Any]:
         if self.value is None:
             raise vim.fault.InvalidName(name=name)
+        if self.value == "denied":
+            raise vim.fault.NoPermission(privilegeId="System.Read")
         return [vim.option.OptionValue(key=name, value=self.value)]
 
 
-def _paged(hosts: int, limit: int, setting: int | None) -> tuple[Inventory, _PerfManager]:
+def _paged(
+    hosts: int, limit: int, setting: int | str | None, version: str = "8.0.3"
+) -> tuple[Inventory, _PerfManager]:
     inv = Inventory()
-    inv.vcenter.version = "8.0.3"
+    inv.vcenter.version = version
     inv.hosts = [
         Host(name=f"esx{i:03}", moref=f"host-{i}", gpus=[Gpu("0000:3b:00.0", 0x10DE, 0x27B8)])
         for i in range(hosts)
@@ -507,3 +513,23 @@ def test_a_host_refused_alone_is_a_gap_not_a_crash() -> None:
     assert manager.sizes == [3, 1, 1, 1]
     assert {h.telemetry.status for h in inv.hosts if h.telemetry} == {"error"}
     assert [g.reason for g in inv.gaps] == ["RestrictedByAdministrator"] * 3
+
+
+@pytest.mark.parametrize(
+    ("setting", "version", "limit", "per_call"),
+    [
+        (None, "8.0.3", 256, 51),  # not set: vCenter 6.5 and later allow 256
+        (None, "6.0.0", 64, 12),  # not set on 6.0: 64
+        ("denied", "8.0.3", 256, 51),  # unreadable: the default, and no gap
+        (20, "8.0.3", 20, 4),
+        ("128", "8.0.3", 128, 25),  # set in the vSphere Client: a string
+        (-1, "8.0.3", None, 60),  # no limit: every host in one call
+    ],
+)
+def test_the_limit_comes_from_the_setting_or_the_version(
+    setting: int | str | None, version: str, limit: int | None, per_call: int
+) -> None:
+    inv, manager = _paged(60, limit=10**6, setting=setting, version=version)
+    assert inv.telemetry.metrics_per_query == limit
+    assert manager.sizes[0] == per_call
+    assert not inv.gaps

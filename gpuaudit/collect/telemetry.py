@@ -27,6 +27,7 @@ data (HostTelemetry, Telemetry.note), never raised.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import math
 import re
 from collections.abc import Sequence
@@ -46,6 +47,8 @@ from gpuaudit.inventory import (
     Inventory,
     Telemetry,
 )
+
+log = logging.getLogger("gpuaudit")
 
 DEFAULT_WINDOW = dt.timedelta(hours=24)
 MAX_QUERY_METRICS = "config.vpxd.stats.maxQueryMetrics"
@@ -221,8 +224,9 @@ def query_metric_limit(content: Any, inv: Inventory) -> int | None:
     except vim.fault.InvalidName:  # not set: the version's default
         return default
     except vmodl.MethodFault as exc:
-        reason = type(exc).__name__.split(".")[-1]
-        inv.gaps.append(Gap("vCenter", "OptionManager", MAX_QUERY_METRICS, reason))
+        # Not a gap in the audit: the default is what an unset vCenter enforces, and a
+        # page it refuses all the same is halved.
+        log.info("%s could not be read (%s); assuming %d", MAX_QUERY_METRICS, _name(exc), default)
         return default
     for option in options:
         if option.key == MAX_QUERY_METRICS:
@@ -250,8 +254,12 @@ def _version(text: str) -> tuple[int, ...]:
     return tuple(parts) or (99,)  # unknown: assume a current vCenter
 
 
+def _name(fault: Exception) -> str:
+    return type(fault).__name__.split(".")[-1]
+
+
 def _failed(inv: Inventory, batch: list[Host], exc: Exception) -> None:
-    fault = type(exc).__name__.split(".")[-1]
+    fault = _name(exc)
     for h in batch:
         h.telemetry = HostTelemetry(status="error", reason=f"QueryPerf failed: {fault}")
         inv.gaps.append(Gap(h.name, "HostSystem", "gpu counters", fault, h.moref))
