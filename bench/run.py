@@ -314,7 +314,9 @@ def machine() -> dict[str, Any]:
         "memory_gib": mem_kib / 1024 / 1024,
         "python": platform.python_version(),
         "pyvmomi": version("pyvmomi"),
-        "platform": platform.platform(),
+        # The kind of machine, not this one: a kernel release or host name in a
+        # committed page would tie it to the machine that measured it.
+        "platform": f"{platform.system()} {platform.machine()}",
         "commit": commit,
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
     }

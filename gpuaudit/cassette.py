@@ -9,9 +9,15 @@ Every SOAP call is ``POST /sdk``, so requests are matched on the SOAP operation,
 the ``_this`` moref and the call's arguments, never on recorded order alone.
 
 Before anything is written, the password, session cookies (wherever they appear,
-bodies included), the user agent, and the server's host and port are scrubbed,
-and licence keys are cut to their last group, so a cassette can be attached to a
-support case.
+bodies included), and the server's host and port are scrubbed, and licence keys
+are cut to their last group, so a cassette can be attached to a support case.
+
+The user agent is normalised wherever it appears: pyVmomi's names the recording
+machine (``pyvmomi <version> Python/<version> (<system>; <kernel release>; <arch>)``)
+and vCenter echoes it in answers (the ``UserSession`` of ``Login``, sessions and
+events), so a cassette recorded on one machine would not match a recording of the
+same estate on another. The request header is dropped and every echo in a
+response body becomes :data:`USER_AGENT`.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from xml.sax.saxutils import escape as xml_escape
 
 import pyVim.connect
 import pyVmomi.SoapAdapter
@@ -32,10 +39,15 @@ from vcr.stubs import VCRHTTPConnection, VCRHTTPSConnection
 # Where a replayed session "connects": the host is never resolved.
 REPLAY_HOST = "vcenter.invalid"
 SCRUBBED = "*****"
+# What a recorded answer says in place of the recording machine's user agent.
+USER_AGENT = "pyvmomi (user agent normalised)"
 
 _SOAP_BODY = "{http://schemas.xmlsoap.org/soap/envelope/}Body"
 _PASSWORD = re.compile(rb"(<password[^>]*>)[^<]*(</password>)")
 _COOKIE_VALUE = re.compile(r'vmware_soap_session="?([^";\s]+)"?')
+# A user agent echoed by the server, whoever sent it (a session listed by
+# SessionManager may belong to another client).
+_USER_AGENT_ELEMENT = re.compile(rb"(<userAgent>)[^<]*(</userAgent>)")
 _SESSION_KEY = re.compile(rb"(<returnval[^>]*>\s*<key>)([^<]+)(</key>)")
 # A licence key keeps its last group only, enough to tell keys apart.
 _LICENCE_KEY = re.compile(rb"(<licenseKey>)(?:[0-9A-Za-z*]{5}-){4}([0-9A-Za-z]{5}</licenseKey>)")
@@ -91,8 +103,17 @@ class _Scrubber:
 
     def __init__(self) -> None:
         self.secrets: set[str] = set()
+        # The user agents this process sent: echoed anywhere in an answer
+        # (an event's message, a fault's text), they are normalised too.
+        self.user_agents: set[str] = set()
 
     def request(self, request: Any) -> Any:
+        for header in ("User-Agent", "user-agent"):
+            agent = request.headers.get(header)
+            if isinstance(agent, bytes):
+                agent = agent.decode("utf-8", "replace")
+            if agent:
+                self.user_agents.add(agent)
         for header in ("Cookie", "User-Agent", "cookie", "user-agent"):
             request.headers.pop(header, None)
         if request.body:
@@ -121,8 +142,16 @@ class _Scrubber:
                     self.secrets.add(match.group(2).decode())
                 body = _SESSION_KEY.sub(rb"\g<1>" + SCRUBBED.encode() + rb"\g<3>", body)
             body = _LICENCE_KEY.sub(rb"\g<1>*****-*****-*****-*****-\g<2>", body)
-            response["body"]["string"] = self._scrub(body)
+            response["body"]["string"] = self._normalise_user_agent(self._scrub(body))
         return response
+
+    def _normalise_user_agent(self, data: bytes) -> bytes:
+        normalised = USER_AGENT.encode()
+        data = _USER_AGENT_ELEMENT.sub(rb"\g<1>" + normalised + rb"\g<2>", data)
+        for agent in self.user_agents:
+            for form in {agent, xml_escape(agent)}:
+                data = data.replace(form.encode(), normalised)
+        return data
 
     def _scrub(self, data: bytes) -> bytes:
         for secret in self.secrets:

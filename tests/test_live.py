@@ -31,6 +31,28 @@ def test_recording_matches_committed_cassette(name: str, tmp_path: Path) -> None
     )
 
 
+@pytest.mark.parametrize("name", ["demo", "esxi"])
+def test_recording_on_another_machine_matches_committed_cassette(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The recorder's user agent as another machine would send it: another kernel,
+    # Python build and architecture. vCenter and ESXi echo it in their answers.
+    import pyVmomi.SoapAdapter
+
+    for attr, value in (
+        ("OS_NAME", "Linux"),
+        ("OS_VERSION", "5.10.0-99-other-machine"),
+        ("OS_ARCH", "aarch64"),
+        ("PYTHON_VERSION", "3.11.99"),
+    ):
+        monkeypatch.setattr(pyVmomi.SoapAdapter, attr, value)
+    fresh = tmp_path / f"{name}.yaml"
+    record(SCENARIOS / f"{name}.yaml", fresh)
+    text = fresh.read_text(encoding="utf-8")
+    assert "other-machine" not in text and "3.11.99" not in text
+    assert normalised(fresh) == normalised(CASSETTES / f"{name}.yaml")
+
+
 @pytest.mark.parametrize("name", RECORDED)
 def test_live_collection_matches_scenario(name: str, lab_factory: Any) -> None:
     lab = lab_factory(name)
