@@ -198,3 +198,20 @@ def test_an_esxi_replay_still_exits_zero_with_no_nothing_examined(
     report = json.loads(one(out, ".json").read_text())
     assert report["summary"]["verdict"] == "pass"
     assert report["summary"]["nothing_examined"] is None
+
+
+def test_the_lab_checks_its_invisible_names(tmp_path: Path) -> None:
+    from tests.lab.scenario import ScenarioError
+
+    text = (SCENARIOS / "scenario-b.yaml").read_text()
+    good = tmp_path / "good.yaml"
+    good.write_text(text + "faults:\n  invisible: [esx-b01.corp.local, dc-east]\n")
+    assert load_scenario(good)["faults"]["invisible"] == ["esx-b01.corp.local", "dc-east"]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text + "faults:\n  invisible:\n    - esx-b01.corp.local\n    - esx-b09\n")
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(bad)
+    line = len(text.splitlines()) + 4
+    assert str(info.value) == (
+        f"{bad}:{line}: invisible entry #2 ('esx-b09') is not a name in the scenario"
+    )
