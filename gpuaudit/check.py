@@ -14,6 +14,7 @@ from gpuaudit.inventory import Inventory
 from gpuaudit.policy import Policy
 from gpuaudit.results import STATUSES, AuditResult, Finding, Rule, RuleError, severity_rank
 from gpuaudit.rules import catalogue, specs
+from gpuaudit.rules.data import NOTHING_EXAMINED
 from gpuaudit.rules.design import classify_all
 from gpuaudit.rules.facts import Facts
 from gpuaudit.rules.registry import Context, Verdict
@@ -81,6 +82,8 @@ def _finding(
     today: date,
     gaps: dict[str, list[str]],
 ) -> Finding:
+    if rule.id == NOTHING_EXAMINED:
+        return _unwaivable(rule, verdict, policy, today)
     severity = policy.severity_for(rule.id, verdict.cluster) or verdict.severity or rule.severity
     evidence = dict(verdict.evidence)
     status = "pass" if verdict.passed else "fail"
@@ -114,6 +117,28 @@ def _finding(
         host=verdict.host,
         evidence=evidence,
         waiver=waiver,
+    )
+
+
+def _unwaivable(rule: Rule, verdict: Verdict, policy: Policy, today: date) -> Finding:
+    """DATA-02 at its own severity, never waived: a policy cannot make an empty audit pass."""
+    evidence = dict(verdict.evidence)
+    if not verdict.passed:
+        ignored = []
+        if policy.severity_for(rule.id, verdict.cluster):
+            ignored.append("severity override")
+        if policy.waiver_for(rule.id, verdict.object, today) is not None:
+            ignored.append("waiver")
+        if ignored:
+            evidence["policy_ignored"] = ignored
+    return Finding(
+        rule=rule.id,
+        object=verdict.object,
+        object_kind=verdict.object_kind or rule.object_kind,
+        status="pass" if verdict.passed else "fail",
+        severity=rule.severity,
+        message=verdict.message,
+        evidence=evidence,
     )
 
 

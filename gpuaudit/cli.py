@@ -4,7 +4,8 @@ Exit status, for people and for scheduled jobs:
 
 \b
   0  no failed, unwaived finding at or above --fail-on
-  1  at least one failed, unwaived finding at or above --fail-on
+  1  at least one failed, unwaived finding at or above --fail-on, or the
+     audit examined nothing (DATA-02: no host was read)
   2  usage error, or an input file that cannot be read (policy, baseline,
      inventory, cassette)
   3  the server cannot be reached, TLS verification failed, or login failed
@@ -35,7 +36,8 @@ log = logging.getLogger("gpuaudit")
 EXIT_STATUS_HELP = """\b
 Exit status:
   0  no failed, unwaived finding at or above --fail-on
-  1  a failed, unwaived finding at or above --fail-on
+  1  a failed, unwaived finding at or above --fail-on, or no host was read
+     (DATA-02), whatever --fail-on, --baseline or the policy say
   2  usage error, or an unreadable input file (policy, baseline, inventory,
      cassette, targets)
   3  server unreachable, TLS verification failed, or login failed

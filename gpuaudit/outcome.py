@@ -12,6 +12,7 @@ import click
 from gpuaudit.files import read_json
 from gpuaudit.inventory import Inventory
 from gpuaudit.results import SEVERITIES, AuditResult, at_or_above
+from gpuaudit.rules.data import NOTHING_EXAMINED
 
 Fail = Callable[[str, int], NoReturn]
 
@@ -78,6 +79,9 @@ class Summary:
     blocking: bool = False
     designs: dict[str, str] = field(default_factory=dict)
     tolerates: dict[str, int] = field(default_factory=dict)
+    # DATA-02's message when the audit read no host: the scan fails whatever
+    # --fail-on, the baseline or the policy say.
+    nothing_examined: str | None = None
 
 
 def summarise(result: AuditResult, fail_on: str, known: set[tuple[str, str]] | None) -> Summary:
@@ -97,6 +101,9 @@ def summarise(result: AuditResult, fail_on: str, known: set[tuple[str, str]] | N
                 summary.new[finding.severity] += 1
             if is_new and at_or_above(finding.severity, fail_on):
                 summary.blocking = True
+            if finding.rule == NOTHING_EXAMINED:
+                summary.nothing_examined = finding.message
+                summary.blocking = True
     summary.tolerates = {s.cluster: s.tolerates for s in result.simulations}
     return summary
 
@@ -107,6 +114,9 @@ _COLOURS = {"critical": "magenta", "high": "red", "medium": "yellow", "low": "bl
 def print_summary(summary: Summary, written: list[Path], color: bool, quiet: bool) -> None:
     if quiet:
         return
+    if summary.nothing_examined:
+        first = f"FAIL: {summary.nothing_examined[:1].upper()}{summary.nothing_examined[1:]}"
+        click.echo(click.style(first, fg="red", bold=True), color=color)
     counts = summary.new if summary.new is not None else summary.failed
     label = "new failed findings" if summary.new is not None else "failed findings"
     parts = [
@@ -119,7 +129,9 @@ def print_summary(summary: Summary, written: list[Path], color: bool, quiet: boo
         tolerance = f", tolerates N+{k}" if k is not None else ""
         click.echo(f"cluster {cluster}: design {design}{tolerance}", color=color)
     verdict = (
-        click.style(f"FAIL: findings at or above {summary.threshold}", fg="red", bold=True)
+        click.style("FAIL: nothing was examined (DATA-02)", fg="red", bold=True)
+        if summary.nothing_examined
+        else click.style(f"FAIL: findings at or above {summary.threshold}", fg="red", bold=True)
         if summary.blocking
         else click.style(f"PASS: nothing at or above {summary.threshold}", fg="green", bold=True)
     )

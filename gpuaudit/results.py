@@ -18,7 +18,7 @@ STATUSES = ("fail", "waived", "pass")
 CATEGORIES = ("ha", "vmotion", "gpu", "storage", "design", "data", "monitoring", "licensing")
 
 # Bumped whenever a rule is added, removed, or changes meaning.
-RULES_VERSION = "2026.11.2"
+RULES_VERSION = "2026.11.3"
 
 
 def severity_rank(severity: str) -> int:

@@ -16,6 +16,7 @@ from gpuaudit.results import (
     ClusterSimulation,
     Finding,
 )
+from gpuaudit.rules.data import NOTHING_EXAMINED
 
 # DS-01's design classes, after the GPU HA strategy guide the rules quote.
 DESIGNS = {
@@ -58,12 +59,17 @@ class Summary:
     expired_waivers: int
     # The NVIDIA vGPU licences a licence server must cover (report/licences.py).
     licences: LicenceSummary = field(default_factory=LicenceSummary)
+    # DATA-02's message when the audit read no host, else None: every format says
+    # so first, not only a count of findings.
+    nothing_examined: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @property
     def headline(self) -> str:
+        if self.nothing_examined:
+            return self.nothing_examined[:1].upper() + self.nothing_examined[1:]
         if self.verdict == "pass":
             return "No failed findings"
         parts = [f"{n} {sev}" for sev, n in self.failed_by_severity.items() if n]
@@ -107,6 +113,9 @@ def summarize(result: AuditResult) -> Summary:
     for name, n in counts["category"].items():
         by_category.setdefault(name, n)
     worst = next((s for s in SEVERITIES if by_severity[s]), None)
+    empty = next(
+        (f.message for f in result.findings if f.rule == NOTHING_EXAMINED and f.failed), None
+    )
     return Summary(
         verdict="fail" if results.get("fail") else "pass",
         worst_severity=worst,
@@ -120,6 +129,7 @@ def summarize(result: AuditResult) -> Summary:
         waivers_applied=results.get("waived", 0),
         expired_waivers=len(result.expired_waivers),
         licences=licence_summary(result.inventory),
+        nothing_examined=empty,
     )
 
 

@@ -88,7 +88,10 @@ def _time(text: str) -> datetime | str | None:
 
 def summary_table(result: AuditResult, summary: Summary) -> Table:
     inv = result.inventory
-    rows: list[tuple[str, str, Value]] = [
+    rows: list[tuple[str, str, Value]] = []
+    if summary.nothing_examined:
+        rows.append(("Verdict", "FAIL: nothing was examined", summary.headline))
+    rows += [
         ("Estate", "vCenter", inv.vcenter.name or inv.source),
         ("Estate", "Source", inv.source),
         ("Estate", "Product", inv.vcenter.product),

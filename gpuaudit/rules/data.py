@@ -72,3 +72,88 @@ _KINDS = {
     "ServiceInstance": "vcenter",
     "OptionManager": "vcenter",
 }
+
+
+# The rule whose failure no policy, baseline or --fail-on may quieten: an audit that
+# read no host has checked nothing, and a scheduled job must not stay green on it.
+NOTHING_EXAMINED = "DATA-02"
+EXAMINED_OBJECT = "inventory"
+
+
+@rule(
+    id=NOTHING_EXAMINED,
+    title="The audit examined nothing: no host was read",
+    category="data",
+    severity="critical",
+    object_kind="inventory",
+    rationale="""Every other rule examines hosts, their GPUs, VMs and datastores. When the
+        inventory holds no host, each of them examines nothing and passes by default: the
+        report would say PASS about an estate it never saw, and a scheduled job would stay
+        green for ever. An account that can see nothing (the Read-only role not propagated
+        from the root of the inventory, or assigned on a folder that holds no hosts) and a
+        server whose inventory answer is empty or unreadable both look like this. The
+        finding is always critical, cannot be waived or graded down by a policy, and makes
+        the exit status non-zero whatever --fail-on or --baseline say.""",
+    remediation="""Give the audit account the Read-only role on the root of the vCenter
+        inventory (Administration > Access Control > Global Permissions, or the vCenter
+        object's Permissions) with "Propagate to children" ticked, check that the server
+        named is the vCenter (or ESXi host) that runs the GPU hosts, and scan again.""",
+)
+def nothing_examined(ctx: Context) -> Iterator[Verdict]:
+    inv = ctx.facts.inventory
+    seen = {
+        "hosts": len(inv.hosts),
+        "datacenters": len(inv.datacenters),
+        "clusters": len(inv.clusters),
+        "vms": len(inv.vms),
+        "datastores": len(inv.datastores),
+    }
+    if inv.hosts:
+        yield Verdict(EXAMINED_OBJECT, True, f"{_count(seen['hosts'], 'host')} read", seen)
+        return
+    refused = sorted({g.object for g in inv.gaps if g.reason == "NoPermission"})
+    evidence: dict[str, object] = dict(seen)
+    if refused:
+        evidence["no_permission"] = refused
+    yield Verdict(
+        EXAMINED_OBJECT, False, "nothing was examined: " + _cause(seen, refused), evidence
+    )
+
+
+def _cause(seen: dict[str, int], refused: list[str]) -> str:
+    listed = [
+        _count(seen[key], noun)
+        for key, noun in (
+            ("datacenters", "datacenter"),
+            ("clusters", "cluster"),
+            ("vms", "VM"),
+            ("datastores", "datastore"),
+        )
+        if seen[key]
+    ]
+    if refused:
+        shown = ", ".join(refused[:5]) + (", ..." if len(refused) > 5 else "")
+        return (
+            f"no host was read and the server refused the audit account (NoPermission) on "
+            f"{_count(len(refused), 'object')} ({shown}): the account's permissions do not "
+            "cover the inventory; give it the Read-only role on the root, propagated to children"
+        )
+    if listed:
+        return (
+            f"no host was read, though the server listed {_and(listed)}: the audit account "
+            "sees part of the inventory only (the Read-only role not propagated from the root, "
+            "or assigned on a folder that holds no hosts)"
+        )
+    return (
+        "the server's answer held no object at all: the audit account can see nothing (no "
+        "role on the root of the inventory), or the server's inventory answer was empty or "
+        "unreadable"
+    )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]

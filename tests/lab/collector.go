@@ -56,7 +56,7 @@ func (pc *pagingCollector) RetrievePropertiesEx(ctx *simulator.Context, req *typ
 	if !ok || body.Res == nil || body.Res.Returnval == nil {
 		return res
 	}
-	result := pc.page(withhold(req.SpecSet, body.Res.Returnval.Objects), req.Options.MaxObjects)
+	result := pc.page(withhold(req.SpecSet, hide(body.Res.Returnval.Objects)), req.Options.MaxObjects)
 	if len(result.Objects) == 0 {
 		// vCenter answers an empty result with no returnval at all.
 		body.Res.Returnval = nil
@@ -72,7 +72,7 @@ func (pc *pagingCollector) RetrieveProperties(ctx *simulator.Context, req *types
 	}
 	res := pc.PropertyCollector.RetrieveProperties(ctx, req)
 	if body, ok := res.(*methods.RetrievePropertiesBody); ok && body.Res != nil {
-		body.Res.Returnval = withhold(req.SpecSet, body.Res.Returnval)
+		body.Res.Returnval = withhold(req.SpecSet, hide(body.Res.Returnval))
 	}
 	return res
 }

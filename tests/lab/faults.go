@@ -313,6 +313,9 @@ func dropConnection(w http.ResponseWriter) {
 
 type ScenarioFaults struct {
 	NoPermission []NoPermission `json:"no_permission"`
+	// Entities the account may not see at all: left out of every answer of the
+	// property collector, as vCenter leaves them out of a container view.
+	Invisible []string `json:"invisible"`
 }
 
 type NoPermission struct {
@@ -323,7 +326,14 @@ type NoPermission struct {
 // withheld maps an entity name, as served, to the paths it may not read ("" for all).
 var withheld map[string][]string
 
+// invisible holds the names, as served, of the entities the account cannot see.
+var invisible map[string]bool
+
 func setNoPermission(faults ScenarioFaults) {
+	invisible = map[string]bool{}
+	for _, name := range faults.Invisible {
+		invisible[vcName(name)] = true
+	}
 	withheld = map[string][]string{}
 	for _, np := range faults.NoPermission {
 		path := ""
@@ -332,6 +342,21 @@ func setNoPermission(faults ScenarioFaults) {
 		}
 		withheld[vcName(np.Object)] = append(withheld[vcName(np.Object)], path)
 	}
+}
+
+// hide leaves out the objects the account may not see at all.
+func hide(objects []types.ObjectContent) []types.ObjectContent {
+	if len(invisible) == 0 {
+		return objects
+	}
+	var kept []types.ObjectContent
+	for _, oc := range objects {
+		if entity, ok := simulator.Map.Get(oc.Obj).(mo.Entity); ok && invisible[entity.Entity().Name] {
+			continue
+		}
+		kept = append(kept, oc)
+	}
+	return kept
 }
 
 // withhold moves the properties the account may not read from propSet to

@@ -474,8 +474,9 @@ class _Normaliser:
         }
 
     def faults(self, top: dict[Any, Any]) -> dict[str, Any]:
-        """What the lab withholds: ``no_permission`` entries name an object and a path."""
-        section = self.section(top, "faults", "the scenario", ("no_permission",))
+        """What the lab withholds: ``no_permission`` entries name an object and a path,
+        ``invisible`` the objects the account may not see at all."""
+        section = self.section(top, "faults", "the scenario", ("no_permission", "invisible"))
         known = (
             set(self.hosts) | set(self.vms) | set(self.datastores) | set(self.clusters)
         ) | self.datacenters
@@ -490,7 +491,14 @@ class _Normaliser:
                     f"{what} names {name!r}, which is not in the scenario",
                 )
             denied.append({"object": name, "property": self.string(entry, "property", what, None)})
-        return {"no_permission": denied}
+        hidden = []
+        for name, line, i in self.items(section, "invisible", "'faults'"):
+            if not isinstance(name, str) or name not in known:
+                self.fail(
+                    line, f"invisible entry #{i + 1} ({name!r}) is not a name in the scenario"
+                )
+            hidden.append(name)
+        return {"no_permission": denied, "invisible": hidden}
 
     def vcenter(self, top: dict[Any, Any]) -> dict[str, Any]:
         what = "vcenter"
