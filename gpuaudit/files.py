@@ -51,8 +51,9 @@ def claim_names(folder: Path, stem: str, suffixes: Sequence[str]) -> list[Path]:
         claimed: list[Path] = []
         try:
             for path in paths:
-                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
-                claimed.append(path)
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+                claimed.append(path)  # before anything else can interrupt
+                os.close(fd)
         except FileExistsError:
             release(claimed)
             continue
