@@ -1,13 +1,18 @@
-"""Writing files so that a crash never leaves a half-written one behind."""
+"""Writing files so that a crash never leaves a half-written one behind, and so
+that runs writing into one folder at once never take each other's names."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+MAX_CLAIMS = 1000
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -30,6 +35,60 @@ def write_atomic(path: Path, data: bytes) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def claim_names(folder: Path, stem: str, suffixes: Sequence[str]) -> list[Path]:
+    """Create ``folder/stem+suffix`` for every suffix, empty, each one exclusively.
+
+    If any of them exists (an earlier run, or another writing at this moment),
+    the ones just created are removed and ``stem-1``, ``stem-2``, ... are tried,
+    so that the files of one run share one stem and no run takes another's name:
+    the exclusive create (O_EXCL) is atomic, unlike a look before writing.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    for n in range(MAX_CLAIMS):
+        paths = [folder / f"{stem if n == 0 else f'{stem}-{n}'}{s}" for s in suffixes]
+        claimed: list[Path] = []
+        try:
+            for path in paths:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+                claimed.append(path)  # before anything else can interrupt
+                os.close(fd)
+        except FileExistsError:
+            release(claimed)
+            continue
+        except BaseException:
+            release(claimed)
+            raise
+        return paths
+    raise FileExistsError(errno.EEXIST, f"{MAX_CLAIMS} files named {stem} exist already")
+
+
+def release(paths: Sequence[Path]) -> None:
+    """Remove names claimed by claim_names that will not be written."""
+    for path in paths:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
+
+def write_new(folder: Path, stem: str, files: Sequence[tuple[str, bytes]]) -> list[Path]:
+    """Write each ``(suffix, data)`` under one stem that no other file has.
+
+    The names are claimed together (claim_names), then each file is written
+    atomically over its empty claim (write_atomic). If one cannot be written,
+    its claim and those after it are removed: no empty or partial file remains,
+    and the files written before it are whole.
+    """
+    paths = claim_names(folder, stem, [suffix for suffix, _ in files])
+    done = 0
+    try:
+        for path, (_, data) in zip(paths, files, strict=True):
+            write_atomic(path, data)
+            done += 1
+    except BaseException:
+        release(paths[done:])
+        raise
+    return paths
 
 
 def _umask() -> int:

@@ -22,7 +22,7 @@ import yaml
 
 from gpuaudit import connect, scan
 from gpuaudit.credentials import CredentialError, Credentials, read_password_file
-from gpuaudit.files import write_atomic
+from gpuaudit.files import write_new
 from gpuaudit.yamlread import InputFileError, YamlReader
 
 log = logging.getLogger("gpuaudit.fleet")
@@ -277,18 +277,17 @@ def _version() -> str:
 def write_fleet_summary(
     outcomes: Sequence[TargetOutcome], output_dir: Path, now: datetime
 ) -> list[Path]:
-    """The fleet summary as HTML, xlsx and JSON, beside the targets' own reports."""
+    """The fleet summary as HTML, xlsx and JSON, beside the targets' own reports.
+
+    Its name, gpuaudit-fleet-<time>, is one that no target's reports can have.
+    """
     from gpuaudit.report.fleet import render_fleet_html, render_fleet_xlsx
-    from gpuaudit.report.naming import report_filename
+    from gpuaudit.report.naming import fleet_stem
 
     data = fleet_json(outcomes, now)
-    written = []
-    for fmt, payload in (
-        ("html", render_fleet_html(data).encode("utf-8")),
-        ("xlsx", render_fleet_xlsx(data)),
-        ("json", (json.dumps(data, indent=1, ensure_ascii=False) + "\n").encode("utf-8")),
-    ):
-        path = output_dir / report_filename("fleet", fmt, now)
-        write_atomic(path, payload)
-        written.append(path)
-    return written
+    files = [
+        (".html", render_fleet_html(data).encode("utf-8")),
+        (".xlsx", render_fleet_xlsx(data)),
+        (".json", (json.dumps(data, indent=1, ensure_ascii=False) + "\n").encode("utf-8")),
+    ]
+    return write_new(output_dir, fleet_stem(now), files)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -52,10 +53,14 @@ def test_unknown_format_is_refused() -> None:
         ("C:\\vc\\x", "C_vc_x"),
         ("[2001:db8::1]", "2001_db8_1"),
         ("vc\x00\x01", "vc"),
-        ("Ünïcødé", "n_c_d"),
+        ("Ünïcødé", "Unic_de"),
+        ("東京", "unknown"),
     ],
 )
 def test_server_names_are_made_safe(server: str, expected: str) -> None:
+    """A name that had to change carries the first 8 hex digits of its SHA-256."""
+    if expected != server:
+        expected += "-" + hashlib.sha256(server.encode()).hexdigest()[:8]
     assert safe_server(server) == expected
 
 
@@ -119,16 +124,16 @@ def test_a_failing_renderer_leaves_no_partial_file(
 def test_write_is_atomic_through_write_atomic(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import gpuaudit.report as report
+    from gpuaudit import files
 
     calls: list[Path] = []
-    real = report.write_atomic
+    real = files.write_atomic
 
     def spy(path: Path, data: bytes) -> None:
         calls.append(path)
         real(path, data)
 
-    monkeypatch.setattr(report, "write_atomic", spy)
+    monkeypatch.setattr(files, "write_atomic", spy)
     paths = write_reports(realistic_result(), tmp_path, FORMATS, "vc", NOW)
     assert calls == paths
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]

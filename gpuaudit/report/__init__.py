@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from gpuaudit.files import write_atomic
+from gpuaudit.files import write_new
 from gpuaudit.report.html import render_html
 from gpuaudit.report.json_report import (
     REPORT_SCHEMA_VERSION,
@@ -71,24 +71,15 @@ def write_reports(
     """Write ``formats`` (from FORMATS) to ``output_dir``; return the paths, in that order.
 
     The files share one stem, gpuaudit-<server>-<UTC time>. If a file of that
-    stem already exists (two runs in the same second), a counter is added
-    rather than overwrite an earlier report.
+    stem exists already (a run in the same second, or one writing at this very
+    moment), all of them take a counter, ``-1``, ``-2``, ..., rather than
+    overwrite another report: the names are claimed before the files are written.
+    Every format is rendered first, so that a failing renderer writes nothing.
     """
     unknown = [f for f in formats if f not in EXTENSIONS]
     if unknown:
         raise ValueError(f"unknown report format {unknown[0]!r}; known: {', '.join(FORMATS)}")
     wanted = list(dict.fromkeys(formats))
-    when = now or datetime.now(UTC)
-    output_dir = Path(output_dir)
-    stem = report_stem(server, when)
-    for n in range(1, 1000):
-        taken = any((output_dir / f"{stem}.{EXTENSIONS[f]}").exists() for f in wanted)
-        if not taken:
-            break
-        stem = f"{report_stem(server, when)}-{n}"
-    paths = []
-    for fmt in wanted:
-        path = output_dir / f"{stem}.{EXTENSIONS[fmt]}"
-        write_atomic(path, RENDERERS[fmt](result))
-        paths.append(path)
-    return paths
+    stem = report_stem(server, now or datetime.now(UTC))
+    files = [(f".{EXTENSIONS[fmt]}", RENDERERS[fmt](result)) for fmt in wanted]
+    return write_new(Path(output_dir), stem, files)
