@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from gpuaudit.report import render_html
@@ -122,18 +122,26 @@ def test_cluster_cards_draw_capacity_before_and_after_the_worst_failure() -> Non
     # on the survivors are taken by restarted VMs.
     card = html[html.index('aria-label="Cluster gpu-vgpu-prod"') :]
     card = card[: card.index("</article>")]
-    now, after = card.split('class="panel-title"')[1:3]
+    titles = re.findall(r'class="panel-title"[^>]*>([^<]*)<', card)
+    assert titles == ["Now", "After esx-p01.corp.example fails"]
     assert card.count('class="s-moved"') == 4 + 1  # four slots, one legend entry
     assert card.count('class="s-failed"') == 1 + 1
+    # Now: 10 of 36 slots used. After: p2 and p3 keep their 6 VMs and take p1's 4,
+    # on 24 slots. Each count has one more for the legend.
+    assert card.count('class="s-used-vgpu"') == 10 + 6 + 1
+    assert card.count('class="s-free"') == 26 + 14 + 1
+    # Free slots per host, now and after: p1 8 (then failed), p2 9 then 6, p3 9 then 8.
+    free = re.findall(r'class="free-label"[^>]*>([^<]*)<', card)
+    assert free == ["8 free", "9 free", "6 free", "9 free", "8 free"]
     assert "taken by restarted VMs" in card and "host failed" in card
-    assert now and after
 
 
 def test_passthrough_and_gpu_less_hosts_are_drawn() -> None:
     html = render_html(ALL["realistic"]())
     card = html[html.index('aria-label="Cluster gpu-pt-edge"') :]
     card = card[: card.index("</article>")]
-    assert card.count('class="s-used-pt"') >= 3 + 2
+    # Three passthrough GPUs in use now, two after e1 fails, and the legend's entry.
+    assert card.count('class="s-used-pt"') == 3 + 2 + 1
     assert "no GPU" in card  # the buffer node
     assert "infer-01" in card and "no free passthrough GPU" in card
 
@@ -181,8 +189,7 @@ _names = st.text(
 @given(st.dictionaries(st.sampled_from(sorted(HOSTILE)), _names, min_size=1))
 def test_any_names_render_safely(names: dict[str, str]) -> None:
     # Distinct names keep the estate's lookups meaningful.
-    if len(set(names.values())) != len(names):
-        return
+    assume(len(set(names.values())) == len(names))
     result = build_result(names)
     page = assert_safe(render_html(result))
     data = embedded(page)

@@ -18,6 +18,9 @@ from gpuaudit.check import run_checks
 from gpuaudit.report import FORMATS, report_schema, write_reports
 from gpuaudit.results import AuditResult
 from tests.conftest import CASSETTES, RECORDED
+from tests.conftest import SCENARIOS as SCENARIO_FILES
+from tests.lab.expected import comparable, expected_inventory
+from tests.lab.scenario import load_scenario
 from tests.report_tools import ARTIFACTS, Chromium
 from tests.test_report_html import assert_safe
 from tests.test_report_office import convert
@@ -69,12 +72,12 @@ def test_scenario_page_in_chromium(name: str, tmp_path: Path) -> None:
 @pytest.mark.office
 @pytest.mark.parametrize("name", ["broken", "hostile"])
 def test_scenario_workbook_in_libreoffice(name: str, tmp_path: Path) -> None:
-    from gpuaudit.report.tables import workbook_tables
-    from tests.test_report_office import as_csv
+    """The sheets hold the report's records, and the report's inventory is the scenario's."""
+    from tests.test_report_office import assert_sheets_match, assert_summary_sheets_match
 
     result = checked(name)
     doc, loaded, sheets = convert(result, tmp_path)
-    for table in workbook_tables(loaded, doc["report_schema_version"]):
-        rows = sheets[table.title]
-        assert rows[0] == [c.name for c in table.columns]
-        assert rows[1:] == [[as_csv(v) for v in row] for row in table.rows], table.title
+    expected = expected_inventory(load_scenario(SCENARIO_FILES / f"{name}.yaml"))
+    assert comparable(loaded.inventory) == comparable(expected)
+    assert_sheets_match(doc, sheets)
+    assert_summary_sheets_match(doc, sheets)

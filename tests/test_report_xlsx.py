@@ -13,9 +13,8 @@ import pytest
 from openpyxl.worksheet.worksheet import Worksheet
 
 from gpuaudit.report import render_xlsx
-from gpuaudit.report.xlsx import stored_text
 from gpuaudit.results import RULES_VERSION
-from tests.report_fixtures import ALL, HOSTILE, large_result
+from tests.report_fixtures import ALL, HOSTILE, build_result, large_result
 
 SHEETS = [
     "Summary", "Findings", "Clusters", "Hosts", "GPUs", "vGPU Profiles", "VMs", "Datastores",
@@ -103,17 +102,28 @@ def test_severity_and_status_are_coloured(realistic: openpyxl.Workbook) -> None:
     assert '"fail"' in status
 
 
+# What the VMs sheet's XML holds for each formula-like name of the hostile estate: the
+# name itself, except that a carriage return travels as OOXML's _x000D_.
+FORMULA_LIKE = {
+    "vdi1": "=cmd|' /C calc'!A0",
+    "vdi2": "+1+1",
+    "vdi3": "-2",
+    "vdi4": "@SUM(1)",
+    "vdi5": "\ttab",
+    "vdi6": "_x000D_cr",
+}
+
+
 def test_formula_like_names_are_strings_not_formulas(hostile_bytes: bytes) -> None:
     wb = openpyxl.load_workbook(io.BytesIO(hostile_bytes))
     ws = wb["VMs"]
     cells = {c.value: c for c in ws["A"][1:]}
-    for key in ("vdi1", "vdi2", "vdi3", "vdi4", "vdi5", "vdi6"):
-        original = HOSTILE[key]
-        cell = cells[stored_text(original)]
-        assert cell.data_type == "s", (original, cell.data_type)
-        assert cell.quotePrefix, original
-    assert cells["=cmd|' /C calc'!A0"].value == "=cmd|' /C calc'!A0"
-    assert "+1+1" in cells and "-2" in cells and "@SUM(1)" in cells and "\ttab" in cells
+    for key, stored in FORMULA_LIKE.items():
+        cell = cells[stored]
+        assert cell.data_type == "s", (HOSTILE[key], cell.data_type)
+        assert cell.quotePrefix, HOSTILE[key]
+    # Names that look like no formula carry no quote prefix.
+    assert not cells["jump-01"].quotePrefix and not cells['"quoted" name\'s'].quotePrefix
     datastores = column(wb["Datastores"], "Datastore")
     assert HOSTILE["ds_nfs"] in datastores  # =HYPERLINK(...) stays text
 
@@ -135,6 +145,16 @@ def test_forbidden_characters_are_replaced_visibly(hostile_bytes: bytes) -> None
     hosts = column(wb["Hosts"], "Host")
     assert "ctl\\x01host\\x0bname\\x1f" in hosts
     assert "x" * 250 + "-long" in hosts
+
+
+def test_ooxml_escape_sequences_in_names_stay_literal() -> None:
+    """OOXML reads "_x0041_" in a cell as "A": a name that contains it is stored with its
+    underscore escaped (_x005F_), so Excel shows the name as it is."""
+    result = build_result({"vdi1": "vm_x0041_1", "c1": "cl_x00e9_prod", "vdi2": "_x1_"})
+    wb = openpyxl.load_workbook(io.BytesIO(render_xlsx(result)))
+    assert column(wb["VMs"], "VM")[:2] == ["vm_x005F_x0041_1", "_x1_"]  # _x1_ escapes nothing
+    assert column(wb["Clusters"], "Cluster")[0] == "cl_x005F_x00e9_prod"
+    assert column(wb["Hosts"], "Cluster")[0] == "cl_x005F_x00e9_prod"
 
 
 def test_large_estate_is_fast_enough() -> None:

@@ -12,9 +12,9 @@ UUID) are left empty here; ``comparable`` blanks them on both sides.
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
-from gpuaudit import catalog
 from gpuaudit.inventory import (
     AdmissionControl,
     Cluster,
@@ -40,6 +40,45 @@ from gpuaudit.inventory import (
 )
 
 _LOCAL_KINDS = {"sas", "block", "pscsi", "pcie"}
+
+# The GPUs gpuaudit names, stated here rather than read from gpuaudit.catalog so that a
+# catalogue mistake cannot hide in its own expectation. Device ids (vendor 0x10de) as the
+# PCI ID Repository (pci.ids) lists them; frame buffer per GPU in GB from NVIDIA's product
+# datasheets (T4, A2, A16, A10, L4, L40, L40S, A100, H100).
+_NVIDIA = 0x10DE
+_GPU_MODELS: dict[int, tuple[str, int]] = {
+    0x1EB8: ("NVIDIA T4", 16),
+    0x25B6: ("NVIDIA A16", 16),  # pci.ids "GA107GL [A2 / A16]": A2 only by device name
+    0x2236: ("NVIDIA A10", 24),
+    0x27B8: ("NVIDIA L4", 24),
+    0x26B5: ("NVIDIA L40", 48),
+    0x26B9: ("NVIDIA L40S", 48),
+    0x20F1: ("NVIDIA A100 PCIe 40GB", 40),
+    0x20B1: ("NVIDIA A100 PCIe 40GB", 40),
+    0x20B5: ("NVIDIA A100 PCIe 80GB", 80),
+    0x20B0: ("NVIDIA A100 SXM4 40GB", 40),
+    0x20B2: ("NVIDIA A100 SXM4 80GB", 80),
+    0x2331: ("NVIDIA H100 PCIe", 80),
+    0x2330: ("NVIDIA H100 SXM5", 80),
+    0x2321: ("NVIDIA H100 NVL", 94),
+}
+_A2 = ("NVIDIA A2", 16)
+
+
+def _u16(value: int) -> int:
+    """The vSphere API returns PCI ids as signed 16-bit numbers."""
+    return value & 0xFFFF
+
+
+def _known_gpu(vendor: int, device: int, device_name: str) -> tuple[str, int] | None:
+    """(display name, frame buffer in MB) of a GPU gpuaudit knows, else None."""
+    if vendor != _NVIDIA or device not in _GPU_MODELS:
+        return None
+    name, gigabytes = _GPU_MODELS[device]
+    if device == 0x25B6 and re.search(r"\bA2\b", device_name):
+        name, gigabytes = _A2
+    return name, gigabytes * 1024
+
 
 # How the lab numbers the GPU counters it serves (docs/scenario-format.md): from
 # vcenter.gpu_counter_key, in the order of vcenter.gpu_counters, each name with its rollups.
@@ -326,9 +365,11 @@ def _host(
 
 
 def _gpu(g: dict[str, Any], host: dict[str, Any], vms: dict[str, dict[str, Any]]) -> Gpu:
-    vendor = catalog.unsigned16(g["vendor_id"])
-    device = catalog.unsigned16(g["device_id"])
-    model = catalog.model_for(vendor, device, g["device_name"])
+    vendor = _u16(g["vendor_id"])
+    device = _u16(g["device_id"])
+    known = _known_gpu(vendor, device, g["device_name"])
+    # An unknown GPU keeps the name its host gives it, else its raw ids.
+    model = known[0] if known else g["device_name"] or f"{vendor:04x}:{device:04x}"
     graphics_type = g.get("graphics_type")
     in_graphics_info = graphics_type not in (None, "none")
     pt = g.get("passthrough", {})
@@ -336,15 +377,15 @@ def _gpu(g: dict[str, Any], host: dict[str, Any], vms: dict[str, dict[str, Any]]
         pci_id=g["pci_id"],
         vendor_id=vendor,
         device_id=device,
-        sub_vendor_id=catalog.unsigned16(g["sub_vendor_id"]),
-        sub_device_id=catalog.unsigned16(g["sub_device_id"]),
+        sub_vendor_id=_u16(g["sub_vendor_id"]),
+        sub_device_id=_u16(g["sub_device_id"]),
         vendor_name=g["vendor_name"],
         device_name=g["device_name"],
-        model=catalog.model_name(vendor, device, g["device_name"]),
-        known_model=model is not None,
+        model=model,
+        known_model=known is not None,
         # The frame buffer comes from graphicsInfo; without an entry only the
-        # catalogue can tell it.
-        memory_mb=g["memory_mb"] if in_graphics_info else (model.memory_mb if model else 0),
+        # GPU's published frame buffer can tell it.
+        memory_mb=g["memory_mb"] if in_graphics_info else (known[1] if known else 0),
         passthrough_capable=bool(pt.get("capable", False)),
         passthrough_enabled=bool(pt.get("enabled", False)),
         passthrough_active=bool(pt.get("active", False)),
@@ -487,8 +528,8 @@ def _vm(
                 GpuAttachment(
                     kind="passthrough",
                     pci_id=dev["passthrough"],
-                    vendor_id=catalog.unsigned16(gpu["vendor_id"]),
-                    device_id=catalog.unsigned16(gpu["device_id"]),
+                    vendor_id=_u16(gpu["vendor_id"]),
+                    device_id=_u16(gpu["device_id"]),
                 )
             )
         else:
@@ -498,8 +539,7 @@ def _vm(
                     kind="dynamic",
                     pci_id=dyn.get("assigned") if powered_on else None,
                     allowed=[
-                        (catalog.unsigned16(a["vendor_id"]), catalog.unsigned16(a["device_id"]))
-                        for a in dyn.get("allowed", [])
+                        (_u16(a["vendor_id"]), _u16(a["device_id"])) for a in dyn.get("allowed", [])
                     ],
                     custom_label=dyn.get("label") or None,
                 )
