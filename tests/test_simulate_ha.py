@@ -18,6 +18,7 @@ from gpuaudit import scan
 from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory, Vm
 from gpuaudit.policy import Intent, Policy
+from gpuaudit.report import render_html
 from gpuaudit.report.capacity import build_chart
 from gpuaudit.results import AuditResult
 from gpuaudit.simulate import simulate_cluster, simulate_cluster_notes
@@ -270,3 +271,16 @@ def test_only_disabled_vms_fail_ha08() -> None:
     (ha08,) = [f for f in result.findings if f.rule == "HA-08"]
     assert ha08.status == "fail" and "restart priority disabled on all" in ha08.message
     assert ha08.severity == "info"
+
+
+def test_html_report_says_manual_restart_and_restart_disabled() -> None:
+    html = render_html(checked())
+    off = html[html.index('aria-label="Cluster ha-off"') :]
+    off = off[: off.index("</article>")]
+    assert "vSphere HA does not restart VMs here" in off
+    assert "(manual restart)" in off and "taken by a manual restart" in off
+    assert "every displaced GPU VM restarts elsewhere" not in off
+    prio = html[html.index('aria-label="Cluster prio"') :]
+    prio = prio[: prio.index("</article>")]
+    assert "Not restarted (HA restart disabled)" in prio and "prio-off" in prio
+    assert "(HA restart)" in prio

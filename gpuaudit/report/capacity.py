@@ -69,6 +69,7 @@ class Chart:
     legend_y: float
     has_after: bool
     manual: bool = False  # HA restarts nothing: the right panel is a manual restart
+    restart_disabled: list[str] = field(default_factory=list)  # VMs HA never restarts
 
     @property
     def after_title(self) -> str:
@@ -192,4 +193,5 @@ def build_chart(sim: ClusterSimulation, inventory: Inventory) -> Chart:
         height - 16,
         has_after,
         manual=not sim.ha_restarts,
+        restart_disabled=list(sim.restart_disabled),
     )
