@@ -290,9 +290,8 @@ class ClusterModel:
         for vm in vms:
             if facts.restart_priority(vm) == "disabled":
                 self.disabled.setdefault(vm.host or "", []).append(vm)
-        self.guests = [
-            g for g in self._seat(vms) if g.priority != "disabled"
-        ]  # indices stay those of ``vms``
+        # Every VM is seated (a disabled one keeps its GPU); guest indices stay those of vms.
+        self.guests = [g for g in self._seat(vms) if g.priority != "disabled"]
         self.by_host: dict[str, list[Guest]] = {}
         for guest in self.guests:
             self.by_host.setdefault(guest.host, []).append(guest)
