@@ -104,6 +104,8 @@ class HostFailure:
     displaced: int = 0
     placed: list[Placement] = field(default_factory=list)
     unplaced: list[Placement] = field(default_factory=list)
+    # GPU VMs whose HA restart priority is disabled: HA never restarts them.
+    not_restarted: list[Placement] = field(default_factory=list)
 
 
 @dataclass
@@ -114,10 +116,16 @@ class ClusterSimulation:
     failures: list[HostFailure] = field(default_factory=list)
     worst_host: str | None = None  # the failure that leaves most VMs unplaced
     # Simultaneous host failures the cluster tolerates with every powered-on GPU
-    # VM placed (the k of N+k); 0 when even one failure strands a VM.
+    # VM that HA restarts placed (the k of N+k); 0 when even one failure strands a
+    # VM, and 0 when HA restarts nothing (HA off or host monitoring disabled).
     tolerates: int = 0
     capacity: list[GpuSlots] = field(default_factory=list)  # before any failure
     after_worst: list[GpuSlots] = field(default_factory=list)  # after the worst failure
+    # False when vSphere HA is off or host monitoring is disabled: the placements then
+    # say where the VMs could be restarted by hand, not where HA restarts them.
+    ha_restarts: bool = True
+    manual_tolerates: int = 0  # the k of N+k when every VM is restarted by hand
+    restart_disabled: list[str] = field(default_factory=list)  # powered-on, priority disabled
 
 
 @dataclass

@@ -2,8 +2,19 @@
 
 For every host of a cluster, the host is removed and each displaced powered-on GPU
 VM is placed on a surviving host (connected, not in maintenance mode), in HA
-restart-priority order. A placement is valid only if the target host mounts and
-can access all the VM's datastores and, per GPU device of the VM:
+restart-priority order. A VM whose restart priority is ``disabled`` is never
+restarted by vSphere HA: it is not placed, and each failure lists it apart. On a
+cluster where HA is off, or host monitoring is disabled, HA restarts nothing: the
+cluster tolerates no failure (N+0), and the placements only say where the VMs
+could be restarted by hand (``manual_tolerates`` gives that N+k).
+
+A placement is valid only if the target host has the memory for the VM: the
+reservations of the VMs powered on there and of those restarted onto it, plus
+their overhead, within the host's memory less the hypervisor's share (the
+estimate of gpuaudit.rules.facts, after VMware's "vSphere Resource Management",
+"Overhead Memory on Virtual Machines"); a host whose memory size is unknown is
+not checked, and the notes say so. The target host must also mount and access
+all the VM's datastores and, per GPU device of the VM:
 
 - vGPU: the host offers the profile, on a GPU of the same model in Shared Direct
   mode, and that GPU can take it. In equal-size mode (the default) a GPU holds
@@ -36,12 +47,21 @@ from typing import Any
 from gpuaudit import catalog
 from gpuaudit.inventory import Host, Inventory, Vm
 from gpuaudit.results import ClusterSimulation, GpuSlots, HostFailure, Placement
-from gpuaudit.rules.facts import PRIORITIES, SHARED_DIRECT, Facts, gpu_memory, gpu_prefix
+from gpuaudit.rules.facts import (
+    PRIORITIES,
+    SHARED_DIRECT,
+    Facts,
+    gpu_memory,
+    gpu_prefix,
+    host_vm_memory_mb,
+    vm_memory_need_mb,
+)
 
 MAX_FAILURES = 3  # N+k is computed for k up to 3
 SEARCH_WORK = 400_000  # GPU fit checks one exact search may spend
 COMBINATION_LIMIT = 200  # distinct host combinations checked per k before sampling
 MAX_SEARCH_GUESTS = 400
+UNLIMITED = 1 << 60  # the free memory of a host whose memory size is unknown
 _UNKNOWN: Any = object()  # not yet in a memo
 
 Option = tuple[str, tuple[int, ...]]  # (host, indices of the GPUs taken)
@@ -71,11 +91,12 @@ class Guest:
     rank: int  # index into PRIORITIES
     demands: tuple[Demand, ...]
     datastores: frozenset[str]
+    memory: int = 0  # MB a host must have free: reservation plus overhead
 
     @property
     def key(self) -> tuple[Any, ...]:
         """Equal keys mean interchangeable VMs."""
-        return (self.rank, self.demands, tuple(sorted(self.datastores)))
+        return (self.rank, self.demands, tuple(sorted(self.datastores)), self.memory)
 
     @property
     def priority(self) -> str:
@@ -195,15 +216,17 @@ class Node:
     offers: frozenset[str]
     datastores: frozenset[str]
     static: int = 0
+    memory: int = UNLIMITED  # MB for VMs; UNLIMITED when the host's size is unknown
 
 
 class State(dict[str, list[Slot]]):
-    """The GPUs of the surviving hosts. Copy-on-write: a host's GPUs are copied from the
-    cluster's initial state only when a placement first changes them."""
+    """The GPUs and free memory of the surviving hosts. Copy-on-write: a host's GPUs are
+    copied from the cluster's initial state only when a placement first changes them."""
 
-    def __init__(self, hosts: dict[str, list[Slot]]) -> None:
+    def __init__(self, hosts: dict[str, list[Slot]], free: dict[str, int]) -> None:
         super().__init__(hosts)
         self.owned: set[str] = set()
+        self.free = {h: free[h] for h in hosts}  # MB of memory left for restarted VMs
 
     def writable(self, host: str) -> list[Slot]:
         if host not in self.owned:
@@ -235,8 +258,13 @@ class ClusterModel:
         hosts = facts.cluster_hosts(cluster)
         self.nodes: dict[str, Node] = {}
         self.initial: dict[str, list[Slot]] = {}
+        self.free: dict[str, int] = {}  # MB left by the VMs powered on now (may be < 0)
+        self.unsized: list[str] = []  # hosts whose memory size is unknown
         statics: dict[tuple[Any, ...], int] = {}
         for host in hosts:
+            memory = host_vm_memory_mb(host)
+            if memory is None:
+                self.unsized.append(host.name)
             node = Node(
                 name=host.name,
                 active=host.connected and not host.in_maintenance,
@@ -247,14 +275,23 @@ class ClusterModel:
                     if facts.can_access(host.name, d.name)
                 ),
             )
+            node.memory = UNLIMITED if memory is None else memory
             self.nodes[host.name] = node
             self.initial[host.name] = [_slot(host, g) for g in host.gpus]
-            sig = (node.active, node.offers, node.datastores)
+            self.free[host.name] = node.memory - facts.host_memory_used_mb(host.name)
+            sig = (node.active, node.offers, node.datastores, node.memory)
             node.static = statics.setdefault(sig, len(statics))
         vms = [
             vm for vm in facts.cluster_gpu_vms(cluster) if vm.powered_on and vm.host in self.nodes
         ]
-        self.guests = self._seat(vms)
+        self.ha_restarts = facts.ha_restarts(cluster)
+        # HA never restarts these: they keep their GPUs and memory, and are never placed.
+        self.disabled: dict[str, list[Vm]] = {}
+        for vm in vms:
+            if facts.restart_priority(vm) == "disabled":
+                self.disabled.setdefault(vm.host or "", []).append(vm)
+        # Every VM is seated (a disabled one keeps its GPU); guest indices stay those of vms.
+        self.guests = [g for g in self._seat(vms) if g.priority != "disabled"]
         self.by_host: dict[str, list[Guest]] = {}
         for guest in self.guests:
             self.by_host.setdefault(guest.host, []).append(guest)
@@ -316,11 +353,12 @@ class ClusterModel:
             rank=PRIORITIES.index(self.facts.restart_priority(vm)),
             demands=tuple(demands),
             datastores=frozenset(vm.datastores),
+            memory=vm_memory_need_mb(vm),
         )
 
     def _eligible(self, guest: Guest) -> list[str]:
         """Hosts that could ever take the VM, whatever runs on them."""
-        key = (guest.demands, guest.datastores)
+        key = (guest.demands, guest.datastores, guest.memory)
         if key not in self._eligible_cache:
             self._eligible_cache[key] = [n for n in self.nodes if not self.why_not(guest, n)]
         return self._eligible_cache[key]
@@ -333,6 +371,11 @@ class ClusterModel:
         missing = sorted(guest.datastores - node.datastores)
         if missing:
             return f"cannot access datastore {', '.join(missing)}"
+        if guest.memory > node.memory:
+            return (
+                f"too little memory: the VM needs {guest.memory} MB (reservation and overhead), "
+                f"the host has {node.memory} MB for VMs"
+            )
         slots = self.initial[host]
         for d in guest.demands:
             if d.kind == "passthrough":
@@ -358,7 +401,7 @@ class ClusterModel:
         With ``require_all`` the only question is whether every VM can be placed.
         """
         down = set(failed)
-        state = State({h: slots for h, slots in self.initial.items() if h not in down})
+        state = State({h: slots for h, slots in self.initial.items() if h not in down}, self.free)
         guests = [g for h in sorted(down) for g in self.by_host.get(h, [])]
         if not guests:
             return Outcome({}, state)
@@ -401,7 +444,7 @@ class ClusterModel:
             best: tuple[tuple[int, int], str, tuple[int, ...]] | None = None
             known = memo.setdefault(guest.demands, {})
             for host in self.eligible[guest.index]:
-                if host in down:
+                if host in down or state.free[host] < guest.memory:
                     continue
                 found = known.get(host, _UNKNOWN)
                 if found is _UNKNOWN:
@@ -421,11 +464,13 @@ class ClusterModel:
     def _apply(guest: Guest, host: str, idx: tuple[int, ...], state: State) -> None:
         for d, i in zip(guest.demands, idx, strict=True):
             state.writable(host)[i].take(guest.name, d)
+        state.free[host] -= guest.memory
 
     @staticmethod
     def _undo(guest: Guest, host: str, idx: tuple[int, ...], state: State) -> None:
         for d, i in zip(guest.demands, idx, strict=True):
             state.writable(host)[i].release(guest.name, d)
+        state.free[host] += guest.memory
 
     # Exact search
     def _options(self, guest: Guest, state: State, down: set[str], search: _Search) -> list[Option]:
@@ -433,11 +478,15 @@ class ClusterModel:
         seen_hosts: set[tuple[Any, ...]] = set()
         scored: list[tuple[tuple[int, int], Option]] = []
         for host in self.eligible[guest.index]:
-            if host in down:
+            if host in down or state.free[host] < guest.memory:
                 continue
             slots = state[host]
             search.work += len(slots)
-            hkey = (self.nodes[host].static, tuple(sorted(s.key() for s in slots)))
+            hkey = (
+                self.nodes[host].static,
+                state.free[host],
+                tuple(sorted(s.key() for s in slots)),
+            )
             if hkey in seen_hosts:
                 continue
             seen_hosts.add(hkey)
@@ -448,7 +497,7 @@ class ClusterModel:
 
     def _fits_somewhere(self, guest: Guest, state: State, down: set[str], search: _Search) -> bool:
         for host in self.eligible[guest.index]:
-            if host in down:
+            if host in down or state.free[host] < guest.memory:
                 continue
             search.work += len(state[host])
             if _assignments(state[host], guest.demands, first_only=True):
@@ -539,13 +588,13 @@ class ClusterModel:
     def _state_key(self, state: State) -> tuple[Any, ...]:
         return tuple(
             sorted(
-                (self.nodes[h].static, tuple(sorted(s.key() for s in slots)))
+                (self.nodes[h].static, state.free[h], tuple(sorted(s.key() for s in slots)))
                 for h, slots in state.items()
             )
         )
 
     # Reporting
-    def reason(self, guest: Guest, down: set[str], exact: bool) -> str:
+    def reason(self, guest: Guest, down: set[str], outcome: Outcome) -> str:
         fixed = [d.device for d in guest.demands if d.kind == "passthrough"]
         if fixed:
             return (
@@ -563,14 +612,25 @@ class ClusterModel:
             parts = [f"{', '.join(_few(hosts))}: {text}" for text, hosts in why.items()]
             return "no surviving host can take it (" + "; ".join(parts) + ")"
         need = ", ".join(_describe(d) for d in guest.demands)
-        if not exact:
+        if not outcome.exact:
             return (
                 f"not placed within the search limit; eligible hosts {', '.join(_few(eligible))} "
-                f"may still have room for {need}"
+                f"may still have room for {need} and {guest.memory} MB of memory"
             )
+        short = [h for h in eligible if outcome.state.free[h] < guest.memory]
+        roomy = [h for h in eligible if h not in short]
+        parts = []
+        if short:
+            free = ", ".join(f"{h}: {max(outcome.state.free[h], 0)} MB" for h in _few(short))
+            parts.append(
+                f"not enough memory for its {guest.memory} MB (reservation and overhead) on "
+                f"the eligible hosts {', '.join(_few(short))} (free {free})"
+            )
+        if roomy:
+            parts.append(f"no GPU capacity left for {need} on {', '.join(_few(roomy))}")
         return (
-            f"no GPU capacity left for {need} on the eligible hosts {', '.join(_few(eligible))}"
-            " (counting existing VMs and restarts of equal or higher priority)"
+            "; ".join(parts) + " (counting the VMs running there and restarts of equal or "
+            "higher priority)"
         )
 
     def gpu_slots(self, state: dict[str, list[Slot]]) -> list[GpuSlots]:
@@ -792,8 +852,25 @@ def simulate_cluster_notes(
 ) -> Simulated:
     facts = facts or Facts(inventory)
     model = ClusterModel(facts, cluster_name)
-    sim = ClusterSimulation(cluster=cluster_name, hosts=len(model.nodes), gpu_vms=len(model.guests))
+    disabled = sorted(vm.name for vms in model.disabled.values() for vm in vms)
+    sim = ClusterSimulation(
+        cluster=cluster_name,
+        hosts=len(model.nodes),
+        gpu_vms=len(model.guests) + len(disabled),
+        ha_restarts=model.ha_restarts,
+        restart_disabled=disabled,
+    )
     out = Simulated(sim)
+    if not model.ha_restarts:
+        out.notes.append(
+            "vSphere HA is off or host monitoring is disabled: no VM is restarted after a "
+            "host failure; the placements show where a manual restart would fit"
+        )
+    if model.unsized:
+        out.notes.append(
+            f"memory not checked on {', '.join(_few(model.unsized))}: the host's memory size "
+            "is unknown"
+        )
     sim.capacity = model.gpu_slots(model.initial)
     worst: tuple[tuple[int, int], str, State] | None = None
     all_placed = True
@@ -804,8 +881,8 @@ def simulate_cluster_notes(
         sim.failures.append(failure)
         all_placed = all_placed and not failure.unplaced
         all_exact = all_exact and outcome.exact
-        rank = (len(failure.unplaced), failure.displaced)
-        if failure.displaced and (worst is None or rank > worst[0]):
+        rank = (len(failure.unplaced), len(failure.placed) + len(failure.unplaced))
+        if rank[1] and (worst is None or rank > worst[0]):
             worst = (rank, host, outcome.state)
     if worst is not None:
         sim.worst_host = worst[1]
@@ -815,14 +892,24 @@ def simulate_cluster_notes(
             "the exact search hit its limit for some host failures: VMs reported as not "
             "placed there may still have a valid placement"
         )
-    sim.tolerates, notes = _tolerance(model, all_placed)
+    sim.manual_tolerates, notes = _tolerance(model, all_placed)
+    # With HA off nothing restarts, so no failure leaves every GPU VM running (N+0),
+    # unless there is no GPU VM at all.
+    sim.tolerates = sim.manual_tolerates if model.ha_restarts or not sim.gpu_vms else 0
     out.notes.extend(notes)
     return out
 
 
 def _failure(model: ClusterModel, down: set[str], outcome: Outcome) -> HostFailure:
     guests = [g for h in sorted(down) for g in model.by_host.get(h, [])]
-    failure = HostFailure(host=", ".join(sorted(down)), displaced=len(guests))
+    kept = [vm for h in sorted(down) for vm in model.disabled.get(h, [])]
+    failure = HostFailure(host=", ".join(sorted(down)), displaced=len(guests) + len(kept))
+    for vm in sorted(kept, key=lambda v: v.name):
+        failure.not_restarted.append(
+            Placement(
+                vm.name, vm.host or "", reason="HA restart disabled", restart_priority="disabled"
+            )
+        )
     for guest in sorted(guests, key=lambda g: (g.rank, g.name)):
         where = outcome.assignment.get(guest.index)
         if where is not None:
@@ -832,7 +919,7 @@ def _failure(model: ClusterModel, down: set[str], outcome: Outcome) -> HostFailu
                 Placement(guest.name, guest.host, host, gpus, restart_priority=guest.priority)
             )
         else:
-            reason = model.reason(guest, down, outcome.exact)
+            reason = model.reason(guest, down, outcome)
             failure.unplaced.append(
                 Placement(guest.name, guest.host, reason=reason, restart_priority=guest.priority)
             )
@@ -886,6 +973,7 @@ def _host_classes(model: ClusterModel) -> list[list[str]]:
         guests = model.by_host.get(host, [])
         key: tuple[Any, ...] = (
             node.static,
+            model.free[host],
             tuple(sorted(s.key() for s in model.initial[host])),
             tuple(sorted((g.key for g in guests), key=repr)),
         )

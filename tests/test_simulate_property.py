@@ -6,11 +6,17 @@ of the displaced VMs, and keeps the best by priority class (as many highest-prio
 VMs as possible, then high, ...). The simulation must reach the same count in every
 class (so it never calls a VM unplaceable when a placement exists), its placements
 must all be valid, and its N+k must match exhaustive enumeration of host failures.
+
+The reference also applies host memory (the documented estimate: a host has its
+memory less 2048 MB and 1% for VMs; a powered-on VM takes its reservation, all its
+memory for a GPU VM, plus 256 MB and 1% of its memory) and restart priorities (a
+VM whose priority is disabled is never restarted; with HA off nothing is, N+0).
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from dataclasses import dataclass
 from unittest.mock import patch
@@ -44,6 +50,25 @@ def profile_mb(name: str) -> int:
 
 
 # --- the reference model -------------------------------------------------------------
+
+
+def vm_need(vm: Vm) -> int:
+    reserved = max(vm.memory_mb, vm.memory_reservation_mb) if vm.gpus else vm.memory_reservation_mb
+    return reserved + 256 + math.ceil(vm.memory_mb / 100)
+
+
+def free_memory(inv: Inventory) -> dict[str, float]:
+    """Memory left for restarts on each host by the VMs powered on now; inf when unknown."""
+    free: dict[str, float] = {}
+    for host in inv.hosts:
+        if host.memory_mb <= 0:
+            free[host.name] = math.inf
+            continue
+        free[host.name] = host.memory_mb - 2048 - math.ceil(host.memory_mb / 100)
+        free[host.name] -= sum(
+            vm_need(vm) for vm in inv.vms if vm.host == host.name and vm.powered_on
+        )
+    return free
 
 
 @dataclass
@@ -116,6 +141,11 @@ def priority(inv: Inventory, vm: Vm) -> int:
     return ORDER.index(value)
 
 
+def restarted(inv: Inventory, vm: Vm) -> bool:
+    """HA restarts it (when HA is on): a powered-on GPU VM whose priority is not disabled."""
+    return vm.powered_on and bool(vm.gpus) and ORDER[priority(inv, vm)] != "disabled"
+
+
 def best_vector(inv: Inventory, cluster: str, failed: set[str]) -> tuple[int, ...]:
     """The lexicographically largest count of placed VMs per priority class."""
     occ = {k: list(v) for k, v in occupancy(inv).items() if k[0] not in failed}
@@ -124,10 +154,9 @@ def best_vector(inv: Inventory, cluster: str, failed: set[str]) -> tuple[int, ..
         for h in inv.hosts
         if h.cluster == cluster and h.name not in failed and h.connected and not h.in_maintenance
     ]
+    free = free_memory(inv)
     displaced = [
-        vm
-        for vm in inv.vms
-        if vm.host in failed and vm.powered_on and vm.gpus and vm.cluster == cluster
+        vm for vm in inv.vms if vm.host in failed and restarted(inv, vm) and vm.cluster == cluster
     ]
     for vm in displaced:  # the failed hosts' GPUs are gone
         for key in list(occ):
@@ -143,8 +172,9 @@ def best_vector(inv: Inventory, cluster: str, failed: set[str]) -> tuple[int, ..
         model = source_model(inv, vm)
         if all(a.kind in ("vgpu", "dynamic") for a in vm.gpus):
             for host in targets:
-                if not host_accepts(inv, host, vm):
+                if not host_accepts(inv, host, vm) or free[host.name] < vm_need(vm):
                     continue
+                free[host.name] -= vm_need(vm)
                 for gpus in itertools.permutations(host.gpus, len(vm.gpus)):
                     taken = []
                     for att, gpu in zip(vm.gpus, gpus, strict=True):
@@ -160,6 +190,7 @@ def best_vector(inv: Inventory, cluster: str, failed: set[str]) -> tuple[int, ..
                         counts[priority(inv, vm)] -= 1
                     for slot in taken:
                         slot.pop()
+                free[host.name] += vm_need(vm)
         place(i + 1)
 
     place(0)
@@ -170,12 +201,16 @@ def check_placements(inv: Inventory, failure: HostFailure, failed: set[str]) -> 
     """Every placement the simulation reports is valid, all of them together."""
     occ = {k: list(v) for k, v in occupancy(inv).items() if k[0] not in failed}
     vms = {vm.name: vm for vm in inv.vms}
+    free = free_memory(inv)
     for p in failure.placed:
         vm = vms[p.vm]
         host = inv.host(p.to_host or "")
         assert host is not None and host.name not in failed
         assert host.connected and not host.in_maintenance and host.cluster == vm.cluster
         assert host_accepts(inv, host, vm)
+        assert restarted(inv, vm)
+        free[host.name] -= vm_need(vm)
+        assert free[host.name] >= 0, (p, free)
         pci_ids = (p.to_gpu or "").split(", ")
         assert len(pci_ids) == len(vm.gpus) == len(set(pci_ids))
         model = source_model(inv, vm)
@@ -197,7 +232,7 @@ def vector(inv: Inventory, failure: HostFailure) -> tuple[int, ...]:
 
 def tolerance(inv: Inventory, cluster: str) -> int:
     hosts = [h.name for h in inv.hosts if h.cluster == cluster]
-    running = [vm for vm in inv.vms if vm.powered_on and vm.gpus and vm.cluster == cluster]
+    running = [vm for vm in inv.vms if restarted(inv, vm) and vm.cluster == cluster]
     k = 0
     for size in range(1, min(3, len(hosts)) + 1):
         for combo in itertools.combinations(hosts, size):
@@ -214,7 +249,8 @@ def tolerance(inv: Inventory, cluster: str) -> int:
 @st.composite
 def clusters(draw: st.DrawFn, dense: bool = False) -> Inventory:
     """A random cluster; ``dense`` ones are all up, share storage and compete for GPUs."""
-    inv = Inventory(clusters=[Cluster(name="c", moref="c")])
+    ha = draw(st.sampled_from([True, True, True, False]))
+    inv = Inventory(clusters=[Cluster(name="c", moref="c", ha_enabled=ha, ha_host_monitoring=True)])
     n_hosts = draw(st.integers(2, 4))
     for i in range(n_hosts):
         host = Host(
@@ -225,6 +261,7 @@ def clusters(draw: st.DrawFn, dense: bool = False) -> Inventory:
             if not dense
             else "connected",
             in_maintenance=not dense and draw(st.integers(0, 9)) == 0,
+            memory_mb=draw(st.sampled_from([0, 40960, 65536, 98304, 131072])),
         )
         for j in range(draw(st.integers(1 if dense else 0, 2 if dense else 3))):  # GPUs
             kind = draw(st.sampled_from(["l4", "t4"]))
@@ -273,6 +310,7 @@ def clusters(draw: st.DrawFn, dense: bool = False) -> Inventory:
                 cluster="c",
                 power_state=draw(st.sampled_from(["poweredOn"] * 5 + ["poweredOff"])),
                 restart_priority=draw(st.sampled_from([None, *ORDER])),
+                memory_mb=draw(st.sampled_from([8192, 16384, 30720, 61440])),
                 datastores=[
                     d.name
                     for d in inv.datastores
@@ -284,7 +322,21 @@ def clusters(draw: st.DrawFn, dense: bool = False) -> Inventory:
             devices = draw(st.sampled_from([1, 1, 1, 2]))
             if not _seat(draw, host, vm, kind, devices, occ):
                 continue
+            vm.memory_reservation_mb = vm.memory_mb  # a GPU VM reserves all its memory
             inv.vms.append(vm)
+        if draw(st.booleans()):  # a VM without GPU that reserves some memory
+            n += 1
+            inv.vms.append(
+                Vm(
+                    name=f"v{n}",
+                    moref=f"v{n}",
+                    host=host.name,
+                    cluster="c",
+                    power_state=draw(st.sampled_from(["poweredOn", "poweredOff"])),
+                    memory_mb=32768,
+                    memory_reservation_mb=draw(st.sampled_from([0, 8192, 32768])),
+                )
+            )
     return inv
 
 
@@ -398,8 +450,9 @@ def test_sampled_combinations_never_overclaim(inv: Inventory) -> None:
     with patch("gpuaudit.simulate.COMBINATION_LIMIT", 2):
         sim = simulate_cluster(inv, "c")
     exact = tolerance(inv, "c")
-    assert sim.tolerates <= exact
-    assert sim.tolerates == exact or sim.tolerates >= 1  # k = 1 is always exact
+    assert sim.manual_tolerates <= exact
+    assert sim.manual_tolerates == exact or sim.manual_tolerates >= 1  # k = 1 is always exact
+    assert sim.tolerates <= sim.manual_tolerates
 
 
 def check_simulation(inv: Inventory) -> None:
@@ -409,9 +462,17 @@ def check_simulation(inv: Inventory) -> None:
         failed = {failure.host}
         assert vector(inv, failure) == best_vector(inv, "c", failed)
         check_placements(inv, failure, failed)
-        displaced = [
-            vm.name for vm in inv.vms if vm.host == failure.host and vm.powered_on and vm.gpus
-        ]
+        displaced = [vm.name for vm in inv.vms if vm.host == failure.host and restarted(inv, vm)]
         assert sorted(p.vm for p in failure.placed + failure.unplaced) == sorted(displaced)
         assert all(p.reason for p in failure.unplaced)
-    assert sim.tolerates == tolerance(inv, "c")
+        kept = [
+            vm.name
+            for vm in inv.vms
+            if vm.host == failure.host and vm.powered_on and vm.gpus and not restarted(inv, vm)
+        ]
+        assert sorted(p.vm for p in failure.not_restarted) == sorted(kept)
+        assert all(p.reason == "HA restart disabled" for p in failure.not_restarted)
+    assert sim.manual_tolerates == tolerance(inv, "c")
+    any_gpu_vm = any(vm.powered_on and vm.gpus for vm in inv.vms)
+    ha = inv.clusters[0].ha_enabled
+    assert sim.tolerates == (tolerance(inv, "c") if ha or not any_gpu_vm else 0)

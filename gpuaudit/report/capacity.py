@@ -3,6 +3,8 @@
 One row per host; on the left the GPUs as they are, on the right after the worst
 single-host failure. Each GPU is a bar cut into its vGPU slots (one slot for
 passthrough): used, free, and, after the failure, the slots taken by restarted VMs.
+Where vSphere HA does not restart VMs (HA off, or host monitoring disabled), the
+right panel shows where a manual restart would fit, and says so.
 Only numbers and names leave this module; the template escapes every name.
 """
 
@@ -66,6 +68,17 @@ class Chart:
     worst_host: str | None
     legend_y: float
     has_after: bool
+    manual: bool = False  # HA restarts nothing: the right panel is a manual restart
+    restart_disabled: list[str] = field(default_factory=list)  # VMs HA never restarts
+
+    @property
+    def after_title(self) -> str:
+        what = "manual restart" if self.manual else "HA restart"
+        return f"After {self.worst_host} fails ({what})"
+
+    @property
+    def moved_label(self) -> str:
+        return "taken by a manual restart" if self.manual else "taken by restarted VMs"
 
     @property
     def now_text_x(self) -> float:
@@ -170,4 +183,15 @@ def build_chart(sim: ClusterSimulation, inventory: Inventory) -> Chart:
         rows.append(row)
     height = TOP + len(rows) * ROW_H + 34
     width = after_x + PANEL_W if has_after else now_x + PANEL_W
-    return Chart(width, height, rows, now_x, after_x, sim.worst_host, height - 16, has_after)
+    return Chart(
+        width,
+        height,
+        rows,
+        now_x,
+        after_x,
+        sim.worst_host,
+        height - 16,
+        has_after,
+        manual=not sim.ha_restarts,
+        restart_disabled=list(sim.restart_disabled),
+    )

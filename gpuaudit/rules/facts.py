@@ -1,11 +1,28 @@
 """Facts derived from an inventory that several rules and the simulation share.
 
 Built once per audit: lookups by name, which VMs use GPUs, which hosts can reach
-which datastores, effective HA restart priorities, GPU frame buffers.
+which datastores, effective HA restart priorities, GPU frame buffers, and the
+memory a host has for VMs and a VM needs to power on there.
+
+The memory model is an estimate, deliberately on the high side of overhead. A VM
+powers on only where the host's unreserved memory covers its reservation plus
+its overhead memory (VMware, "vSphere Resource Management", "Overhead Memory on
+Virtual Machines": overhead grows with the VM's memory and vCPUs, about 170 MB
+for 16 GB and 8 vCPUs). The hypervisor keeps part of the host's memory for
+itself. The estimate:
+
+- host memory for VMs = memorySize - (HOST_SYSTEM_MB + memorySize / 100);
+- a powered-on VM takes its reservation (all its memory for a GPU VM, which
+  cannot power on with less) + VM_OVERHEAD_MB + its memory / 100.
+
+The exact overhead of a VM is known only to vCenter per (VM, host) pair
+(OverheadMemoryManager.LookupVmOverheadMemory), one call per VM, which the
+collector does not make.
 """
 
 from __future__ import annotations
 
+import math
 from functools import cached_property
 
 from gpuaudit import catalog
@@ -15,6 +32,8 @@ from gpuaudit.inventory import Cluster, Datastore, Gpu, GpuAttachment, Host, Inv
 PRIORITIES = ("highest", "high", "medium", "low", "lowest", "disabled")
 SAN_TRANSPORTS = ("fc", "fcoe", "iscsi")
 SHARED_DIRECT = "sharedDirect"
+HOST_SYSTEM_MB = 2048  # the hypervisor's own memory, plus 1% of the host's
+VM_OVERHEAD_MB = 256  # per powered-on VM, plus 1% of its memory
 
 
 def is_gpu_vm(vm: Vm) -> bool:
@@ -31,6 +50,25 @@ def is_vgpu_vm(vm: Vm) -> bool:
 
 def profiles(vm: Vm) -> list[str]:
     return [a.profile for a in vm.gpus if a.kind == "vgpu" and a.profile]
+
+
+def vm_reserved_mb(vm: Vm) -> int:
+    """The memory reservation the VM needs to power on (a GPU VM reserves all of it)."""
+    if vm.gpus or vm.memory_locked_to_max:
+        return max(vm.memory_mb, vm.memory_reservation_mb)
+    return vm.memory_reservation_mb
+
+
+def vm_memory_need_mb(vm: Vm) -> int:
+    """Reservation plus estimated overhead: what the VM takes from a host's memory."""
+    return vm_reserved_mb(vm) + VM_OVERHEAD_MB + math.ceil(vm.memory_mb / 100)
+
+
+def host_vm_memory_mb(host: Host) -> int | None:
+    """The host's memory left for VMs after the hypervisor's share; None when unknown."""
+    if host.memory_mb <= 0:
+        return None
+    return max(0, host.memory_mb - HOST_SYSTEM_MB - math.ceil(host.memory_mb / 100))
 
 
 def offered(host: Host) -> dict[str, bool | None]:
@@ -133,7 +171,24 @@ class Facts:
             value = cluster.default_restart_priority
         return value if value in PRIORITIES else "medium"
 
+    @cached_property
+    def _host_running(self) -> dict[str, list[Vm]]:
+        out: dict[str, list[Vm]] = {}
+        for vm in self.inventory.vms:
+            if vm.powered_on and vm.host is not None:
+                out.setdefault(vm.host, []).append(vm)
+        return out
+
+    def host_memory_used_mb(self, host: str) -> int:
+        """The memory the host's powered-on VMs (GPU or not) take, by the estimate above."""
+        return sum(vm_memory_need_mb(vm) for vm in self._host_running.get(host, []))
+
     # Clusters and hosts
+    def ha_restarts(self, cluster: str) -> bool:
+        """Whether vSphere HA restarts the VMs of a failed host: HA on, host monitoring on."""
+        c = self.clusters.get(cluster)
+        return c is not None and c.ha_enabled and c.ha_host_monitoring
+
     @cached_property
     def _cluster_hosts(self) -> dict[str, list[Host]]:
         out: dict[str, list[Host]] = {}

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from gpuaudit.rules import facts as F
 from gpuaudit.rules.registry import Context, Verdict, rule
+
+if TYPE_CHECKING:
+    from gpuaudit.simulate import Simulated
 
 _HA_QUOTE = (
     'The seed: "VMware HA: VM restarts on another host" and "HA = fast, predictable recovery."'
@@ -138,6 +142,12 @@ def fixed_passthrough(ctx: Context) -> Iterator[Verdict]:
         )
 
 
+def _intent_severity(ctx: Context, cluster: str) -> str | None:
+    """A VM that HA does not restart fails the declared intent when the policy mandates
+    VMware HA for the cluster (the rule's severity); otherwise it is informational."""
+    return None if ctx.policy.intent_for(cluster).vm_ha_mandated else "info"
+
+
 @rule(
     id="HA-05",
     title="After the loss of its host, a powered-on GPU VM has nowhere to restart",
@@ -148,27 +158,91 @@ def fixed_passthrough(ctx: Context) -> Iterator[Verdict]:
         GPU model with room left, a free matching GPU for Dynamic DirectPath, and access to all its
         datastores. The host-failure simulation fails each host in turn and places its GPU VMs in
         restart-priority order; a VM reported here has no valid placement (or, when stated, none
-        was found within the search limit).""",
+        was found within the search limit). A placement needs the target host's memory too: GPU
+        VMs reserve all their memory. A VM whose restart priority is disabled, or on a cluster
+        where HA is off or host monitoring is disabled, is not restarted at all: it is reported
+        as such, as a failure of the declared intent when the policy mandates VMware HA, else as
+        information.""",
     remediation="""Keep spare GPU capacity of the same model and profile on other hosts (N+1),
         offer the profile on more hosts, share the VM's datastores, or lower the priority of less
         important GPU VMs so this one is restarted first.""",
 )
 def restart_room(ctx: Context) -> Iterator[Verdict]:
     for name, simulated in ctx.simulations.items():
+        if simulated.simulation.ha_restarts:
+            yield from _restarts(name, simulated)
+        else:
+            yield from _no_restarts(ctx, name, simulated)
+        severity = _intent_severity(ctx, name)
         for failure in simulated.simulation.failures:
-            for p in failure.placed:
-                evidence = {"failed_host": failure.host, "to_host": p.to_host, "to_gpu": p.to_gpu}
-                evidence["restart_priority"] = p.restart_priority
-                message = f"can restart on {p.to_host} ({p.to_gpu}) if {failure.host} fails"
-                yield Verdict(p.vm, True, message, evidence, cluster=name, host=p.from_host)
-            for p in failure.unplaced:
-                evidence = {
-                    "failed_host": failure.host,
-                    "reason": p.reason,
-                    "restart_priority": p.restart_priority,
-                }
-                message = f"nowhere to restart if {failure.host} fails: {p.reason}"
-                yield Verdict(p.vm, False, message, evidence, cluster=name, host=p.from_host)
+            for p in failure.not_restarted:
+                evidence = {"failed_host": failure.host, "restart_priority": p.restart_priority}
+                message = (
+                    f"HA restart disabled: not restarted if {failure.host} fails "
+                    "(its restart priority is disabled)"
+                )
+                yield Verdict(
+                    p.vm,
+                    False,
+                    message,
+                    evidence,
+                    cluster=name,
+                    host=p.from_host,
+                    severity=severity,
+                )
+
+
+def _restarts(name: str, simulated: Simulated) -> Iterator[Verdict]:
+    for failure in simulated.simulation.failures:
+        for p in failure.placed:
+            evidence = {"failed_host": failure.host, "to_host": p.to_host, "to_gpu": p.to_gpu}
+            evidence["restart_priority"] = p.restart_priority
+            message = f"can restart on {p.to_host} ({p.to_gpu}) if {failure.host} fails"
+            yield Verdict(p.vm, True, message, evidence, cluster=name, host=p.from_host)
+        for p in failure.unplaced:
+            evidence = {
+                "failed_host": failure.host,
+                "reason": p.reason,
+                "restart_priority": p.restart_priority,
+            }
+            message = f"nowhere to restart if {failure.host} fails: {p.reason}"
+            yield Verdict(p.vm, False, message, evidence, cluster=name, host=p.from_host)
+
+
+def _no_restarts(ctx: Context, name: str, simulated: Simulated) -> Iterator[Verdict]:
+    """HA is off: nothing restarts; say where a manual restart would fit."""
+    severity = _intent_severity(ctx, name)
+    off = f"vSphere HA does not restart VMs on {name} (HA off or host monitoring disabled)"
+    for failure in simulated.simulation.failures:
+        for p in failure.placed:
+            evidence = {
+                "failed_host": failure.host,
+                "ha_restarts": False,
+                "manual_restart_host": p.to_host,
+                "manual_restart_gpu": p.to_gpu,
+                "restart_priority": p.restart_priority,
+            }
+            message = (
+                f"{off}: not restarted if {failure.host} fails; "
+                f"manual restart would fit on {p.to_host} ({p.to_gpu})"
+            )
+            yield Verdict(
+                p.vm, False, message, evidence, cluster=name, host=p.from_host, severity=severity
+            )
+        for p in failure.unplaced:
+            evidence = {
+                "failed_host": failure.host,
+                "ha_restarts": False,
+                "reason": p.reason,
+                "restart_priority": p.restart_priority,
+            }
+            message = (
+                f"{off}: not restarted if {failure.host} fails; no room for a manual restart "
+                f"either: {p.reason}"
+            )
+            yield Verdict(
+                p.vm, False, message, evidence, cluster=name, host=p.from_host, severity=severity
+            )
 
 
 @rule(
@@ -258,7 +332,10 @@ def restart_priority(ctx: Context) -> Iterator[Verdict]:
     rationale="""The cluster-level view of the host-failure simulation: N+k is the number of
         simultaneous host failures after which every powered-on GPU VM still has a valid
         placement. The seed asks for N+1 at least. k is checked up to 3; it is never claimed
-        beyond what every combination of failures proves.""",
+        beyond what every combination of failures proves. Placements count host memory as well
+        as GPUs. VMs whose restart priority is disabled are not counted (HA-05 lists them); on a
+        cluster where HA is off or host monitoring is disabled nothing is restarted, so N+k is
+        N+0 and the evidence gives the N+k of a manual restart.""",
     remediation="""See the worst host's unplaced VMs in the simulation and free or add the GPU
         capacity they need.""",
 )
@@ -271,15 +348,38 @@ def cluster_tolerance(ctx: Context) -> Iterator[Verdict]:
         unplaced = [p.vm for p in worst.unplaced] if worst else []
         evidence = {
             "tolerates": sim.tolerates,
+            "ha_restarts": sim.ha_restarts,
+            "manual_tolerates": sim.manual_tolerates,
+            "restart_disabled": sim.restart_disabled,
             "worst_host": sim.worst_host,
             "unplaced_at_worst": unplaced,
             "notes": simulated.notes,
         }
-        if sim.tolerates >= 1:
+        restarted = sim.gpu_vms - len(sim.restart_disabled)
+        severity = None
+        if not sim.ha_restarts:
+            message = (
+                "vSphere HA is off or host monitoring is disabled: no GPU VM is restarted after "
+                f"a host failure (N+0); a manual restart would absorb {sim.manual_tolerates} "
+                "host failure(s)"
+            )
+            severity = _intent_severity(ctx, name)
+        elif not restarted:
+            message = (
+                f"HA restarts none of the {sim.gpu_vms} powered-on GPU VM(s): restart priority "
+                "disabled on all"
+            )
+            severity = _intent_severity(ctx, name)
+        elif sim.tolerates >= 1:
             message = f"tolerates {sim.tolerates} simultaneous host failure(s) (N+{sim.tolerates})"
         else:
             message = (
                 f"the loss of {sim.worst_host} leaves {len(unplaced)} GPU VM(s) with nowhere to "
                 "restart (N+0)"
             )
-        yield Verdict(name, sim.tolerates >= 1, message, evidence, cluster=name)
+        if sim.restart_disabled and restarted:
+            message += (
+                f"; {len(sim.restart_disabled)} GPU VM(s) with HA restart disabled are not counted"
+            )
+        ok = sim.ha_restarts and restarted > 0 and sim.tolerates >= 1
+        yield Verdict(name, ok, message, evidence, cluster=name, severity=severity)

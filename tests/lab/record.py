@@ -33,6 +33,7 @@ RECORDED = (
     "demo",
     "telemetry",
     "esxi",
+    "hamemory",
 )
 
 # Values a server chooses afresh in every session: they differ between two
