@@ -254,12 +254,14 @@ def judge_answer(
     except ValueError as exc:
         return wrong(str(exc), "damaged", transient=True)
     if not text.strip():
-        return wrong("an empty answer", "damaged", transient=True)
-    if "html" in content_type.lower() or _HTML_START.match(text):
+        return wrong("an empty body", "damaged", transient=True)
+    if _HTML_START.match(text):
         return wrong("an HTML page", "not-soap")
     try:
         root = ET.fromstring(text)
     except ET.ParseError as exc:
+        if "html" in content_type.lower():
+            return wrong("an HTML page", "not-soap")
         return wrong(f"an answer that is not well-formed XML ({exc})", "malformed", True)
     if _local(root.tag).lower() == "html":
         return wrong("an HTML page", "not-soap")
@@ -290,6 +292,11 @@ def _judge_fault(call: str, fault: ET.Element) -> ServerAnswerError:
             return ServerAnswerError(call, f"an unknown fault type {name}{said}", "unknown-fault")
         return ServerAnswerError(call, f"a {name} fault that could not be read{said}", "unreadable")
     return ServerAnswerError(call, f"a SOAP fault that could not be read{said}", "unreadable")
+
+
+def _returns_fault(info: Any) -> bool:
+    """Does the method ``info`` describes answer with a fault object as its result?"""
+    return isinstance(info.result, type) and issubclass(info.result, vmodl.MethodFault)
 
 
 class _WholeAnswer:
@@ -435,6 +442,8 @@ class ResilientStub(SoapAdapter.SoapStubAdapter):
                 result = super().InvokeMethod(mo, info, args, outerStub)
                 if result is None:
                     self._nothing_read(operation)
+                elif isinstance(result, vmodl.MethodFault) and not _returns_fault(info):
+                    raise result  # a fault sent with HTTP 200 is a fault all the same
             except vim.fault.NotAuthenticated:
                 if renewed or self.relogin is None or operation in _SESSION_CALLS:
                     raise

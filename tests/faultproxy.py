@@ -201,6 +201,13 @@ XHTML_PAGE = Answer(
     b'<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml">'
     b"<body><p>Service moved</p></body></html>",
 )
+HTML_PAGE_500 = Answer(
+    500,
+    b"<html><head><title>500 Internal Server Error</title></head>"
+    b"<body><center><h1>500 Internal Server Error</h1></center><hr></body></html>",
+    (("Content-Type", "text/html"),),
+)
+EMPTY_BODY = Answer(200, b"")
 NON_SOAP_XML = Answer(200, b'<?xml version="1.0"?><status><code>ok</code></status>')
 EMPTY_SOAP_BODY = Answer(200, _ENVELOPE.format("").encode())
 NON_SOAP_XML_500 = Answer(

@@ -48,6 +48,8 @@ REFUSED = [
 TRANSIENT = [
     ("HTTP 500 non-SOAP XML", faultproxy.NON_SOAP_XML_500, "HTTP 500 with non-SOAP XML"),
     ("corrupt gzip", faultproxy.CORRUPT_GZIP, "a corrupt gzip body"),
+    ("HTTP 500 HTML page", faultproxy.HTML_PAGE_500, "HTTP 500 with an HTML page"),
+    ("empty body", faultproxy.EMPTY_BODY, "an empty body"),
 ]
 
 
@@ -194,6 +196,13 @@ SYSTEM_ERROR = Answer(
             "Permission to perform this operation was denied.",
             "privilege",
             id="privilege not named",
+        ),
+        pytest.param(
+            "RetrievePropertiesEx",
+            Answer(200, SYSTEM_ERROR.body),
+            "refused RetrievePropertiesEx with SystemError: A general system error occurred",
+            "privilege",
+            id="a fault with HTTP 200",
         ),
         pytest.param(
             "CurrentTime",
