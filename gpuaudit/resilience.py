@@ -31,7 +31,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import http.client
-import io
 import logging
 import random
 import re
@@ -39,14 +38,14 @@ import socket
 import ssl
 import threading
 import time
-import xml.etree.ElementTree as ET
-import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 from xml.parsers.expat import ExpatError
 
-from pyVmomi import SoapAdapter, VmomiSupport, vim, vmodl
+from pyVmomi import SoapAdapter, vim, vmodl
+
+from gpuaudit.answers import KeepingConnection, ServerAnswerError, WholeAnswer, judge_answer
 
 log = logging.getLogger("gpuaudit.resilience")
 T = TypeVar("T")
@@ -98,24 +97,6 @@ def using(policy: RetryPolicy) -> Iterator[None]:
 
 class ReadInterrupted(Exception):
     """A call refers to state the server no longer has; the read must start over."""
-
-
-class ServerAnswerError(Exception):
-    """An answer to ``call`` that is not a SOAP answer gpuaudit can use: ``what`` came back.
-
-    ``kind`` sorts it for the advice a message gives: "not-soap" (something other
-    than vCenter answered), "malformed" (not well-formed XML), "damaged" (a body
-    that does not decode), "unknown-fault" (a fault type this pyVmomi does not
-    know), "unreadable" (anything else). ``transient``: the same call may well
-    be answered properly if asked again.
-    """
-
-    def __init__(self, call: str, what: str, kind: str, transient: bool = False) -> None:
-        super().__init__(f"{what} in answer to {call}")
-        self.call = call
-        self.what = what
-        self.kind = kind
-        self.transient = transient
 
 
 # -- what failed, and may it be tried again ----------------------------------
@@ -201,139 +182,6 @@ def _mark(exc: BaseException, name: str, value: object) -> None:
         vars(exc)[name] = value
 
 
-# -- answers pyVmomi cannot read ---------------------------------------------
-
-SOAP_ENVELOPE = "http://schemas.xmlsoap.org/soap/envelope/"
-XSI = "http://www.w3.org/2001/XMLSchema-instance"
-_HTML_START = re.compile(
-    rb"^\s*(<\?xml[^>]*>\s*)?(<!--.*?-->\s*)*<(!doctype\s+html|html)\b", re.I | re.S
-)
-
-
-def _local(tag: str) -> str:
-    return tag.rsplit("}", 1)[-1]
-
-
-def _inflate(body: bytes, encoding: str) -> bytes:
-    """``body`` without its Content-Encoding; ValueError when it does not decode whole."""
-    if encoding in ("", "identity"):
-        return body
-    if encoding not in ("gzip", "x-gzip", "deflate"):
-        return body  # pyVmomi reads it as it is; so does the judgement
-    # gzip, or deflate with or without its zlib header (pyVmomi accepts all three).
-    tries = (16 + zlib.MAX_WBITS,) if encoding != "deflate" else (zlib.MAX_WBITS, -zlib.MAX_WBITS)
-    for wbits in tries:
-        inflater = zlib.decompressobj(wbits)
-        try:
-            text = inflater.decompress(body) + inflater.flush()
-        except zlib.error:
-            continue
-        if inflater.eof:
-            return text
-    raise ValueError(f"a corrupt {encoding} body")
-
-
-def judge_answer(
-    call: str, status: int, encoding: str, content_type: str, body: bytes
-) -> ServerAnswerError | None:
-    """What is wrong with this answer to ``call``, or None for a SOAP answer that names it.
-
-    Damage in transit (a body that does not decode, an empty or truncated one)
-    and a non-SOAP answer with a status a busy server or its proxy gives (HTTP
-    500) are transient; a whole answer that is not SOAP, an empty SOAP Body or an
-    unknown fault would come back the same, and is not.
-    """
-    busy = status in RETRY_STATUSES
-
-    def wrong(what: str, kind: str, transient: bool = busy) -> ServerAnswerError:
-        prefix = "" if status == 200 else f"HTTP {status} with "
-        return ServerAnswerError(call, prefix + what, kind, transient)
-
-    try:
-        text = _inflate(body, encoding.strip().lower())
-    except ValueError as exc:
-        return wrong(str(exc), "damaged", transient=True)
-    if not text.strip():
-        return wrong("an empty body", "damaged", transient=True)
-    if _HTML_START.match(text):
-        return wrong("an HTML page", "not-soap")
-    try:
-        root = ET.fromstring(text)
-    except ET.ParseError as exc:
-        if "html" in content_type.lower():
-            return wrong("an HTML page", "not-soap")
-        return wrong(f"an answer that is not well-formed XML ({exc})", "malformed", True)
-    if _local(root.tag).lower() == "html":
-        return wrong("an HTML page", "not-soap")
-    if root.tag != f"{{{SOAP_ENVELOPE}}}Envelope":
-        return wrong(f"non-SOAP XML (root element <{_local(root.tag)}>)", "not-soap")
-    soap_body = root.find(f"{{{SOAP_ENVELOPE}}}Body")
-    first = soap_body[0] if soap_body is not None and len(soap_body) else None
-    if first is None:
-        return wrong("an empty SOAP body", "unreadable")
-    if first.tag == f"{{{SOAP_ENVELOPE}}}Fault":
-        return _judge_fault(call, first)
-    if _local(first.tag) != f"{call}Response":
-        return wrong(f"a SOAP answer to another call (<{_local(first.tag)}>)", "unreadable")
-    return None
-
-
-def _judge_fault(call: str, fault: ET.Element) -> ServerAnswerError:
-    """A SOAP fault pyVmomi could not read: most often, a fault type it does not know."""
-    message = (fault.findtext("faultstring") or "").strip()
-    said = f' ("{message}")' if message else ""
-    detail = fault.find("detail")
-    if detail is not None and len(detail):
-        name = detail[0].get(f"{{{XSI}}}type") or _local(detail[0].tag).removesuffix("Fault")
-        name = name.rsplit(":", 1)[-1]
-        try:
-            VmomiSupport.GetWsdlType(VmomiSupport.XMLNS_VMODL_BASE, name)
-        except KeyError:
-            return ServerAnswerError(call, f"an unknown fault type {name}{said}", "unknown-fault")
-        return ServerAnswerError(call, f"a {name} fault that could not be read{said}", "unreadable")
-    return ServerAnswerError(call, f"a SOAP fault that could not be read{said}", "unreadable")
-
-
-def _returns_fault(info: Any) -> bool:
-    """Does the method ``info`` describes answer with a fault object as its result?"""
-    return isinstance(info.result, type) and issubclass(info.result, vmodl.MethodFault)
-
-
-class _WholeAnswer:
-    """An HTTP answer read to its end before pyVmomi reads it, so that one it cannot
-    understand can be judged (``judge_answer``). pyVmomi needs only these four."""
-
-    def __init__(self, response: Any) -> None:
-        self._response = response
-        self.status: int = response.status
-        self.reason: str = response.reason
-        self.body: bytes = response.read()
-        self._unread = io.BytesIO(self.body)
-
-    def getheader(self, name: str, default: str | None = None) -> str | None:
-        value = self._response.getheader(name, default)
-        return None if value is None else str(value)
-
-    def read(self, amount: int | None = -1) -> bytes:
-        return self._unread.read(-1 if amount is None else amount)
-
-
-class _KeepingConnection:
-    """A pooled HTTP connection that hands each whole answer to ``keep`` as well."""
-
-    def __init__(self, connection: Any, keep: Callable[[_WholeAnswer], None]) -> None:
-        self._connection = connection
-        self._keep = keep
-
-    def getresponse(self) -> _WholeAnswer:
-        answer = _WholeAnswer(self._connection.getresponse())
-        self._keep(answer)
-        return answer
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._connection, name)
-
-
 def call_with_retry(
     what: str, call: Callable[[], T], policy: RetryPolicy, sleep: Callable[[float], None]
 ) -> T:
@@ -364,6 +212,11 @@ def call_with_retry(
 # -- the stub ----------------------------------------------------------------
 
 
+def _returns_fault(info: Any) -> bool:
+    """Does the method ``info`` describes answer with a fault object as its result?"""
+    return isinstance(info.result, type) and issubclass(info.result, vmodl.MethodFault)
+
+
 class ResilientStub(SoapAdapter.SoapStubAdapter):
     """A SoapStubAdapter that retries, logs in again once, and knows what a session owns."""
 
@@ -382,11 +235,11 @@ class ResilientStub(SoapAdapter.SoapStubAdapter):
 
     def GetConnection(self) -> Any:
         connection = super().GetConnection()
-        if isinstance(connection, _KeepingConnection):
+        if isinstance(connection, KeepingConnection):
             return connection
-        return _KeepingConnection(connection, self._keep)
+        return KeepingConnection(connection, self._keep)
 
-    def _keep(self, answer: _WholeAnswer) -> None:
+    def _keep(self, answer: WholeAnswer) -> None:
         self._answers.last = answer
 
     def _judged(self, operation: str, caught: Exception) -> Exception:
@@ -395,7 +248,7 @@ class ResilientStub(SoapAdapter.SoapStubAdapter):
             return caught
         if isinstance(caught, http.client.HTTPException | ReadInterrupted):
             return caught
-        answer: _WholeAnswer | None = getattr(self._answers, "last", None)
+        answer: WholeAnswer | None = getattr(self._answers, "last", None)
         if answer is None:
             return caught
         judged = self._judge(operation, answer)
@@ -406,7 +259,7 @@ class ResilientStub(SoapAdapter.SoapStubAdapter):
             return caught  # truncated or damaged XML: retried and described as it always was
         return judged
 
-    def _judge(self, operation: str, answer: _WholeAnswer) -> ServerAnswerError | None:
+    def _judge(self, operation: str, answer: WholeAnswer) -> ServerAnswerError | None:
         return judge_answer(
             operation,
             answer.status,
@@ -417,7 +270,7 @@ class ResilientStub(SoapAdapter.SoapStubAdapter):
 
     def _nothing_read(self, operation: str) -> None:
         """pyVmomi read no result: fine for a SOAP answer that says so, never for another."""
-        answer: _WholeAnswer | None = getattr(self._answers, "last", None)
+        answer: WholeAnswer | None = getattr(self._answers, "last", None)
         if answer is not None:
             judged = self._judge(operation, answer)
             if judged is not None:
