@@ -118,7 +118,7 @@ def judge_answer(
 
 def _judge_fault(call: str, fault: ET.Element) -> ServerAnswerError:
     """A SOAP fault pyVmomi could not read: most often, a fault type it does not know."""
-    message = (fault.findtext("faultstring") or "").strip()
+    message = " ".join((fault.findtext("faultstring") or "").split())  # one line
     said = f' ("{message}")' if message else ""
     detail = fault.find("detail")
     if detail is not None and len(detail):

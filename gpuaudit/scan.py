@@ -137,7 +137,7 @@ def describe_read_failure(
         return connect.describe_failure(exc, server, user, timeout)
     call = resilience.call_of(exc) or "a call"
     fault = type(exc).__name__.rsplit(".", 1)[-1]
-    said = str(getattr(exc, "msg", "") or "").strip()
+    said = " ".join(str(getattr(exc, "msg", "") or "").split())  # one line
     if isinstance(exc, vim.fault.NoPermission) and exc.privilegeId:
         # Name a privilege only when the server named it.
         said = f"user {user!r} lacks the {exc.privilegeId} privilege"

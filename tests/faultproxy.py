@@ -218,4 +218,5 @@ CORRUPT_GZIP = Answer(
     gzip.compress(_ENVELOPE.format("").encode())[:12] + b"\x00 not gzip any more \xff" * 4,
     (("Content-Type", "text/xml; charset=utf-8"), ("Content-Encoding", "gzip")),
 )
-UNKNOWN_FAULT = Answer(500, soap_fault("FrobnicationFault", "the frobnicator is jammed"))
+# Its message runs over two lines, as some of vCenter's do.
+UNKNOWN_FAULT = Answer(500, soap_fault("FrobnicationFault", "the frobnicator\n  is jammed"))

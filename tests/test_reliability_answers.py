@@ -174,7 +174,10 @@ NO_PERMISSION_UNNAMED = Answer(
     500, faultproxy.soap_fault("NoPermission", "Permission to perform this operation was denied.")
 )
 SYSTEM_ERROR = Answer(
-    500, faultproxy.soap_fault("SystemError", "A general system error occurred", "<reason/>")
+    500,
+    faultproxy.soap_fault(
+        "SystemError", "A general system error occurred:\n disk full", "<reason>disk full</reason>"
+    ),
 )
 
 
@@ -200,14 +203,15 @@ SYSTEM_ERROR = Answer(
         pytest.param(
             "RetrievePropertiesEx",
             Answer(200, SYSTEM_ERROR.body),
-            "refused RetrievePropertiesEx with SystemError: A general system error occurred",
+            "refused RetrievePropertiesEx with SystemError: "
+            "A general system error occurred: disk full",
             "privilege",
             id="a fault with HTTP 200",
         ),
         pytest.param(
             "CurrentTime",
             SYSTEM_ERROR,
-            "refused CurrentTime with SystemError: A general system error occurred",
+            "refused CurrentTime with SystemError: A general system error occurred: disk full",
             "privilege",
             id="another fault",
         ),
@@ -223,13 +227,26 @@ def test_a_fault_once_logged_in_names_the_call(
     assert unsaid not in line
 
 
-def test_a_login_refused_without_a_privilege_names_none(lab_factory: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [
+        pytest.param(
+            NO_PERMISSION_UNNAMED,
+            "Permission to perform this operation was denied.",
+            id="privilege not named",
+        ),
+        pytest.param(
+            NO_PERMISSION_NAMED, "it lacks the System.Read privilege", id="privilege named"
+        ),
+    ],
+)
+def test_a_refused_login_names_a_privilege_only_when_the_server_did(
+    lab_factory: Any, tmp_path: Path, answer: Answer, said: str
+) -> None:
     lab = lab_factory("scenario-b")
-    with FaultProxy(lab.url, [Fault("Login", NO_PERMISSION_UNNAMED)]) as proxy:
+    with FaultProxy(lab.url, [Fault("Login", answer)]) as proxy:
         result = scan(lab, proxy, tmp_path)
     assert result.exit_code == EXIT_CONNECT, result.output
     (line,) = result.stderr.strip().splitlines()
-    assert line == (
-        f"gpuaudit: error: user 'gpuaudit-lab' may not log in to {proxy.url[7:-4]}: "
-        "Permission to perform this operation was denied."
-    )
+    where = proxy.url.removeprefix("http://").removesuffix("/sdk")
+    assert line == f"gpuaudit: error: user 'gpuaudit-lab' may not log in to {where}: {said}"
