@@ -254,7 +254,7 @@ def describe_failure(exc: BaseException, server: Server, user: str, timeout: flo
         )
     if isinstance(exc, vim.fault.NoPermission):
         # Name a privilege only when the server named it.
-        said = getattr(exc, "msg", "") or "NoPermission"
+        said = " ".join(str(getattr(exc, "msg", "") or "NoPermission").split())
         lacks = f"it lacks the {exc.privilegeId} privilege" if exc.privilegeId else said
         return f"user {user!r} may not log in to {where}: {lacks}"
     if isinstance(exc, resilience.ServerAnswerError):
