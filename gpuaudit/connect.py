@@ -253,7 +253,12 @@ def describe_failure(exc: BaseException, server: Server, user: str, timeout: flo
             "(check GPUAUDIT_PASSWORD, --password-file or --user)"
         )
     if isinstance(exc, vim.fault.NoPermission):
-        return f"user {user!r} may not log in to {where}: it lacks the System.View privilege"
+        # Name a privilege only when the server named it.
+        said = " ".join(str(getattr(exc, "msg", "") or "NoPermission").split())
+        lacks = f"it lacks the {exc.privilegeId} privilege" if exc.privilegeId else said
+        return f"user {user!r} may not log in to {where}: {lacks}"
+    if isinstance(exc, resilience.ServerAnswerError):
+        return f"{where} sent {exc}{tried}; {_answer_advice(exc)}"
     if isinstance(exc, ssl.SSLCertVerificationError):
         return (
             f"TLS verification failed for {where}: {exc.verify_message}. "
@@ -289,3 +294,11 @@ def describe_failure(exc: BaseException, server: Server, user: str, timeout: flo
     if isinstance(exc, vmodl.MethodFault):
         return f"{where} refused the login: {getattr(exc, 'msg', '') or exc.__class__.__name__}"
     return f"cannot connect to {where}: {exc.__class__.__name__}: {exc}"
+
+
+def _answer_advice(exc: resilience.ServerAnswerError) -> str:
+    if exc.kind == "not-soap" and not exc.transient:
+        return "check that --server names the vCenter itself, not a proxy or a sign-in page"
+    if exc.kind == "unknown-fault":
+        return "the vCenter may be newer than this gpuaudit: update it and scan again"
+    return "check the vCenter's health and scan again"

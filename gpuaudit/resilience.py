@@ -16,6 +16,11 @@ Every SOAP call goes through ``ResilientStub``, a pyVmomi ``SoapStubAdapter``:
   raises ``ReadInterrupted``: the caller reads the inventory again from the
   start, in the same session (``read_with_restarts``), at most
   ``RetryPolicy.restarts`` times.
+- An answer pyVmomi cannot understand, or reads as nothing when it is not a SOAP
+  answer at all (an HTML page, non-SOAP XML, an empty SOAP Body, a corrupt gzip
+  body, a fault of a type it does not know), raises ``ServerAnswerError``, which
+  names the call and what came back (``judge_answer``). Only a damaged body and
+  a non-SOAP answer with HTTP 500 are transient; the rest is refused at once.
 
 Every wait is bounded: each socket operation by the connection timeout, each
 backoff by ``RetryPolicy.max_delay``, the number of attempts by the policy.
@@ -39,6 +44,8 @@ from typing import Any, TypeVar
 from xml.parsers.expat import ExpatError
 
 from pyVmomi import SoapAdapter, vim, vmodl
+
+from gpuaudit.answers import KeepingConnection, ServerAnswerError, WholeAnswer, judge_answer
 
 log = logging.getLogger("gpuaudit.resilience")
 T = TypeVar("T")
@@ -144,6 +151,8 @@ def transient(exc: BaseException) -> str | None:
         return "no answer within the timeout"
     if isinstance(exc, ExpatError):
         return f"malformed answer ({exc})"
+    if isinstance(exc, ServerAnswerError):
+        return exc.what if exc.transient else None
     if isinstance(exc, ConnectionRefusedError):
         return "connection refused"
     if isinstance(exc, OSError | http.client.HTTPException):
@@ -159,6 +168,18 @@ def not_processed(exc: BaseException) -> bool:
 def attempts_of(exc: BaseException) -> int:
     """How many times the call that raised ``exc`` was tried."""
     return int(getattr(exc, "_gpuaudit_attempts", 1))
+
+
+def call_of(exc: BaseException) -> str | None:
+    """The SOAP call that raised ``exc``, when a ResilientStub made it."""
+    call = getattr(exc, "_gpuaudit_call", None)
+    return call if isinstance(call, str) else None
+
+
+def _mark(exc: BaseException, name: str, value: object) -> None:
+    # Through __dict__: pyVmomi's faults refuse attributes set the usual way.
+    with contextlib.suppress(TypeError):
+        vars(exc)[name] = value
 
 
 def call_with_retry(
@@ -191,6 +212,11 @@ def call_with_retry(
 # -- the stub ----------------------------------------------------------------
 
 
+def _returns_fault(info: Any) -> bool:
+    """Does the method ``info`` describes answer with a fault object as its result?"""
+    return isinstance(info.result, type) and issubclass(info.result, vmodl.MethodFault)
+
+
 class ResilientStub(SoapAdapter.SoapStubAdapter):
     """A SoapStubAdapter that retries, logs in again once, and knows what a session owns."""
 
@@ -205,6 +231,50 @@ class ResilientStub(SoapAdapter.SoapStubAdapter):
         self._renewing = threading.Lock()
         # Views and paging tokens -> the generation of the session they belong to.
         self._owner: dict[str, int] = {}
+        self._answers = threading.local()  # .last: this thread's latest whole answer
+
+    def GetConnection(self) -> Any:
+        connection = super().GetConnection()
+        if isinstance(connection, KeepingConnection):
+            return connection
+        return KeepingConnection(connection, self._keep)
+
+    def _keep(self, answer: WholeAnswer) -> None:
+        self._answers.last = answer
+
+    def _judged(self, operation: str, caught: Exception) -> Exception:
+        """``caught``, or a ServerAnswerError saying what the answer to ``operation`` was."""
+        if isinstance(caught, ServerAnswerError | vmodl.MethodFault | OSError):
+            return caught
+        if isinstance(caught, http.client.HTTPException | ReadInterrupted):
+            return caught
+        answer: WholeAnswer | None = getattr(self._answers, "last", None)
+        if answer is None:
+            return caught
+        judged = self._judge(operation, answer)
+        if judged is None:
+            what = f"an answer that could not be read ({caught.__class__.__name__}: {caught})"
+            return ServerAnswerError(operation, what, "unreadable")
+        if isinstance(caught, ExpatError) and judged.kind == "malformed":
+            return caught  # truncated or damaged XML: retried and described as it always was
+        return judged
+
+    def _judge(self, operation: str, answer: WholeAnswer) -> ServerAnswerError | None:
+        return judge_answer(
+            operation,
+            answer.status,
+            answer.getheader("Content-Encoding") or "",
+            answer.getheader("Content-Type") or "",
+            answer.body,
+        )
+
+    def _nothing_read(self, operation: str) -> None:
+        """pyVmomi read no result: fine for a SOAP answer that says so, never for another."""
+        answer: WholeAnswer | None = getattr(self._answers, "last", None)
+        if answer is not None:
+            judged = self._judge(operation, answer)
+            if judged is not None:
+                raise judged
 
     def InvokeMethod(self, mo: Any, info: Any, args: Any, outerStub: Any = None) -> Any:
         operation = str(info.wsdlName)
@@ -220,8 +290,13 @@ class ResilientStub(SoapAdapter.SoapStubAdapter):
                 )
             generation = self.generation
             started = time.monotonic()
+            self._answers.last = None
             try:
                 result = super().InvokeMethod(mo, info, args, outerStub)
+                if result is None:
+                    self._nothing_read(operation)
+                elif isinstance(result, vmodl.MethodFault) and not _returns_fault(info):
+                    raise result  # a fault sent with HTTP 200 is a fault all the same
             except vim.fault.NotAuthenticated:
                 if renewed or self.relogin is None or operation in _SESSION_CALLS:
                     raise
@@ -233,10 +308,12 @@ class ResilientStub(SoapAdapter.SoapStubAdapter):
                 if operation == "DestroyView" and attempt > 1:
                     return None  # an earlier attempt destroyed it; its answer was lost
                 raise
-            except Exception as exc:
+            except Exception as caught:
+                exc = self._judged(operation, caught)
+                _mark(exc, "_gpuaudit_call", operation)
                 reason = transient(exc)
                 if reason is None:
-                    raise
+                    raise exc from (None if exc is caught else caught)
                 again = retryable(operation) or not_processed(exc)
                 if not again and operation == "ContinueRetrievePropertiesEx":
                     # The server may have moved past this page: only a fresh read is safe.
@@ -244,8 +321,8 @@ class ResilientStub(SoapAdapter.SoapStubAdapter):
                         f"{operation} failed after the server may have acted on it: {reason}"
                     ) from exc
                 if not again or attempt >= self.retry.attempts:
-                    exc._gpuaudit_attempts = attempt  # type: ignore[attr-defined]
-                    raise
+                    _mark(exc, "_gpuaudit_attempts", attempt)
+                    raise exc from (None if exc is caught else caught)
                 wait = self.retry.delay(attempt)
                 attempt += 1
                 log.info(

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 from xml.parsers.expat import ExpatError
 
-from pyVmomi import vmodl
+from pyVmomi import vim, vmodl
 
 from gpuaudit import cassette, connect, resilience
 from gpuaudit.credentials import Credentials
@@ -88,6 +88,7 @@ _SERVER_FAILURES = (
     ExpatError,
     vmodl.MethodFault,
     resilience.ReadInterrupted,
+    resilience.ServerAnswerError,
 )
 
 
@@ -121,9 +122,26 @@ def obtain_inventory(source: Source, progress: Progress | None = None) -> Invent
         except _SERVER_FAILURES as exc:
             creds = source.credentials
             server = connect.parse_server(creds.server)
-            reason = connect.describe_failure(exc, server, creds.user, source.timeout)
+            reason = describe_read_failure(exc, server, creds.user, source.timeout)
             raise connect.ConnectError(f"reading the inventory failed: {reason}") from None
     return _obtain_inventory(source, progress)
+
+
+def describe_read_failure(
+    exc: BaseException, server: connect.Server, user: str, timeout: float
+) -> str:
+    """As ``connect.describe_failure``, for a call made once logged in: a fault then is
+    the server refusing that call, not the login."""
+    session_faults = (vim.fault.NotAuthenticated, vim.fault.InvalidLogin)
+    if not isinstance(exc, vmodl.MethodFault) or isinstance(exc, session_faults):
+        return connect.describe_failure(exc, server, user, timeout)
+    call = resilience.call_of(exc) or "a call"
+    fault = type(exc).__name__.rsplit(".", 1)[-1]
+    said = " ".join(str(getattr(exc, "msg", "") or "").split())  # one line
+    if isinstance(exc, vim.fault.NoPermission) and exc.privilegeId:
+        # Name a privilege only when the server named it.
+        said = f"user {user!r} lacks the {exc.privilegeId} privilege"
+    return f"{server.display} refused {call} with {fault}" + (f": {said}" if said else "")
 
 
 # Errors only a file system gives (an error about a named file is one too).
