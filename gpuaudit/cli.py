@@ -109,6 +109,26 @@ def _refuse_password(ctx: click.Context, param: click.Parameter, value: str | No
         )
 
 
+class Seconds(click.ParamType):
+    """A timeout in seconds: a finite number from 1 s to a day (nan and inf are not)."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        try:
+            seconds = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        if not connect.MIN_TIMEOUT <= seconds <= connect.MAX_TIMEOUT:  # False for nan
+            self.fail(
+                f"{value!r}: a timeout is from {connect.MIN_TIMEOUT:g} to "
+                f"{connect.MAX_TIMEOUT:g} seconds (a day)",
+                param,
+                ctx,
+            )
+        return seconds
+
+
 def connection_options(func: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option("--server", "-s", help="vCenter or ESXi: host, host:port or URL (GOVC_URL)."),
@@ -138,7 +158,7 @@ def connection_options(func: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--timeout",
-            type=click.FloatRange(min=1),
+            type=Seconds(),
             default=connect.DEFAULT_TIMEOUT,
             show_default=True,
             help="Seconds to wait for any one answer from the server.",
