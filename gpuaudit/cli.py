@@ -543,7 +543,7 @@ def diff(old: str, new: str, fmt: str, fail_on: str | None) -> None:
     except DiffInputError as exc:
         fail(str(exc), EXIT_INPUT)
     if fmt == "json":
-        click.echo(json.dumps(result.to_dict(), indent=1, ensure_ascii=False))
+        click.echo(json.dumps(result.to_dict(), indent=1, ensure_ascii=False, allow_nan=False))
     else:
         click.echo(format_text(result))
     blocking = fail_on is not None and any(

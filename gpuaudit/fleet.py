@@ -111,7 +111,8 @@ class _TargetsReader(YamlReader):
             if key == "insecure":
                 out[key] = self.boolean(value, f"{where}.{key}")
             elif key == "timeout":
-                out[key] = max(self.number(value, f"{where}.{key}"), 1.0)
+                low, high = connect.MIN_TIMEOUT, connect.MAX_TIMEOUT  # as for --timeout
+                out[key] = self.number(value, f"{where}.{key}", low=low, high=high)
             elif key in ("ca_file", "password_file", "policy"):
                 out[key] = str(self.base / self.text(value, f"{where}.{key}"))
             else:
@@ -286,7 +287,7 @@ def write_fleet_summary(
     for fmt, payload in (
         ("html", render_fleet_html(data).encode("utf-8")),
         ("xlsx", render_fleet_xlsx(data)),
-        ("json", (json.dumps(data, indent=1, ensure_ascii=False) + "\n").encode("utf-8")),
+        ("json", (json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False) + "\n").encode()),
     ):
         path = output_dir / report_filename("fleet", fmt, now)
         write_atomic(path, payload)

@@ -152,3 +152,128 @@ def test_a_missing_govc_ca_file_is_an_input_error(tmp_path: Path) -> None:
     result = offline(env={"GPUAUDIT_PASSWORD": "x", "GOVC_TLS_CA_CERTS": str(missing)})
     assert str(missing) in one_error_line(result)
     assert result.exit_code != EXIT_CONNECT
+
+
+# -- numbers in policy and targets files: finite and in range --------------------
+
+BAD_POLICY_NUMBERS = [
+    ("intent:\n  max_restart_minutes: .nan\n", 3, "'.nan'"),
+    ("intent:\n  max_restart_minutes: .inf\n", 3, "'.inf'"),
+    ("intent:\n  max_restart_minutes: 20000.5\n", 3, "from 0 to 10080"),
+    ("intent:\n  max_restart_minutes: -3\n", 3, "from 0 to 10080"),
+    ("clusters:\n  c1:\n    intent: {max_restart_minutes: .NaN}\n", 4, "'.NaN'"),
+    ("monitoring:\n  max_temperature_c: .nan\n", 3, "'.nan'"),
+    ("monitoring:\n  max_temperature_c: -.inf\n", 3, "'-.inf'"),
+    ("monitoring:\n  max_temperature_c: 1000\n", 3, "from 0 to 150"),
+    ("monitoring:\n  idle_utilization_percent: 500\n", 3, "from 0 to 100"),
+    ("monitoring:\n  idle_utilization_percent: .inf\n", 3, "'.inf'"),
+    ("monitoring:\n  framebuffer_ratio: .nan\n", 3, "'.nan'"),
+    ("monitoring:\n  framebuffer_ratio: 1.0e+9\n", 3, "from 0 to 1000"),
+]
+
+
+@pytest.mark.parametrize(("text", "line", "word"), BAD_POLICY_NUMBERS)
+def test_a_policy_number_that_is_not_finite_or_in_range_is_refused(
+    tmp_path: Path, text: str, line: int, word: str
+) -> None:
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("version: 1\n" + text)
+    out = tmp_path / "out"
+    result = run("scan", "--demo", "--policy", str(policy), "-o", str(out), "-f", "json")
+    message = one_error_line(result)
+    assert f"{policy}:{line}:" in message and word in message, message
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("value", [".nan", ".inf", "-.inf", "0", "-1", "0.5", "1e9"])
+def test_a_target_timeout_that_is_not_finite_or_in_range_is_refused(
+    tmp_path: Path, value: str
+) -> None:
+    targets = tmp_path / "targets.yaml"
+    targets.write_text(f"targets:\n  - server: vc01\n    user: u\n    timeout: {value}\n")
+    out = tmp_path / "out"
+    message = one_error_line(run("scan", "--targets", str(targets), "-o", str(out)))
+    assert f"{targets}:4:" in message and "timeout" in message, message
+    assert not out.exists()
+
+
+def test_no_report_holds_nan_or_infinity(tmp_path: Path) -> None:
+    from gpuaudit.report import write_reports
+    from tests.report_fixtures import realistic_result
+
+    for number in (float("nan"), float("inf"), float("-inf")):
+        in_evidence = realistic_result()
+        failed = next(f for f in in_evidence.findings if f.status == "fail")
+        failed.evidence["peak"] = number
+        in_inventory = realistic_result()
+        in_inventory.inventory.hosts[0].memory_mb = number  # type: ignore[assignment]
+        for result, formats in ((in_evidence, ["json", "sarif"]), (in_inventory, ["json", "html"])):
+            for fmt in formats:
+                out = tmp_path / f"{fmt}-{number}"
+                with pytest.raises(ValueError, match="not JSON compliant"):
+                    write_reports(result, out, [fmt], "vc01")
+                assert list(out.glob("*")) == []
+        with pytest.raises(ValueError, match="not JSON compliant"):
+            in_inventory.inventory.save(tmp_path / "inventory.json")
+        assert not (tmp_path / "inventory.json").exists()
+
+
+def test_diff_refuses_nan_in_a_report(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    report.write_text('{"findings": [{"rule": "HA-01", "status": "fail", "peak": NaN}]}')
+    message = one_error_line(run("diff", str(report), str(report)))
+    assert str(report) in message and "NaN" in message
+
+
+# -- YAML a person did not mean: NUL, tags, a boolean version ---------------------
+
+BAD_YAML = [
+    ("version: 1\ndescription: ok\x00\n", 2, "U+0000"),
+    ('version: 1\ndescription: "a\\0b"\n', 2, "NUL"),
+    ("version: 1\nintent: !foo {stateless: true}\n", 2, "'!foo'"),
+    ("version: 1\nintent: !!python/object:os.system {stateless: true}\n", 2, "python/object"),
+    ("version: !!python/object/apply:os.system [echo]\n", 1, "python/object/apply"),
+    ("version: 1\nwaivers:\n  - !foo\n    rule: HA-01\n", 3, "'!foo'"),
+    ("version: !foo 1\n", 1, "'!foo'"),
+]
+
+
+@pytest.mark.parametrize(("text", "line", "word"), BAD_YAML)
+def test_policy_with_a_nul_or_an_unknown_tag(
+    tmp_path: Path, text: str, line: int, word: str
+) -> None:
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(text)
+    out = tmp_path / "out"
+    result = run("scan", "--demo", "--policy", str(policy), "-o", str(out), "-f", "json")
+    message = one_error_line(result)
+    assert f"{policy}:{line}:" in message and word in message, message
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "word"),
+    [
+        ("targets:\n  - server: vc01\x00\n    user: u\n", 2, "U+0000"),
+        ("targets:\n  - !foo {server: vc01, user: u}\n", 2, "'!foo'"),
+        ("targets: !!python/object:list\n  - {server: vc01, user: u}\n", 1, "python/object"),
+    ],
+)
+def test_targets_with_a_nul_or_an_unknown_tag(
+    tmp_path: Path, text: str, line: int, word: str
+) -> None:
+    targets = tmp_path / "targets.yaml"
+    targets.write_text(text)
+    out = tmp_path / "out"
+    message = one_error_line(run("scan", "--targets", str(targets), "-o", str(out)))
+    assert f"{targets}:{line}:" in message and word in message, message
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("version", ["true", "1.0", "'1'"])
+def test_a_policy_version_must_be_the_whole_number_1(tmp_path: Path, version: str) -> None:
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(f"version: {version}\n")
+    out = tmp_path / "out"
+    result = run("scan", "--demo", "--policy", str(policy), "-o", str(out), "-f", "json")
+    assert f"{policy}:1: version: expected 1" in one_error_line(result)
