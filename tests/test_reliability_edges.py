@@ -3,16 +3,20 @@ are not numbers, hostile names on the console, interruptions and signals."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from hypothesis import example, given, settings
 
 from gpuaudit.cli import EXIT_CONNECT, EXIT_INPUT, main
 from gpuaudit.credentials import CredentialError, read_password_file, resolve
 from tests.conftest import unused_port
+from tests.test_fuzz_loaders import BASE_INVENTORY, FUZZ, VALUES, mutated
 
 
 def run(*args: str, env: dict[str, str | None] | None = None, stdin: str | None = None) -> Result:
@@ -277,3 +281,89 @@ def test_a_policy_version_must_be_the_whole_number_1(tmp_path: Path, version: st
     out = tmp_path / "out"
     result = run("scan", "--demo", "--policy", str(policy), "-o", str(out), "-f", "json")
     assert f"{policy}:1: version: expected 1" in one_error_line(result)
+
+
+# -- diff: a report or inventory with wrong types inside -------------------------
+
+
+def _report() -> dict[str, Any]:
+    from gpuaudit.report import render_json
+    from tests.report_fixtures import realistic_result
+
+    return render_json(realistic_result())
+
+
+REPORT = _report()
+WRONG_TYPES = [
+    ("findings", {"a": 1}, "findings: expected a list"),
+    ("findings", [1], "findings[0]: expected an object"),
+    ("findings", [{"rule": "HA-01", "object": "c1", "status": 3}], "findings[0].status"),
+    ("findings", [{"rule": "HA-01", "status": "fail"}], "findings[0]: no 'object'"),
+    ("findings", [{"rule": ["HA-01"], "object": "c", "status": "fail"}], "findings[0].rule"),
+    ("findings", [{"rule": "HA", "object": "c", "status": "fail", "severity": 2}], "severity"),
+    ("inventory", [], "inventory: expected an object"),
+    ("inventory", {"hosts": {"h": 1}}, "inventory.hosts: expected a list"),
+    ("inventory", {"vms": [{"name": {"x": 1}}]}, "inventory.vms[0].name"),
+    ("inventory", {"hosts": [{"name": "h", "gpus": [{"model": []}]}]}, "gpus[0].model"),
+    ("inventory", {"datastores": ["ds1"]}, "inventory.datastores[0]"),
+]
+
+
+@pytest.mark.parametrize(("key", "value", "word"), WRONG_TYPES)
+def test_diff_with_wrong_types_inside_is_an_input_error(
+    tmp_path: Path, key: str, value: Any, word: str
+) -> None:
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps(REPORT))
+    bad.write_text(json.dumps({**REPORT, key: value}))
+    for old, new in ((good, bad), (bad, good)):
+        message = one_error_line(run("diff", str(old), str(new), "--fail-on", "info"))
+        assert str(bad) in message and word in message, message
+
+
+def diff_any(tmp_path: Path, data: Any) -> None:
+    """``gpuaudit diff`` with ``data`` on one side: a diff, or exit 2 with one line."""
+    other, side = tmp_path / "report.json", tmp_path / "side.json"
+    if not other.exists():
+        other.write_text(json.dumps(REPORT))
+    side.write_text(json.dumps(data))
+    for args in ((side, other), (other, side)):
+        result = run("diff", *map(str, args), "--fail-on", "high", "--format", "json")
+        assert result.exception is None or isinstance(result.exception, SystemExit), (
+            result.exception
+        )
+        assert "Traceback" not in result.output
+        if result.exit_code == EXIT_INPUT:
+            lines = result.stderr.strip().splitlines()
+            assert len(lines) == 1 and lines[0].startswith("gpuaudit: error: "), lines
+        else:
+            assert result.exit_code in (0, 1), result.output
+            json.loads(result.stdout)
+
+
+@FUZZ
+@given(VALUES)
+@example({"findings": {"a": 1}})
+@example({"findings": [{"rule": "HA-01", "object": "c1", "status": 3}]})
+@example({"findings": [], "inventory": {"hosts": [{"name": "h", "gpus": [1]}]}})
+@example({"schema_version": 1, "hosts": {}})
+@example({"findings": [{"rule": "X", "object": "o", "status": "fail", "severity": "bogus"}]})
+@example({"findings": [{"rule": "X", "object": "o", "status": "fail"}]})
+def test_diff_of_any_json_value(tmp_path_factory: pytest.TempPathFactory, data: Any) -> None:
+    diff_any(tmp_path_factory.mktemp("diff"), data)
+
+
+@FUZZ
+@given(mutated(REPORT))
+def test_diff_of_a_report_with_one_value_changed(
+    tmp_path_factory: pytest.TempPathFactory, data: Any
+) -> None:
+    diff_any(tmp_path_factory.mktemp("diff"), data)
+
+
+@settings(FUZZ, max_examples=40)
+@given(mutated(BASE_INVENTORY))
+def test_diff_of_an_inventory_with_one_value_changed(
+    tmp_path_factory: pytest.TempPathFactory, data: Any
+) -> None:
+    diff_any(tmp_path_factory.mktemp("diff"), data)
