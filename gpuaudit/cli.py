@@ -24,6 +24,7 @@ import click
 
 from gpuaudit import __version__, connect, credentials, debuglog, scan
 from gpuaudit.inventory import InventoryError
+from gpuaudit.terminal import printable
 
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_CONNECT = 0, 1, 2, 3
 FORMATS = ("html", "xlsx", "json", "junit", "sarif")
@@ -52,6 +53,7 @@ class Console:
     def progress(self, message: str) -> None:
         if self.quiet:
             return
+        message = printable(message)
         if self.tty:
             click.echo(f"\r\033[K{click.style('…', fg='cyan')} {message}", err=True, nl=False)
         else:
@@ -63,11 +65,12 @@ class Console:
 
     def warn(self, message: str) -> None:
         self.done()
-        click.echo(click.style(f"warning: {message}", fg="yellow"), err=True, color=self.tty)
+        line = f"warning: {printable(message)}"
+        click.echo(click.style(line, fg="yellow"), err=True, color=self.tty)
 
 
 def fail(message: str, code: int) -> NoReturn:
-    click.echo(f"gpuaudit: error: {message}", err=True)
+    click.echo(f"gpuaudit: error: {printable(message)}", err=True)
     sys.exit(code)
 
 
@@ -434,16 +437,16 @@ def _scan_fleet(
         fail(f"cannot write the fleet summary to {output_dir}: {exc.strerror or exc}", EXIT_INPUT)
     if not console.quiet:
         for item in outcomes:
-            line = f"{item.target.name}: {item.verdict}"
+            line = f"{printable(item.target.name)}: {item.verdict}"
             if item.error:
-                line += f" ({item.error})"
+                line += f" ({printable(item.error)})"
             colour = {"PASS": "green", "FAIL": "red"}.get(item.verdict, "magenta")
             click.echo(click.style(line, fg=colour), color=console.tty)
             for path in item.reports:
-                click.echo(f"  {path}")
+                click.echo(f"  {printable(path)}")
         click.echo("fleet summary:")
         for path in summary:
-            click.echo(f"  {path}")
+            click.echo(f"  {printable(path)}")
     sys.exit(fleet.fleet_exit_code(outcomes))
 
 
@@ -480,7 +483,7 @@ def collect(
         inventory.save(path)
     except OSError as exc:
         fail(f"cannot write {path}: {exc}", EXIT_INPUT)
-    click.echo(str(path))
+    click.echo(printable(path))
 
 
 @main.command()

@@ -13,6 +13,7 @@ from typing import Any
 
 from gpuaudit.files import read_json
 from gpuaudit.results import SEVERITIES
+from gpuaudit.terminal import printable
 
 Key = tuple[str, str]
 
@@ -212,4 +213,5 @@ def format_text(diff: ReportDiff) -> str:
             lines.extend(f"  - {name}" for name in change.removed)
     if diff.empty:
         lines.append("No changes.")
-    return "\n".join(lines)
+    # Names and messages come from the servers: control characters are shown, not obeyed.
+    return "\n".join(printable(line) for line in lines)

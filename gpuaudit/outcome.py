@@ -12,6 +12,7 @@ import click
 from gpuaudit.files import read_json
 from gpuaudit.inventory import Inventory
 from gpuaudit.results import SEVERITIES, AuditResult, at_or_above
+from gpuaudit.terminal import printable
 
 Fail = Callable[[str, int], NoReturn]
 
@@ -117,7 +118,9 @@ def print_summary(summary: Summary, written: list[Path], color: bool, quiet: boo
     for cluster, design in sorted(summary.designs.items()):
         k = summary.tolerates.get(cluster)
         tolerance = f", tolerates N+{k}" if k is not None else ""
-        click.echo(f"cluster {cluster}: design {design}{tolerance}", color=color)
+        # Cluster names come from the server: a \r or an ESC in one is shown, not obeyed.
+        line = f"cluster {printable(cluster)}: design {printable(design)}{tolerance}"
+        click.echo(line, color=color)
     verdict = (
         click.style(f"FAIL: findings at or above {summary.threshold}", fg="red", bold=True)
         if summary.blocking
@@ -125,4 +128,4 @@ def print_summary(summary: Summary, written: list[Path], color: bool, quiet: boo
     )
     click.echo(verdict, color=color)
     for path in written:
-        click.echo(f"  {path}")
+        click.echo(f"  {printable(path)}")

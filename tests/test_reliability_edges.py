@@ -367,3 +367,77 @@ def test_diff_of_an_inventory_with_one_value_changed(
     tmp_path_factory: pytest.TempPathFactory, data: Any
 ) -> None:
     diff_any(tmp_path_factory.mktemp("diff"), data)
+
+
+# -- names from a server, printed on a terminal ---------------------------------
+
+FAKE_PASS = "\r\x1b[2K\x1b[32mPASS: nothing at or above high\x1b[0m"
+HOSTILE_CLUSTERS = {"c1": "c1" + FAKE_PASS, "c2": "c2\x9b2J\x07", "c3": "c3\nFAIL\x7f"}
+
+
+def hostile_inventory(tmp_path: Path) -> Path:
+    from tests.report_fixtures import build_result
+
+    path = tmp_path / "inventory.json"
+    path.write_text(build_result(HOSTILE_CLUSTERS).inventory.to_json())
+    return path
+
+
+def assert_escaped(text: str, *shown: str) -> None:
+    raw = [c for c in text if (ord(c) < 0x20 and c != "\n") or 0x7F <= ord(c) < 0xA0]
+    assert raw == [], raw
+    assert "\nFAIL\\x7f" not in text
+    for name in shown:
+        assert name in text, text
+
+
+def test_cluster_names_are_escaped_in_the_summary(tmp_path: Path) -> None:
+    inventory = hostile_inventory(tmp_path)
+    out = tmp_path / "out"
+    result = run("scan", "--from", str(inventory), "-o", str(out), "-f", "json")
+    assert result.exit_code == 1, result.output
+    assert_escaped(result.stdout, "c1\\r\\x1b[2K\\x1b[32mPASS", "c2\\x9b2J\\x07", "c3\\nFAIL\\x7f")
+
+
+def test_cluster_names_are_escaped_on_a_colour_terminal(capsys: pytest.CaptureFixture[str]) -> None:
+    from gpuaudit import outcome
+    from tests.report_fixtures import build_result
+
+    summary = outcome.summarise(build_result(HOSTILE_CLUSTERS), "high", None)
+    outcome.print_summary(summary, [], color=True, quiet=False)
+    printed = capsys.readouterr().out
+    assert "\x1b[1m" in printed or "\x1b[31m" in printed  # the colours of the summary itself
+    assert "\x1b[2K" not in printed and "\r" not in printed and "\x9b" not in printed
+    assert "c1\\r\\x1b[2K\\x1b[32mPASS" in printed
+
+
+def test_names_are_escaped_in_a_text_diff(tmp_path: Path) -> None:
+    from gpuaudit.report import render_json
+    from tests.report_fixtures import build_result
+
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    old.write_text(json.dumps(REPORT))
+    new.write_text(json.dumps(render_json(build_result(HOSTILE_CLUSTERS))))
+    result = run("diff", str(old), str(new))
+    assert result.exit_code == 0, result.output
+    assert_escaped(result.stdout, "c2\\x9b2J\\x07", "c3\\nFAIL\\x7f")
+
+
+def test_fleet_lines_and_errors_are_escaped(tmp_path: Path, fast: None) -> None:
+    targets = tmp_path / "targets.yaml"
+    server = f"http://127.0.0.1:{unused_port()}/sdk"
+    name = json.dumps("lab" + FAKE_PASS)  # a JSON string is YAML, escapes and all
+    targets.write_text(f"targets:\n  - name: {name}\n    server: {server}\n    user: u\n")
+    result = run("scan", "--targets", str(targets), "-o", str(tmp_path / "out"),
+                 env={"GPUAUDIT_PASSWORD": "x"})  # fmt: skip
+    assert result.exit_code == EXIT_CONNECT, result.output
+    raw = [c for c in result.output if (ord(c) < 0x20 and c != "\n") or 0x7F <= ord(c) < 0xA0]
+    assert raw == [], raw
+    assert "lab\\r\\x1b[2K\\x1b[32mPASS: nothing at or above high\\x1b[0m: ERROR" in result.stdout
+
+
+def test_error_lines_are_escaped(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.yaml"
+    policy.write_text('version: 1\nclusters:\n  "c\\r\\x1b[2KPASS":\n    severity: {HA-99: low}\n')
+    message = one_error_line(run("scan", "--demo", "--policy", str(policy), "-o", str(tmp_path)))
+    assert "HA-99" in message and "\r" not in message and "\x1b" not in message
