@@ -8,6 +8,8 @@ Exit status, for people and for scheduled jobs:
   2  usage error, or an input file that cannot be read (policy, baseline,
      inventory, cassette)
   3  the server cannot be reached, TLS verification failed, or login failed
+  130  interrupted (Ctrl-C)
+  143  stopped by SIGTERM (129: by SIGHUP), after cleaning up
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any, ClassVar, NoReturn
 
 import click
 
-from gpuaudit import __version__, connect, credentials, debuglog, scan
+from gpuaudit import __version__, connect, credentials, debuglog, interrupts, scan
 from gpuaudit.inventory import InventoryError
 from gpuaudit.terminal import printable
 
@@ -40,7 +42,9 @@ Exit status:
   2  usage error, or an unreadable input file (policy, baseline, inventory,
      cassette, targets)
   3  server unreachable, TLS verification failed, or login failed
-     (with --targets: the worst status of any target)"""
+     (with --targets: the worst status of any target)
+  130  interrupted (Ctrl-C)
+  143  stopped by SIGTERM (129: by SIGHUP), after cleaning up"""
 
 
 class Console:
@@ -87,7 +91,32 @@ def _setup_logging(verbose: int, quiet: bool) -> None:
     debuglog.install(wire=verbose >= 2 and not quiet)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_STATUS_HELP)
+class Gpuaudit(click.Group):
+    """The command group; an interruption or a stopping signal ends it with one line."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            with interrupts.stop_on_signals():
+                return super().invoke(ctx)
+        except (KeyboardInterrupt, click.Abort):  # Abort: Ctrl-C at a prompt
+            _stopped(ctx, "interrupted", interrupts.EXIT_INTERRUPTED)
+        except interrupts.Stopped as exc:
+            _stopped(ctx, f"stopped by {exc}", exc.exit_code)
+
+
+def _stopped(ctx: click.Context, what: str, code: int) -> NoReturn:
+    console = ctx.find_object(Console)
+    if console is not None:
+        console.done()
+    click.echo(f"gpuaudit: {what}", err=True)
+    sys.exit(code)
+
+
+@click.group(
+    cls=Gpuaudit,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=EXIT_STATUS_HELP,
+)
 @click.version_option(__version__, prog_name="gpuaudit")
 @click.option("-v", "--verbose", count=True, help="More log output (-vv: with SOAP debugging).")
 @click.option("-q", "--quiet", is_flag=True, help="Only warnings and errors.")

@@ -4,11 +4,15 @@ are not numbers, hostile names on the console, interruptions and signals."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 from click.testing import CliRunner, Result
 from hypothesis import example, given, settings
@@ -441,3 +445,125 @@ def test_error_lines_are_escaped(tmp_path: Path) -> None:
     policy.write_text('version: 1\nclusters:\n  "c\\r\\x1b[2KPASS":\n    severity: {HA-99: low}\n')
     message = one_error_line(run("scan", "--demo", "--policy", str(policy), "-o", str(tmp_path)))
     assert "HA-99" in message and "\r" not in message and "\x1b" not in message
+
+
+# -- Ctrl-C, SIGTERM, SIGHUP -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raised", "code", "line"),
+    [
+        (KeyboardInterrupt, 130, "gpuaudit: interrupted"),
+        (click.Abort, 130, "gpuaudit: interrupted"),  # Ctrl-C at the password prompt
+    ],
+)
+def test_an_interrupt_is_one_line_and_exit_130(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    raised: type[BaseException],
+    code: int,
+    line: str,
+) -> None:
+    from gpuaudit import scan
+
+    def interrupted(*_args: Any, **_kwargs: Any) -> None:
+        raise raised()
+
+    monkeypatch.setattr(scan, "obtain_inventory", interrupted)
+    result = run("scan", "--demo", "-o", str(tmp_path / "out"))
+    assert result.exit_code == code, result.output
+    assert result.stderr.strip().splitlines() == [line]
+    assert "Aborted" not in result.output
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_a_stopping_signal_is_one_line_and_its_exit_status(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, signum: int, code: int
+) -> None:
+    from gpuaudit import scan
+
+    def unhandled(_signum: int, _frame: Any) -> None:
+        raise RuntimeError("the signal reached the test's own handler")
+
+    # The test's handler stands in for the default, which would end pytest itself.
+    before = signal.signal(signum, unhandled)
+
+    def signalled(*_args: Any, **_kwargs: Any) -> None:
+        os.kill(os.getpid(), signum)
+        time.sleep(5)  # the handler raises before this ends
+
+    monkeypatch.setattr(scan, "obtain_inventory", signalled)
+    result = run("scan", "--demo", "-o", str(tmp_path / "out"))
+    assert result.exit_code == code, result.output
+    name = signal.Signals(signum).name
+    assert result.stderr.strip().splitlines() == [f"gpuaudit: stopped by {name}"]
+    try:
+        assert signal.getsignal(signum) is unhandled  # put back as it was
+    finally:
+        signal.signal(signum, before)
+
+
+def _stop_a_recording_scan(lab: Any, tmp_path: Path, signum: int) -> tuple[int, str, Path, Path]:
+    """Start a recording scan, wait until it collects, send ``signum``; what is left."""
+    out, scratch_tmp = tmp_path / "out", tmp_path / "tmp"
+    scratch_tmp.mkdir()
+    env = {
+        **os.environ,
+        "GPUAUDIT_PASSWORD": lab.password,
+        "TMPDIR": str(scratch_tmp),
+        "GOVC_URL": "",
+    }
+    command = [
+        sys.executable, "-m", "gpuaudit", "scan", "--server", lab.url, "--user", lab.user,
+        "--record", str(out / "session.yaml"), "-o", str(out),
+    ]  # fmt: skip
+    with subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as process:
+        assert process.stderr is not None
+        seen = []
+        for text in process.stderr:  # INFO log lines: the scan's progress
+            seen.append(text)
+            if "collecting" in text:
+                break
+        time.sleep(0.5)  # inside the collection: a few requests of 200 ms each
+        assert process.poll() is None, "".join(seen)
+        process.send_signal(signum)
+        _, rest = process.communicate(timeout=60)
+    return process.returncode, "".join(seen) + rest, out, scratch_tmp
+
+
+@pytest.mark.live
+@pytest.mark.parametrize(
+    ("signum", "code", "line"),
+    [
+        (signal.SIGINT, 130, "gpuaudit: interrupted"),
+        (signal.SIGTERM, 143, "gpuaudit: stopped by SIGTERM"),
+        (signal.SIGHUP, 129, "gpuaudit: stopped by SIGHUP"),
+    ],
+)
+def test_a_signal_during_a_recording_leaves_nothing_behind(
+    lab_factory: Any, tmp_path: Path, signum: int, code: int, line: str
+) -> None:
+    lab = lab_factory("scenario-b", faults={"latency": "200ms"})
+    returncode, stderr, out, scratch_tmp = _stop_a_recording_scan(lab, tmp_path, signum)
+    assert returncode == code, stderr
+    assert stderr.strip().splitlines()[-1] == line, stderr
+    assert [t for t in stderr.splitlines() if t.startswith("gpuaudit:")] == [line]
+    assert "Traceback" not in stderr and "Aborted" not in stderr
+    assert sorted(p.name for p in out.rglob("*")) == []  # no scratch folder, cassette, report
+    assert sorted(p.name for p in scratch_tmp.rglob("*")) == []
+
+
+def test_the_exit_statuses_of_a_signal_are_documented() -> None:
+    from tests.conftest import ROOT
+
+    help_text = run("scan", "--help").output
+    readme = (ROOT / "README.md").read_text()
+    for code, word in (("130", "interrupted"), ("143", "SIGTERM"), ("129", "SIGHUP")):
+        assert code in help_text and word in help_text, help_text
+        assert f"| {code}" in readme or f", {code} |" in readme
+        assert word in readme
+    import gpuaudit.cli
+
+    assert "130  interrupted (Ctrl-C)" in (gpuaudit.cli.__doc__ or "")
