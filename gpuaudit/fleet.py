@@ -90,7 +90,8 @@ class _TargetsReader(YamlReader):
             settings = {**defaults, **self.settings(node, where, required=True)}
             if "user" not in settings:
                 raise self.fail(node, f"{where}: no user (set it here or in defaults)")
-            settings.setdefault("name", settings["server"])
+            # A name shows on the console and in file names: never a user:password@.
+            settings.setdefault("name", connect.shown_server(settings["server"]))
             if settings["name"] in seen:
                 raise self.fail(node, f"{where}: a second target named {settings['name']!r}")
             seen[settings["name"]] = i
@@ -250,7 +251,7 @@ def fleet_json(outcomes: Sequence[TargetOutcome], now: datetime) -> dict[str, An
         "targets": [
             {
                 "name": o.target.name,
-                "server": o.target.server,
+                "server": connect.shown_server(o.target.server),
                 "verdict": o.verdict,
                 "exit_code": o.exit_code,
                 "error": o.error,

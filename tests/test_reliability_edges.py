@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -567,3 +568,22 @@ def test_the_exit_statuses_of_a_signal_are_documented() -> None:
     import gpuaudit.cli
 
     assert "130  interrupted (Ctrl-C)" in (gpuaudit.cli.__doc__ or "")
+
+
+def test_a_password_in_a_target_server_url_is_never_shown(tmp_path: Path, fast: None) -> None:
+    password = "Zqk/8Wx"
+    targets = tmp_path / "targets.yaml"
+    server = f"http://auditor7:{password}@127.0.0.1:{unused_port()}/sdk"
+    targets.write_text(f"targets:\n  - server: '{server}'\n    user: u\n")
+    out = tmp_path / "out"
+    result = run("scan", "--targets", str(targets), "-o", str(out), env={"GPUAUDIT_PASSWORD": "x"})
+    assert result.exit_code == EXIT_CONNECT, result.output
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert len(files) == 3  # the fleet summary as HTML, xlsx and JSON
+    written = [p.read_text("utf-8") for p in files if p.suffix != ".xlsx"]
+    for book in (p for p in files if p.suffix == ".xlsx"):
+        with zipfile.ZipFile(book) as members:
+            written += [members.read(m).decode("utf-8") for m in members.namelist()]
+    for text in [result.output, *written, *(p.name for p in out.rglob("*"))]:
+        assert "auditor7" not in text
+        assert [f for f in fragments(password) if f in text] == []
