@@ -587,3 +587,38 @@ def test_a_password_in_a_target_server_url_is_never_shown(tmp_path: Path, fast: 
     for text in [result.output, *written, *(p.name for p in out.rglob("*"))]:
         assert "auditor7" not in text
         assert [f for f in fragments(password) if f in text] == []
+
+
+def test_a_stopped_fleet_starts_no_further_target(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import threading
+
+    from gpuaudit import fleet
+
+    started: list[str] = []
+
+    def slow_scan(target: Any, *_args: Any) -> Any:
+        started.append(target.name)
+        time.sleep(0.3)
+        return fleet.TargetOutcome(target, 0, "PASS")
+
+    monkeypatch.setattr(fleet, "scan_target", slow_scan)
+    targets = tmp_path / "targets.yaml"
+    listed = "".join(f"  - {{server: vc{i:02d}, user: u}}\n" for i in range(8))
+    targets.write_text(f"concurrency: 1\ntargets:\n{listed}")
+
+    def unhandled(_signum: int, _frame: Any) -> None:
+        raise RuntimeError("the signal reached the test's own handler")
+
+    before = signal.signal(signal.SIGTERM, unhandled)
+    timer = threading.Timer(0.45, os.kill, (os.getpid(), signal.SIGTERM))
+    try:
+        timer.start()
+        result = run("scan", "--targets", str(targets), "-o", str(tmp_path / "out"))
+        time.sleep(0.4)  # a target still running ends; no other starts
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGTERM, before)
+    assert result.exit_code == 143, result.output
+    assert started == ["vc00", "vc01"]
