@@ -23,6 +23,10 @@ from gpuaudit.credentials import CredentialError, read_password_file, resolve
 from tests.conftest import unused_port
 from tests.test_fuzz_loaders import BASE_INVENTORY, FUZZ, VALUES, mutated
 
+# Test-only, and long enough that the log redaction it joins (process-wide) masks
+# nothing else that later tests look for.
+PASSWORD = "edges-test-only-pw"
+
 
 def run(*args: str, env: dict[str, str | None] | None = None, stdin: str | None = None) -> Result:
     return CliRunner().invoke(main, list(args), env={"GOVC_URL": None, **(env or {})}, input=stdin)
@@ -51,9 +55,9 @@ PASSWORDS = ["Zqk/8Wx", "Zqk#8Wx", "Zqk?8Wx", "Zqk@8Wx", "Zqk:8Wx", "Zqk\uff038W
 def test_a_password_in_a_server_url_is_never_echoed(password: str, via: str, rest: str) -> None:
     url = f"https://auditor7:{password}@{rest}"
     if via == "--server":
-        result = run("collect", "--server", url, "--user", "u", env={"GPUAUDIT_PASSWORD": "x"})
+        result = run("collect", "--server", url, "--user", "u", env={"GPUAUDIT_PASSWORD": PASSWORD})
     else:
-        result = run("collect", env={"GOVC_URL": url, "GPUAUDIT_PASSWORD": "x"})
+        result = run("collect", env={"GOVC_URL": url, "GPUAUDIT_PASSWORD": PASSWORD})
     message = one_error_line(result)
     assert "server" in message
     assert "auditor7" not in result.output
@@ -75,7 +79,7 @@ def test_an_absurd_timeout_is_a_usage_error(value: str) -> None:
     server = f"http://127.0.0.1:{unused_port()}/sdk"
     result = run(
         "collect", "--server", server, "--user", "u", "--timeout", value,
-        env={"GPUAUDIT_PASSWORD": "x"},
+        env={"GPUAUDIT_PASSWORD": PASSWORD},
     )  # fmt: skip
     assert result.exit_code == EXIT_INPUT, result.output
     assert "--timeout" in result.output
@@ -158,7 +162,7 @@ def test_dev_zero_as_a_password_file_is_a_clear_error() -> None:
 
 def test_a_missing_govc_ca_file_is_an_input_error(tmp_path: Path) -> None:
     missing = tmp_path / "no-such-ca.pem"
-    result = offline(env={"GPUAUDIT_PASSWORD": "x", "GOVC_TLS_CA_CERTS": str(missing)})
+    result = offline(env={"GPUAUDIT_PASSWORD": PASSWORD, "GOVC_TLS_CA_CERTS": str(missing)})
     assert str(missing) in one_error_line(result)
     assert result.exit_code != EXIT_CONNECT
 
@@ -434,7 +438,7 @@ def test_fleet_lines_and_errors_are_escaped(tmp_path: Path, fast: None) -> None:
     name = json.dumps("lab" + FAKE_PASS)  # a JSON string is YAML, escapes and all
     targets.write_text(f"targets:\n  - name: {name}\n    server: {server}\n    user: u\n")
     result = run("scan", "--targets", str(targets), "-o", str(tmp_path / "out"),
-                 env={"GPUAUDIT_PASSWORD": "x"})  # fmt: skip
+                 env={"GPUAUDIT_PASSWORD": PASSWORD})  # fmt: skip
     assert result.exit_code == EXIT_CONNECT, result.output
     raw = [c for c in result.output if (ord(c) < 0x20 and c != "\n") or 0x7F <= ord(c) < 0xA0]
     assert raw == [], raw
@@ -576,7 +580,9 @@ def test_a_password_in_a_target_server_url_is_never_shown(tmp_path: Path, fast: 
     server = f"http://auditor7:{password}@127.0.0.1:{unused_port()}/sdk"
     targets.write_text(f"targets:\n  - server: '{server}'\n    user: u\n")
     out = tmp_path / "out"
-    result = run("scan", "--targets", str(targets), "-o", str(out), env={"GPUAUDIT_PASSWORD": "x"})
+    result = run(
+        "scan", "--targets", str(targets), "-o", str(out), env={"GPUAUDIT_PASSWORD": PASSWORD}
+    )
     assert result.exit_code == EXIT_CONNECT, result.output
     files = [p for p in out.rglob("*") if p.is_file()]
     assert len(files) == 3  # the fleet summary as HTML, xlsx and JSON
