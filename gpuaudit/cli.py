@@ -9,6 +9,8 @@ Exit status, for people and for scheduled jobs:
   2  usage error, or an input file that cannot be read (policy, baseline,
      inventory, cassette)
   3  the server cannot be reached, TLS verification failed, or login failed
+  130  interrupted (Ctrl-C)
+  143  stopped by SIGTERM (129: by SIGHUP), after cleaning up
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from typing import Any, ClassVar, NoReturn
 
 import click
 
-from gpuaudit import __version__, connect, credentials, debuglog, scan
+from gpuaudit import __version__, connect, credentials, debuglog, interrupts, scan
 from gpuaudit.inventory import InventoryError
+from gpuaudit.terminal import printable
 
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_CONNECT = 0, 1, 2, 3
 FORMATS = ("html", "xlsx", "json", "junit", "sarif")
@@ -41,7 +44,9 @@ Exit status:
   2  usage error, or an unreadable input file (policy, baseline, inventory,
      cassette, targets)
   3  server unreachable, TLS verification failed, or login failed
-     (with --targets: the worst status of any target)"""
+     (with --targets: the worst status of any target)
+  130  interrupted (Ctrl-C)
+  143  stopped by SIGTERM (129: by SIGHUP), after cleaning up"""
 
 
 class Console:
@@ -54,6 +59,7 @@ class Console:
     def progress(self, message: str) -> None:
         if self.quiet:
             return
+        message = printable(message)
         if self.tty:
             click.echo(f"\r\033[K{click.style('…', fg='cyan')} {message}", err=True, nl=False)
         else:
@@ -65,11 +71,12 @@ class Console:
 
     def warn(self, message: str) -> None:
         self.done()
-        click.echo(click.style(f"warning: {message}", fg="yellow"), err=True, color=self.tty)
+        line = f"warning: {printable(message)}"
+        click.echo(click.style(line, fg="yellow"), err=True, color=self.tty)
 
 
 def fail(message: str, code: int) -> NoReturn:
-    click.echo(f"gpuaudit: error: {message}", err=True)
+    click.echo(f"gpuaudit: error: {printable(message)}", err=True)
     sys.exit(code)
 
 
@@ -86,7 +93,32 @@ def _setup_logging(verbose: int, quiet: bool) -> None:
     debuglog.install(wire=verbose >= 2 and not quiet)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_STATUS_HELP)
+class Gpuaudit(click.Group):
+    """The command group; an interruption or a stopping signal ends it with one line."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            with interrupts.stop_on_signals():
+                return super().invoke(ctx)
+        except (KeyboardInterrupt, click.Abort):  # Abort: Ctrl-C at a prompt
+            _stopped(ctx, "interrupted", interrupts.EXIT_INTERRUPTED)
+        except interrupts.Stopped as exc:
+            _stopped(ctx, f"stopped by {exc}", exc.exit_code)
+
+
+def _stopped(ctx: click.Context, what: str, code: int) -> NoReturn:
+    console = ctx.find_object(Console)
+    if console is not None:
+        console.done()
+    click.echo(f"gpuaudit: {what}", err=True)
+    sys.exit(code)
+
+
+@click.group(
+    cls=Gpuaudit,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=EXIT_STATUS_HELP,
+)
 @click.version_option(__version__, prog_name="gpuaudit")
 @click.option("-v", "--verbose", count=True, help="More log output (-vv: with SOAP debugging).")
 @click.option("-q", "--quiet", is_flag=True, help="Only warnings and errors.")
@@ -109,6 +141,26 @@ def _refuse_password(ctx: click.Context, param: click.Parameter, value: str | No
             "a password on the command line ends up in shell history and in ps; "
             f"instead {credentials.SAFE_WAYS}"
         )
+
+
+class Seconds(click.ParamType):
+    """A timeout in seconds: a finite number from 1 s to a day (nan and inf are not)."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        try:
+            seconds = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        if not connect.MIN_TIMEOUT <= seconds <= connect.MAX_TIMEOUT:  # False for nan
+            self.fail(
+                f"{value!r}: a timeout is from {connect.MIN_TIMEOUT:g} to "
+                f"{connect.MAX_TIMEOUT:g} seconds (a day)",
+                param,
+                ctx,
+            )
+        return seconds
 
 
 def connection_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -140,7 +192,7 @@ def connection_options(func: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--timeout",
-            type=click.FloatRange(min=1),
+            type=Seconds(),
             default=connect.DEFAULT_TIMEOUT,
             show_default=True,
             help="Seconds to wait for any one answer from the server.",
@@ -416,16 +468,16 @@ def _scan_fleet(
         fail(f"cannot write the fleet summary to {output_dir}: {exc.strerror or exc}", EXIT_INPUT)
     if not console.quiet:
         for item in outcomes:
-            line = f"{item.target.name}: {item.verdict}"
+            line = f"{printable(item.target.name)}: {item.verdict}"
             if item.error:
-                line += f" ({item.error})"
+                line += f" ({printable(item.error)})"
             colour = {"PASS": "green", "FAIL": "red"}.get(item.verdict, "magenta")
             click.echo(click.style(line, fg=colour), color=console.tty)
             for path in item.reports:
-                click.echo(f"  {path}")
+                click.echo(f"  {printable(path)}")
         click.echo("fleet summary:")
         for path in summary:
-            click.echo(f"  {path}")
+            click.echo(f"  {printable(path)}")
     sys.exit(fleet.fleet_exit_code(outcomes))
 
 
@@ -462,7 +514,7 @@ def collect(
         inventory.save(path)
     except OSError as exc:
         fail(f"cannot write {path}: {exc}", EXIT_INPUT)
-    click.echo(str(path))
+    click.echo(printable(path))
 
 
 @main.command()
@@ -525,7 +577,7 @@ def diff(old: str, new: str, fmt: str, fail_on: str | None) -> None:
     except DiffInputError as exc:
         fail(str(exc), EXIT_INPUT)
     if fmt == "json":
-        click.echo(json.dumps(result.to_dict(), indent=1, ensure_ascii=False))
+        click.echo(json.dumps(result.to_dict(), indent=1, ensure_ascii=False, allow_nan=False))
     else:
         click.echo(format_text(result))
     blocking = fail_on is not None and any(

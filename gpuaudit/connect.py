@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import http.client
-import re
 import socket
 import ssl
 import time
@@ -27,6 +26,8 @@ from pyVmomi import SoapAdapter, VmomiSupport, vim, vmodl
 from gpuaudit import debuglog, resilience
 
 DEFAULT_TIMEOUT = 60.0
+# A timeout outside these bounds is a mistake: too short for any vCenter, or never.
+MIN_TIMEOUT, MAX_TIMEOUT = 1.0, 86400.0
 # Logging out is a courtesy to the server: it never waits long, nor twice.
 LOGOUT_TIMEOUT = 10.0
 
@@ -57,12 +58,26 @@ class ConnectError(Exception):
     """A connection or login failure, with a message a person can act on."""
 
 
-_USERINFO = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)?[^/@]*@")
+def split_userinfo(server: str) -> tuple[str, str | None]:
+    """``server`` without any user:password@ it carries, and that user:password.
+
+    The user information ends at the last ``@``: a password typed into a URL
+    unquoted may hold ``/``, ``#``, ``?``, ``@`` or ``:``, which would otherwise
+    be read as the end of the host, and so be shown in a message.
+    """
+    text = server.strip()
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "", text
+    userinfo, at, host_part = rest.rpartition("@")
+    if not at:
+        return text, None
+    return f"{scheme}{sep}{host_part}", userinfo
 
 
-def _shown(server: str) -> str:
-    """``server`` for a message: without any user:password@ it carries."""
-    return _USERINFO.sub(lambda m: m.group(1) or "", server.strip())
+def shown_server(server: str) -> str:
+    """``server`` for a message or a report: never with its user:password@."""
+    return split_userinfo(server)[0]
 
 
 def parse_server(server: str) -> Server:
@@ -70,10 +85,10 @@ def parse_server(server: str) -> Server:
 
     Plain http is used only when the URL says so (the lab); anything else is https.
     User information in a URL is ignored here: credentials travel separately, and
-    messages never repeat it.
+    messages never repeat it (nor does urlsplit see it, so its errors cannot).
     """
-    shown = _shown(server)
-    text = server.strip()
+    text, _ = split_userinfo(server)
+    shown = text
     if not text:
         raise ConnectError("no server given: pass --server (a host name, host:port or URL)")
     if "://" not in text:
@@ -82,7 +97,7 @@ def parse_server(server: str) -> Server:
         parts = urlsplit(text)
         port = parts.port
     except ValueError as exc:
-        raise ConnectError(f"cannot parse server {shown!r}: {_shown(str(exc))}") from None
+        raise ConnectError(f"cannot parse server {shown!r}: {exc}") from None
     if parts.scheme not in ("http", "https"):
         raise ConnectError(f"server {shown!r}: the scheme must be https (or http for a lab)")
     if not parts.hostname:

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from gpuaudit.files import read_json
+from gpuaudit.results import SEVERITIES
+from gpuaudit.terminal import printable
 
 Key = tuple[str, str]
 
@@ -57,7 +59,10 @@ class ReportDiff:
 def load_side(path: str | Path) -> dict[str, Any]:
     """A JSON report as a dict; an inventory is checked and rendered as one."""
     data = read_json(path, DiffInputError)
-    if isinstance(data, dict) and isinstance(data.get("findings"), list):
+    if isinstance(data, dict) and "findings" in data:
+        problem = _report_problem(data)
+        if problem:
+            raise DiffInputError(f"{path}: not a usable gpuaudit JSON report: {problem}")
         return data
     if isinstance(data, dict) and "schema_version" in data:
         from gpuaudit.check import run_checks
@@ -70,6 +75,65 @@ def load_side(path: str | Path) -> dict[str, Any]:
             raise DiffInputError(f"{path}: {exc}") from None
         return render_json(run_checks(inventory))
     raise DiffInputError(f"{path}: neither a gpuaudit JSON report nor an inventory")
+
+
+# What diff reads of a report, and the types it needs: text, or null where optional.
+_FINDING_TEXT = {"rule": True, "object": True, "status": True, "severity": False, "message": False}
+_NAMED_LISTS = ("hosts", "vms", "datastores")
+_HOST_LISTS = {"gpus": ("pci_id", "model"), "vgpu_profiles": ("name",)}
+
+
+def _report_problem(report: dict[str, Any]) -> str | None:
+    """What makes ``report`` unusable for a diff (a wrong type, a missing key), or None."""
+    findings = report["findings"]
+    if not isinstance(findings, list):
+        return "findings: expected a list"
+    for i, item in enumerate(findings):
+        problem = _fields_problem(item, f"findings[{i}]", _FINDING_TEXT)
+        if problem:
+            return problem
+        if item.get("status") == "fail" and item.get("severity") not in SEVERITIES:
+            return f"findings[{i}].severity: expected one of {', '.join(SEVERITIES)}"
+    inventory = report.get("inventory")
+    if inventory is None:
+        return None
+    if not isinstance(inventory, dict):
+        return "inventory: expected an object"
+    for kind in _NAMED_LISTS:
+        items = inventory.get(kind, [])
+        if not isinstance(items, list):
+            return f"inventory.{kind}: expected a list"
+        for i, item in enumerate(items):
+            problem = _fields_problem(item, f"inventory.{kind}[{i}]", {"name": True})
+            if problem:
+                return problem
+            if kind != "hosts":
+                continue
+            for part, keys in _HOST_LISTS.items():
+                where = f"inventory.hosts[{i}].{part}"
+                children = item.get(part, [])
+                if not isinstance(children, list):
+                    return f"{where}: expected a list"
+                for j, child in enumerate(children):
+                    problem = _fields_problem(child, f"{where}[{j}]", dict.fromkeys(keys, False))
+                    if problem:
+                        return problem
+    return None
+
+
+def _fields_problem(item: Any, where: str, fields: dict[str, bool]) -> str | None:
+    """Why ``item`` is not an object with these text fields (True: required), or None."""
+    if not isinstance(item, dict):
+        return f"{where}: expected an object"
+    for key, required in fields.items():
+        if key not in item:
+            if required:
+                return f"{where}: no {key!r}"
+            continue
+        value = item[key]
+        if not isinstance(value, str) and (required or value is not None):
+            return f"{where}.{key}: expected text, not {type(value).__name__}"
+    return None
 
 
 def _failed(report: dict[str, Any]) -> dict[Key, dict[str, Any]]:
@@ -149,4 +213,5 @@ def format_text(diff: ReportDiff) -> str:
             lines.extend(f"  - {name}" for name in change.removed)
     if diff.empty:
         lines.append("No changes.")
-    return "\n".join(lines)
+    # Names and messages come from the servers: control characters are shown, not obeyed.
+    return "\n".join(printable(line) for line in lines)

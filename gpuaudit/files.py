@@ -100,12 +100,17 @@ def _umask() -> int:
 def read_json(path: str | Path, error: type[Exception] = ValueError) -> Any:
     """Parse a JSON file; any failure raises ``error`` naming the file and, if known, the line."""
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        return json.loads(Path(path).read_text(encoding="utf-8"), parse_constant=_no_constant)
     except (OSError, UnicodeDecodeError) as exc:
         raise error(f"{path}: cannot read: {exc}") from None
     except json.JSONDecodeError as exc:
         raise error(f"{path}: line {exc.lineno}: not valid JSON: {exc.msg}") from None
     except RecursionError:
         raise error(f"{path}: not valid JSON: nested too deeply") from None
-    except ValueError as exc:  # a number too long
+    except ValueError as exc:  # a number too long, NaN or Infinity
         raise error(f"{path}: not valid JSON: {str(exc).split(':')[0]}") from None
+
+
+def _no_constant(name: str) -> Any:
+    """NaN and Infinity are not JSON, though Python's parser accepts them."""
+    raise ValueError(f"{name} is not a JSON number: ")

@@ -90,7 +90,8 @@ class _TargetsReader(YamlReader):
             settings = {**defaults, **self.settings(node, where, required=True)}
             if "user" not in settings:
                 raise self.fail(node, f"{where}: no user (set it here or in defaults)")
-            settings.setdefault("name", settings["server"])
+            # A name shows on the console and in file names: never a user:password@.
+            settings.setdefault("name", connect.shown_server(settings["server"]))
             if settings["name"] in seen:
                 raise self.fail(node, f"{where}: a second target named {settings['name']!r}")
             seen[settings["name"]] = i
@@ -111,7 +112,8 @@ class _TargetsReader(YamlReader):
             if key == "insecure":
                 out[key] = self.boolean(value, f"{where}.{key}")
             elif key == "timeout":
-                out[key] = max(self.number(value, f"{where}.{key}"), 1.0)
+                low, high = connect.MIN_TIMEOUT, connect.MAX_TIMEOUT  # as for --timeout
+                out[key] = self.number(value, f"{where}.{key}", low=low, high=high)
             elif key in ("ca_file", "password_file", "policy"):
                 out[key] = str(self.base / self.text(value, f"{where}.{key}"))
             else:
@@ -249,7 +251,7 @@ def fleet_json(outcomes: Sequence[TargetOutcome], now: datetime) -> dict[str, An
         "targets": [
             {
                 "name": o.target.name,
-                "server": o.target.server,
+                "server": connect.shown_server(o.target.server),
                 "verdict": o.verdict,
                 "exit_code": o.exit_code,
                 "error": o.error,
@@ -288,6 +290,6 @@ def write_fleet_summary(
     files = [
         (".html", render_fleet_html(data).encode("utf-8")),
         (".xlsx", render_fleet_xlsx(data)),
-        (".json", (json.dumps(data, indent=1, ensure_ascii=False) + "\n").encode("utf-8")),
+        (".json", (json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")),
     ]
     return write_new(output_dir, fleet_stem(now), files)

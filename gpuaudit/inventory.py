@@ -337,7 +337,7 @@ class Inventory:
         return dataclasses.asdict(self)
 
     def to_json(self, indent: int | None = 1) -> str:
-        return json.dumps(self.to_dict(), indent=indent, sort_keys=False)
+        return json.dumps(self.to_dict(), indent=indent, sort_keys=False, allow_nan=False)
 
     def save(self, path: str | Path) -> None:
         from gpuaudit.files import write_atomic

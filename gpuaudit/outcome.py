@@ -13,6 +13,7 @@ from gpuaudit.files import read_json
 from gpuaudit.inventory import Inventory
 from gpuaudit.results import SEVERITIES, AuditResult, at_or_above
 from gpuaudit.rules.data import NOTHING_EXAMINED
+from gpuaudit.terminal import printable
 
 Fail = Callable[[str, int], NoReturn]
 
@@ -127,7 +128,9 @@ def print_summary(summary: Summary, written: list[Path], color: bool, quiet: boo
     for cluster, design in sorted(summary.designs.items()):
         k = summary.tolerates.get(cluster)
         tolerance = f", tolerates N+{k}" if k is not None else ""
-        click.echo(f"cluster {cluster}: design {design}{tolerance}", color=color)
+        # Cluster names come from the server: a \r or an ESC in one is shown, not obeyed.
+        line = f"cluster {printable(cluster)}: design {printable(design)}{tolerance}"
+        click.echo(line, color=color)
     verdict = (
         click.style("FAIL: nothing was examined (DATA-02)", fg="red", bold=True)
         if summary.nothing_examined
@@ -137,4 +140,4 @@ def print_summary(summary: Summary, written: list[Path], color: bool, quiet: boo
     )
     click.echo(verdict, color=color)
     for path in written:
-        click.echo(f"  {path}")
+        click.echo(f"  {printable(path)}")

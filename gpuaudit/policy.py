@@ -50,6 +50,17 @@ class MonitoringPolicy:
     framebuffer_ratio: float = 2.0
 
 
+# The largest value of each threshold that can be meant: a percentage is at most
+# 100, no GPU runs at 150 °C, a frame buffer is not a thousand times its use.
+MONITORING_LIMITS = {
+    "max_temperature_c": 150.0,
+    "idle_utilization_percent": 100.0,
+    "framebuffer_ratio": 1000.0,
+}
+# A restart that may take longer than a week is no intent to design for.
+MAX_RESTART_MINUTES = 7 * 24 * 60.0
+
+
 # Feature keys that grant shared passthrough graphics (vGPU). vSphere's own key is
 # not confirmed; "vgpu" is the lab's. A feature whose name says "shared
 # passthrough graphics" (or "Shared Pass-Thru Graphics") counts too.
@@ -183,7 +194,8 @@ class _Reader(YamlReader):
         top = self.mapping(root, "policy", keys)
         if "version" in top:
             version = self.value(top["version"])
-            if version != POLICY_VERSION:
+            # type(), not ==: True == 1 and 1.0 == 1 in Python, and neither is a version.
+            if type(version) is not int or version != POLICY_VERSION:
                 raise self.fail(top["version"], f"version: expected {POLICY_VERSION}")
         if "description" in top:
             self.text(top["description"], "description")
@@ -211,7 +223,7 @@ class _Reader(YamlReader):
         keys = {f.name for f in dataclasses.fields(MonitoringPolicy)}
         values = {}
         for key, value in self.mapping(node, "monitoring", keys).items():
-            number = self.number(value, f"monitoring.{key}")
+            number = self.number(value, f"monitoring.{key}", high=MONITORING_LIMITS[key])
             if number <= 0:
                 raise self.fail(value, f"monitoring.{key}: expected a number above 0")
             values[key] = number
@@ -233,7 +245,7 @@ class _Reader(YamlReader):
         out: dict[str, Any] = {}
         for key, value in self.mapping(node, where, set(INTENT_FIELDS)).items():
             if key == "max_restart_minutes":
-                out[key] = self.number(value, f"{where}.{key}")
+                out[key] = self.number(value, f"{where}.{key}", high=MAX_RESTART_MINUTES)
             else:
                 out[key] = self.boolean(value, f"{where}.{key}")
         return out

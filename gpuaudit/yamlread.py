@@ -7,11 +7,13 @@ bad date is reported where it stands, never as a traceback.
 
 from __future__ import annotations
 
+import math
 from datetime import date
 from pathlib import Path
 from typing import Any
 
 import yaml
+from yaml.reader import ReaderError
 
 
 class InputFileError(ValueError):
@@ -43,14 +45,41 @@ class YamlReader:
 
     def parse(self, text: str) -> yaml.Node | None:
         try:
-            return yaml.compose(text, Loader=yaml.SafeLoader)
+            root = yaml.compose(text, Loader=yaml.SafeLoader)
+        except ReaderError as exc:  # a NUL or another character YAML refuses
+            at = text.count("\n", 0, exc.position) + 1
+            char = f"U+{exc.character:04X}" if isinstance(exc.character, int) else exc.character
+            raise self.error(
+                self.source, at, f"not valid YAML: the character {char} is not allowed"
+            ) from None
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             line = mark.line + 1 if mark is not None else None
-            problem = getattr(exc, "problem", None) or str(exc)
+            problem = " ".join(str(getattr(exc, "problem", None) or exc).split())
             raise self.error(self.source, line, f"not valid YAML: {problem}") from None
         except RecursionError:
             raise self.error(self.source, None, "not valid YAML: nested too deeply") from None
+        self._refuse_unknown_tags(root)
+        return root
+
+    def _refuse_unknown_tags(self, root: yaml.Node | None) -> None:
+        """A tag plain YAML does not define (``!foo``, ``!!python/object``) is a mistake."""
+        known = {tag for tag in yaml.SafeLoader.yaml_constructors if tag is not None}
+        known |= {"tag:yaml.org,2002:map", "tag:yaml.org,2002:merge"}
+        stack = [root] if root is not None else []
+        seen: set[int] = set()
+        # Not recursive, and each node once: an alias may point back at its anchor.
+        while stack:
+            node = stack.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if node.tag not in known:
+                raise self.fail(node, f"unknown YAML tag {node.tag!r}")
+            if isinstance(node, yaml.MappingNode):
+                stack.extend(item for pair in node.value for item in pair)
+            elif isinstance(node, yaml.SequenceNode):
+                stack.extend(node.value)
 
     def fail(self, node: yaml.Node, message: str) -> InputFileError:
         return self.error(self.source, node.start_mark.line + 1, message)
@@ -88,6 +117,8 @@ class YamlReader:
         value = self.value(node)
         if not isinstance(value, str) or not value.strip():
             raise self.fail(node, f"{where}: expected text (quote it if it looks like a number)")
+        if "\0" in value:
+            raise self.fail(node, f"{where}: a NUL character (\\0) is not allowed in text")
         return value
 
     def boolean(self, node: yaml.Node, where: str) -> bool:
@@ -96,10 +127,18 @@ class YamlReader:
             raise self.fail(node, f"{where}: expected true or false")
         return value
 
-    def number(self, node: yaml.Node, where: str) -> float:
+    def number(
+        self, node: yaml.Node, where: str, low: float = 0.0, high: float = math.inf
+    ) -> float:
+        """A finite number from ``low`` to ``high``: never .nan or .inf, which no report holds."""
         value = self.value(node)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            raise self.fail(node, f"{where}: expected a number of zero or more")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.fail(node, f"{where}: expected a number of {low:g} or more")
+        if not math.isfinite(value):
+            raise self.fail(node, f"{where}: expected a number, not {node.value!r}")
+        if not low <= value <= high:
+            bounds = f"from {low:g} to {high:g}" if high < math.inf else f"of {low:g} or more"
+            raise self.fail(node, f"{where}: expected a number {bounds}, not {value:g}")
         return float(value)
 
     def whole(self, node: yaml.Node, where: str, minimum: int = 0) -> int:

@@ -57,7 +57,9 @@ RENDERERS: dict[str, Callable[[AuditResult], bytes]] = {
     "xlsx": render_xlsx,
     "json": lambda r: _encode(dump_json(render_json(r)) + "\n"),
     "junit": render_junit,
-    "sarif": lambda r: _encode(json.dumps(render_sarif(r), indent=1, ensure_ascii=False) + "\n"),
+    "sarif": lambda r: _encode(
+        json.dumps(render_sarif(r), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    ),
 }
 
 

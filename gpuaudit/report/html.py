@@ -62,7 +62,12 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.policies["json.dumps_kwargs"] = {"sort_keys": False, "ensure_ascii": False}
+    # allow_nan=False: a NaN would stop the page's JSON.parse and show no rows.
+    env.policies["json.dumps_kwargs"] = {
+        "sort_keys": False,
+        "ensure_ascii": False,
+        "allow_nan": False,
+    }
     env.filters["tolerance"] = tolerance
     env.filters["when"] = _when
     env.filters["thousands"] = lambda n: f"{n:,}"

@@ -69,13 +69,13 @@ def render_json(result: AuditResult) -> dict[str, Any]:
     # A round trip turns dataclasses into objects, tuples into lists and anything
     # a rule put in its evidence that JSON cannot hold into a string. Compact, so
     # that the C encoder does it.
-    text = json.dumps(doc, ensure_ascii=False, default=_jsonable)
+    text = json.dumps(doc, ensure_ascii=False, allow_nan=False, default=_jsonable)
     loaded: dict[str, Any] = json.loads(text)
     return loaded
 
 
 def dump_json(doc: dict[str, Any]) -> str:
-    return json.dumps(doc, indent=1, ensure_ascii=False, default=_jsonable)
+    return json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False, default=_jsonable)
 
 
 def report_schema() -> dict[str, Any]:
