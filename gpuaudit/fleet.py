@@ -290,6 +290,11 @@ def write_fleet_summary(
     files = [
         (".html", render_fleet_html(data).encode("utf-8")),
         (".xlsx", render_fleet_xlsx(data)),
-        (".json", (json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")),
+        (
+            ".json",
+            (json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False) + "\n").encode(
+                "utf-8"
+            ),
+        ),
     ]
     return write_new(output_dir, fleet_stem(now), files)
