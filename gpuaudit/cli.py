@@ -8,7 +8,8 @@ Exit status, for people and for scheduled jobs:
      audit examined nothing (DATA-02: no host was read)
   2  usage error, or an input file that cannot be read (policy, baseline,
      inventory, cassette)
-  3  the server cannot be reached, TLS verification failed, or login failed
+  3  the server cannot be reached, TLS verification failed, login failed, or
+     the server's answers failed for good or could not be understood mid-scan
   130  interrupted (Ctrl-C)
   143  stopped by SIGTERM (129: by SIGHUP), after cleaning up
 """
@@ -43,7 +44,8 @@ Exit status:
      (DATA-02), whatever --fail-on, --baseline or the policy say
   2  usage error, or an unreadable input file (policy, baseline, inventory,
      cassette, targets)
-  3  server unreachable, TLS verification failed, or login failed
+  3  server unreachable, TLS verification failed, login failed, or an
+     answer that failed for good or could not be understood mid-scan
      (with --targets: the worst status of any target)
   130  interrupted (Ctrl-C)
   143  stopped by SIGTERM (129: by SIGHUP), after cleaning up"""
