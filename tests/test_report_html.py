@@ -123,7 +123,7 @@ def test_cluster_cards_draw_capacity_before_and_after_the_worst_failure() -> Non
     card = html[html.index('aria-label="Cluster gpu-vgpu-prod"') :]
     card = card[: card.index("</article>")]
     titles = re.findall(r'class="panel-title"[^>]*>([^<]*)<', card)
-    assert titles == ["Now", "After esx-p01.corp.example fails"]
+    assert titles == ["Now", "After esx-p01.corp.example fails (HA restart)"]
     assert card.count('class="s-moved"') == 4 + 1  # four slots, one legend entry
     assert card.count('class="s-failed"') == 1 + 1
     # Now: 10 of 36 slots used. After: p2 and p3 keep their 6 VMs and take p1's 4,
