@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gpuaudit.rules import facts as F
 from gpuaudit.rules.registry import Context, Verdict, rule
@@ -214,32 +214,19 @@ def _no_restarts(ctx: Context, name: str, simulated: Simulated) -> Iterator[Verd
     severity = _intent_severity(ctx, name)
     off = f"vSphere HA does not restart VMs on {name} (HA off or host monitoring disabled)"
     for failure in simulated.simulation.failures:
-        for p in failure.placed:
-            evidence = {
+        for p in (*failure.placed, *failure.unplaced):
+            evidence: dict[str, Any] = {
                 "failed_host": failure.host,
                 "ha_restarts": False,
-                "manual_restart_host": p.to_host,
-                "manual_restart_gpu": p.to_gpu,
                 "restart_priority": p.restart_priority,
             }
-            message = (
-                f"{off}: not restarted if {failure.host} fails; "
-                f"manual restart would fit on {p.to_host} ({p.to_gpu})"
-            )
-            yield Verdict(
-                p.vm, False, message, evidence, cluster=name, host=p.from_host, severity=severity
-            )
-        for p in failure.unplaced:
-            evidence = {
-                "failed_host": failure.host,
-                "ha_restarts": False,
-                "reason": p.reason,
-                "restart_priority": p.restart_priority,
-            }
-            message = (
-                f"{off}: not restarted if {failure.host} fails; no room for a manual restart "
-                f"either: {p.reason}"
-            )
+            if p.to_host is not None:
+                evidence |= {"manual_restart_host": p.to_host, "manual_restart_gpu": p.to_gpu}
+                manual = f"manual restart would fit on {p.to_host} ({p.to_gpu})"
+            else:
+                evidence["reason"] = p.reason
+                manual = f"no room for a manual restart either: {p.reason}"
+            message = f"{off}: not restarted if {failure.host} fails; {manual}"
             yield Verdict(
                 p.vm, False, message, evidence, cluster=name, host=p.from_host, severity=severity
             )
