@@ -194,3 +194,15 @@ def test_any_names_render_safely(names: dict[str, str]) -> None:
     page = assert_safe(render_html(result))
     data = embedded(page)
     assert [f[3] for f in data["findings"]] == [f.object for f in result.findings]
+
+
+def test_a_long_host_name_is_cut_in_the_panel_title_not_the_restart_kind() -> None:
+    from gpuaudit.report.capacity import Chart
+
+    chart = Chart.__new__(Chart)
+    chart.worst_host = "edge-gpu-01.north.example"
+    chart.manual = True
+    assert chart.after_title == "After edge-gpu-01.north.… fails (manual restart)"
+    chart.worst_host = "esx-p01.corp.example"
+    chart.manual = False
+    assert chart.after_title == "After esx-p01.corp.example fails (HA restart)"

@@ -26,6 +26,10 @@ GPU_GAP = 6
 MIN_CELL = 4  # narrower slots are drawn as one proportional bar
 
 
+# Characters of a panel title that fit across the panel.
+TITLE_CHARS = 48
+
+
 @dataclass
 class Rect:
     x: float
@@ -74,7 +78,13 @@ class Chart:
     @property
     def after_title(self) -> str:
         what = "manual restart" if self.manual else "HA restart"
-        return f"After {self.worst_host} fails ({what})"
+        host, suffix = self.worst_host or "", f" fails ({what})"
+        # The panel's width holds about TITLE_CHARS: a long host name is cut, never
+        # the words that say whether HA restarts anything.
+        room = TITLE_CHARS - len("After ") - len(suffix)
+        if len(host) > room:
+            host = host[: max(room - 1, 1)] + "…"
+        return f"After {host}{suffix}"
 
     @property
     def moved_label(self) -> str:
