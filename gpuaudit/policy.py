@@ -24,8 +24,8 @@ POLICY_VERSION = 1
 
 @dataclass(frozen=True)
 class Intent:
-    """What the seed's decision flow asks about a workload. The defaults are its
-    recommended default path: stateless inference, a 2-5 minute restart is
+    """What the GPU HA decision flow (docs/policy.md) asks about a workload. The defaults
+    are its recommended default path: stateless inference, a 2-5 minute restart is
     acceptable, no VM-level HA mandate, no GPU sharing."""
 
     stateless: bool = True
@@ -98,7 +98,7 @@ class Policy:
 
     @classmethod
     def default(cls) -> Policy:
-        """No policy file: the seed's recommended default path, no waivers, no overrides."""
+        """No policy file: the recommended default path, no waivers, no overrides."""
         return cls()
 
     def cluster_policy(self, cluster: str | None) -> ClusterPolicy | None:

@@ -1,6 +1,6 @@
-"""Design rules: which of the seed's scenarios a cluster follows, and whether that fits its intent.
+"""Design rules: which reference design a cluster follows, and whether that fits its intent.
 
-The seed's scenarios:
+The reference designs:
 
 - A: dedicated GPU nodes, PCI passthrough, local disks only; Kubernetes restarts the
   application elsewhere ("Recommended Default"). Its optional buffer node is a CPU node.
@@ -11,8 +11,8 @@ Observed, that is:
 
 - B: every GPU device is a vGPU, and every GPU VM datastore is shared in the cluster.
 - C: every GPU device is passthrough (fixed or Dynamic DirectPath), and a host of the
-  cluster runs no powered-on GPU VM but has a usable GPU: the spare. The seed draws C
-  without a SAN; a shared datastore (which lets HA restart Dynamic DirectPath VMs on
+  cluster runs no powered-on GPU VM but has a usable GPU: the spare. Design C needs
+  no SAN; a shared datastore (which lets HA restart Dynamic DirectPath VMs on
   the spare) is reported in the evidence, not held against the classification.
 - A: every GPU device is passthrough, no spare GPU, and no GPU VM file on shared
   storage. A CPU-only host counts as A's buffer node.
@@ -117,7 +117,7 @@ def _classify(d: Design) -> tuple[str, str]:
         else ("vGPU" if "vgpu" in kinds else "passthrough")
     )
     where = {"shared": "shared", "mixed": "partly shared", "local": "local", "none": "no"}
-    return "other", f"{mode} on {where[d.storage]} storage: none of the seed's scenarios A, B, C"
+    return "other", f"{mode} on {where[d.storage]} storage: none of the designs A, B, C"
 
 
 def classify_all(f: F.Facts) -> dict[str, str]:
@@ -127,16 +127,16 @@ def classify_all(f: F.Facts) -> dict[str, str]:
 
 @rule(
     id="DS-01",
-    title="The cluster's GPU design, classified as the seed's Scenario A, B or C",
+    title="The cluster's GPU design, classified as reference design A, B or C",
     category="design",
     severity="info",
     object_kind="cluster",
-    rationale="""The seed describes three designs: "Scenario A - Dedicated GPU Nodes, No SAN
-        (Recommended Default)", "Scenario B - VMware HA with SAN (Enterprise Traditional)" and
-        "Scenario C - Hybrid: GPU Passthrough + Buffer Node (Smart HA)". Knowing which one a
-        cluster follows tells which HA rules matter: B relies on VMware HA, A and C on
-        application restarts and spare capacity. A cluster that matches none fails this rule
-        (at info severity) so that its design gets a look.""",
+    rationale="""Three reference designs cover GPU HA on vSphere: A, dedicated passthrough GPU
+        nodes on local disks, where the application restarts elsewhere; B, vGPU with shared
+        storage, where vSphere HA restarts the VMs; C, passthrough GPU nodes plus a spare.
+        Knowing which one a cluster follows tells which HA rules matter: B relies on VMware HA,
+        A and C on application restarts and spare capacity. A cluster that matches none fails
+        this rule (at info severity) so that its design gets a look.""",
     remediation="""None for A, B and C. For "other", decide which scenario the cluster is meant
         to follow and align it (see DS-02).""",
 )
@@ -153,7 +153,7 @@ def scenario(ctx: Context) -> Iterator[Verdict]:
 
 
 def recommendation(intent: Intent) -> tuple[str, list[str]]:
-    """The seed's decision flow: the recommended design and the answers that led to it."""
+    """The decision flow: the recommended design and the answers that led to it."""
     steps = [f"stateless: {'yes' if intent.stateless else 'no'}"]
     if not intent.stateless:
         return "dedicated GPU + SAN (vGPU optional)", steps
@@ -243,17 +243,17 @@ def departures(d: Design, intent: Intent) -> list[tuple[str, str]]:
 
 @rule(
     id="DS-02",
-    title="The cluster's design departs from what the seed's decision flow recommends",
+    title="The cluster's design departs from what the GPU HA decision flow recommends",
     category="design",
     severity="medium",
     object_kind="cluster",
-    rationale="""The seed's decision flow asks: is the workload stateless, is near-zero downtime
+    rationale="""The GPU HA decision flow asks: is the workload stateless, is near-zero downtime
         required, does infrastructure policy mandate VM-level HA, is GPU sharing required, can the
-        application restart in 2-5 minutes, is the budget constrained. Its one-line summary: "We
-        design HA at the application and capacity level, not by forcing GPUs into legacy
-        virtualization models." The intent comes from the policy file; without one, the seed's
-        recommended default path applies (stateless, restart acceptable, no VMware HA mandate, no
-        sharing). The finding's severity is that of its worst departure.""",
+        application restart in 2-5 minutes, is the budget constrained. Its principle: design HA at
+        the application and capacity level, since a GPU itself is not live-migrated. The intent
+        comes from the policy file (docs/policy.md); without one, the recommended default path
+        applies (stateless, restart acceptable, no VMware HA mandate, no sharing). The finding's
+        severity is that of its worst departure.""",
     remediation="""Align the design with the recommended path named in the finding, or correct the
         declared intent in the policy file.""",
 )

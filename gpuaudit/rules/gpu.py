@@ -111,9 +111,9 @@ def memory_reserved(ctx: Context) -> Iterator[Verdict]:
     category="gpu",
     severity="info",
     object_kind="gpu",
-    rationale="""An idle GPU is either waste or, deliberately, the buffer capacity the seed's N+1
-        rule asks for ("3rd node = failover capacity"). Listed so that the buffer is a decision,
-        not an accident.""",
+    rationale="""An idle GPU is either waste or, deliberately, the buffer capacity the N+1
+        rule needs (one node's worth of GPUs kept free for failover). Listed so that the buffer
+        is a decision, not an accident.""",
     remediation="""Keep it as failover capacity (and check HA-05/HA-06 count it), or put it to
         work.""",
 )

@@ -12,7 +12,8 @@ if TYPE_CHECKING:
     from gpuaudit.simulate import Simulated
 
 _HA_QUOTE = (
-    'The seed: "VMware HA: VM restarts on another host" and "HA = fast, predictable recovery."'
+    "vSphere HA restarts a failed host's VMs on other hosts: recovery is a restart, fast and "
+    "predictable, never zero downtime (vSphere Availability guide)."
 )
 
 
@@ -24,7 +25,7 @@ _HA_QUOTE = (
     object_kind="cluster",
     rationale=f"""{_HA_QUOTE} With HA off, or host monitoring disabled, nothing restarts the
         GPU VMs of a failed host: they stay down until someone acts. Designs that rely on
-        application-level HA instead (the seed's Scenarios A and C) should say so with a waiver.""",
+        application-level HA instead (reference designs A and C) should say so with a waiver.""",
     remediation="""Enable vSphere HA with host monitoring on the cluster, or waive this rule for
         clusters whose applications restart elsewhere on their own (Kubernetes).""",
 )
@@ -85,7 +86,7 @@ def admission_control(ctx: Context) -> Iterator[Verdict]:
     category="ha",
     severity="high",
     object_kind="vm",
-    rationale="""The seed: "VM Disk (VMDK) must be accessible by ALL ESXi hosts". vSphere HA can
+    rationale="""A VM's disks must be reachable from every host of the cluster. vSphere HA can
         restart a VM only on a host that mounts and can access all of its datastores; a file on
         local or unshared storage pins the VM to its host.""",
     remediation="""Move the VM's files to shared storage (SAN, NFS or vSAN) mounted on every host of
@@ -115,10 +116,10 @@ def shared_files(ctx: Context) -> Iterator[Verdict]:
     category="ha",
     severity="medium",
     object_kind="vm",
-    rationale="""The seed on PCI passthrough: "No automatic GPU failover", "VM restart requires
-        manual GPU rebind", "VMotion not supported". A fixed DirectPath device is bound to one
-        host's PCI address, so the VM can neither vMotion nor be restarted by HA on another
-        host.""",
+    rationale="""PCI passthrough has no automatic GPU failover: a restart elsewhere needs the
+        GPU rebound by hand, and vMotion is not supported (vSphere DirectPath I/O docs). A fixed
+        DirectPath device is bound to one host's PCI address, so the VM can neither vMotion nor
+        be restarted by HA on another host.""",
     remediation="""Use Dynamic DirectPath I/O (vSphere 7+, allowed vendor/device ids) so the VM can
         start on any host with a free matching GPU, or make the application highly available
         (Kubernetes reschedules it on another GPU node) and waive the rule.""",
@@ -238,11 +239,11 @@ def _no_restarts(ctx: Context, name: str, simulated: Simulated) -> Iterator[Verd
     category="ha",
     severity="high",
     object_kind="cluster",
-    rationale="""The seed's N+1 capacity rule: "If you run all GPUs at 100%, no HA exists. This is
-        physics, not software." Allocation is counted in GPUs (a passthrough device is one GPU, a
-        vGPU its frame buffer's share of the GPU); capacity is the usable GPUs of the connected
-        hosts. The limit is capacity minus the largest host's GPUs, which is (N-1)/N of capacity
-        when the hosts are alike.""",
+    rationale="""The N+1 capacity rule: if every GPU runs at 100%, no capacity is left to
+        absorb a failed host, whatever the software. Allocation is counted in GPUs (a
+        passthrough device is one GPU, a vGPU its frame buffer's share of the GPU); capacity is
+        the usable GPUs of the connected hosts. The limit is capacity minus the largest host's
+        GPUs, which is (N-1)/N of capacity when the hosts are alike.""",
     remediation="""Add a buffer node or spare GPUs, or move GPU VMs away until the largest host's
         load fits in the others' spare capacity.""",
 )
@@ -318,7 +319,7 @@ def restart_priority(ctx: Context) -> Iterator[Verdict]:
     object_kind="cluster",
     rationale="""The cluster-level view of the host-failure simulation: N+k is the number of
         simultaneous host failures after which every powered-on GPU VM still has a valid
-        placement. The seed asks for N+1 at least. k is checked up to 3; it is never claimed
+        placement. GPU HA needs N+1 at least. k is checked up to 3; it is never claimed
         beyond what every combination of failures proves. Placements count host memory as well
         as GPUs. VMs whose restart priority is disabled are not counted (HA-05 lists them); on a
         cluster where HA is off or host monitoring is disabled nothing is restarted, so N+k is

@@ -56,8 +56,8 @@ def vgpu_allowance(licence: Licence, policy: LicensingPolicy) -> tuple[bool, str
     object_kind="vm",
     rationale="""Every running vGPU needs an NVIDIA licence from a licence server, of the edition
         its profile's series implies: Q RTX Virtual Workstation, B Virtual PC, A Virtual
-        Applications, C AI Enterprise. The seed counts the vGPU licence among vGPU's costs
-        ("VMware + NVIDIA vGPU license required"); passthrough GPUs need none. The finding names
+        Applications, C AI Enterprise. vGPU needs an NVIDIA licence besides
+        vSphere's (NVIDIA vGPU licensing guide); passthrough GPUs need none. The finding names
         the edition; it fails when the profile does not tell which.""",
     remediation="""Make sure the licence server holds enough concurrent licences of each edition
         for the powered-on vGPU VMs (the report's licence summary counts them). For a profile

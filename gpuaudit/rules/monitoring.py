@@ -35,10 +35,11 @@ def _gpus_with(ctx: Context, field: str) -> Iterator[tuple[Host, Gpu, float]]:
     category="monitoring",
     severity="medium",
     object_kind="host",
-    rationale="""The seed makes monitoring mandatory: "NVIDIA DCGM; GPU temperature, memory, power;
-        node-level alerts". vCenter keeps GPU utilisation, memory, temperature and power only for
-        GPUs the host's NVIDIA driver (the vGPU manager) owns, and only when its statistics level
-        keeps them. A host that reports none is blind to a hot, full or idle GPU.""",
+    rationale="""GPU monitoring is mandatory: temperature, memory and power per GPU, with
+        node-level alerts (NVIDIA DCGM or the vGPU manager's counters in vCenter). vCenter keeps
+        GPU utilisation, memory, temperature and power only for GPUs the host's NVIDIA driver
+        (the vGPU manager) owns, and only when its statistics level keeps them. A host that
+        reports none is blind to a hot, full or idle GPU.""",
     remediation="""Install the NVIDIA vGPU manager (host driver) that matches the GPUs, and raise
         the statistics level of the 5-minute interval to the level the gpu counters need (vCenter >
         Configure > General > Statistics). Passthrough GPUs are invisible to the host: monitor them
@@ -79,8 +80,8 @@ def counters_reported(ctx: Context) -> Iterator[Verdict]:
     category="monitoring",
     severity="medium",
     object_kind="gpu",
-    rationale="""The seed asks for GPU temperature monitoring and cooling validation ("L4 still
-        draws spikes"). A GPU that runs hot throttles its clocks, and one that keeps doing so
+    rationale="""GPU temperature needs monitoring and the cooling validating: even a 72 W
+        L4 draws power spikes. A GPU that runs hot throttles its clocks, and one that keeps doing so
         fails early: a capacity and an HA problem before it is a hardware one.""",
     remediation="""Check the server's airflow, fan profile and inlet temperature, and the GPU's
         placement (passively cooled cards need the vendor's high-airflow profile). Spread the
@@ -106,7 +107,7 @@ def temperature(ctx: Context) -> Iterator[Verdict]:
     severity="info",
     object_kind="gpu",
     rationale="""A GPU that never works in the whole window is either waste or, deliberately, the
-        buffer capacity the seed's N+1 rule asks for ("3rd node = failover capacity"). Listed so
+        buffer capacity the N+1 rule needs (one node's worth of GPUs kept free). Listed so
         that the buffer is a decision, not an accident.""",
     remediation="""Reclaim the GPU (or its vGPU VMs' profiles) for work that needs it, or record it
         as buffer capacity with a waiver.""",

@@ -30,7 +30,7 @@ def _kinds(ds: Datastore) -> set[str]:
     category="storage",
     severity="high",
     object_kind="host",
-    rationale="""The seed: "FC SAN: HBA needed: Yes (Fibre Channel protocol)". A host without an
+    rationale="""A Fibre Channel SAN needs an FC HBA in every host. A host without an
         online FC HBA cannot reach the cluster's FC datastores, so HA cannot restart their VMs on
         it.""",
     remediation="""Install or repair the FC HBA (cabling, zoning, driver) so that it is online, or
@@ -67,7 +67,7 @@ def fc_hba(ctx: Context) -> Iterator[Verdict]:
     category="storage",
     severity="high",
     object_kind="host",
-    rationale="""The seed: "iSCSI SAN: HBA needed: No (NIC enough)", but ESXi still needs an iSCSI
+    rationale="""An iSCSI SAN needs no HBA (a NIC is enough), but ESXi still needs an iSCSI
         adapter (software iSCSI over a NIC, or a hardware one). A host of a cluster with an iSCSI
         datastore and no iSCSI adapter cannot reach it, so HA cannot restart its VMs there.""",
     remediation="""Enable the software iSCSI adapter on the host, bind it to the storage NICs and
@@ -109,7 +109,7 @@ def _iscsi_verdict(host: Host, datastores: list[str]) -> Verdict:
     category="storage",
     severity="high",
     object_kind="datastore",
-    rationale="""The seed: "VM Disk (VMDK) must be accessible by ALL ESXi hosts". HA restarts a VM
+    rationale="""A VM's disks must be reachable from every host of the cluster. HA restarts a VM
         only on a host that mounts and can access all of its datastores, so every host without the
         datastore is one fewer restart target.""",
     remediation="""Mount the datastore on every host of the cluster (present the LUN, fix zoning,
@@ -204,8 +204,8 @@ def _path_problem(host: Host, paths: list[LunPath]) -> str:
     category="storage",
     severity="info",
     object_kind="host",
-    rationale="""The seed: "HBA has NOTHING to do with GPU. HBA exists only for shared storage
-        access." An FC HBA with no FC datastore behind it is cost without purpose, or a sign of a
+    rationale="""An HBA has nothing to do with GPUs: it exists only for shared storage
+        access. An FC HBA with no FC datastore behind it is cost without purpose, or a sign of a
         missing LUN.""",
     remediation="""Present the intended FC LUNs to the host, or drop the HBA from the design.""",
 )

@@ -185,8 +185,8 @@ def migrate_supported(ctx: Context) -> Iterator[Verdict]:
     category="vmotion",
     severity="medium",
     object_kind="host",
-    rationale="""The seed's vSphere note: "When vSphere 6.7 U1 is released, you'll be able to
-        vMotion vGPUs." Older hosts cannot vMotion a vGPU VM at all.""",
+    rationale="""vMotion of vGPU VMs arrived with vSphere 6.7 Update 1 (VMware's release
+        notes). Older hosts cannot vMotion a vGPU VM at all.""",
     remediation="""Upgrade the host to a supported ESXi release (6.7 U1 or later; 8.0 for current
         NVIDIA vGPU software).""",
 )
