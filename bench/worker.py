@@ -148,7 +148,7 @@ def run_baseline(args: dict[str, Any]) -> dict[str, Any]:
 
 def run_simulation(args: dict[str, Any]) -> dict[str, Any]:
     """The failover simulation of one generated cluster (no lab: the inventory is derived)."""
-    from gpuaudit.rules.facts import Facts
+    from gpuaudit.facts import Facts
     from gpuaudit.simulate import simulate_cluster_notes
     from tests.lab.expected import expected_inventory
     from tests.lab.generate import generate

@@ -10,13 +10,13 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 
 from gpuaudit import __version__
+from gpuaudit.facts import Facts
 from gpuaudit.inventory import Inventory
 from gpuaudit.policy import Policy
 from gpuaudit.results import STATUSES, AuditResult, Finding, Rule, RuleError, severity_rank
 from gpuaudit.rules import catalogue, specs
 from gpuaudit.rules.data import NOTHING_EXAMINED
 from gpuaudit.rules.design import classify_all
-from gpuaudit.rules.facts import Facts
 from gpuaudit.rules.registry import Context, Verdict
 from gpuaudit.simulate import Simulated, simulate_cluster_notes
 

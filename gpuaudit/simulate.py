@@ -11,7 +11,7 @@ could be restarted by hand (``manual_tolerates`` gives that N+k).
 A placement is valid only if the target host has the memory for the VM: the
 reservations of the VMs powered on there and of those restarted onto it, plus
 their overhead, within the host's memory less the hypervisor's share (the
-estimate of gpuaudit.rules.facts, after VMware's "vSphere Resource Management",
+estimate of gpuaudit.facts, after VMware's "vSphere Resource Management",
 "Overhead Memory on Virtual Machines"); a host whose memory size is unknown is
 not checked, and the notes say so. The target host must also mount and access
 all the VM's datastores and, per GPU device of the VM:
@@ -45,9 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuaudit import catalog
-from gpuaudit.inventory import Host, Inventory, Vm
-from gpuaudit.results import ClusterSimulation, GpuSlots, HostFailure, Placement
-from gpuaudit.rules.facts import (
+from gpuaudit.facts import (
     PRIORITIES,
     SHARED_DIRECT,
     Facts,
@@ -56,6 +54,8 @@ from gpuaudit.rules.facts import (
     host_vm_memory_mb,
     vm_memory_need_mb,
 )
+from gpuaudit.inventory import Host, Inventory, Vm
+from gpuaudit.results import ClusterSimulation, GpuSlots, HostFailure, Placement
 
 MAX_FAILURES = 3  # N+k is computed for k up to 3
 SEARCH_WORK = 400_000  # GPU fit checks one exact search may spend

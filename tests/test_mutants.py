@@ -46,7 +46,7 @@ def test_unparsable_server_url_never_echoes_its_user_or_password() -> None:
     assert "audit" not in message
 
 
-# -- rules/facts.py and simulate.py: restart priority ----------------------------------------
+# -- facts.py and simulate.py: restart priority ----------------------------------------
 
 
 def _two_vms_one_free_gpu() -> Estate:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from gpuaudit import facts as F
+from gpuaudit.facts import vm_edition
 from gpuaudit.inventory import Inventory
-from gpuaudit.rules import facts as F
-from gpuaudit.rules.licensing import vm_edition
 
 PASSTHROUGH_NOTE = "Passthrough GPUs need no NVIDIA vGPU licence."
 NO_CLUSTER = "(standalone hosts)"

@@ -26,9 +26,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuaudit import facts as F
 from gpuaudit.policy import Intent
 from gpuaudit.results import severity_rank
-from gpuaudit.rules import facts as F
 from gpuaudit.rules.registry import Context, Verdict, rule
 
 _PASSTHROUGH = {"passthrough", "dynamic"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpuaudit.rules import facts as F
+from gpuaudit import facts as F
 from gpuaudit.rules.registry import Context, Verdict, rule
 
 

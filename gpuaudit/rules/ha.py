@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from gpuaudit.rules import facts as F
+from gpuaudit import facts as F
 from gpuaudit.rules.registry import Context, Verdict, rule
 
 if TYPE_CHECKING:

@@ -9,25 +9,13 @@ from datetime import date
 from fnmatch import fnmatchcase
 
 from gpuaudit import catalog
-from gpuaudit.inventory import Licence, Vm
+from gpuaudit import facts as F
+from gpuaudit.facts import UNKNOWN_EDITION, vm_edition
+from gpuaudit.inventory import Licence
 from gpuaudit.policy import LicensingPolicy
-from gpuaudit.rules import facts as F
 from gpuaudit.rules.registry import Context, Verdict, rule
 
-UNKNOWN_EDITION = "unknown (profile not recognised)"
 _SHARED_PASSTHROUGH = re.compile(r"shared\s*pass[\s-]*(?:through|thru)", re.IGNORECASE)
-
-
-def vm_edition(vm: Vm) -> str | None:
-    """The NVIDIA licence edition a VM's vGPU needs; None for a VM without vGPU."""
-    profiles = F.profiles(vm)
-    if not profiles:
-        return None
-    editions = []
-    for profile in profiles:
-        info = catalog.parse_profile(profile)
-        editions.append(info.edition if info else UNKNOWN_EDITION)
-    return editions[0] if len(set(editions)) == 1 else " + ".join(sorted(set(editions)))
 
 
 def vgpu_allowance(licence: Licence, policy: LicensingPolicy) -> tuple[bool, str]:

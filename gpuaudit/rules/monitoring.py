@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpuaudit import catalog
+from gpuaudit import facts as F
 from gpuaudit.inventory import Gpu, Host
-from gpuaudit.rules import facts as F
 from gpuaudit.rules.registry import Context, Verdict, rule
 
 

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 from gpuaudit.results import CATEGORIES, SEVERITIES, Rule
 
 if TYPE_CHECKING:
+    from gpuaudit.facts import Facts
     from gpuaudit.policy import Policy
-    from gpuaudit.rules.facts import Facts
     from gpuaudit.simulate import Simulated
 
 _ID = re.compile(r"^[A-Z]+-\d{2}$")

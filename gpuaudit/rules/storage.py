@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpuaudit import facts as F
 from gpuaudit.inventory import Datastore, Host, LunPath, StorageAdapter
-from gpuaudit.rules import facts as F
 from gpuaudit.rules.registry import Context, Verdict, rule
 
 _DOWN = {"offline", "unbound", "fault", "linkdown", "lost"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpuaudit.rules import facts as F
+from gpuaudit import facts as F
 from gpuaudit.rules.registry import Context, Verdict, rule
 
 # ESXi 6.7 Update 1 (the first release with vGPU vMotion) is version 6.7.0, build 10302608.

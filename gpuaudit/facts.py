@@ -278,3 +278,18 @@ class Facts:
                 (m.memory_mb for m in catalog.MODELS.values() if m.profile_prefix == info.gpu), 0
             )
         return min(1.0, info.memory_mb / memory) if memory > 0 else 1.0
+
+
+UNKNOWN_EDITION = "unknown (profile not recognised)"
+
+
+def vm_edition(vm: Vm) -> str | None:
+    """The NVIDIA licence edition a VM's vGPU needs; None for a VM without vGPU."""
+    names = profiles(vm)
+    if not names:
+        return None
+    editions = []
+    for profile in names:
+        info = catalog.parse_profile(profile)
+        editions.append(info.edition if info else UNKNOWN_EDITION)
+    return editions[0] if len(set(editions)) == 1 else " + ".join(sorted(set(editions)))
