@@ -15,7 +15,7 @@ from gpuaudit.check import run_checks
 from gpuaudit.policy import parse_policy
 from gpuaudit.rules import catalogue, registry
 from gpuaudit.rules.registry import Context, RuleSpec, Verdict
-from tests.test_rules_estate import healthy, passthrough_estate
+from tests.builders import healthy, passthrough_estate
 
 TODAY = date(2027, 1, 15)
 

@@ -30,7 +30,7 @@ from tests.lab.expected import comparable, expected_inventory
 from tests.lab.scenario import load_scenario
 from tests.report_fixtures import realistic_result
 from tests.test_rules import verdicts
-from tests.test_rules_estate import Estate, healthy, passthrough_estate
+from tests.builders import Estate, healthy, passthrough_estate
 
 # -- connect.py: the server string in a parse error -----------------------------------------
 

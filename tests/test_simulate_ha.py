@@ -23,7 +23,7 @@ from gpuaudit.report.capacity import build_chart
 from gpuaudit.results import AuditResult
 from gpuaudit.simulate import simulate_cluster, simulate_cluster_notes
 from tests.conftest import CASSETTES
-from tests.test_rules_estate import Estate
+from tests.builders import Estate
 
 SCENARIO = Path(__file__).resolve().parent / "scenarios" / "hamemory.yaml"
 

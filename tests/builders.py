@@ -8,7 +8,10 @@ it; each test breaks one thing.
 
 from __future__ import annotations
 
+from datetime import date
+
 from gpuaudit import catalog
+from gpuaudit.facts import Facts
 from gpuaudit.inventory import (
     AdmissionControl,
     Cluster,
@@ -25,6 +28,8 @@ from gpuaudit.inventory import (
     Vm,
     VmotionNic,
 )
+from gpuaudit.policy import Policy
+from gpuaudit.rules.registry import Context
 
 MODELS = {
     "l4": (0x27B8, "NVIDIA L4", 24 * 1024),
@@ -207,7 +212,12 @@ def passthrough_estate(buffer: bool = False) -> Estate:
     return e
 
 
-def test_healthy_estate_is_consistent() -> None:
-    inv = healthy().inv
-    assert [h.name for h in inv.hosts_in("c1")] == ["h1", "h2", "h3"]
-    assert all(h.gpus[0].vms == [f"v{i}"] for i, h in enumerate(inv.hosts, 1))
+def context(inv: Inventory, policy: Policy | None = None, today: date | None = None) -> Context:
+    """What a rule reads about ``inv``: its facts, the policy (the default one unless
+    given) and a fixed date; no simulations (the rules that need them compare clusters)."""
+    return Context(
+        facts=Facts(inv),
+        policy=policy or Policy.default(),
+        simulations={},
+        today=today or date(2027, 1, 15),
+    )
