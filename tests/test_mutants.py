@@ -25,12 +25,12 @@ from gpuaudit.inventory import CounterStats, GpuTelemetry, LunPath, StorageAdapt
 from gpuaudit.report import render_xlsx
 from gpuaudit.results import HostFailure
 from gpuaudit.simulate import simulate_cluster
+from tests.builders import Estate, healthy, passthrough_estate
 from tests.conftest import SCENARIOS
 from tests.lab.expected import comparable, expected_inventory
 from tests.lab.scenario import load_scenario
 from tests.report_fixtures import realistic_result
 from tests.test_rules import verdicts
-from tests.builders import Estate, healthy, passthrough_estate
 
 # -- connect.py: the server string in a parse error -----------------------------------------
 
