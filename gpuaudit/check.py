@@ -42,7 +42,7 @@ def run_checks(
     findings: list[Finding] = []
     for spec in specs():
         try:
-            verdicts = list(spec.check(ctx))
+            verdicts = list(spec.verdicts(ctx))
         except Exception as exc:  # a broken rule must not stop the audit
             errors.append(RuleError(spec.rule.id, _describe(exc)))
             continue

@@ -1,18 +1,26 @@
 """The rule registry: each rule is metadata plus one small function.
 
-A rule function receives a :class:`Context` and yields one :class:`Verdict` per
-object it examines, passed or failed. The checker (gpuaudit.check) turns verdicts
-into findings: it applies severity overrides and waivers and records a rule that
-raises as an error instead of stopping the audit.
+Most rules judge one object at a time: a host, a GPU, a VM, a cluster, a datastore,
+the vCenter or the inventory. Such a rule names its :class:`Scope` (which objects it
+is offered, in which order, and how a finding on one is located) and is a function
+of the :class:`Context` and one object that returns an :class:`Outcome`, or None
+when the rule does not apply to that object. The checker (gpuaudit.check) loops
+over the scope and turns each outcome into a :class:`Verdict` on the object.
+
+A rule that compares several objects (HA-05, HA-08, DATA-01) receives the
+:class:`Context` alone and yields one :class:`Verdict` per object it examines.
+
+The checker turns verdicts into findings: it applies severity overrides and
+waivers and records a rule that raises as an error instead of stopping the audit.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from gpuaudit.results import CATEGORIES, SEVERITIES, Rule
 
@@ -22,6 +30,7 @@ if TYPE_CHECKING:
     from gpuaudit.simulate import Simulated
 
 _ID = re.compile(r"^[A-Z]+-\d{2}$")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -50,18 +59,86 @@ class Context:
     today: date
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """A per-object rule's verdict, before the checker names the object it is about."""
+
+    passed: bool
+    message: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+    severity: str | None = None  # as Verdict.severity
+
+
+@dataclass(frozen=True)
+class Where:
+    """How a finding on an object is located: its name, its cluster and its host."""
+
+    object: str
+    cluster: str | None = None
+    host: str | None = None
+
+
+@dataclass(frozen=True)
+class Scope(Generic[T]):
+    """The objects of one kind that a per-object rule is offered, and where each one is."""
+
+    kind: str  # the rule's object_kind
+    select: Callable[[Context], Iterable[T]]
+    locate: Callable[[Context, T], Where]
+
+    def verdict(self, ctx: Context, item: T, outcome: Outcome) -> Verdict:
+        where = self.locate(ctx, item)
+        return Verdict(
+            where.object,
+            outcome.passed,
+            outcome.message,
+            outcome.evidence,
+            cluster=where.cluster,
+            host=where.host,
+            severity=outcome.severity,
+        )
+
+
 RuleFunc = Callable[[Context], Iterable[Verdict]]
+ObjectRule = Callable[[Context, T], "Outcome | None"]
 
 
 @dataclass(frozen=True)
 class RuleSpec:
+    """A rule's metadata and check; ``scope`` is set for a per-object check."""
+
     rule: Rule
-    check: RuleFunc
+    check: Callable[..., Any]
+    scope: Scope[Any] | None = None
+
+    def verdicts(self, ctx: Context) -> Iterator[Verdict]:
+        """Run the check: over the objects of its scope, or as a whole."""
+        if self.scope is None:
+            yield from self.check(ctx)
+            return
+        for item in self.scope.select(ctx):
+            outcome = self.check(ctx, item)
+            if outcome is not None:
+                yield self.scope.verdict(ctx, item, outcome)
 
 
 _REGISTRY: dict[str, RuleSpec] = {}
 
 
+@overload
+def rule(
+    *,
+    id: str,
+    title: str,
+    category: str,
+    severity: str,
+    scope: Scope[T],
+    rationale: str,
+    remediation: str,
+) -> Callable[[ObjectRule[T]], ObjectRule[T]]: ...
+
+
+@overload
 def rule(
     *,
     id: str,
@@ -71,14 +148,37 @@ def rule(
     object_kind: str,
     rationale: str,
     remediation: str,
-) -> Callable[[RuleFunc], RuleFunc]:
-    """Register the decorated function as the check of a catalogue rule."""
+) -> Callable[[RuleFunc], RuleFunc]: ...
+
+
+def rule(
+    *,
+    id: str,
+    title: str,
+    category: str,
+    severity: str,
+    rationale: str,
+    remediation: str,
+    scope: Scope[Any] | None = None,
+    object_kind: str | None = None,
+) -> Callable[[Any], Any]:
+    """Register the decorated function as the check of a catalogue rule.
+
+    With ``scope``, the function judges one object of the scope's kind; without,
+    it examines the whole context and ``object_kind`` names what its verdicts are on.
+    """
     if not _ID.match(id):
         raise ValueError(f"rule id {id!r} is not like HA-01")
     if category not in CATEGORIES:
         raise ValueError(f"{id}: unknown category {category!r}")
     if severity not in SEVERITIES:
         raise ValueError(f"{id}: unknown severity {severity!r}")
+    if scope is not None and object_kind is None:
+        kind = scope.kind
+    elif scope is None and object_kind is not None:
+        kind = object_kind
+    else:
+        raise ValueError(f"{id}: give either a scope or an object_kind")
     meta = Rule(
         id=id,
         title=title,
@@ -86,13 +186,13 @@ def rule(
         severity=severity,
         rationale=" ".join(rationale.split()),
         remediation=" ".join(remediation.split()),
-        object_kind=object_kind,
+        object_kind=kind,
     )
 
-    def register(func: RuleFunc) -> RuleFunc:
+    def register(func: Callable[..., Any]) -> Callable[..., Any]:
         if id in _REGISTRY and _REGISTRY[id].check is not func:
             raise ValueError(f"rule {id} is registered twice")
-        _REGISTRY[id] = RuleSpec(meta, func)
+        _REGISTRY[id] = RuleSpec(meta, func, scope)
         return func
 
     return register
