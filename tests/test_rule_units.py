@@ -1,15 +1,159 @@
 """One rule on one object: each per-object rule passes a sound object and fails a broken one.
 
 The expectations follow the rules' meaning in docs/rules.md; the objects come from
-tests/builders.py.
+tests/builders.py. A rule returns None for an object it does not apply to.
 """
 
 from __future__ import annotations
 
-from tests.builders import healthy
+from collections.abc import Callable
+from typing import TypeVar
+
+from gpuaudit.inventory import Inventory, StorageAdapter
+from gpuaudit.policy import Policy
+from gpuaudit.rules import storage
+from gpuaudit.rules.registry import Context, Outcome
+from gpuaudit.rules.scopes import DatastoreUse
+from tests.builders import Estate, context, healthy
+
+T = TypeVar("T")
+
+
+def judge(
+    check: Callable[[Context, T], Outcome | None],
+    inv: Inventory,
+    obj: T,
+    policy: Policy | None = None,
+) -> Outcome:
+    """The rule's outcome on the object, which it must apply to."""
+    outcome = check(context(inv, policy), obj)
+    assert outcome is not None, "the rule does not apply to the object"
+    return outcome
 
 
 def test_healthy_estate_is_consistent() -> None:
     inv = healthy().inv
     assert [h.name for h in inv.hosts_in("c1")] == ["h1", "h2", "h3"]
     assert all(h.gpus[0].vms == [f"v{i}"] for i, h in enumerate(inv.hosts, 1))
+
+
+# --- storage ------------------------------------------------------------------------------
+
+
+def test_st01_a_host_with_an_online_fc_hba_passes() -> None:
+    e = healthy()
+    assert judge(storage.fc_hba, e.inv, e.inv.hosts[0]).passed
+
+
+def test_st01_a_host_whose_fc_hbas_are_offline_fails() -> None:
+    e = healthy()
+    h1 = e.inv.hosts[0]
+    for adapter in h1.adapters:
+        if adapter.kind == "fc":
+            adapter.status = "offline"
+    outcome = judge(storage.fc_hba, e.inv, h1)
+    assert not outcome.passed
+    assert outcome.evidence["hbas"] == {"vmhba2": "offline", "vmhba3": "offline"}
+
+
+def test_st01_does_not_apply_to_a_host_of_a_cluster_without_fc() -> None:
+    e = Estate()
+    e.cluster("nfs")
+    h = e.host("n1", "nfs", fc=0)
+    e.datastore("nas", [h], transport="nfs")
+    assert storage.fc_hba(context(e.inv), h) is None
+
+
+def _iscsi_estate(adapter_on: tuple[str, ...]) -> Estate:
+    """Cluster "c" with hosts i1, i2 on an iSCSI datastore; adapters only on ``adapter_on``."""
+    e = Estate()
+    e.cluster("c")
+    hosts = [e.host(name, "c", fc=0) for name in ("i1", "i2")]
+    for h in hosts:
+        if h.name in adapter_on:
+            h.adapters.append(StorageAdapter("vmhba64", "iscsi", iscsi_software=True))
+    e.datastore("iscsi1", hosts, transport="iscsi")
+    return e
+
+
+def test_st02_a_host_with_an_iscsi_adapter_passes() -> None:
+    e = _iscsi_estate(("i1", "i2"))
+    outcome = judge(storage.iscsi_adapter, e.inv, e.inv.hosts[0])
+    assert outcome.passed and outcome.evidence["iscsi_adapters"] == ["vmhba64"]
+
+
+def test_st02_a_host_of_an_iscsi_cluster_without_an_adapter_fails() -> None:
+    e = _iscsi_estate(("i1",))
+    outcome = judge(storage.iscsi_adapter, e.inv, e.inv.hosts[1])
+    assert not outcome.passed and outcome.evidence["iscsi_datastores"] == ["iscsi1"]
+
+
+def test_st02_a_standalone_host_that_mounts_iscsi_without_an_adapter_fails() -> None:
+    e = Estate()
+    h = e.host("solo", None, fc=0)
+    e.datastore("iscsi1", [h], transport="iscsi")
+    assert not judge(storage.iscsi_adapter, e.inv, h).passed
+
+
+def test_st02_does_not_apply_to_a_host_without_iscsi_storage() -> None:
+    e = healthy()
+    assert storage.iscsi_adapter(context(e.inv), e.inv.hosts[0]) is None
+
+
+def test_st03_a_datastore_on_every_host_of_the_cluster_passes() -> None:
+    e = healthy()
+    assert judge(storage.datastore_everywhere, e.inv, DatastoreUse("san1", ["c1"])).passed
+
+
+def test_st03_a_datastore_one_host_cannot_access_fails() -> None:
+    e = healthy()
+    e.inv.datastores[0].mounts[2].accessible = False
+    outcome = judge(storage.datastore_everywhere, e.inv, DatastoreUse("san1", ["c1"]))
+    assert not outcome.passed
+    assert outcome.evidence["hosts_without_access"] == {"c1": ["h3"]}
+
+
+def test_st04_two_active_paths_through_two_hbas_pass() -> None:
+    e = healthy()
+    assert judge(storage.multipath, e.inv, e.inv.datastores[0]).passed
+
+
+def test_st04_a_single_active_path_fails() -> None:
+    e = healthy()
+    e.inv.datastores[0].mounts[0].paths[1].state = "dead"
+    outcome = judge(storage.multipath, e.inv, e.inv.datastores[0])
+    assert not outcome.passed and list(outcome.evidence["problems"]) == ["h1"]
+
+
+def test_st04_all_paths_through_one_hba_fail() -> None:
+    e = healthy()
+    for path in e.inv.datastores[0].mounts[1].paths:
+        path.adapter = "vmhba2"
+    outcome = judge(storage.multipath, e.inv, e.inv.datastores[0])
+    assert not outcome.passed and list(outcome.evidence["problems"]) == ["h2"]
+
+
+def test_st04_does_not_apply_to_a_local_datastore() -> None:
+    e = Estate()
+    h = e.host("l1", None, fc=0)
+    ds = e.datastore("local1", [h], transport="local")
+    assert storage.multipath(context(e.inv), ds) is None
+
+
+def test_st05_an_fc_hba_that_serves_an_fc_datastore_passes() -> None:
+    e = healthy()
+    assert judge(storage.unused_hba, e.inv, e.inv.hosts[0]).passed
+
+
+def test_st05_an_fc_hba_with_no_fc_datastore_fails() -> None:
+    e = Estate()
+    h = e.host("f1", None, fc=1)
+    e.datastore("local-f1", [h], transport="local")
+    outcome = judge(storage.unused_hba, e.inv, h)
+    assert not outcome.passed and outcome.evidence["fc_hbas"] == ["vmhba2"]
+
+
+def test_st05_does_not_apply_to_a_host_without_an_fc_hba() -> None:
+    e = Estate()
+    h = e.host("b1", None, fc=0)
+    assert storage.unused_hba(context(e.inv), h) is None
