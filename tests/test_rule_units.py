@@ -11,10 +11,10 @@ from typing import TypeVar
 
 from gpuaudit.inventory import Inventory, StorageAdapter
 from gpuaudit.policy import Policy
-from gpuaudit.rules import storage
+from gpuaudit.rules import gpu, storage
 from gpuaudit.rules.registry import Context, Outcome
-from gpuaudit.rules.scopes import DatastoreUse
-from tests.builders import Estate, context, healthy
+from gpuaudit.rules.scopes import DatastoreUse, HostGpu
+from tests.builders import Estate, context, healthy, passthrough_estate
 
 T = TypeVar("T")
 
@@ -31,10 +31,118 @@ def judge(
     return outcome
 
 
+def first_gpu(inv: Inventory, host: int = 0) -> HostGpu:
+    h = inv.hosts[host]
+    return HostGpu(h, h.gpus[0])
+
+
 def test_healthy_estate_is_consistent() -> None:
     inv = healthy().inv
     assert [h.name for h in inv.hosts_in("c1")] == ["h1", "h2", "h3"]
     assert all(h.gpus[0].vms == [f"v{i}"] for i, h in enumerate(inv.hosts, 1))
+
+
+# --- GPU ----------------------------------------------------------------------------------
+
+
+def test_gpu01_a_vgpu_host_in_shared_direct_mode_passes() -> None:
+    e = healthy()
+    assert judge(gpu.shared_direct, e.inv, e.inv.hosts[0]).passed
+
+
+def test_gpu01_a_vgpu_host_whose_default_is_shared_vsga_fails() -> None:
+    e = healthy()
+    e.inv.hosts[0].default_graphics_type = "shared"
+    assert not judge(gpu.shared_direct, e.inv, e.inv.hosts[0]).passed
+
+
+def test_gpu01_a_vgpu_vm_on_a_gpu_not_in_shared_direct_mode_fails() -> None:
+    e = healthy()
+    e.inv.hosts[0].gpus[0].graphics_type = "shared"
+    assert not judge(gpu.shared_direct, e.inv, e.inv.hosts[0]).passed
+
+
+def test_gpu01_does_not_apply_to_a_host_without_vgpu_vms() -> None:
+    e = passthrough_estate()
+    assert gpu.shared_direct(context(e.inv), e.inv.hosts[0]) is None
+
+
+def test_gpu02_active_passthrough_passes() -> None:
+    e = passthrough_estate()
+    outcome = judge(gpu.passthrough_pending, e.inv, first_gpu(e.inv))
+    assert outcome.passed and outcome.evidence == {"enabled": True, "active": True}
+
+
+def test_gpu02_passthrough_enabled_but_not_active_fails() -> None:
+    e = Estate()
+    h = e.host("r1", None, profiles=(), fc=0)
+    e.gpu(h, mode="pending")
+    assert not judge(gpu.passthrough_pending, e.inv, first_gpu(e.inv)).passed
+
+
+def test_gpu02_does_not_apply_to_a_gpu_without_passthrough() -> None:
+    e = healthy()
+    assert gpu.passthrough_pending(context(e.inv), first_gpu(e.inv)) is None
+
+
+def test_gpu03_a_vm_with_all_memory_reserved_passes() -> None:
+    e = healthy()
+    assert judge(gpu.memory_reserved, e.inv, e.inv.vms[0]).passed
+
+
+def test_gpu03_memory_locked_to_max_passes_without_a_reservation() -> None:
+    e = healthy()
+    vm = e.inv.vms[0]
+    vm.memory_reservation_mb, vm.memory_locked_to_max = 0, True
+    assert judge(gpu.memory_reserved, e.inv, vm).passed
+
+
+def test_gpu03_a_partial_reservation_fails() -> None:
+    e = healthy()
+    vm = e.inv.vms[0]
+    vm.memory_reservation_mb = 8192
+    assert not judge(gpu.memory_reserved, e.inv, vm).passed
+
+
+def test_gpu04_a_gpu_a_vm_uses_passes() -> None:
+    e = healthy()
+    assert judge(gpu.idle_gpu, e.inv, first_gpu(e.inv)).passed
+
+
+def test_gpu04_a_gpu_bound_to_a_powered_off_vm_passes() -> None:
+    e = Estate()
+    h = e.host("p1", None, profiles=(), fc=0)
+    g = e.gpu(h, mode="passthrough")
+    e.vm("off", h, [], passthrough=g, power="poweredOff")
+    assert g.vms == []
+    assert judge(gpu.idle_gpu, e.inv, HostGpu(h, g)).passed
+
+
+def test_gpu04_a_vgpu_gpu_no_vm_uses_fails() -> None:
+    e = healthy()
+    h1 = e.inv.hosts[0]
+    spare = e.gpu(h1, "0000:5e:00.0")
+    outcome = judge(gpu.idle_gpu, e.inv, HostGpu(h1, spare))
+    assert not outcome.passed and outcome.evidence == {"mode": "vGPU", "vms": []}
+
+
+def test_gpu04_does_not_apply_to_a_gpu_in_basic_mode() -> None:
+    e = Estate()
+    h = e.host("b1", None, fc=0)
+    e.gpu(h, mode="basic")
+    assert gpu.idle_gpu(context(e.inv), first_gpu(e.inv)) is None
+
+
+def test_gpu05_a_catalogued_gpu_passes() -> None:
+    e = healthy()
+    assert judge(gpu.unknown_model, e.inv, first_gpu(e.inv)).passed
+
+
+def test_gpu05_a_gpu_missing_from_the_catalogue_fails() -> None:
+    e = healthy()
+    e.inv.hosts[0].gpus[0].known_model = False
+    outcome = judge(gpu.unknown_model, e.inv, first_gpu(e.inv))
+    assert not outcome.passed and outcome.evidence["ids"] == "10de:27b8"
 
 
 # --- storage ------------------------------------------------------------------------------

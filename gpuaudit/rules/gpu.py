@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from gpuaudit import facts as F
-from gpuaudit.rules.registry import Context, Verdict, rule
+from gpuaudit.inventory import Host, Vm
+from gpuaudit.rules import scopes
+from gpuaudit.rules.registry import Context, Outcome, rule
+from gpuaudit.rules.scopes import HostGpu
 
 
 @rule(
@@ -13,40 +14,36 @@ from gpuaudit.rules.registry import Context, Verdict, rule
     title="vGPU VMs run on a GPU not in Shared Direct mode, or the host default is Shared (vSGA)",
     category="gpu",
     severity="high",
-    object_kind="host",
+    scope=scopes.CONNECTED_HOSTS,
     rationale="""NVIDIA vGPU needs the GPU in Shared Direct mode. A host whose default graphics type
         is Shared (vSGA) puts GPUs without their own setting back into vSGA after a reboot, and
         vGPU VMs then fail to power on there.""",
     remediation="""Set the host's default graphics type to Shared Direct (Configure > Graphics) and
         each vGPU GPU's type to Shared Direct, then restart the X.Org/NVIDIA services or reboot.""",
 )
-def shared_direct(ctx: Context) -> Iterator[Verdict]:
-    f = ctx.facts
-    for host in f.inventory.hosts:
-        vgpu_vms = {vm.name for vm in f.host_gpu_vms(host.name) if F.is_vgpu_vm(vm)}
-        if not host.connected or not vgpu_vms:
-            continue
-        wrong = [
-            F.gpu_name(host, g)
-            for g in host.gpus
-            if set(g.vms) & vgpu_vms and g.graphics_type != F.SHARED_DIRECT
-        ]
-        ready = [F.gpu_name(host, g) for g in host.gpus if g.graphics_type == F.SHARED_DIRECT]
-        problems = []
-        if host.default_graphics_type == "shared":
-            problems.append("the host default graphics type is Shared (vSGA)")
-        if wrong:
-            problems.append(f"vGPU VMs run on {', '.join(wrong)}, not in Shared Direct mode")
-        if not ready:
-            problems.append("no GPU of the host is in Shared Direct mode")
-        evidence = {
-            "default_graphics_type": host.default_graphics_type,
-            "graphics_types": {F.gpu_name(host, g): g.graphics_type for g in host.gpus},
-        }
-        message = "; ".join(problems) if problems else "vGPU GPUs are in Shared Direct mode"
-        yield Verdict(
-            host.name, not problems, message, evidence, cluster=host.cluster, host=host.name
-        )
+def shared_direct(ctx: Context, host: Host) -> Outcome | None:
+    vgpu_vms = {vm.name for vm in ctx.facts.host_gpu_vms(host.name) if F.is_vgpu_vm(vm)}
+    if not vgpu_vms:
+        return None
+    wrong = [
+        F.gpu_name(host, g)
+        for g in host.gpus
+        if set(g.vms) & vgpu_vms and g.graphics_type != F.SHARED_DIRECT
+    ]
+    ready = [F.gpu_name(host, g) for g in host.gpus if g.graphics_type == F.SHARED_DIRECT]
+    problems = []
+    if host.default_graphics_type == "shared":
+        problems.append("the host default graphics type is Shared (vSGA)")
+    if wrong:
+        problems.append(f"vGPU VMs run on {', '.join(wrong)}, not in Shared Direct mode")
+    if not ready:
+        problems.append("no GPU of the host is in Shared Direct mode")
+    evidence = {
+        "default_graphics_type": host.default_graphics_type,
+        "graphics_types": {F.gpu_name(host, g): g.graphics_type for g in host.gpus},
+    }
+    message = "; ".join(problems) if problems else "vGPU GPUs are in Shared Direct mode"
+    return Outcome(not problems, message, evidence)
 
 
 @rule(
@@ -54,27 +51,24 @@ def shared_direct(ctx: Context) -> Iterator[Verdict]:
     title="Passthrough is enabled on a GPU but not active (host reboot pending)",
     category="gpu",
     severity="medium",
-    object_kind="gpu",
+    scope=scopes.GPUS,
     rationale="""ESXi applies a change to PCI passthrough only at the next reboot. Until then the
         GPU counts in the inventory but no passthrough VM can use it: capacity that HA and DRS
         cannot use.""",
     remediation="""Reboot the host in a maintenance window (or revert the passthrough setting).""",
 )
-def passthrough_pending(ctx: Context) -> Iterator[Verdict]:
-    for host in ctx.facts.inventory.hosts:
-        for gpu in host.gpus:
-            if not gpu.passthrough_enabled:
-                continue
-            ok = gpu.passthrough_active
-            message = (
-                "passthrough is active"
-                if ok
-                else "passthrough is enabled but not active: host reboot pending"
-            )
-            evidence = {"enabled": gpu.passthrough_enabled, "active": gpu.passthrough_active}
-            yield Verdict(
-                F.gpu_name(host, gpu), ok, message, evidence, cluster=host.cluster, host=host.name
-            )
+def passthrough_pending(ctx: Context, item: HostGpu) -> Outcome | None:
+    gpu = item.gpu
+    if not gpu.passthrough_enabled:
+        return None
+    ok = gpu.passthrough_active
+    message = (
+        "passthrough is active"
+        if ok
+        else "passthrough is enabled but not active: host reboot pending"
+    )
+    evidence = {"enabled": gpu.passthrough_enabled, "active": gpu.passthrough_active}
+    return Outcome(ok, message, evidence)
 
 
 @rule(
@@ -82,27 +76,25 @@ def passthrough_pending(ctx: Context) -> Iterator[Verdict]:
     title="A GPU VM does not have its full memory reserved",
     category="gpu",
     severity="high",
-    object_kind="vm",
+    scope=scopes.GPU_VMS,
     rationale="""A VM with a PCI passthrough or vGPU device must have all its memory reserved;
         without the reservation it fails to power on, and so HA fails to restart it.""",
     remediation="""Reserve all guest memory ("Reserve all guest memory (All locked)") in the VM's
         memory settings.""",
 )
-def memory_reserved(ctx: Context) -> Iterator[Verdict]:
-    f = ctx.facts
-    for vm in f.gpu_vms:
-        ok = vm.memory_locked_to_max or vm.memory_reservation_mb >= vm.memory_mb
-        evidence = {
-            "memory_mb": vm.memory_mb,
-            "reservation_mb": vm.memory_reservation_mb,
-            "locked_to_max": vm.memory_locked_to_max,
-        }
-        message = (
-            "all guest memory is reserved"
-            if ok
-            else f"{vm.memory_reservation_mb} of {vm.memory_mb} MB reserved: it fails to power on"
-        )
-        yield Verdict(vm.name, ok, message, evidence, cluster=f.vm_cluster(vm), host=vm.host)
+def memory_reserved(ctx: Context, vm: Vm) -> Outcome:
+    ok = vm.memory_locked_to_max or vm.memory_reservation_mb >= vm.memory_mb
+    evidence = {
+        "memory_mb": vm.memory_mb,
+        "reservation_mb": vm.memory_reservation_mb,
+        "locked_to_max": vm.memory_locked_to_max,
+    }
+    message = (
+        "all guest memory is reserved"
+        if ok
+        else f"{vm.memory_reservation_mb} of {vm.memory_mb} MB reserved: it fails to power on"
+    )
+    return Outcome(ok, message, evidence)
 
 
 @rule(
@@ -110,36 +102,28 @@ def memory_reserved(ctx: Context) -> Iterator[Verdict]:
     title="A GPU enabled for passthrough or vGPU has no VM",
     category="gpu",
     severity="info",
-    object_kind="gpu",
+    scope=scopes.GPUS,
     rationale="""An idle GPU is either waste or, deliberately, the buffer capacity the N+1
         rule needs (one node's worth of GPUs kept free for failover). Listed so that the buffer
         is a decision, not an accident.""",
     remediation="""Keep it as failover capacity (and check HA-05/HA-06 count it), or put it to
         work.""",
 )
-def idle_gpu(ctx: Context) -> Iterator[Verdict]:
-    f = ctx.facts
-    for host in f.inventory.hosts:
-        bound = {a.pci_id for vm in f.host_gpu_vms(host.name) for a in vm.gpus if a.pci_id}
-        for gpu in host.gpus:
-            if not (gpu.passthrough_enabled or gpu.graphics_type == F.SHARED_DIRECT):
-                continue
-            users = sorted(set(gpu.vms))
-            ok = bool(users) or gpu.pci_id in bound
-            mode = "passthrough" if gpu.passthrough_enabled else "vGPU"
-            message = (
-                f"in use ({', '.join(users) or 'bound to a powered-off VM'})"
-                if ok
-                else f"enabled for {mode} but no VM uses it: idle or buffer capacity"
-            )
-            yield Verdict(
-                F.gpu_name(host, gpu),
-                ok,
-                message,
-                {"mode": mode, "vms": users},
-                cluster=host.cluster,
-                host=host.name,
-            )
+def idle_gpu(ctx: Context, item: HostGpu) -> Outcome | None:
+    host, gpu = item
+    if not (gpu.passthrough_enabled or gpu.graphics_type == F.SHARED_DIRECT):
+        return None
+    users = sorted(set(gpu.vms))
+    # A powered-off VM's passthrough device still names the GPU it is bound to.
+    bound = {a.pci_id for vm in ctx.facts.host_gpu_vms(host.name) for a in vm.gpus if a.pci_id}
+    ok = bool(users) or gpu.pci_id in bound
+    mode = "passthrough" if gpu.passthrough_enabled else "vGPU"
+    message = (
+        f"in use ({', '.join(users) or 'bound to a powered-off VM'})"
+        if ok
+        else f"enabled for {mode} but no VM uses it: idle or buffer capacity"
+    )
+    return Outcome(ok, message, {"mode": mode, "vms": users})
 
 
 @rule(
@@ -147,27 +131,19 @@ def idle_gpu(ctx: Context) -> Iterator[Verdict]:
     title="A GPU's PCI id is not in gpuaudit's catalogue",
     category="gpu",
     severity="info",
-    object_kind="gpu",
+    scope=scopes.GPUS,
     rationale="""Capacity checks need each GPU's frame buffer and model. For a PCI id the catalogue
         does not know, gpuaudit uses what the host reports, which may be incomplete.""",
     remediation="""Check the reported model and frame buffer; report the id so the catalogue can
         learn it.""",
 )
-def unknown_model(ctx: Context) -> Iterator[Verdict]:
-    for host in ctx.facts.inventory.hosts:
-        for gpu in host.gpus:
-            ids = f"{gpu.vendor_id:04x}:{gpu.device_id:04x}"
-            evidence = {"ids": ids, "device_name": gpu.device_name, "memory_mb": gpu.memory_mb}
-            message = (
-                f"{gpu.model} ({ids})"
-                if gpu.known_model
-                else f"unknown GPU {ids} ({gpu.device_name or 'no name'})"
-            )
-            yield Verdict(
-                F.gpu_name(host, gpu),
-                gpu.known_model,
-                message,
-                evidence,
-                cluster=host.cluster,
-                host=host.name,
-            )
+def unknown_model(ctx: Context, item: HostGpu) -> Outcome:
+    gpu = item.gpu
+    ids = f"{gpu.vendor_id:04x}:{gpu.device_id:04x}"
+    evidence = {"ids": ids, "device_name": gpu.device_name, "memory_mb": gpu.memory_mb}
+    message = (
+        f"{gpu.model} ({ids})"
+        if gpu.known_model
+        else f"unknown GPU {ids} ({gpu.device_name or 'no name'})"
+    )
+    return Outcome(gpu.known_model, message, evidence)
