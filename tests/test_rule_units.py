@@ -11,7 +11,7 @@ from typing import TypeVar
 
 from gpuaudit.inventory import Inventory, StorageAdapter
 from gpuaudit.policy import Policy
-from gpuaudit.rules import gpu, storage
+from gpuaudit.rules import gpu, storage, vmotion
 from gpuaudit.rules.registry import Context, Outcome
 from gpuaudit.rules.scopes import DatastoreUse, HostGpu
 from tests.builders import Estate, context, healthy, passthrough_estate
@@ -265,3 +265,133 @@ def test_st05_does_not_apply_to_a_host_without_an_fc_hba() -> None:
     e = Estate()
     h = e.host("b1", None, fc=0)
     assert storage.unused_hba(context(e.inv), h) is None
+
+
+# --- vMotion ------------------------------------------------------------------------------
+
+
+def test_vm01_hotmigrate_enabled_passes() -> None:
+    e = healthy()
+    assert judge(vmotion.hotmigrate, e.inv, e.inv.vcenter).passed
+
+
+def test_vm01_hotmigrate_not_true_or_unreadable_fails() -> None:
+    for value in (False, None):
+        e = healthy()
+        e.inv.vcenter.vgpu_hotmigrate_enabled = value
+        outcome = judge(vmotion.hotmigrate, e.inv, e.inv.vcenter)
+        assert not outcome.passed and outcome.evidence["value"] is value
+
+
+def test_vm01_does_not_apply_without_vgpu_vms_or_on_a_standalone_host() -> None:
+    e = passthrough_estate()
+    assert vmotion.hotmigrate(context(e.inv), e.inv.vcenter) is None
+    e = healthy()
+    e.inv.vcenter.api_type = "HostAgent"
+    assert vmotion.hotmigrate(context(e.inv), e.inv.vcenter) is None
+
+
+def test_vm02_a_profile_other_hosts_offer_passes() -> None:
+    e = healthy()
+    outcome = judge(vmotion.profile_elsewhere, e.inv, e.inv.vms[0])
+    assert outcome.passed and outcome.evidence["hosts_offering"] == ["h2", "h3"]
+
+
+def test_vm02_a_profile_no_other_active_host_offers_fails() -> None:
+    e = healthy()
+    e.inv.hosts[1].vgpu_profiles = []
+    e.inv.hosts[2].in_maintenance = True
+    outcome = judge(vmotion.profile_elsewhere, e.inv, e.inv.vms[0])
+    assert not outcome.passed and outcome.evidence["hosts_offering"] == []
+
+
+def test_vm02_does_not_apply_to_a_passthrough_vm() -> None:
+    e = passthrough_estate()
+    assert vmotion.profile_elsewhere(context(e.inv), e.inv.vms[0]) is None
+
+
+def test_vm03_one_gpu_model_passes() -> None:
+    e = healthy()
+    assert judge(vmotion.mixed_models, e.inv, e.inv.clusters[0]).passed
+
+
+def test_vm03_two_gpu_models_fail() -> None:
+    e = healthy()
+    e.inv.hosts[2].gpus.clear()
+    e.gpu(e.inv.hosts[2], model="a10")
+    outcome = judge(vmotion.mixed_models, e.inv, e.inv.clusters[0])
+    assert not outcome.passed
+    assert outcome.evidence["hosts_by_model"] == {"NVIDIA L4": ["h1", "h2"], "NVIDIA A10": ["h3"]}
+
+
+def test_vm04_a_host_with_a_vmotion_adapter_passes() -> None:
+    e = healthy()
+    assert judge(vmotion.vmotion_nic, e.inv, e.inv.hosts[0]).passed
+
+
+def test_vm04_a_host_without_a_vmotion_adapter_fails() -> None:
+    e = healthy()
+    e.inv.hosts[0].vmotion_nics.clear()
+    assert not judge(vmotion.vmotion_nic, e.inv, e.inv.hosts[0]).passed
+
+
+def test_vm04_does_not_apply_to_a_host_of_a_cluster_without_gpu_vms() -> None:
+    e = Estate()
+    e.cluster("cpu")
+    h = e.host("c1", "cpu", vmotion=False)
+    assert vmotion.vmotion_nic(context(e.inv), h) is None
+
+
+def test_vm05_a_migratable_vgpu_passes() -> None:
+    e = healthy()
+    assert judge(vmotion.migrate_supported, e.inv, e.inv.vms[0]).passed
+
+
+def test_vm05_a_backing_that_says_not_migratable_fails() -> None:
+    e = healthy()
+    e.inv.vms[0].gpus[0].migrate_supported = False
+    assert not judge(vmotion.migrate_supported, e.inv, e.inv.vms[0]).passed
+
+
+def test_vm05_a_host_that_says_the_profile_is_not_migratable_fails() -> None:
+    e = healthy()
+    for profile in e.inv.hosts[0].vgpu_profiles:
+        profile.migrate_supported = False
+    outcome = judge(vmotion.migrate_supported, e.inv, e.inv.vms[0])
+    assert not outcome.passed and outcome.evidence["host_migrate_supported"] == [False]
+
+
+def test_vm06_esxi_8_passes() -> None:
+    e = healthy()
+    assert judge(vmotion.esxi_version, e.inv, e.inv.hosts[0]).passed
+
+
+def test_vm06_esxi_6_7_u1_passes_and_older_builds_fail() -> None:
+    e = healthy()
+    h1 = e.inv.hosts[0]
+    h1.version, h1.build = "6.7.0", "10302608"
+    assert judge(vmotion.esxi_version, e.inv, h1).passed
+    h1.build = "10302607"
+    assert not judge(vmotion.esxi_version, e.inv, h1).passed
+    h1.version, h1.build = "6.5.0", "20000000"
+    assert not judge(vmotion.esxi_version, e.inv, h1).passed
+
+
+def test_vm07_a_25_gbe_vmotion_uplink_passes() -> None:
+    e = healthy()
+    assert judge(vmotion.vmotion_speed, e.inv, e.inv.hosts[0]).passed
+
+
+def test_vm07_a_1_gbe_vmotion_uplink_fails_and_10_gbe_passes() -> None:
+    e = healthy()
+    h1 = e.inv.hosts[0]
+    h1.vmotion_nics[0].uplink_speed_mbps = 1000
+    assert not judge(vmotion.vmotion_speed, e.inv, h1).passed
+    h1.vmotion_nics[0].uplink_speed_mbps = 10000
+    assert judge(vmotion.vmotion_speed, e.inv, h1).passed
+
+
+def test_vm07_does_not_apply_when_the_uplink_speed_is_unknown() -> None:
+    e = healthy()
+    e.inv.hosts[0].vmotion_nics[0].uplink_speed_mbps = None
+    assert vmotion.vmotion_speed(context(e.inv), e.inv.hosts[0]) is None

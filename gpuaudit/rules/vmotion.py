@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from gpuaudit import facts as F
-from gpuaudit.rules.registry import Context, Verdict, rule
+from gpuaudit.inventory import Cluster, Host, VCenter, Vm
+from gpuaudit.rules import scopes
+from gpuaudit.rules.registry import Context, Outcome, rule
 
 # ESXi 6.7 Update 1 (the first release with vGPU vMotion) is version 6.7.0, build 10302608.
 VGPU_VMOTION_BUILD = 10302608
-VCENTER = "vCenter"
 _PREREQ = (
     "The vSphere 6.7 U1 note: \"you'll need to have the same GRID profile on both servers, and "
     'the GPUs will need be the same on both servers."'
@@ -21,18 +20,17 @@ _PREREQ = (
     title="vGPU VMs exist and vCenter's vgpu.hotmigrate.enabled is not true",
     category="vmotion",
     severity="medium",
-    object_kind="vcenter",
+    scope=scopes.THE_VCENTER,
     rationale="""vCenter refuses to vMotion a vGPU VM unless the advanced setting
         vgpu.hotmigrate.enabled is true (vSphere 6.7 U1 and later). Without it, host maintenance
         means powering vGPU VMs off.""",
     remediation="""Set vgpu.hotmigrate.enabled to true in vCenter's advanced settings.""",
 )
-def hotmigrate(ctx: Context) -> Iterator[Verdict]:
-    inv = ctx.facts.inventory
+def hotmigrate(ctx: Context, vcenter: VCenter) -> Outcome | None:
     vgpu_vms = [vm.name for vm in ctx.facts.gpu_vms if F.is_vgpu_vm(vm)]
-    if not vgpu_vms or inv.vcenter.standalone_esxi:
-        return
-    value = inv.vcenter.vgpu_hotmigrate_enabled
+    if not vgpu_vms or vcenter.standalone_esxi:
+        return None
+    value = vcenter.vgpu_hotmigrate_enabled
     evidence = {"setting": "vgpu.hotmigrate.enabled", "value": value, "vgpu_vms": len(vgpu_vms)}
     if value is True:
         message = "vgpu.hotmigrate.enabled is true"
@@ -40,7 +38,7 @@ def hotmigrate(ctx: Context) -> Iterator[Verdict]:
         message = "vgpu.hotmigrate.enabled could not be read: vGPU vMotion may be off"
     else:
         message = "vgpu.hotmigrate.enabled is not true: vGPU VMs cannot be vMotioned"
-    yield Verdict(VCENTER, value is True, message, evidence)
+    return Outcome(value is True, message, evidence)
 
 
 @rule(
@@ -48,33 +46,32 @@ def hotmigrate(ctx: Context) -> Iterator[Verdict]:
     title="No other host of the cluster offers a vGPU VM's profile",
     category="vmotion",
     severity="high",
-    object_kind="vm",
+    scope=scopes.GPU_VMS,
     rationale=f"""{_PREREQ} A vGPU VM whose profile no other connected host offers can neither be
         vMotioned nor restarted by HA: its host is a single point of failure.""",
     remediation="""Install the same GPU model (and NVIDIA host driver) on at least one more host of
         the cluster, so that it offers the profile.""",
 )
-def profile_elsewhere(ctx: Context) -> Iterator[Verdict]:
+def profile_elsewhere(ctx: Context, vm: Vm) -> Outcome | None:
     f = ctx.facts
-    for vm in f.gpu_vms:
-        cluster = f.vm_cluster(vm)
-        wanted = [p.lower() for p in F.profiles(vm)]
-        if cluster is None or not wanted:
-            continue
-        targets = [
-            h.name
-            for h in f.active_hosts(cluster)
-            if h.name != vm.host and all(p in F.offered(h) for p in wanted)
-        ]
-        evidence = {"profiles": F.profiles(vm), "hosts_offering": targets}
-        if targets:
-            message = f"{', '.join(F.profiles(vm))} is also offered by {', '.join(targets)}"
-        else:
-            message = (
-                f"no other connected host of {cluster} offers {', '.join(F.profiles(vm))}: "
-                "no vMotion or HA target"
-            )
-        yield Verdict(vm.name, bool(targets), message, evidence, cluster=cluster, host=vm.host)
+    cluster = f.vm_cluster(vm)
+    wanted = [p.lower() for p in F.profiles(vm)]
+    if cluster is None or not wanted:
+        return None
+    targets = [
+        h.name
+        for h in f.active_hosts(cluster)
+        if h.name != vm.host and all(p in F.offered(h) for p in wanted)
+    ]
+    evidence = {"profiles": F.profiles(vm), "hosts_offering": targets}
+    if targets:
+        message = f"{', '.join(F.profiles(vm))} is also offered by {', '.join(targets)}"
+    else:
+        message = (
+            f"no other connected host of {cluster} offers {', '.join(F.profiles(vm))}: "
+            "no vMotion or HA target"
+        )
+    return Outcome(bool(targets), message, evidence)
 
 
 @rule(
@@ -82,31 +79,27 @@ def profile_elsewhere(ctx: Context) -> Iterator[Verdict]:
     title="A cluster mixes GPU models",
     category="vmotion",
     severity="medium",
-    object_kind="cluster",
+    scope=scopes.CLUSTERS_WITH_GPUS,
     rationale=f"""{_PREREQ} In a cluster with several GPU models a vGPU VM can move, or restart,
         only among the hosts with its own model; Dynamic DirectPath VMs only among hosts with an
         allowed device. Only usable GPUs count (passthrough active or in Shared Direct mode).""",
     remediation="""Keep one GPU model per cluster, or at least two hosts of each model, and size
         spare capacity per model.""",
 )
-def mixed_models(ctx: Context) -> Iterator[Verdict]:
-    f = ctx.facts
-    for cluster in f.clusters_with_gpus():
-        by_model: dict[str, list[str]] = {}
-        for host in f.connected_hosts(cluster.name):
-            for model in sorted({g.model for g in host.gpus if F.gpu_usable(g)}):
-                by_model.setdefault(model, []).append(host.name)
-        if not by_model:
-            continue
-        evidence = {"hosts_by_model": by_model}
-        if len(by_model) == 1:
-            message = f"one GPU model: {next(iter(by_model))}"
-        else:
-            groups = "; ".join(f"{m}: {', '.join(h)}" for m, h in sorted(by_model.items()))
-            message = (
-                f"{len(by_model)} GPU models; vGPU VMs can move only within a group ({groups})"
-            )
-        yield Verdict(cluster.name, len(by_model) == 1, message, evidence, cluster=cluster.name)
+def mixed_models(ctx: Context, cluster: Cluster) -> Outcome | None:
+    by_model: dict[str, list[str]] = {}
+    for host in ctx.facts.connected_hosts(cluster.name):
+        for model in sorted({g.model for g in host.gpus if F.gpu_usable(g)}):
+            by_model.setdefault(model, []).append(host.name)
+    if not by_model:
+        return None
+    evidence = {"hosts_by_model": by_model}
+    if len(by_model) == 1:
+        message = f"one GPU model: {next(iter(by_model))}"
+    else:
+        groups = "; ".join(f"{m}: {', '.join(h)}" for m, h in sorted(by_model.items()))
+        message = f"{len(by_model)} GPU models; vGPU VMs can move only within a group ({groups})"
+    return Outcome(len(by_model) == 1, message, evidence)
 
 
 @rule(
@@ -114,26 +107,18 @@ def mixed_models(ctx: Context) -> Iterator[Verdict]:
     title="A host in a cluster with GPU VMs has no vMotion-enabled VMkernel adapter",
     category="vmotion",
     severity="medium",
-    object_kind="host",
+    scope=scopes.CLUSTER_HOSTS,
     rationale="""A host without a vMotion VMkernel adapter can neither send nor receive a vMotion:
         its GPU VMs must be powered off for maintenance, and DRS cannot balance onto it.""",
     remediation="""Enable the vMotion service on a VMkernel adapter of the host (10 GbE or faster
         for vGPU VMs).""",
 )
-def vmotion_nic(ctx: Context) -> Iterator[Verdict]:
-    f = ctx.facts
-    for cluster in f.gpu_clusters():
-        for host in f.connected_hosts(cluster.name):
-            nics = [n.device for n in host.vmotion_nics]
-            message = f"vMotion on {', '.join(nics)}" if nics else "no VMkernel adapter has vMotion"
-            yield Verdict(
-                host.name,
-                bool(nics),
-                message,
-                {"vmotion_nics": nics},
-                cluster=cluster.name,
-                host=host.name,
-            )
+def vmotion_nic(ctx: Context, host: Host) -> Outcome | None:
+    if not ctx.facts.cluster_gpu_vms(host.cluster or ""):
+        return None
+    nics = [n.device for n in host.vmotion_nics]
+    message = f"vMotion on {', '.join(nics)}" if nics else "no VMkernel adapter has vMotion"
+    return Outcome(bool(nics), message, {"vmotion_nics": nics})
 
 
 @rule(
@@ -141,7 +126,7 @@ def vmotion_nic(ctx: Context) -> Iterator[Verdict]:
     title="vGPU migration is unsupported for a VM's profile",
     category="vmotion",
     severity="medium",
-    object_kind="vm",
+    scope=scopes.GPU_VMS,
     rationale="""ESXi reports per vGPU profile whether it can be migrated (migrateSupported), and
         the VM's vGPU backing says it too (vSphere 7.0 U2+). When either says false, the VM cannot
         be vMotioned, whatever vCenter's setting.""",
@@ -149,34 +134,31 @@ def vmotion_nic(ctx: Context) -> Iterator[Verdict]:
         migration support; upgrade the host driver, or plan maintenance with the VM powered
         off.""",
 )
-def migrate_supported(ctx: Context) -> Iterator[Verdict]:
+def migrate_supported(ctx: Context, vm: Vm) -> Outcome | None:
     f = ctx.facts
     if f.inventory.vcenter.standalone_esxi:
-        return  # vMotion needs a vCenter
-    for vm in f.gpu_vms:
-        vgpus = [a for a in vm.gpus if a.kind == "vgpu"]
-        if not vgpus:
-            continue
-        host = f.vm_host(vm)
-        caps = F.offered(host) if host else {}
-        backing = [a.profile for a in vgpus if a.migrate_supported is False]
-        on_host = [a.profile for a in vgpus if caps.get((a.profile or "").lower()) is False]
-        evidence = {
-            "profiles": [a.profile for a in vgpus],
-            "backing_migrate_supported": [a.migrate_supported for a in vgpus],
-            "host_migrate_supported": [caps.get((a.profile or "").lower()) for a in vgpus],
-        }
-        problems = []
-        if backing:
-            problems.append("the VM's vGPU backing says migrateSupported false")
-        if on_host:
-            problems.append(
-                f"{vm.host} reports migrateSupported false for {', '.join(map(str, on_host))}"
-            )
-        message = "; ".join(problems) if problems else "vGPU migration is supported"
-        yield Verdict(
-            vm.name, not problems, message, evidence, cluster=f.vm_cluster(vm), host=vm.host
+        return None  # vMotion needs a vCenter
+    vgpus = [a for a in vm.gpus if a.kind == "vgpu"]
+    if not vgpus:
+        return None
+    host = f.vm_host(vm)
+    caps = F.offered(host) if host else {}
+    backing = [a.profile for a in vgpus if a.migrate_supported is False]
+    on_host = [a.profile for a in vgpus if caps.get((a.profile or "").lower()) is False]
+    evidence = {
+        "profiles": [a.profile for a in vgpus],
+        "backing_migrate_supported": [a.migrate_supported for a in vgpus],
+        "host_migrate_supported": [caps.get((a.profile or "").lower()) for a in vgpus],
+    }
+    problems = []
+    if backing:
+        problems.append("the VM's vGPU backing says migrateSupported false")
+    if on_host:
+        problems.append(
+            f"{vm.host} reports migrateSupported false for {', '.join(map(str, on_host))}"
         )
+    message = "; ".join(problems) if problems else "vGPU migration is supported"
+    return Outcome(not problems, message, evidence)
 
 
 @rule(
@@ -184,33 +166,31 @@ def migrate_supported(ctx: Context) -> Iterator[Verdict]:
     title="A host with vGPU VMs runs ESXi older than 6.7 Update 1",
     category="vmotion",
     severity="medium",
-    object_kind="host",
+    scope=scopes.CONNECTED_HOSTS,
     rationale="""vMotion of vGPU VMs arrived with vSphere 6.7 Update 1 (VMware's release
         notes). Older hosts cannot vMotion a vGPU VM at all.""",
     remediation="""Upgrade the host to a supported ESXi release (6.7 U1 or later; 8.0 for current
         NVIDIA vGPU software).""",
 )
-def esxi_version(ctx: Context) -> Iterator[Verdict]:
+def esxi_version(ctx: Context, host: Host) -> Outcome | None:
     f = ctx.facts
     if f.inventory.vcenter.standalone_esxi:
-        return  # vMotion needs a vCenter
-    for host in f.inventory.hosts:
-        if not host.connected or not any(F.is_vgpu_vm(vm) for vm in f.host_gpu_vms(host.name)):
-            continue
-        version = F.parse_version(host.version)
-        build = int(host.build) if host.build.isdigit() else None
-        if version[:2] == (6, 7):
-            ok = build is not None and build >= VGPU_VMOTION_BUILD
-        else:
-            ok = version >= (6, 7, 0)
-        evidence = {"version": host.version, "build": host.build}
-        message = (
-            f"ESXi {host.version} build {host.build} supports vGPU vMotion"
-            if ok
-            else f"ESXi {host.version} build {host.build or '?'} is older than 6.7 U1: "
-            "no vGPU vMotion"
-        )
-        yield Verdict(host.name, ok, message, evidence, cluster=host.cluster, host=host.name)
+        return None  # vMotion needs a vCenter
+    if not any(F.is_vgpu_vm(vm) for vm in f.host_gpu_vms(host.name)):
+        return None
+    version = F.parse_version(host.version)
+    build = int(host.build) if host.build.isdigit() else None
+    if version[:2] == (6, 7):
+        ok = build is not None and build >= VGPU_VMOTION_BUILD
+    else:
+        ok = version >= (6, 7, 0)
+    evidence = {"version": host.version, "build": host.build}
+    message = (
+        f"ESXi {host.version} build {host.build} supports vGPU vMotion"
+        if ok
+        else f"ESXi {host.version} build {host.build or '?'} is older than 6.7 U1: no vGPU vMotion"
+    )
+    return Outcome(ok, message, evidence)
 
 
 @rule(
@@ -218,27 +198,19 @@ def esxi_version(ctx: Context) -> Iterator[Verdict]:
     title="The vMotion network of a host with vGPU VMs is slower than 10 Gb/s",
     category="vmotion",
     severity="low",
-    object_kind="host",
+    scope=scopes.HOSTS,
     rationale="""A vGPU VM's frame buffer travels with it during vMotion; VMware recommends 10 GbE
         or faster for vGPU vMotion, and slow links stretch the stun time of large profiles.""",
     remediation="""Put the vMotion VMkernel adapter on a 10 GbE or faster uplink.""",
 )
-def vmotion_speed(ctx: Context) -> Iterator[Verdict]:
+def vmotion_speed(ctx: Context, host: Host) -> Outcome | None:
     f = ctx.facts
     if f.inventory.vcenter.standalone_esxi:
-        return  # vMotion needs a vCenter
-    for host in f.inventory.hosts:
-        speeds = [n.uplink_speed_mbps for n in host.vmotion_nics if n.uplink_speed_mbps]
-        if not speeds or not any(F.is_vgpu_vm(vm) for vm in f.host_gpu_vms(host.name)):
-            continue
-        fastest = max(speeds)
-        ok = fastest >= 10000
-        message = f"fastest vMotion uplink {fastest} Mb/s" + ("" if ok else ": below 10 Gb/s")
-        yield Verdict(
-            host.name,
-            ok,
-            message,
-            {"uplink_speed_mbps": speeds},
-            cluster=host.cluster,
-            host=host.name,
-        )
+        return None  # vMotion needs a vCenter
+    speeds = [n.uplink_speed_mbps for n in host.vmotion_nics if n.uplink_speed_mbps]
+    if not speeds or not any(F.is_vgpu_vm(vm) for vm in f.host_gpu_vms(host.name)):
+        return None
+    fastest = max(speeds)
+    ok = fastest >= 10000
+    message = f"fastest vMotion uplink {fastest} Mb/s" + ("" if ok else ": below 10 Gb/s")
+    return Outcome(ok, message, {"uplink_speed_mbps": speeds})
