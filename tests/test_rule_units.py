@@ -9,9 +9,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from gpuaudit.inventory import Inventory, StorageAdapter
+from gpuaudit.inventory import (
+    CounterStats,
+    GpuTelemetry,
+    HostTelemetry,
+    Inventory,
+    StorageAdapter,
+)
 from gpuaudit.policy import Policy
-from gpuaudit.rules import gpu, storage, vmotion
+from gpuaudit.rules import gpu, monitoring, storage, vmotion
 from gpuaudit.rules.registry import Context, Outcome
 from gpuaudit.rules.scopes import DatastoreUse, HostGpu
 from tests.builders import Estate, context, healthy, passthrough_estate
@@ -395,3 +401,84 @@ def test_vm07_does_not_apply_when_the_uplink_speed_is_unknown() -> None:
     e = healthy()
     e.inv.hosts[0].vmotion_nics[0].uplink_speed_mbps = None
     assert vmotion.vmotion_speed(context(e.inv), e.inv.hosts[0]) is None
+
+
+# --- monitoring ---------------------------------------------------------------------------
+
+
+def _with_telemetry(e: Estate, **counters: float) -> Estate:
+    """Telemetry collected over 24 h; h1 reported one counter set for its GPU."""
+    e.inv.telemetry.collected, e.inv.telemetry.window_hours = True, 24.0
+    h1 = e.inv.hosts[0]
+    h1.telemetry = HostTelemetry(status="reported", instances=["gpu0"])
+    stats = {name: CounterStats(peak / 2, peak, 288) for name, peak in counters.items()}
+    h1.gpus[0].telemetry = GpuTelemetry(instance="gpu0", matched_by="only", **stats)
+    return e
+
+
+def test_mon01_a_host_that_reports_gpu_counters_passes() -> None:
+    e = _with_telemetry(healthy(), temperature_c=60)
+    outcome = judge(monitoring.counters_reported, e.inv, e.inv.hosts[0])
+    assert outcome.passed and outcome.evidence["gpus_without_counters"] == []
+
+
+def test_mon01_a_host_with_gpus_and_no_counters_fails() -> None:
+    e = _with_telemetry(healthy(), temperature_c=60)
+    h2 = e.inv.hosts[1]
+    h2.telemetry = HostTelemetry(status="none", reason="the host returned no values")
+    outcome = judge(monitoring.counters_reported, e.inv, h2)
+    assert not outcome.passed and outcome.evidence["gpus_without_counters"] == ["h2/0000:3b:00.0"]
+
+
+def test_mon01_does_not_apply_without_telemetry_or_without_gpus() -> None:
+    e = healthy()
+    assert monitoring.counters_reported(context(e.inv), e.inv.hosts[0]) is None
+    e = healthy()
+    e.inv.telemetry.collected = True
+    cpu = e.host("cpu1", "c1")
+    assert monitoring.counters_reported(context(e.inv), cpu) is None
+
+
+def test_mon02_a_peak_at_the_threshold_passes() -> None:
+    e = _with_telemetry(healthy(), temperature_c=85)
+    outcome = judge(monitoring.temperature, e.inv, first_gpu(e.inv))
+    assert outcome.passed and outcome.evidence["limit_c"] == 85
+
+
+def test_mon02_a_peak_above_the_threshold_fails() -> None:
+    e = _with_telemetry(healthy(), temperature_c=86)
+    assert not judge(monitoring.temperature, e.inv, first_gpu(e.inv)).passed
+
+
+def test_mon02_does_not_apply_to_a_gpu_without_a_temperature() -> None:
+    e = _with_telemetry(healthy(), utilization_percent=50)
+    assert monitoring.temperature(context(e.inv), first_gpu(e.inv)) is None
+
+
+def test_mon03_a_gpu_that_works_passes() -> None:
+    e = _with_telemetry(healthy(), utilization_percent=50)
+    assert judge(monitoring.idle, e.inv, first_gpu(e.inv)).passed
+
+
+def test_mon03_a_gpu_whose_peak_stays_under_the_idle_threshold_fails() -> None:
+    e = _with_telemetry(healthy(), utilization_percent=4)
+    outcome = judge(monitoring.idle, e.inv, first_gpu(e.inv))
+    assert not outcome.passed and outcome.evidence["vms"] == ["v1"]
+
+
+def test_mon04_a_frame_buffer_used_to_more_than_half_passes() -> None:
+    # v1's grid_l4-8q allocates 8192 MB on h1's GPU.
+    e = _with_telemetry(healthy(), memory_used_mb=4097)
+    outcome = judge(monitoring.framebuffer, e.inv, first_gpu(e.inv))
+    assert outcome.passed and outcome.evidence["allocated_mb"] == 8192
+
+
+def test_mon04_an_allocation_twice_the_peak_use_fails() -> None:
+    e = _with_telemetry(healthy(), memory_used_mb=4096)
+    assert not judge(monitoring.framebuffer, e.inv, first_gpu(e.inv)).passed
+
+
+def test_mon04_does_not_apply_to_a_gpu_without_vgpus() -> None:
+    e = _with_telemetry(healthy(), memory_used_mb=4096)
+    e.inv.hosts[0].gpus[0].vms.clear()
+    assert monitoring.framebuffer(context(e.inv), first_gpu(e.inv)) is None

@@ -7,12 +7,12 @@ the rules then examine nothing rather than fail every host.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from gpuaudit import catalog
 from gpuaudit import facts as F
 from gpuaudit.inventory import Gpu, Host
-from gpuaudit.rules.registry import Context, Verdict, rule
+from gpuaudit.rules import scopes
+from gpuaudit.rules.registry import Context, Outcome, rule
+from gpuaudit.rules.scopes import HostGpu
 
 
 def _window(ctx: Context) -> str:
@@ -20,13 +20,10 @@ def _window(ctx: Context) -> str:
     return f"{hours:g} h" if hours < 48 else f"{hours / 24:g} days"
 
 
-def _gpus_with(ctx: Context, field: str) -> Iterator[tuple[Host, Gpu, float]]:
-    """Each GPU with a peak for ``field`` (a GpuTelemetry counter), and that peak."""
-    for host in ctx.facts.inventory.hosts:
-        for gpu in host.gpus:
-            stats = getattr(gpu.telemetry, field, None) if gpu.telemetry else None
-            if stats is not None and stats.peak is not None:
-                yield host, gpu, stats.peak
+def _peak(gpu: Gpu, field: str) -> float | None:
+    """The GPU's peak for ``field`` (a GpuTelemetry counter); None when it has none."""
+    stats = getattr(gpu.telemetry, field, None) if gpu.telemetry else None
+    return stats.peak if stats is not None else None
 
 
 @rule(
@@ -34,7 +31,7 @@ def _gpus_with(ctx: Context, field: str) -> Iterator[tuple[Host, Gpu, float]]:
     title="A host with GPUs reports no GPU counters",
     category="monitoring",
     severity="medium",
-    object_kind="host",
+    scope=scopes.CONNECTED_HOSTS,
     rationale="""GPU monitoring is mandatory: temperature, memory and power per GPU, with
         node-level alerts (NVIDIA DCGM or the vGPU manager's counters in vCenter). vCenter keeps
         GPU utilisation, memory, temperature and power only for GPUs the host's NVIDIA driver
@@ -45,33 +42,30 @@ def _gpus_with(ctx: Context, field: str) -> Iterator[tuple[Host, Gpu, float]]:
         Configure > General > Statistics). Passthrough GPUs are invisible to the host: monitor them
         with DCGM inside the guest and waive MON-01 for those hosts.""",
 )
-def counters_reported(ctx: Context) -> Iterator[Verdict]:
+def counters_reported(ctx: Context, host: Host) -> Outcome | None:
     inv = ctx.facts.inventory
-    if not inv.telemetry.collected:
-        return
-    for host in inv.hosts:
-        if not host.gpus or not host.connected:
-            continue
-        tel = host.telemetry
-        silent = [F.gpu_name(host, g) for g in host.gpus if g.telemetry is None]
-        ok = tel is not None and tel.status == "reported"
-        evidence = {
-            "status": tel.status if tel else "not queried",
-            "reason": tel.reason if tel else "",
-            "instances": tel.instances if tel else [],
-            "unmatched_instances": tel.unmatched if tel else [],
-            "gpus_without_counters": silent,
-            "statistics_level": inv.telemetry.statistics_level,
-            "interval_s": inv.telemetry.interval_s,
-        }
-        if ok:
-            message = f"{len(host.gpus) - len(silent)} of {len(host.gpus)} GPUs report counters"
-            if silent:
-                message += f"; none from {', '.join(silent)}"
-        else:
-            reason = tel.reason if tel and tel.reason else "the host was not queried"
-            message = f"no GPU counters: {reason}"
-        yield Verdict(host.name, ok, message, evidence, cluster=host.cluster, host=host.name)
+    if not inv.telemetry.collected or not host.gpus:
+        return None
+    tel = host.telemetry
+    silent = [F.gpu_name(host, g) for g in host.gpus if g.telemetry is None]
+    ok = tel is not None and tel.status == "reported"
+    evidence = {
+        "status": tel.status if tel else "not queried",
+        "reason": tel.reason if tel else "",
+        "instances": tel.instances if tel else [],
+        "unmatched_instances": tel.unmatched if tel else [],
+        "gpus_without_counters": silent,
+        "statistics_level": inv.telemetry.statistics_level,
+        "interval_s": inv.telemetry.interval_s,
+    }
+    if ok:
+        message = f"{len(host.gpus) - len(silent)} of {len(host.gpus)} GPUs report counters"
+        if silent:
+            message += f"; none from {', '.join(silent)}"
+    else:
+        reason = tel.reason if tel and tel.reason else "the host was not queried"
+        message = f"no GPU counters: {reason}"
+    return Outcome(ok, message, evidence)
 
 
 @rule(
@@ -79,7 +73,7 @@ def counters_reported(ctx: Context) -> Iterator[Verdict]:
     title="A GPU's peak temperature is above the policy's threshold",
     category="monitoring",
     severity="medium",
-    object_kind="gpu",
+    scope=scopes.GPUS,
     rationale="""GPU temperature needs monitoring and the cooling validating: even a 72 W
         L4 draws power spikes. A GPU that runs hot throttles its clocks, and one that keeps doing so
         fails early: a capacity and an HA problem before it is a hardware one.""",
@@ -87,17 +81,18 @@ def counters_reported(ctx: Context) -> Iterator[Verdict]:
         placement (passively cooled cards need the vendor's high-airflow profile). Spread the
         load if one GPU runs much hotter than its peers.""",
 )
-def temperature(ctx: Context) -> Iterator[Verdict]:
+def temperature(ctx: Context, item: HostGpu) -> Outcome | None:
+    gpu = item.gpu
+    peak = _peak(gpu, "temperature_c")
+    if peak is None:
+        return None
     limit = ctx.policy.monitoring.max_temperature_c
-    for host, gpu, peak in _gpus_with(ctx, "temperature_c"):
-        stats = gpu.telemetry.temperature_c if gpu.telemetry else None
-        ok = peak <= limit
-        verb = "above" if not ok else "within"
-        message = f"peak {peak:g} °C over {_window(ctx)}, {verb} the {limit:g} °C threshold"
-        evidence = {"peak_c": peak, "average_c": stats.average if stats else None, "limit_c": limit}
-        yield Verdict(
-            F.gpu_name(host, gpu), ok, message, evidence, cluster=host.cluster, host=host.name
-        )
+    stats = gpu.telemetry.temperature_c if gpu.telemetry else None
+    ok = peak <= limit
+    verb = "above" if not ok else "within"
+    message = f"peak {peak:g} °C over {_window(ctx)}, {verb} the {limit:g} °C threshold"
+    evidence = {"peak_c": peak, "average_c": stats.average if stats else None, "limit_c": limit}
+    return Outcome(ok, message, evidence)
 
 
 @rule(
@@ -105,33 +100,34 @@ def temperature(ctx: Context) -> Iterator[Verdict]:
     title="A GPU's peak utilisation is below the idle threshold",
     category="monitoring",
     severity="info",
-    object_kind="gpu",
+    scope=scopes.GPUS,
     rationale="""A GPU that never works in the whole window is either waste or, deliberately, the
         buffer capacity the N+1 rule needs (one node's worth of GPUs kept free). Listed so
         that the buffer is a decision, not an accident.""",
     remediation="""Reclaim the GPU (or its vGPU VMs' profiles) for work that needs it, or record it
         as buffer capacity with a waiver.""",
 )
-def idle(ctx: Context) -> Iterator[Verdict]:
+def idle(ctx: Context, item: HostGpu) -> Outcome | None:
+    gpu = item.gpu
+    peak = _peak(gpu, "utilization_percent")
+    if peak is None:
+        return None
     limit = ctx.policy.monitoring.idle_utilization_percent
-    for host, gpu, peak in _gpus_with(ctx, "utilization_percent"):
-        stats = gpu.telemetry.utilization_percent if gpu.telemetry else None
-        ok = peak >= limit
-        message = (
-            f"utilisation peaked at {peak:g} % over {_window(ctx)}"
-            if ok
-            else f"utilisation never reached {limit:g} % over {_window(ctx)} (peak {peak:g} %): "
-            "reclaim it, or count it as buffer capacity"
-        )
-        evidence = {
-            "peak_percent": peak,
-            "average_percent": stats.average if stats else None,
-            "limit_percent": limit,
-            "vms": sorted(gpu.vms),
-        }
-        yield Verdict(
-            F.gpu_name(host, gpu), ok, message, evidence, cluster=host.cluster, host=host.name
-        )
+    stats = gpu.telemetry.utilization_percent if gpu.telemetry else None
+    ok = peak >= limit
+    message = (
+        f"utilisation peaked at {peak:g} % over {_window(ctx)}"
+        if ok
+        else f"utilisation never reached {limit:g} % over {_window(ctx)} (peak {peak:g} %): "
+        "reclaim it, or count it as buffer capacity"
+    )
+    evidence = {
+        "peak_percent": peak,
+        "average_percent": stats.average if stats else None,
+        "limit_percent": limit,
+        "vms": sorted(gpu.vms),
+    }
+    return Outcome(ok, message, evidence)
 
 
 def allocated_mb(ctx: Context, host: Host, gpu: Gpu) -> tuple[int, list[str]]:
@@ -158,7 +154,7 @@ def allocated_mb(ctx: Context, host: Host, gpu: Gpu) -> tuple[int, list[str]]:
     title="vGPUs on a GPU are allocated far more frame buffer than they use at peak",
     category="monitoring",
     severity="info",
-    object_kind="gpu",
+    scope=scopes.GPUS,
     rationale="""In equal-size mode a GPU holds frame buffer / profile size vGPUs, so the profile
         decides density. vGPUs whose memory use peaks far below their profile's frame buffer keep
         other VMs off the GPU, and off the failover capacity HA needs.""",
@@ -166,26 +162,26 @@ def allocated_mb(ctx: Context, host: Host, gpu: Gpu) -> tuple[int, list[str]]:
         peak, and re-check HA-06 and HA-08 with the density gained. Watch a whole business cycle
         before shrinking: the window may have missed month-end peaks.""",
 )
-def framebuffer(ctx: Context) -> Iterator[Verdict]:
+def framebuffer(ctx: Context, item: HostGpu) -> Outcome | None:
+    peak = _peak(item.gpu, "memory_used_mb")
+    if peak is None:
+        return None
+    allocated, profiles = allocated_mb(ctx, item.host, item.gpu)
+    if allocated <= 0:
+        return None
     ratio = ctx.policy.monitoring.framebuffer_ratio
-    for host, gpu, peak in _gpus_with(ctx, "memory_used_mb"):
-        allocated, profiles = allocated_mb(ctx, host, gpu)
-        if allocated <= 0:
-            continue
-        ok = allocated < ratio * peak
-        share = 100.0 * peak / allocated
-        message = (
-            f"memory use peaked at {peak:,.0f} MB of {allocated:,} MB allocated to vGPUs "
-            f"({share:.0f} %)"
-        )
-        if not ok:
-            message += ": smaller profiles would raise density"
-        evidence = {
-            "allocated_mb": allocated,
-            "peak_used_mb": peak,
-            "profiles": profiles,
-            "ratio_limit": ratio,
-        }
-        yield Verdict(
-            F.gpu_name(host, gpu), ok, message, evidence, cluster=host.cluster, host=host.name
-        )
+    ok = allocated < ratio * peak
+    share = 100.0 * peak / allocated
+    message = (
+        f"memory use peaked at {peak:,.0f} MB of {allocated:,} MB allocated to vGPUs "
+        f"({share:.0f} %)"
+    )
+    if not ok:
+        message += ": smaller profiles would raise density"
+    evidence = {
+        "allocated_mb": allocated,
+        "peak_used_mb": peak,
+        "profiles": profiles,
+        "ratio_limit": ratio,
+    }
+    return Outcome(ok, message, evidence)
