@@ -14,10 +14,11 @@ from gpuaudit.inventory import (
     GpuTelemetry,
     HostTelemetry,
     Inventory,
+    Licence,
     StorageAdapter,
 )
 from gpuaudit.policy import Policy
-from gpuaudit.rules import gpu, monitoring, storage, vmotion
+from gpuaudit.rules import gpu, licensing, monitoring, storage, vmotion
 from gpuaudit.rules.registry import Context, Outcome
 from gpuaudit.rules.scopes import DatastoreUse, HostGpu
 from tests.builders import Estate, context, healthy, passthrough_estate
@@ -482,3 +483,62 @@ def test_mon04_does_not_apply_to_a_gpu_without_vgpus() -> None:
     e = _with_telemetry(healthy(), memory_used_mb=4096)
     e.inv.hosts[0].gpus[0].vms.clear()
     assert monitoring.framebuffer(context(e.inv), first_gpu(e.inv)) is None
+
+
+# --- licensing ----------------------------------------------------------------------------
+
+
+def test_lic01_a_q_profile_needs_the_rtx_virtual_workstation_edition() -> None:
+    e = healthy()
+    outcome = judge(licensing.edition_needed, e.inv, e.inv.vms[0])
+    assert outcome.passed and outcome.evidence["series"] == ["Q"]
+    assert "RTX Virtual Workstation" in outcome.evidence["edition"]
+
+
+def test_lic01_a_profile_that_tells_no_series_fails() -> None:
+    e = healthy()
+    e.inv.vms[0].gpus[0].profile = "mystery-profile"
+    assert not judge(licensing.edition_needed, e.inv, e.inv.vms[0]).passed
+
+
+def test_lic01_does_not_apply_to_a_passthrough_vm() -> None:
+    e = passthrough_estate()
+    assert licensing.edition_needed(context(e.inv), e.inv.vms[0]) is None
+
+
+def _licensed(licence: Licence) -> Estate:
+    e = healthy()
+    e.inv.licensing.collected = True
+    e.inv.hosts[0].licence = licence
+    return e
+
+
+ENTERPRISE_PLUS = "esx.enterprisePlus.cpuPackageCoreLimited"
+
+
+def test_lic02_an_enterprise_plus_licence_passes() -> None:
+    e = _licensed(Licence(edition_key=ENTERPRISE_PLUS, name="vSphere 8 Enterprise Plus"))
+    outcome = judge(licensing.host_licence, e.inv, e.inv.hosts[0])
+    assert outcome.passed and outcome.evidence["vgpu_vms"] == ["v1"]
+
+
+def test_lic02_evaluation_mode_fails() -> None:
+    e = _licensed(Licence(edition_key="eval", evaluation=True))
+    assert not judge(licensing.host_licence, e.inv, e.inv.hosts[0]).passed
+
+
+def test_lic02_a_licence_expired_before_the_day_of_the_check_fails() -> None:
+    # The context's day is 2027-01-15.
+    e = _licensed(Licence(edition_key=ENTERPRISE_PLUS, expires="2027-01-14"))
+    assert not judge(licensing.host_licence, e.inv, e.inv.hosts[0]).passed
+
+
+def test_lic02_a_licence_without_shared_passthrough_graphics_fails() -> None:
+    e = _licensed(Licence(edition_key="esx.standard.cpuPackage", features={"vmotion": "vMotion"}))
+    outcome = judge(licensing.host_licence, e.inv, e.inv.hosts[0])
+    assert not outcome.passed and outcome.evidence["vgpu_allowed"] is False
+
+
+def test_lic02_does_not_apply_when_licences_were_not_read() -> None:
+    e = healthy()
+    assert licensing.host_licence(context(e.inv), e.inv.hosts[0]) is None

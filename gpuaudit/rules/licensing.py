@@ -4,16 +4,16 @@ vSphere licence allows vGPU at all."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from datetime import date
 from fnmatch import fnmatchcase
 
 from gpuaudit import catalog
 from gpuaudit import facts as F
 from gpuaudit.facts import UNKNOWN_EDITION, vm_edition
-from gpuaudit.inventory import Licence
+from gpuaudit.inventory import Host, Licence, Vm
 from gpuaudit.policy import LicensingPolicy
-from gpuaudit.rules.registry import Context, Verdict, rule
+from gpuaudit.rules import scopes
+from gpuaudit.rules.registry import Context, Outcome, rule
 
 _SHARED_PASSTHROUGH = re.compile(r"shared\s*pass[\s-]*(?:through|thru)", re.IGNORECASE)
 
@@ -41,7 +41,7 @@ def vgpu_allowance(licence: Licence, policy: LicensingPolicy) -> tuple[bool, str
     title="The NVIDIA licence edition each vGPU VM needs",
     category="licensing",
     severity="info",
-    object_kind="vm",
+    scope=scopes.GPU_VMS,
     rationale="""Every running vGPU needs an NVIDIA licence from a licence server, of the edition
         its profile's series implies: Q RTX Virtual Workstation, B Virtual PC, A Virtual
         Applications, C AI Enterprise. vGPU needs an NVIDIA licence besides
@@ -51,28 +51,26 @@ def vgpu_allowance(licence: Licence, policy: LicensingPolicy) -> tuple[bool, str
         for the powered-on vGPU VMs (the report's licence summary counts them). For a profile
         gpuaudit does not recognise, look its series up in NVIDIA's vGPU documentation.""",
 )
-def edition_needed(ctx: Context) -> Iterator[Verdict]:
-    f = ctx.facts
-    for vm in f.gpu_vms:
-        edition = vm_edition(vm)
-        if edition is None:
-            continue  # passthrough only: no vGPU licence
-        profiles = F.profiles(vm)
-        known = UNKNOWN_EDITION not in edition
-        when = "now (powered on)" if vm.powered_on else "when powered on"
-        message = (
-            f"needs an {edition} licence {when} for {', '.join(profiles)}"
-            if known
-            else f"cannot tell which NVIDIA licence {', '.join(profiles)} needs"
-        )
-        series = sorted({i.series.upper() for p in profiles if (i := catalog.parse_profile(p))})
-        evidence = {
-            "edition": edition,
-            "profiles": profiles,
-            "series": series,
-            "powered_on": vm.powered_on,
-        }
-        yield Verdict(vm.name, known, message, evidence, cluster=f.vm_cluster(vm), host=vm.host)
+def edition_needed(ctx: Context, vm: Vm) -> Outcome | None:
+    edition = vm_edition(vm)
+    if edition is None:
+        return None  # passthrough only: no vGPU licence
+    profiles = F.profiles(vm)
+    known = UNKNOWN_EDITION not in edition
+    when = "now (powered on)" if vm.powered_on else "when powered on"
+    message = (
+        f"needs an {edition} licence {when} for {', '.join(profiles)}"
+        if known
+        else f"cannot tell which NVIDIA licence {', '.join(profiles)} needs"
+    )
+    series = sorted({i.series.upper() for p in profiles if (i := catalog.parse_profile(p))})
+    evidence = {
+        "edition": edition,
+        "profiles": profiles,
+        "series": series,
+        "powered_on": vm.powered_on,
+    }
+    return Outcome(known, message, evidence)
 
 
 def licence_problems(licence: Licence | None, policy: LicensingPolicy, today: date) -> list[str]:
@@ -94,7 +92,7 @@ def licence_problems(licence: Licence | None, policy: LicensingPolicy, today: da
     title="vGPU runs on a host whose vSphere licence does not allow it, is evaluation or expired",
     category="licensing",
     severity="high",
-    object_kind="host",
+    scope=scopes.HOSTS,
     rationale="""vGPU needs vSphere's shared passthrough graphics feature, which only some editions
         carry. A host in evaluation mode or on an expired licence stops powering on VMs when the
         licence lapses, so HA cannot restart its vGPU VMs either. Which licence keys carry the
@@ -104,37 +102,32 @@ def licence_problems(licence: Licence | None, policy: LicensingPolicy, today: da
         (for example vSphere Enterprise Plus), or a renewed one; then check that vGPU VMs still
         power on.""",
 )
-def host_licence(ctx: Context) -> Iterator[Verdict]:
+def host_licence(ctx: Context, host: Host) -> Outcome | None:
     f = ctx.facts
     if not f.inventory.licensing.collected:
-        return
-    for host in f.inventory.hosts:
-        running = [
-            vm.name for vm in f.host_gpu_vms(host.name) if F.is_vgpu_vm(vm) and vm.powered_on
-        ]
-        if not running:
-            continue
-        lic = host.licence
-        problems = licence_problems(lic, ctx.policy.licensing, ctx.today)
-        evidence: dict[str, object] = {"vgpu_vms": sorted(running)}
-        if lic is not None:
-            allowed, why = vgpu_allowance(lic, ctx.policy.licensing)
-            evidence.update(
-                edition=lic.edition_key,
-                name=lic.name,
-                key_tail=lic.key_tail,
-                expires=lic.expires,
-                evaluation=lic.evaluation,
-                vgpu_allowed=allowed,
-                allowed_by=why,
-            )
-        message = (
-            "; ".join(problems)
-            if problems
-            else f"{lic.name or lic.edition_key} allows vGPU ({evidence['allowed_by']})"
-            if lic
-            else ""
+        return None
+    running = [vm.name for vm in f.host_gpu_vms(host.name) if F.is_vgpu_vm(vm) and vm.powered_on]
+    if not running:
+        return None
+    lic = host.licence
+    problems = licence_problems(lic, ctx.policy.licensing, ctx.today)
+    evidence: dict[str, object] = {"vgpu_vms": sorted(running)}
+    if lic is not None:
+        allowed, why = vgpu_allowance(lic, ctx.policy.licensing)
+        evidence.update(
+            edition=lic.edition_key,
+            name=lic.name,
+            key_tail=lic.key_tail,
+            expires=lic.expires,
+            evaluation=lic.evaluation,
+            vgpu_allowed=allowed,
+            allowed_by=why,
         )
-        yield Verdict(
-            host.name, not problems, message, evidence, cluster=host.cluster, host=host.name
-        )
+    message = (
+        "; ".join(problems)
+        if problems
+        else f"{lic.name or lic.edition_key} allows vGPU ({evidence['allowed_by']})"
+        if lic
+        else ""
+    )
+    return Outcome(not problems, message, evidence)
