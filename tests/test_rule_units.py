@@ -17,8 +17,8 @@ from gpuaudit.inventory import (
     Licence,
     StorageAdapter,
 )
-from gpuaudit.policy import Policy
-from gpuaudit.rules import gpu, licensing, monitoring, storage, vmotion
+from gpuaudit.policy import Policy, parse_policy
+from gpuaudit.rules import design, gpu, licensing, monitoring, storage, vmotion
 from gpuaudit.rules.registry import Context, Outcome
 from gpuaudit.rules.scopes import DatastoreUse, HostGpu
 from tests.builders import Estate, context, healthy, passthrough_estate
@@ -542,3 +542,45 @@ def test_lic02_a_licence_without_shared_passthrough_graphics_fails() -> None:
 def test_lic02_does_not_apply_when_licences_were_not_read() -> None:
     e = healthy()
     assert licensing.host_licence(context(e.inv), e.inv.hosts[0]) is None
+
+
+# --- design -------------------------------------------------------------------------------
+
+
+def test_ds01_vgpu_on_a_shared_datastore_is_design_b() -> None:
+    e = healthy()
+    outcome = judge(design.scenario, e.inv, e.inv.clusters[0])
+    assert outcome.passed and outcome.evidence["scenario"] == "B"
+
+
+def test_ds01_passthrough_on_local_disks_is_design_a() -> None:
+    e = passthrough_estate()
+    outcome = judge(design.scenario, e.inv, e.inv.clusters[0])
+    assert outcome.passed and outcome.evidence["scenario"] == "A"
+
+
+def test_ds01_vgpu_on_local_disks_matches_no_design() -> None:
+    e = Estate()
+    e.cluster("vdi")
+    for i in (1, 2):
+        h = e.host(f"d{i}", "vdi", fc=0)
+        e.gpu(h)
+        e.datastore(f"local-d{i}", [h], transport="local")
+        e.vm(f"dv{i}", h, [f"local-d{i}"], vgpu="grid_l4-8q")
+    outcome = judge(design.scenario, e.inv, e.inv.clusters[0])
+    assert not outcome.passed and outcome.evidence["scenario"] == "other"
+
+
+def test_ds02_the_default_intent_accepts_design_b() -> None:
+    e = healthy()
+    outcome = judge(design.decision_flow, e.inv, e.inv.clusters[0])
+    assert outcome.passed and outcome.severity is None
+
+
+def test_ds02_a_stateful_workload_on_local_disks_with_ha_off_fails_high() -> None:
+    e = passthrough_estate()
+    policy = parse_policy("intent:\n  stateless: false\n")
+    outcome = judge(design.decision_flow, e.inv, e.inv.clusters[0], policy)
+    assert not outcome.passed
+    assert [d["severity"] for d in outcome.evidence["departures"]] == ["high", "medium"]
+    assert outcome.severity == "high"

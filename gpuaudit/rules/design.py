@@ -22,14 +22,15 @@ Observed, that is:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from gpuaudit import facts as F
+from gpuaudit.inventory import Cluster
 from gpuaudit.policy import Intent
 from gpuaudit.results import severity_rank
-from gpuaudit.rules.registry import Context, Verdict, rule
+from gpuaudit.rules import scopes
+from gpuaudit.rules.registry import Context, Outcome, rule
 
 _PASSTHROUGH = {"passthrough", "dynamic"}
 SCENARIOS = {
@@ -130,7 +131,7 @@ def classify_all(f: F.Facts) -> dict[str, str]:
     title="The cluster's GPU design, classified as reference design A, B or C",
     category="design",
     severity="info",
-    object_kind="cluster",
+    scope=scopes.CLUSTERS_WITH_GPU_VMS,
     rationale="""Three reference designs cover GPU HA on vSphere: A, dedicated passthrough GPU
         nodes on local disks, where the application restarts elsewhere; B, vGPU with shared
         storage, where vSphere HA restarts the VMs; C, passthrough GPU nodes plus a spare.
@@ -140,16 +141,9 @@ def classify_all(f: F.Facts) -> dict[str, str]:
     remediation="""None for A, B and C. For "other", decide which scenario the cluster is meant
         to follow and align it (see DS-02).""",
 )
-def scenario(ctx: Context) -> Iterator[Verdict]:
-    for cluster in ctx.facts.gpu_clusters():
-        design = observe(ctx.facts, cluster.name)
-        yield Verdict(
-            cluster.name,
-            design.scenario != "other",
-            design.summary,
-            design.evidence(),
-            cluster=cluster.name,
-        )
+def scenario(ctx: Context, cluster: Cluster) -> Outcome:
+    design = observe(ctx.facts, cluster.name)
+    return Outcome(design.scenario != "other", design.summary, design.evidence())
 
 
 def recommendation(intent: Intent) -> tuple[str, list[str]]:
@@ -246,7 +240,7 @@ def departures(d: Design, intent: Intent) -> list[tuple[str, str]]:
     title="The cluster's design departs from what the GPU HA decision flow recommends",
     category="design",
     severity="medium",
-    object_kind="cluster",
+    scope=scopes.CLUSTERS_WITH_GPU_VMS,
     rationale="""The GPU HA decision flow asks: is the workload stateless, is near-zero downtime
         required, does infrastructure policy mandate VM-level HA, is GPU sharing required, can the
         application restart in 2-5 minutes, is the budget constrained. Its principle: design HA at
@@ -257,25 +251,20 @@ def departures(d: Design, intent: Intent) -> list[tuple[str, str]]:
     remediation="""Align the design with the recommended path named in the finding, or correct the
         declared intent in the policy file.""",
 )
-def decision_flow(ctx: Context) -> Iterator[Verdict]:
-    for cluster in ctx.facts.gpu_clusters():
-        design = observe(ctx.facts, cluster.name)
-        intent = ctx.policy.intent_for(cluster.name)
-        recommended, steps = recommendation(intent)
-        found = departures(design, intent)
-        evidence = {
-            "intent": intent.__dict__.copy(),
-            "flow": steps,
-            "recommended": recommended,
-            "observed": design.evidence(),
-            "departures": [{"severity": s, "text": t} for s, t in found],
-        }
-        if found:
-            worst = min((s for s, _ in found), key=severity_rank)
-            message = "; ".join(t for _, t in found) + f" (the flow recommends: {recommended})"
-            yield Verdict(
-                cluster.name, False, message, evidence, cluster=cluster.name, severity=worst
-            )
-        else:
-            message = f"consistent with the decision flow ({recommended})"
-            yield Verdict(cluster.name, True, message, evidence, cluster=cluster.name)
+def decision_flow(ctx: Context, cluster: Cluster) -> Outcome:
+    design = observe(ctx.facts, cluster.name)
+    intent = ctx.policy.intent_for(cluster.name)
+    recommended, steps = recommendation(intent)
+    found = departures(design, intent)
+    evidence = {
+        "intent": intent.__dict__.copy(),
+        "flow": steps,
+        "recommended": recommended,
+        "observed": design.evidence(),
+        "departures": [{"severity": s, "text": t} for s, t in found],
+    }
+    if not found:
+        return Outcome(True, f"consistent with the decision flow ({recommended})", evidence)
+    worst = min((s for s, _ in found), key=severity_rank)
+    message = "; ".join(t for _, t in found) + f" (the flow recommends: {recommended})"
+    return Outcome(False, message, evidence, severity=worst)
