@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
+import pytest
+
 from gpuaudit.inventory import (
     CounterStats,
     GpuTelemetry,
@@ -18,7 +20,7 @@ from gpuaudit.inventory import (
     StorageAdapter,
 )
 from gpuaudit.policy import Policy, parse_policy
-from gpuaudit.rules import design, gpu, licensing, monitoring, storage, vmotion
+from gpuaudit.rules import design, gpu, ha, licensing, monitoring, storage, vmotion
 from gpuaudit.rules.registry import Context, Outcome
 from gpuaudit.rules.scopes import DatastoreUse, HostGpu
 from tests.builders import Estate, context, healthy, passthrough_estate
@@ -584,3 +586,108 @@ def test_ds02_a_stateful_workload_on_local_disks_with_ha_off_fails_high() -> Non
     assert not outcome.passed
     assert [d["severity"] for d in outcome.evidence["departures"]] == ["high", "medium"]
     assert outcome.severity == "high"
+
+
+# --- HA -----------------------------------------------------------------------------------
+
+
+def test_ha01_ha_on_with_host_monitoring_passes() -> None:
+    e = healthy()
+    assert judge(ha.ha_enabled, e.inv, e.inv.clusters[0]).passed
+
+
+def test_ha01_ha_off_or_host_monitoring_disabled_fails() -> None:
+    e = healthy()
+    c1 = e.inv.clusters[0]
+    c1.ha_host_monitoring = False
+    assert not judge(ha.ha_enabled, e.inv, c1).passed
+    c1.ha_host_monitoring, c1.ha_enabled = True, False
+    assert not judge(ha.ha_enabled, e.inv, c1).passed
+
+
+def test_ha02_admission_control_on_passes() -> None:
+    e = healthy()
+    assert judge(ha.admission_control, e.inv, e.inv.clusters[0]).passed
+
+
+def test_ha02_admission_control_off_fails() -> None:
+    e = healthy()
+    e.inv.clusters[0].admission_control.enabled = False
+    assert not judge(ha.admission_control, e.inv, e.inv.clusters[0]).passed
+
+
+def test_ha02_does_not_apply_with_ha_off() -> None:
+    e = passthrough_estate()
+    assert ha.admission_control(context(e.inv), e.inv.clusters[0]) is None
+
+
+def test_ha03_files_other_hosts_reach_pass() -> None:
+    e = healthy()
+    assert judge(ha.shared_files, e.inv, e.inv.vms[0]).passed
+
+
+def test_ha03_a_file_only_its_host_reaches_fails() -> None:
+    e = healthy()
+    e.datastore("local-h1", [e.inv.hosts[0]], transport="local")
+    e.inv.vms[0].datastores.append("local-h1")
+    outcome = judge(ha.shared_files, e.inv, e.inv.vms[0])
+    assert not outcome.passed and outcome.evidence["pinned"] == ["local-h1"]
+
+
+def test_ha04_a_vgpu_vm_passes() -> None:
+    e = healthy()
+    assert judge(ha.fixed_passthrough, e.inv, e.inv.vms[0]).passed
+
+
+def test_ha04_a_fixed_directpath_vm_fails() -> None:
+    e = passthrough_estate()
+    outcome = judge(ha.fixed_passthrough, e.inv, e.inv.vms[0])
+    assert not outcome.passed and outcome.evidence["fixed_devices"] == ["0000:3b:00.0"]
+
+
+def test_ha04_a_dynamic_directpath_vm_passes() -> None:
+    e = Estate()
+    e.cluster("dyn")
+    h = e.host("y1", "dyn", profiles=(), fc=0)
+    g = e.gpu(h, mode="passthrough")
+    vm = e.vm("dv", h, [], dynamic=g)
+    assert judge(ha.fixed_passthrough, e.inv, vm).passed
+
+
+def test_ha06_one_gpu_allocated_of_three_hosts_passes() -> None:
+    e = healthy()
+    outcome = judge(ha.n_plus_one, e.inv, e.inv.clusters[0])
+    # Three L4s, the largest host has one: the limit is two GPUs.
+    assert outcome.passed and outcome.evidence["limit_gpus"] == 2
+
+
+def test_ha06_allocation_at_the_limit_passes_and_above_it_fails() -> None:
+    e = healthy()
+    # v1..v3 take 8 GB of a 24 GB L4 each: a third of a GPU; a 24Q takes a whole one.
+    e.vm("v4", e.inv.hosts[1], ["san1"], vgpu="grid_l4-24q")
+    outcome = judge(ha.n_plus_one, e.inv, e.inv.clusters[0])
+    assert outcome.passed and outcome.evidence["allocated_gpus"] == pytest.approx(2, abs=1e-3)
+    e.vm("v5", e.inv.hosts[2], ["san1"], vgpu="grid_l4-8q")
+    outcome = judge(ha.n_plus_one, e.inv, e.inv.clusters[0])
+    assert not outcome.passed
+    assert outcome.evidence["allocated_gpus"] == pytest.approx(7 / 3, abs=1e-3)
+
+
+def test_ha07_a_default_restart_priority_passes() -> None:
+    e = healthy()
+    assert judge(ha.restart_priority, e.inv, e.inv.vms[0]).passed
+
+
+def test_ha07_a_disabled_restart_priority_fails() -> None:
+    e = healthy()
+    e.inv.vms[0].restart_priority = "disabled"
+    outcome = judge(ha.restart_priority, e.inv, e.inv.vms[0])
+    assert not outcome.passed and outcome.evidence["restart_priority"] == "disabled"
+
+
+def test_ha07_does_not_apply_to_a_vm_outside_a_cluster() -> None:
+    e = Estate()
+    h = e.host("solo", None)
+    e.gpu(h)
+    vm = e.vm("sv", h, [], vgpu="grid_l4-8q")
+    assert ha.restart_priority(context(e.inv), vm) is None

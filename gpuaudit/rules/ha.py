@@ -6,7 +6,9 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from gpuaudit import facts as F
-from gpuaudit.rules.registry import Context, Verdict, rule
+from gpuaudit.inventory import Cluster, Vm
+from gpuaudit.rules import scopes
+from gpuaudit.rules.registry import Context, Outcome, Verdict, rule
 
 if TYPE_CHECKING:
     from gpuaudit.simulate import Simulated
@@ -22,28 +24,26 @@ _HA_QUOTE = (
     title="vSphere HA is off, or host monitoring is disabled, on a cluster with GPU VMs",
     category="ha",
     severity="high",
-    object_kind="cluster",
+    scope=scopes.CLUSTERS_WITH_GPU_VMS,
     rationale=f"""{_HA_QUOTE} With HA off, or host monitoring disabled, nothing restarts the
         GPU VMs of a failed host: they stay down until someone acts. Designs that rely on
         application-level HA instead (reference designs A and C) should say so with a waiver.""",
     remediation="""Enable vSphere HA with host monitoring on the cluster, or waive this rule for
         clusters whose applications restart elsewhere on their own (Kubernetes).""",
 )
-def ha_enabled(ctx: Context) -> Iterator[Verdict]:
-    for cluster in ctx.facts.gpu_clusters():
-        evidence = {
-            "ha_enabled": cluster.ha_enabled,
-            "host_monitoring": cluster.ha_host_monitoring,
-            "gpu_vms": len(ctx.facts.cluster_gpu_vms(cluster.name)),
-        }
-        if not cluster.ha_enabled:
-            message = "vSphere HA is off: GPU VMs of a failed host are not restarted"
-        elif not cluster.ha_host_monitoring:
-            message = "host monitoring is disabled: HA does not react to a host failure"
-        else:
-            message = "vSphere HA is on with host monitoring"
-        ok = cluster.ha_enabled and cluster.ha_host_monitoring
-        yield Verdict(cluster.name, ok, message, evidence, cluster=cluster.name)
+def ha_enabled(ctx: Context, cluster: Cluster) -> Outcome:
+    evidence = {
+        "ha_enabled": cluster.ha_enabled,
+        "host_monitoring": cluster.ha_host_monitoring,
+        "gpu_vms": len(ctx.facts.cluster_gpu_vms(cluster.name)),
+    }
+    if not cluster.ha_enabled:
+        message = "vSphere HA is off: GPU VMs of a failed host are not restarted"
+    elif not cluster.ha_host_monitoring:
+        message = "host monitoring is disabled: HA does not react to a host failure"
+    else:
+        message = "vSphere HA is on with host monitoring"
+    return Outcome(cluster.ha_enabled and cluster.ha_host_monitoring, message, evidence)
 
 
 @rule(
@@ -51,33 +51,32 @@ def ha_enabled(ctx: Context) -> Iterator[Verdict]:
     title="HA admission control is off on a cluster with GPU VMs",
     category="ha",
     severity="medium",
-    object_kind="cluster",
+    scope=scopes.CLUSTERS_WITH_GPU_VMS,
     rationale="""Without admission control, vSphere lets the cluster fill up until a host failure
         leaves no CPU and memory to restart on. Admission control counts CPU and memory only, never
         GPUs, so it is necessary but not sufficient: see HA-05 and HA-06 for GPU capacity.""",
     remediation="""Enable admission control (cluster resource percentage or dedicated failover
         hosts) sized for at least one host failure.""",
 )
-def admission_control(ctx: Context) -> Iterator[Verdict]:
-    for cluster in ctx.facts.gpu_clusters():
-        if not cluster.ha_enabled:
-            continue  # HA-01 covers it
-        ac = cluster.admission_control
-        evidence = {
-            "enabled": ac.enabled,
-            "policy": ac.policy,
-            "failover_level": ac.failover_level,
-            "cpu_percent": ac.cpu_percent,
-            "memory_percent": ac.memory_percent,
-            "failover_hosts": ac.failover_hosts,
-        }
-        message = (
-            f"admission control is on ({ac.policy or 'policy unknown'}); it reserves CPU and "
-            "memory, not GPUs"
-            if ac.enabled
-            else "admission control is off: restarts may find no CPU or memory"
-        )
-        yield Verdict(cluster.name, ac.enabled, message, evidence, cluster=cluster.name)
+def admission_control(ctx: Context, cluster: Cluster) -> Outcome | None:
+    if not cluster.ha_enabled:
+        return None  # HA-01 covers it
+    ac = cluster.admission_control
+    evidence = {
+        "enabled": ac.enabled,
+        "policy": ac.policy,
+        "failover_level": ac.failover_level,
+        "cpu_percent": ac.cpu_percent,
+        "memory_percent": ac.memory_percent,
+        "failover_hosts": ac.failover_hosts,
+    }
+    message = (
+        f"admission control is on ({ac.policy or 'policy unknown'}); it reserves CPU and "
+        "memory, not GPUs"
+        if ac.enabled
+        else "admission control is off: restarts may find no CPU or memory"
+    )
+    return Outcome(ac.enabled, message, evidence)
 
 
 @rule(
@@ -85,29 +84,26 @@ def admission_control(ctx: Context) -> Iterator[Verdict]:
     title="A GPU VM has a file on a datastore that no other host of its cluster can access",
     category="ha",
     severity="high",
-    object_kind="vm",
+    scope=scopes.GPU_VMS,
     rationale="""A VM's disks must be reachable from every host of the cluster. vSphere HA can
         restart a VM only on a host that mounts and can access all of its datastores; a file on
         local or unshared storage pins the VM to its host.""",
     remediation="""Move the VM's files to shared storage (SAN, NFS or vSAN) mounted on every host of
         the cluster, or rely on application-level HA for this VM and waive the rule.""",
 )
-def shared_files(ctx: Context) -> Iterator[Verdict]:
+def shared_files(ctx: Context, vm: Vm) -> Outcome | None:
     f = ctx.facts
-    for vm in f.gpu_vms:
-        cluster = f.vm_cluster(vm)
-        if cluster is None:
-            continue
-        others = [h.name for h in f.connected_hosts(cluster) if h.name != vm.host]
-        pinned = [ds for ds in vm.datastores if not set(others) & f.accessible_from(ds)]
-        evidence = {"datastores": vm.datastores, "pinned": pinned, "other_hosts": others}
-        if pinned:
-            message = (
-                f"no other host of {cluster} can access {', '.join(pinned)}: HA cannot restart it"
-            )
-        else:
-            message = "every datastore of the VM is accessible from another host of the cluster"
-        yield Verdict(vm.name, not pinned, message, evidence, cluster=cluster, host=vm.host)
+    cluster = f.vm_cluster(vm)
+    if cluster is None:
+        return None
+    others = [h.name for h in f.connected_hosts(cluster) if h.name != vm.host]
+    pinned = [ds for ds in vm.datastores if not set(others) & f.accessible_from(ds)]
+    evidence = {"datastores": vm.datastores, "pinned": pinned, "other_hosts": others}
+    if pinned:
+        message = f"no other host of {cluster} can access {', '.join(pinned)}: HA cannot restart it"
+    else:
+        message = "every datastore of the VM is accessible from another host of the cluster"
+    return Outcome(not pinned, message, evidence)
 
 
 @rule(
@@ -115,7 +111,7 @@ def shared_files(ctx: Context) -> Iterator[Verdict]:
     title="A GPU VM uses fixed DirectPath I/O passthrough",
     category="ha",
     severity="medium",
-    object_kind="vm",
+    scope=scopes.GPU_VMS,
     rationale="""PCI passthrough has no automatic GPU failover: a restart elsewhere needs the
         GPU rebound by hand, and vMotion is not supported (vSphere DirectPath I/O docs). A fixed
         DirectPath device is bound to one host's PCI address, so the VM can neither vMotion nor
@@ -124,23 +120,19 @@ def shared_files(ctx: Context) -> Iterator[Verdict]:
         start on any host with a free matching GPU, or make the application highly available
         (Kubernetes reschedules it on another GPU node) and waive the rule.""",
 )
-def fixed_passthrough(ctx: Context) -> Iterator[Verdict]:
-    f = ctx.facts
-    if f.inventory.vcenter.standalone_esxi:
-        return  # no vMotion and no HA without a vCenter, whatever the device
-    for vm in f.gpu_vms:
-        devices = [a.pci_id for a in vm.gpus if a.kind == "passthrough"]
-        if devices:
-            message = (
-                f"fixed DirectPath I/O ({', '.join(str(d) for d in devices)}): no vMotion, no HA "
-                "restart on another host; use Dynamic DirectPath or application-level HA"
-            )
-        else:
-            message = "no fixed DirectPath I/O device"
-        evidence = {"kinds": sorted(F.kinds(vm)), "fixed_devices": devices}
-        yield Verdict(
-            vm.name, not devices, message, evidence, cluster=f.vm_cluster(vm), host=vm.host
+def fixed_passthrough(ctx: Context, vm: Vm) -> Outcome | None:
+    if ctx.facts.inventory.vcenter.standalone_esxi:
+        return None  # no vMotion and no HA without a vCenter, whatever the device
+    devices = [a.pci_id for a in vm.gpus if a.kind == "passthrough"]
+    if devices:
+        message = (
+            f"fixed DirectPath I/O ({', '.join(str(d) for d in devices)}): no vMotion, no HA "
+            "restart on another host; use Dynamic DirectPath or application-level HA"
         )
+    else:
+        message = "no fixed DirectPath I/O device"
+    evidence = {"kinds": sorted(F.kinds(vm)), "fixed_devices": devices}
+    return Outcome(not devices, message, evidence)
 
 
 def _intent_severity(ctx: Context, cluster: str) -> str | None:
@@ -238,7 +230,7 @@ def _no_restarts(ctx: Context, name: str, simulated: Simulated) -> Iterator[Verd
     title="GPU allocation is above (N-1)/N of the cluster's GPU capacity",
     category="ha",
     severity="high",
-    object_kind="cluster",
+    scope=scopes.CLUSTERS_WITH_GPU_VMS,
     rationale="""The N+1 capacity rule: if every GPU runs at 100%, no capacity is left to
         absorb a failed host, whatever the software. Allocation is counted in GPUs (a
         passthrough device is one GPU, a vGPU its frame buffer's share of the GPU); capacity is
@@ -247,40 +239,39 @@ def _no_restarts(ctx: Context, name: str, simulated: Simulated) -> Iterator[Verd
     remediation="""Add a buffer node or spare GPUs, or move GPU VMs away until the largest host's
         load fits in the others' spare capacity.""",
 )
-def n_plus_one(ctx: Context) -> Iterator[Verdict]:
+def n_plus_one(ctx: Context, cluster: Cluster) -> Outcome:
     f = ctx.facts
-    for cluster in f.gpu_clusters():
-        per_host = {
-            h.name: sum(1 for g in h.gpus if F.gpu_usable(g)) for h in f.active_hosts(cluster.name)
-        }
-        capacity = sum(per_host.values())
-        largest = max(per_host.values(), default=0)
-        limit = capacity - largest
-        allocated = sum(
-            f.attachment_fraction(vm, a)
-            for vm in f.cluster_gpu_vms(cluster.name)
-            if vm.powered_on
-            for a in vm.gpus
+    per_host = {
+        h.name: sum(1 for g in h.gpus if F.gpu_usable(g)) for h in f.active_hosts(cluster.name)
+    }
+    capacity = sum(per_host.values())
+    largest = max(per_host.values(), default=0)
+    limit = capacity - largest
+    allocated = sum(
+        f.attachment_fraction(vm, a)
+        for vm in f.cluster_gpu_vms(cluster.name)
+        if vm.powered_on
+        for a in vm.gpus
+    )
+    allocated = round(allocated, 3)
+    ok = allocated <= limit + 1e-9
+    hosts = sum(1 for n in per_host.values() if n)
+    evidence = {
+        "allocated_gpus": allocated,
+        "capacity_gpus": capacity,
+        "gpu_hosts": hosts,
+        "largest_host_gpus": largest,
+        "limit_gpus": limit,
+    }
+    pct = f"{allocated / capacity:.0%}" if capacity else "n/a"
+    if ok:
+        message = f"{allocated:g} of {capacity} GPUs allocated ({pct}): within N+1 ({limit})"
+    else:
+        message = (
+            f"{allocated:g} of {capacity} GPUs allocated ({pct}): above the N+1 limit of "
+            f"{limit}, so the loss of the largest host cannot be absorbed"
         )
-        allocated = round(allocated, 3)
-        ok = allocated <= limit + 1e-9
-        hosts = sum(1 for n in per_host.values() if n)
-        evidence = {
-            "allocated_gpus": allocated,
-            "capacity_gpus": capacity,
-            "gpu_hosts": hosts,
-            "largest_host_gpus": largest,
-            "limit_gpus": limit,
-        }
-        pct = f"{allocated / capacity:.0%}" if capacity else "n/a"
-        if ok:
-            message = f"{allocated:g} of {capacity} GPUs allocated ({pct}): within N+1 ({limit})"
-        else:
-            message = (
-                f"{allocated:g} of {capacity} GPUs allocated ({pct}): above the N+1 limit of "
-                f"{limit}, so the loss of the largest host cannot be absorbed"
-            )
-        yield Verdict(cluster.name, ok, message, evidence, cluster=cluster.name)
+    return Outcome(ok, message, evidence)
 
 
 @rule(
@@ -288,27 +279,22 @@ def n_plus_one(ctx: Context) -> Iterator[Verdict]:
     title="A GPU VM's HA restart priority is disabled",
     category="ha",
     severity="medium",
-    object_kind="vm",
+    scope=scopes.GPU_VMS,
     rationale="""A VM whose restart priority is "disabled" is never restarted by vSphere HA,
         whatever the capacity.""",
     remediation="""Set the VM's restart priority (or the cluster default) to a value other than
         disabled; use the priority to order GPU VMs when capacity is short.""",
 )
-def restart_priority(ctx: Context) -> Iterator[Verdict]:
-    f = ctx.facts
-    for vm in f.gpu_vms:
-        cluster = f.vm_cluster(vm)
-        if cluster is None:
-            continue
-        priority = f.restart_priority(vm)
-        ok = priority != "disabled"
-        message = (
-            f"restart priority {priority}"
-            if ok
-            else "restart priority disabled: HA never restarts it"
-        )
-        evidence = {"restart_priority": priority, "override": vm.restart_priority}
-        yield Verdict(vm.name, ok, message, evidence, cluster=cluster, host=vm.host)
+def restart_priority(ctx: Context, vm: Vm) -> Outcome | None:
+    if ctx.facts.vm_cluster(vm) is None:
+        return None
+    priority = ctx.facts.restart_priority(vm)
+    ok = priority != "disabled"
+    message = (
+        f"restart priority {priority}" if ok else "restart priority disabled: HA never restarts it"
+    )
+    evidence = {"restart_priority": priority, "override": vm.restart_priority}
+    return Outcome(ok, message, evidence)
 
 
 @rule(
