@@ -13,6 +13,7 @@ import pytest
 
 from gpuaudit.inventory import (
     CounterStats,
+    Gap,
     GpuTelemetry,
     HostTelemetry,
     Inventory,
@@ -20,7 +21,7 @@ from gpuaudit.inventory import (
     StorageAdapter,
 )
 from gpuaudit.policy import Policy, parse_policy
-from gpuaudit.rules import design, gpu, ha, licensing, monitoring, storage, vmotion
+from gpuaudit.rules import data, design, gpu, ha, licensing, monitoring, storage, vmotion
 from gpuaudit.rules.registry import Context, Outcome
 from gpuaudit.rules.scopes import DatastoreUse, HostGpu
 from tests.builders import Estate, context, healthy, passthrough_estate
@@ -691,3 +692,19 @@ def test_ha07_does_not_apply_to_a_vm_outside_a_cluster() -> None:
     e.gpu(h)
     vm = e.vm("sv", h, [], vgpu="grid_l4-8q")
     assert ha.restart_priority(context(e.inv), vm) is None
+
+
+# --- data ---------------------------------------------------------------------------------
+
+
+def test_data02_an_inventory_with_a_host_passes() -> None:
+    e = healthy()
+    outcome = judge(data.nothing_examined, e.inv, e.inv)
+    assert outcome.passed and outcome.evidence["hosts"] == 3
+
+
+def test_data02_an_inventory_without_hosts_fails_naming_the_refused_objects() -> None:
+    inv = Inventory()
+    inv.gaps.append(Gap("group-d1", "Folder", "childEntity", "NoPermission"))
+    outcome = judge(data.nothing_examined, inv, inv)
+    assert not outcome.passed and outcome.evidence["no_permission"] == ["group-d1"]

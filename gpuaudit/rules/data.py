@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpuaudit.rules.registry import Context, Verdict, rule
+from gpuaudit.inventory import Inventory
+from gpuaudit.rules import scopes
+from gpuaudit.rules.registry import Context, Outcome, Verdict, rule
 
 
 @rule(
@@ -77,7 +79,6 @@ _KINDS = {
 # The rule whose failure no policy, baseline or --fail-on may quieten: an audit that
 # read no host has checked nothing, and a scheduled job must not stay green on it.
 NOTHING_EXAMINED = "DATA-02"
-EXAMINED_OBJECT = "inventory"
 
 
 @rule(
@@ -85,7 +86,7 @@ EXAMINED_OBJECT = "inventory"
     title="The audit examined nothing: no host was read",
     category="data",
     severity="critical",
-    object_kind="inventory",
+    scope=scopes.THE_INVENTORY,
     rationale="""Every other rule examines hosts, their GPUs, VMs and datastores. When the
         inventory holds no host, each of them examines nothing and passes by default: the
         report would say PASS about an estate it never saw, and a scheduled job would stay
@@ -99,8 +100,7 @@ EXAMINED_OBJECT = "inventory"
         object's Permissions) with "Propagate to children" ticked, check that the server
         named is the vCenter (or ESXi host) that runs the GPU hosts, and scan again.""",
 )
-def nothing_examined(ctx: Context) -> Iterator[Verdict]:
-    inv = ctx.facts.inventory
+def nothing_examined(ctx: Context, inv: Inventory) -> Outcome:
     seen = {
         "hosts": len(inv.hosts),
         "datacenters": len(inv.datacenters),
@@ -109,15 +109,12 @@ def nothing_examined(ctx: Context) -> Iterator[Verdict]:
         "datastores": len(inv.datastores),
     }
     if inv.hosts:
-        yield Verdict(EXAMINED_OBJECT, True, f"{_count(seen['hosts'], 'host')} read", seen)
-        return
+        return Outcome(True, f"{_count(seen['hosts'], 'host')} read", seen)
     refused = sorted({g.object for g in inv.gaps if g.reason == "NoPermission"})
     evidence: dict[str, object] = dict(seen)
     if refused:
         evidence["no_permission"] = refused
-    yield Verdict(
-        EXAMINED_OBJECT, False, "nothing was examined: " + _cause(seen, refused), evidence
-    )
+    return Outcome(False, "nothing was examined: " + _cause(seen, refused), evidence)
 
 
 def _cause(seen: dict[str, int], refused: list[str]) -> str:
