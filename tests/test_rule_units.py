@@ -13,6 +13,7 @@ import pytest
 
 from gpuaudit.inventory import (
     CounterStats,
+    DatastoreMount,
     Gap,
     GpuTelemetry,
     HostTelemetry,
@@ -21,8 +22,9 @@ from gpuaudit.inventory import (
     StorageAdapter,
 )
 from gpuaudit.policy import Policy, parse_policy
-from gpuaudit.rules import data, design, gpu, ha, licensing, monitoring, storage, vmotion
-from gpuaudit.rules.registry import Context, Outcome
+from gpuaudit.results import Rule
+from gpuaudit.rules import data, design, gpu, ha, licensing, monitoring, scopes, storage, vmotion
+from gpuaudit.rules.registry import Context, Outcome, RuleSpec, Verdict, Where, rule
 from gpuaudit.rules.scopes import DatastoreUse, HostGpu
 from tests.builders import Estate, context, healthy, passthrough_estate
 
@@ -708,3 +710,87 @@ def test_data02_an_inventory_without_hosts_fails_naming_the_refused_objects() ->
     inv.gaps.append(Gap("group-d1", "Folder", "childEntity", "NoPermission"))
     outcome = judge(data.nothing_examined, inv, inv)
     assert not outcome.passed and outcome.evidence["no_permission"] == ["group-d1"]
+
+
+# --- the runner: scopes offer the objects, the rule judges one ------------------------------
+
+
+def _interleaved() -> Estate:
+    """Hosts listed a1 (cluster A), b1 (B), s1 (no cluster), a2 (A, disconnected), a3 (A)."""
+    e = Estate()
+    e.cluster("A")
+    e.cluster("B")
+    for name, cluster in (("a1", "A"), ("b1", "B"), ("s1", None), ("a2", "A"), ("a3", "A")):
+        e.host(name, cluster)
+    e.inv.hosts[3].connection_state = "disconnected"
+    return e
+
+
+def _names(scope: scopes.Scope[T], inv: Inventory) -> list[str]:
+    ctx = context(inv)
+    return [scope.locate(ctx, item).object for item in scope.select(ctx)]
+
+
+def test_host_scopes_select_in_inventory_order_or_cluster_by_cluster() -> None:
+    inv = _interleaved().inv
+    assert _names(scopes.HOSTS, inv) == ["a1", "b1", "s1", "a2", "a3"]
+    assert _names(scopes.CONNECTED_HOSTS, inv) == ["a1", "b1", "s1", "a3"]
+    assert _names(scopes.CLUSTER_HOSTS, inv) == ["a1", "a3", "b1"]
+    assert _names(scopes.CONNECTED_HOSTS_BY_CLUSTER, inv) == ["a1", "a3", "b1", "s1"]
+
+
+def test_a_host_is_located_in_its_cluster_and_on_itself() -> None:
+    inv = _interleaved().inv
+    ctx = context(inv)
+    assert scopes.HOSTS.locate(ctx, inv.hosts[0]) == Where("a1", "A", "a1")
+    assert scopes.HOSTS.locate(ctx, inv.hosts[2]) == Where("s1", None, "s1")
+
+
+def test_a_datastore_is_located_in_a_cluster_only_when_one_cluster_uses_it() -> None:
+    e = healthy()
+    e.cluster("c2")
+    h4 = e.host("h4", "c2")
+    e.gpu(h4)
+    e.inv.datastores[0].mounts.append(DatastoreMount("h4"))  # san1: on c1 and c2
+    e.datastore("only-c2", [h4])
+    e.vm("v4", h4, ["san1", "only-c2"], vgpu="grid_l4-8q")
+    ctx = context(e.inv)
+    located = [
+        scopes.CLUSTERED_GPU_VM_DATASTORES.locate(ctx, use)
+        for use in scopes.CLUSTERED_GPU_VM_DATASTORES.select(ctx)
+    ]
+    assert located == [Where("only-c2", "c2"), Where("san1", None)]
+    assert [
+        scopes.GPU_VM_DATASTORES.locate(ctx, ds) for ds in scopes.GPU_VM_DATASTORES.select(ctx)
+    ] == [Where("only-c2"), Where("san1")]
+
+
+def test_the_runner_offers_each_object_and_names_the_verdicts() -> None:
+    e = healthy()
+    e.gpu(e.inv.hosts[1], "0000:5e:00.0")
+    offered: list[str] = []
+
+    def busy(ctx: Context, item: HostGpu) -> Outcome | None:
+        offered.append(item.gpu.pci_id)
+        if not item.gpu.vms:
+            return None
+        return Outcome(item.host.name != "h2", "checked", {"vms": item.gpu.vms}, severity="low")
+
+    meta = Rule("GPU-99", "t", "gpu", "info", "r", "m", "gpu")
+    spec = RuleSpec(meta, busy, scopes.GPUS)
+    assert list(spec.verdicts(context(e.inv))) == [
+        Verdict("h1/0000:3b:00.0", True, "checked", {"vms": ["v1"]}, "c1", "h1", "low"),
+        Verdict("h2/0000:3b:00.0", False, "checked", {"vms": ["v2"]}, "c1", "h2", "low"),
+        Verdict("h3/0000:3b:00.0", True, "checked", {"vms": ["v3"]}, "c1", "h3", "low"),
+    ]
+    assert offered == ["0000:3b:00.0", "0000:3b:00.0", "0000:5e:00.0", "0000:3b:00.0"]
+
+
+def test_a_rule_names_either_a_scope_or_an_object_kind() -> None:
+    common = dict(
+        id="GPU-98", title="t", category="gpu", severity="info", rationale="r", remediation="m"
+    )
+    with pytest.raises(ValueError, match="either a scope or an object_kind"):
+        rule(**common, scope=scopes.GPUS, object_kind="gpu")  # type: ignore[call-overload]
+    with pytest.raises(ValueError, match="either a scope or an object_kind"):
+        rule(**common)  # type: ignore[call-overload]
