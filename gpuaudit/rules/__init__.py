@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from gpuaudit.results import Rule
 from gpuaudit.rules import data, design, gpu, ha, licensing, monitoring, storage, vmotion
-from gpuaudit.rules.registry import Context, RuleSpec, Verdict, registered, rule
+from gpuaudit.rules.registry import Context, Outcome, RuleSpec, Scope, Verdict, registered, rule
 
-__all__ = ["Context", "RuleSpec", "Verdict", "catalogue", "rule", "specs"]
+__all__ = ["Context", "Outcome", "RuleSpec", "Scope", "Verdict", "catalogue", "rule", "specs"]
 
 _MODULES = (data, design, gpu, ha, licensing, monitoring, storage, vmotion)
 

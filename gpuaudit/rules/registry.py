@@ -4,8 +4,9 @@ Most rules judge one object at a time: a host, a GPU, a VM, a cluster, a datasto
 the vCenter or the inventory. Such a rule names its :class:`Scope` (which objects it
 is offered, in which order, and how a finding on one is located) and is a function
 of the :class:`Context` and one object that returns an :class:`Outcome`, or None
-when the rule does not apply to that object. The checker (gpuaudit.check) loops
-over the scope and turns each outcome into a :class:`Verdict` on the object.
+when the rule does not apply to that object. :meth:`RuleSpec.verdicts`, which the
+checker (gpuaudit.check) runs, loops over the scope and turns each outcome into a
+:class:`Verdict` on the object.
 
 A rule that compares several objects (HA-05, HA-08, DATA-01) receives the
 :class:`Context` alone and yields one :class:`Verdict` per object it examines.
@@ -100,7 +101,7 @@ class Scope(Generic[T]):
 
 
 RuleFunc = Callable[[Context], Iterable[Verdict]]
-ObjectRule = Callable[[Context, T], "Outcome | None"]
+ObjectRule = Callable[[Context, T], Outcome | None]
 
 
 @dataclass(frozen=True)
