@@ -794,3 +794,16 @@ def test_a_rule_names_either_a_scope_or_an_object_kind() -> None:
         rule(**common, scope=scopes.GPUS, object_kind="gpu")  # type: ignore[call-overload]
     with pytest.raises(ValueError, match="either a scope or an object_kind"):
         rule(**common)  # type: ignore[call-overload]
+
+
+def test_what_the_objects_of_a_rule_share_is_worked_out_once_per_audit() -> None:
+    ctx = context(healthy().inv)
+    calls: list[str] = []
+
+    def compute(key: str) -> str:
+        calls.append(key)
+        return key.upper()
+
+    assert [ctx.once(("t", k), lambda k=k: compute(k)) for k in ("a", "b", "a")] == ["A", "B", "A"]
+    assert calls == ["a", "b"]
+    assert context(healthy().inv).once(("t", "a"), lambda: "fresh") == "fresh"

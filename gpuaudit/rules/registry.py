@@ -18,10 +18,10 @@ waivers and records a rule that raises as an error instead of stopping the audit
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, overload
 
 from gpuaudit.results import CATEGORIES, SEVERITIES, Rule
 
@@ -58,6 +58,14 @@ class Context:
     policy: Policy
     simulations: dict[str, Simulated]  # cluster name -> its host-failure simulation
     today: date
+    memo: dict[Hashable, Any] = field(default_factory=dict, init=False, repr=False)
+
+    def once(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """``compute()``, worked out once per audit for ``key``: what the objects of a
+        per-object rule share (their cluster's datastores) is not redone per object."""
+        if key not in self.memo:
+            self.memo[key] = compute()
+        return cast(T, self.memo[key])
 
 
 @dataclass(frozen=True)

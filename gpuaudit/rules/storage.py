@@ -23,6 +23,14 @@ def _kinds(ds: Datastore) -> set[str]:
     return kinds & set(F.SAN_TRANSPORTS)
 
 
+def _cluster_kinds(ctx: Context, cluster: str) -> list[tuple[Datastore, set[str]]]:
+    """The datastores mounted in the cluster with their SAN transports, once per cluster."""
+    return ctx.once(
+        ("storage.cluster_kinds", cluster),
+        lambda: [(ds, _kinds(ds)) for ds in ctx.facts.cluster_datastores(cluster)],
+    )
+
+
 @rule(
     id="ST-01",
     title="A cluster uses FC storage and one of its hosts has no online FC HBA",
@@ -37,8 +45,8 @@ def _kinds(ds: Datastore) -> set[str]:
 )
 def fc_hba(ctx: Context, host: Host) -> Outcome | None:
     needed: set[str] = set()
-    for ds in ctx.facts.cluster_datastores(host.cluster or ""):
-        needed |= _kinds(ds) & set(_FC)
+    for _, kinds in _cluster_kinds(ctx, host.cluster or ""):
+        needed |= kinds & set(_FC)
     if not needed:
         return None
     hbas = [a for a in host.adapters if a.kind in needed]
@@ -71,10 +79,9 @@ def iscsi_adapter(ctx: Context, host: Host) -> Outcome | None:
     f = ctx.facts
     # A host of a cluster needs what any host of its cluster mounts: HA may restart there.
     if host.cluster in f.clusters:
-        candidates = f.cluster_datastores(host.cluster)
+        datastores = [d.name for d, kinds in _cluster_kinds(ctx, host.cluster) if "iscsi" in kinds]
     else:
-        candidates = f.host_datastores(host.name)
-    datastores = [d.name for d in candidates if "iscsi" in _kinds(d)]
+        datastores = [d.name for d in f.host_datastores(host.name) if "iscsi" in _kinds(d)]
     if not datastores:
         return None
     adapters = [a.device for a in host.adapters if a.kind == "iscsi"]
