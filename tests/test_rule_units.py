@@ -11,6 +11,7 @@ from typing import TypeVar
 
 import pytest
 
+from gpuaudit.check import run_checks
 from gpuaudit.inventory import (
     CounterStats,
     DatastoreMount,
@@ -20,10 +21,22 @@ from gpuaudit.inventory import (
     Inventory,
     Licence,
     StorageAdapter,
+    Vm,
 )
 from gpuaudit.policy import Policy, parse_policy
 from gpuaudit.results import Rule
-from gpuaudit.rules import data, design, gpu, ha, licensing, monitoring, scopes, storage, vmotion
+from gpuaudit.rules import (
+    data,
+    design,
+    gpu,
+    ha,
+    licensing,
+    monitoring,
+    registry,
+    scopes,
+    storage,
+    vmotion,
+)
 from gpuaudit.rules.registry import Context, Outcome, RuleSpec, Verdict, Where, rule
 from gpuaudit.rules.scopes import DatastoreUse, HostGpu
 from tests.builders import Estate, context, healthy, passthrough_estate
@@ -807,3 +820,21 @@ def test_what_the_objects_of_a_rule_share_is_worked_out_once_per_audit() -> None
     assert [ctx.once(("t", k), lambda k=k: compute(k)) for k in ("a", "b", "a")] == ["A", "B", "A"]
     assert calls == ["a", "b"]
     assert context(healthy().inv).once(("t", "a"), lambda: "fresh") == "fresh"
+
+
+def test_a_per_object_rule_that_raises_on_one_object_is_recorded_and_the_audit_goes_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def fragile(ctx: Context, vm: Vm) -> Outcome:
+        if vm.name == "v2":
+            raise KeyError("v2")
+        return Outcome(True, "fine")
+
+    specs = registry.registered()
+    spec = next(s for s in specs if s.rule.id == "GPU-03")
+    patched = [RuleSpec(spec.rule, fragile, spec.scope) if s is spec else s for s in specs]
+    monkeypatch.setattr("gpuaudit.check.specs", lambda: patched)
+    result = run_checks(healthy().inv)
+    assert [(e.rule, e.error) for e in result.errors] == [("GPU-03", "KeyError: 'v2'")]
+    assert not any(f.rule == "GPU-03" for f in result.findings)
+    assert {f.object for f in result.findings if f.rule == "HA-03"} == {"v1", "v2", "v3"}
