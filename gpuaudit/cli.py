@@ -27,13 +27,10 @@ from typing import Any, ClassVar, NoReturn
 import click
 
 from gpuaudit import __version__, connect, credentials, debuglog, interrupts, scan
-from gpuaudit.inventory import InventoryError
+from gpuaudit.errors import AuditError, ExitCode, InputError, exit_code
+from gpuaudit.report.naming import FORMATS
+from gpuaudit.results import SEVERITIES
 from gpuaudit.terminal import printable
-
-EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_CONNECT = 0, 1, 2, 3
-FORMATS = ("html", "xlsx", "json", "junit", "sarif")
-DEFAULT_FORMATS = ("html", "xlsx", "json")
-SEVERITIES = ("critical", "high", "medium", "low", "info")
 
 log = logging.getLogger("gpuaudit")
 
@@ -102,16 +99,23 @@ class Gpuaudit(click.Group):
         try:
             with interrupts.stop_on_signals():
                 return super().invoke(ctx)
+        except AuditError as exc:  # the one place an error becomes an exit status
+            _done(ctx)
+            fail(str(exc), exit_code(exc))
         except (KeyboardInterrupt, click.Abort):  # Abort: Ctrl-C at a prompt
-            _stopped(ctx, "interrupted", interrupts.EXIT_INTERRUPTED)
+            _stopped(ctx, "interrupted", ExitCode.INTERRUPTED)
         except interrupts.Stopped as exc:
             _stopped(ctx, f"stopped by {exc}", exc.exit_code)
 
 
-def _stopped(ctx: click.Context, what: str, code: int) -> NoReturn:
+def _done(ctx: click.Context) -> None:
     console = ctx.find_object(Console)
     if console is not None:
         console.done()
+
+
+def _stopped(ctx: click.Context, what: str, code: int) -> NoReturn:
+    _done(ctx)
     click.echo(f"gpuaudit: {what}", err=True)
     sys.exit(code)
 
@@ -225,7 +229,7 @@ def _live_source(
         )
         connect.parse_server(creds.server)
     except (credentials.CredentialError, connect.ConnectError) as exc:
-        fail(str(exc), EXIT_INPUT)
+        raise InputError(str(exc)) from exc
     if anonymize and not record:
         raise click.UsageError("--anonymize applies to a recording: add --record FILE")
     return scan.Live(
@@ -235,25 +239,6 @@ def _live_source(
         anonymize=anonymize,
         telemetry_window=window,
     )
-
-
-def _obtain(console: Console, source: scan.Source) -> Any:
-    from gpuaudit.cassette import CassetteError
-
-    try:
-        inventory = scan.obtain_inventory(source, progress=console.progress)
-    except connect.ConnectError as exc:
-        console.done()
-        fail(str(exc), EXIT_CONNECT)
-    except CassetteError as exc:
-        console.done()
-        fail(str(exc), EXIT_INPUT)  # the message names the cassette
-    except InventoryError as exc:
-        console.done()
-        where = source.path if isinstance(source, (scan.Saved, scan.Replay)) else ""
-        fail(f"{where}: {exc}", EXIT_INPUT)
-    console.done()
-    return inventory
 
 
 def _pick_source(
@@ -406,8 +391,10 @@ def scan_command(
       gpuaudit scan --from inventory.json --format json --format sarif
       gpuaudit scan --targets vcenters.yaml
     """
-    from gpuaudit import outcome
+    from gpuaudit import outcome, pipeline
+    from gpuaudit.report.naming import DEFAULT_FORMATS
 
+    formats = formats or DEFAULT_FORMATS
     if targets:
         given = [
             o
@@ -425,23 +412,16 @@ def scan_command(
         ]
         if given:
             raise click.UsageError(f"--targets cannot be combined with {given[0]}")
-        _scan_fleet(console, targets, Path(output_dir), formats or DEFAULT_FORMATS, fail_on)
+        _scan_fleet(console, targets, Path(output_dir), formats, fail_on)
     source = _pick_source(
         console, opts, from_file, replay, demo, record, anonymize, telemetry_window
     )
-    loaded_policy = outcome.load_policy_or_none(policy, fail, EXIT_INPUT)
-    known = outcome.load_baseline_or_none(baseline, fail, EXIT_INPUT)
-    inventory = _obtain(console, source)
-    console.progress("checking")
-    result = outcome.check(inventory, loaded_policy, policy)
-    console.progress("writing reports")
-    written = outcome.write(
-        result, Path(output_dir), formats or DEFAULT_FORMATS, scan.server_name(source), fail
+    done = pipeline.audit(
+        source, Path(output_dir), formats, fail_on, policy, baseline, progress=console.progress
     )
     console.done()
-    summary = outcome.summarise(result, fail_on, known)
-    outcome.print_summary(summary, written, color=console.tty, quiet=console.quiet)
-    sys.exit(EXIT_FINDINGS if summary.blocking else EXIT_OK)
+    outcome.print_summary(done.summary, done.reports, color=console.tty, quiet=console.quiet)
+    sys.exit(exit_code(done))
 
 
 scan_command.name = "scan"
@@ -458,16 +438,13 @@ def _scan_fleet(
     try:
         loaded = fleet.load_targets(targets)
     except fleet.TargetsError as exc:
-        fail(str(exc), EXIT_INPUT)
+        raise InputError(str(exc)) from exc
     now = dt.datetime.now(dt.UTC)
     outcomes = fleet.scan_fleet(
         loaded, output_dir, formats, fail_on, dict(os.environ), console.progress, now
     )
     console.done()
-    try:
-        summary = fleet.write_fleet_summary(outcomes, output_dir, now)
-    except OSError as exc:
-        fail(f"cannot write the fleet summary to {output_dir}: {exc.strerror or exc}", EXIT_INPUT)
+    summary = fleet.write_fleet_summary(outcomes, output_dir, now)
     if not console.quiet:
         for item in outcomes:
             line = f"{printable(item.target.name)}: {item.verdict}"
@@ -503,8 +480,11 @@ def collect(
     **opts: Any,
 ) -> None:
     """Collect the inventory only, and save it as JSON for `scan --from`."""
+    from gpuaudit import pipeline
+
     source = _live_source(console, opts, record, anonymize, telemetry_window)
-    inventory = _obtain(console, source)
+    inventory = pipeline.obtain(source, console.progress)
+    console.done()
     if output:
         path = Path(output)
     else:
@@ -515,7 +495,7 @@ def collect(
     try:
         inventory.save(path)
     except OSError as exc:
-        fail(f"cannot write {path}: {exc}", EXIT_INPUT)
+        fail(f"cannot write {path}: {exc}", ExitCode.INPUT)
     click.echo(printable(path))
 
 
@@ -571,18 +551,12 @@ def diff(old: str, new: str, fmt: str, fail_on: str | None) -> None:
     OLD and NEW are JSON reports (scan --format json) or saved inventories
     (gpuaudit collect); an inventory is checked with the default policy first.
     """
-    from gpuaudit.diff import DiffInputError, diff_reports, format_text, load_side
-    from gpuaudit.results import at_or_above
+    from gpuaudit import pipeline
+    from gpuaudit.diff import format_text
 
-    try:
-        result = diff_reports(load_side(old), load_side(new))
-    except DiffInputError as exc:
-        fail(str(exc), EXIT_INPUT)
+    done = pipeline.compare(old, new, fail_on)
     if fmt == "json":
-        click.echo(json.dumps(result.to_dict(), indent=1, ensure_ascii=False, allow_nan=False))
+        click.echo(json.dumps(done.diff.to_dict(), indent=1, ensure_ascii=False, allow_nan=False))
     else:
-        click.echo(format_text(result))
-    blocking = fail_on is not None and any(
-        at_or_above(str(f.get("severity")), fail_on) for f in result.new
-    )
-    sys.exit(EXIT_FINDINGS if blocking else EXIT_OK)
+        click.echo(format_text(done.diff))
+    sys.exit(exit_code(done))
