@@ -16,21 +16,24 @@ Exit status, for people and for scheduled jobs:
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, NoReturn
+from typing import Any, BinaryIO, ClassVar, NoReturn
 
 import click
 
 from gpuaudit import __version__, connect, credentials, debuglog, interrupts, scan
 from gpuaudit.errors import AuditError, ExitCode, InputError, exit_code
-from gpuaudit.report.naming import FORMATS
 from gpuaudit.results import SEVERITIES
 from gpuaudit.terminal import printable
+
+# -o - : the one report goes to standard output.
+STDOUT = "-"
 
 log = logging.getLogger("gpuaudit")
 
@@ -46,6 +49,22 @@ Exit status:
      (with --targets: the worst status of any target)
   130  interrupted (Ctrl-C)
   143  stopped by SIGTERM (129: by SIGHUP), after cleaning up"""
+
+COLLECT_EXIT_STATUS_HELP = """\b
+Exit status:
+  0  the inventory was written
+  2  usage error, an unreadable input file (password file, CA bundle), or
+     an inventory that cannot be written
+  3  server unreachable, TLS verification failed, login failed, or an
+     answer that failed for good or could not be understood mid-collection
+  130  interrupted (Ctrl-C)
+  143  stopped by SIGTERM (129: by SIGHUP), after cleaning up"""
+
+DIFF_EXIT_STATUS_HELP = """\b
+Exit status:
+  0  no new failed finding at or above --fail-on (always 0 without it)
+  1  a new failed finding at or above --fail-on
+  2  usage error, or a file that is neither a JSON report nor an inventory"""
 
 
 class Console:
@@ -289,6 +308,41 @@ class Duration(click.ParamType):
         return dt.timedelta(seconds=seconds)
 
 
+class FormatList(click.ParamType):
+    """Report formats, in any case, comma-separated (``-f html,JSON``) or repeated."""
+
+    name = "formats"
+
+    def __init__(self, known: Callable[[], Sequence[str]]) -> None:
+        # Known names are looked up when needed: the report package is slow to import.
+        self.known = known
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context) -> str:
+        return "[" + "|".join(self.known()) + "]"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> tuple[str, ...]:
+        if isinstance(value, tuple):
+            return value
+        names = tuple(name.strip().lower() for name in str(value).split(","))
+        for name in names:
+            if name not in self.known():
+                shown = repr(name) if name else "an empty name"
+                known = ", ".join(self.known())
+                self.fail(f"{shown} is not a report format; known: {known}", param, ctx)
+        return names
+
+
+def _report_formats() -> Sequence[str]:
+    from gpuaudit.report.naming import FORMATS
+
+    return FORMATS
+
+
+def _flatten(ctx: click.Context, param: click.Parameter, value: Any) -> tuple[str, ...]:
+    """-f html,json -f sarif: the formats once each, in the order given."""
+    return tuple(dict.fromkeys(name for names in value for name in names))
+
+
 telemetry_option = click.option(
     "--telemetry-window",
     type=Duration(),
@@ -333,15 +387,17 @@ def record_options(func: Callable[..., Any]) -> Callable[..., Any]:
     type=click.Path(file_okay=False),
     default="reports",
     show_default=True,
-    help="Where reports are written.",
+    help="Where reports are written; '-' writes the one report to standard output "
+    "(with exactly one of --format json or sarif; the summary then goes to standard error).",
 )
 @click.option(
     "--format",
     "-f",
     "formats",
     multiple=True,
-    type=click.Choice(FORMATS),
-    help="Report format; repeat for several.  [default: html, xlsx, json]",
+    type=FormatList(_report_formats),
+    callback=_flatten,
+    help="Report formats, comma-separated or repeated, in any case.  [default: html, xlsx, json]",
 )
 @click.option(
     "--fail-on",
@@ -395,6 +451,13 @@ def scan_command(
     from gpuaudit.report.naming import DEFAULT_FORMATS
 
     formats = formats or DEFAULT_FORMATS
+    to_stdout = output_dir == STDOUT
+    if to_stdout and (len(formats) != 1 or formats[0] not in pipeline.STREAMABLE_FORMATS):
+        raise click.UsageError(
+            "-o - writes one report to standard output: give exactly one of "
+            f"--format {' or '.join(pipeline.STREAMABLE_FORMATS)} "
+            f"(not {', '.join(formats)})"
+        )
     if targets:
         given = [
             o
@@ -410,17 +473,25 @@ def scan_command(
             )
             if on
         ]
+        if to_stdout:
+            given.insert(0, "-o -")
         if given:
             raise click.UsageError(f"--targets cannot be combined with {given[0]}")
         _scan_fleet(console, targets, Path(output_dir), formats, fail_on)
     source = _pick_source(
         console, opts, from_file, replay, demo, record, anonymize, telemetry_window
     )
+    out: Path | BinaryIO = sys.stdout.buffer if to_stdout else Path(output_dir)
     done = pipeline.audit(
-        source, Path(output_dir), formats, fail_on, policy, baseline, progress=console.progress
+        source, out, formats, fail_on, policy, baseline, progress=console.progress
     )
     console.done()
-    outcome.print_summary(done.summary, done.reports, color=console.tty, quiet=console.quiet)
+    # With -o -, standard output holds the report and nothing else.
+    shown: contextlib.AbstractContextManager[Any] = (
+        contextlib.redirect_stdout(sys.stderr) if to_stdout else contextlib.nullcontext()
+    )
+    with shown:
+        outcome.print_summary(done.summary, done.reports, color=console.tty, quiet=console.quiet)
     sys.exit(exit_code(done))
 
 
@@ -460,7 +531,7 @@ def _scan_fleet(
     sys.exit(fleet.fleet_exit_code(outcomes))
 
 
-@main.command(epilog=EXIT_STATUS_HELP)
+@main.command(epilog=COLLECT_EXIT_STATUS_HELP)
 @connection_options
 @click.option(
     "--output",
@@ -502,10 +573,12 @@ def collect(
 @main.command()
 @click.option(
     "--format",
+    "-f",
     "fmt",
-    type=click.Choice(["text", "json", "markdown"]),
+    type=click.Choice(["text", "json", "markdown"], case_sensitive=False),
     default="text",
     show_default=True,
+    help="How the catalogue is printed: aligned text, JSON, or Markdown for docs.",
 )
 def rules(fmt: str) -> None:
     """List the rule catalogue: id, severity, title, rationale and remediation."""
@@ -534,11 +607,17 @@ def rules(fmt: str) -> None:
             click.echo()
 
 
-@main.command()
+@main.command(epilog=DIFF_EXIT_STATUS_HELP)
 @click.argument("old", type=click.Path(dir_okay=False))
 @click.argument("new", type=click.Path(dir_okay=False))
 @click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+    "--format",
+    "-f",
+    "fmt",
+    type=click.Choice(["text", "json"], case_sensitive=False),
+    default="text",
+    show_default=True,
+    help="How the differences are printed: one line per change, or JSON.",
 )
 @click.option(
     "--fail-on",

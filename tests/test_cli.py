@@ -291,7 +291,7 @@ def test_progress_only_on_a_terminal(tmp_path: Path) -> None:
     assert "INFO replaying demo.yaml" in on_pipe
 
 
-@pytest.mark.parametrize("command", [[], ["scan"], ["collect"]])
+@pytest.mark.parametrize("command", [[], ["scan"]])  # collect: test_cli_conventions.py
 def test_help_documents_every_exit_status(command: list[str]) -> None:
     text = run(*command, "--help").output
     assert "Exit status:" in text
