@@ -99,12 +99,15 @@ def test_dash_output_without_exactly_one_json_format_is_refused(
     assert list(tmp_path.iterdir()) == []
 
 
-def test_dash_output_with_targets_is_refused(tmp_path: Path) -> None:
-    targets = tmp_path / "targets.yaml"
-    targets.write_text("targets:\n  - {server: vc.example.com, user: audit}\n")
-    result = run("scan", "--targets", str(targets), "-o", "-", "-f", "json")
+def test_dash_output_with_targets_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("targets.yaml").write_text("targets:\n  - {server: vc.example.com, user: audit}\n")
+    result = run("scan", "--targets", "targets.yaml", "-o", "-", "-f", "json")
     assert result.exit_code == 2, result.output
     assert "--targets cannot be combined with -o -" in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["targets.yaml"]
 
 
 def test_collect_help_shows_only_the_exit_codes_of_collect() -> None:
