@@ -16,24 +16,24 @@ Exit status, for people and for scheduled jobs:
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, NoReturn
+from typing import Any, BinaryIO, ClassVar, NoReturn
 
 import click
 
 from gpuaudit import __version__, connect, credentials, debuglog, interrupts, scan
-from gpuaudit.inventory import InventoryError
+from gpuaudit.errors import AuditError, ExitCode, InputError, exit_code
+from gpuaudit.results import SEVERITIES
 from gpuaudit.terminal import printable
 
-EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_CONNECT = 0, 1, 2, 3
-FORMATS = ("html", "xlsx", "json", "junit", "sarif")
-DEFAULT_FORMATS = ("html", "xlsx", "json")
-SEVERITIES = ("critical", "high", "medium", "low", "info")
+# -o - : the one report goes to standard output.
+STDOUT = "-"
 
 log = logging.getLogger("gpuaudit")
 
@@ -49,6 +49,22 @@ Exit status:
      (with --targets: the worst status of any target)
   130  interrupted (Ctrl-C)
   143  stopped by SIGTERM (129: by SIGHUP), after cleaning up"""
+
+COLLECT_EXIT_STATUS_HELP = """\b
+Exit status:
+  0  the inventory was written
+  2  usage error, an unreadable input file (password file, CA bundle), or
+     an inventory that cannot be written
+  3  server unreachable, TLS verification failed, login failed, or an
+     answer that failed for good or could not be understood mid-collection
+  130  interrupted (Ctrl-C)
+  143  stopped by SIGTERM (129: by SIGHUP), after cleaning up"""
+
+DIFF_EXIT_STATUS_HELP = """\b
+Exit status:
+  0  no new failed finding at or above --fail-on (always 0 without it)
+  1  a new failed finding at or above --fail-on
+  2  usage error, or a file that is neither a JSON report nor an inventory"""
 
 
 class Console:
@@ -102,16 +118,23 @@ class Gpuaudit(click.Group):
         try:
             with interrupts.stop_on_signals():
                 return super().invoke(ctx)
+        except AuditError as exc:  # the one place an error becomes an exit status
+            _done(ctx)
+            fail(str(exc), exit_code(exc))
         except (KeyboardInterrupt, click.Abort):  # Abort: Ctrl-C at a prompt
-            _stopped(ctx, "interrupted", interrupts.EXIT_INTERRUPTED)
+            _stopped(ctx, "interrupted", ExitCode.INTERRUPTED)
         except interrupts.Stopped as exc:
             _stopped(ctx, f"stopped by {exc}", exc.exit_code)
 
 
-def _stopped(ctx: click.Context, what: str, code: int) -> NoReturn:
+def _done(ctx: click.Context) -> None:
     console = ctx.find_object(Console)
     if console is not None:
         console.done()
+
+
+def _stopped(ctx: click.Context, what: str, code: int) -> NoReturn:
+    _done(ctx)
     click.echo(f"gpuaudit: {what}", err=True)
     sys.exit(code)
 
@@ -225,7 +248,7 @@ def _live_source(
         )
         connect.parse_server(creds.server)
     except (credentials.CredentialError, connect.ConnectError) as exc:
-        fail(str(exc), EXIT_INPUT)
+        raise InputError(str(exc)) from exc
     if anonymize and not record:
         raise click.UsageError("--anonymize applies to a recording: add --record FILE")
     return scan.Live(
@@ -235,25 +258,6 @@ def _live_source(
         anonymize=anonymize,
         telemetry_window=window,
     )
-
-
-def _obtain(console: Console, source: scan.Source) -> Any:
-    from gpuaudit.cassette import CassetteError
-
-    try:
-        inventory = scan.obtain_inventory(source, progress=console.progress)
-    except connect.ConnectError as exc:
-        console.done()
-        fail(str(exc), EXIT_CONNECT)
-    except CassetteError as exc:
-        console.done()
-        fail(str(exc), EXIT_INPUT)  # the message names the cassette
-    except InventoryError as exc:
-        console.done()
-        where = source.path if isinstance(source, (scan.Saved, scan.Replay)) else ""
-        fail(f"{where}: {exc}", EXIT_INPUT)
-    console.done()
-    return inventory
 
 
 def _pick_source(
@@ -304,6 +308,41 @@ class Duration(click.ParamType):
         return dt.timedelta(seconds=seconds)
 
 
+class FormatList(click.ParamType):
+    """Report formats, in any case, comma-separated (``-f html,JSON``) or repeated."""
+
+    name = "formats"
+
+    def __init__(self, known: Callable[[], Sequence[str]]) -> None:
+        # Known names are looked up when needed: the report package is slow to import.
+        self.known = known
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context) -> str:
+        return "[" + "|".join(self.known()) + "]"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> tuple[str, ...]:
+        if isinstance(value, tuple):
+            return value
+        names = tuple(name.strip().lower() for name in str(value).split(","))
+        for name in names:
+            if name not in self.known():
+                shown = repr(name) if name else "an empty name"
+                known = ", ".join(self.known())
+                self.fail(f"{shown} is not a report format; known: {known}", param, ctx)
+        return names
+
+
+def _report_formats() -> Sequence[str]:
+    from gpuaudit.report.naming import FORMATS
+
+    return FORMATS
+
+
+def _flatten(ctx: click.Context, param: click.Parameter, value: Any) -> tuple[str, ...]:
+    """-f html,json -f sarif: the formats once each, in the order given."""
+    return tuple(dict.fromkeys(name for names in value for name in names))
+
+
 telemetry_option = click.option(
     "--telemetry-window",
     type=Duration(),
@@ -348,15 +387,17 @@ def record_options(func: Callable[..., Any]) -> Callable[..., Any]:
     type=click.Path(file_okay=False),
     default="reports",
     show_default=True,
-    help="Where reports are written.",
+    help="Where reports are written; '-' writes the one report to standard output "
+    "(with exactly one of --format json or sarif; the summary then goes to standard error).",
 )
 @click.option(
     "--format",
     "-f",
     "formats",
     multiple=True,
-    type=click.Choice(FORMATS),
-    help="Report format; repeat for several.  [default: html, xlsx, json]",
+    type=FormatList(_report_formats),
+    callback=_flatten,
+    help="Report formats, comma-separated or repeated, in any case.  [default: html, xlsx, json]",
 )
 @click.option(
     "--fail-on",
@@ -406,8 +447,17 @@ def scan_command(
       gpuaudit scan --from inventory.json --format json --format sarif
       gpuaudit scan --targets vcenters.yaml
     """
-    from gpuaudit import outcome
+    from gpuaudit import outcome, pipeline
+    from gpuaudit.report.naming import DEFAULT_FORMATS
 
+    formats = formats or DEFAULT_FORMATS
+    to_stdout = output_dir == STDOUT
+    if to_stdout and (len(formats) != 1 or formats[0] not in pipeline.STREAMABLE_FORMATS):
+        raise click.UsageError(
+            "-o - writes one report to standard output: give exactly one of "
+            f"--format {' or '.join(pipeline.STREAMABLE_FORMATS)} "
+            f"(not {', '.join(formats)})"
+        )
     if targets:
         given = [
             o
@@ -423,25 +473,26 @@ def scan_command(
             )
             if on
         ]
+        if to_stdout:
+            given.insert(0, "-o -")
         if given:
             raise click.UsageError(f"--targets cannot be combined with {given[0]}")
-        _scan_fleet(console, targets, Path(output_dir), formats or DEFAULT_FORMATS, fail_on)
+        _scan_fleet(console, targets, Path(output_dir), formats, fail_on)
     source = _pick_source(
         console, opts, from_file, replay, demo, record, anonymize, telemetry_window
     )
-    loaded_policy = outcome.load_policy_or_none(policy, fail, EXIT_INPUT)
-    known = outcome.load_baseline_or_none(baseline, fail, EXIT_INPUT)
-    inventory = _obtain(console, source)
-    console.progress("checking")
-    result = outcome.check(inventory, loaded_policy, policy)
-    console.progress("writing reports")
-    written = outcome.write(
-        result, Path(output_dir), formats or DEFAULT_FORMATS, scan.server_name(source), fail
+    out: Path | BinaryIO = sys.stdout.buffer if to_stdout else Path(output_dir)
+    done = pipeline.audit(
+        source, out, formats, fail_on, policy, baseline, progress=console.progress
     )
     console.done()
-    summary = outcome.summarise(result, fail_on, known)
-    outcome.print_summary(summary, written, color=console.tty, quiet=console.quiet)
-    sys.exit(EXIT_FINDINGS if summary.blocking else EXIT_OK)
+    # With -o -, standard output holds the report and nothing else.
+    shown: contextlib.AbstractContextManager[Any] = (
+        contextlib.redirect_stdout(sys.stderr) if to_stdout else contextlib.nullcontext()
+    )
+    with shown:
+        outcome.print_summary(done.summary, done.reports, color=console.tty, quiet=console.quiet)
+    sys.exit(exit_code(done))
 
 
 scan_command.name = "scan"
@@ -458,16 +509,13 @@ def _scan_fleet(
     try:
         loaded = fleet.load_targets(targets)
     except fleet.TargetsError as exc:
-        fail(str(exc), EXIT_INPUT)
+        raise InputError(str(exc)) from exc
     now = dt.datetime.now(dt.UTC)
     outcomes = fleet.scan_fleet(
         loaded, output_dir, formats, fail_on, dict(os.environ), console.progress, now
     )
     console.done()
-    try:
-        summary = fleet.write_fleet_summary(outcomes, output_dir, now)
-    except OSError as exc:
-        fail(f"cannot write the fleet summary to {output_dir}: {exc.strerror or exc}", EXIT_INPUT)
+    summary = fleet.write_fleet_summary(outcomes, output_dir, now)
     if not console.quiet:
         for item in outcomes:
             line = f"{printable(item.target.name)}: {item.verdict}"
@@ -483,7 +531,7 @@ def _scan_fleet(
     sys.exit(fleet.fleet_exit_code(outcomes))
 
 
-@main.command(epilog=EXIT_STATUS_HELP)
+@main.command(epilog=COLLECT_EXIT_STATUS_HELP)
 @connection_options
 @click.option(
     "--output",
@@ -503,8 +551,11 @@ def collect(
     **opts: Any,
 ) -> None:
     """Collect the inventory only, and save it as JSON for `scan --from`."""
+    from gpuaudit import pipeline
+
     source = _live_source(console, opts, record, anonymize, telemetry_window)
-    inventory = _obtain(console, source)
+    inventory = pipeline.obtain(source, console.progress)
+    console.done()
     if output:
         path = Path(output)
     else:
@@ -515,17 +566,19 @@ def collect(
     try:
         inventory.save(path)
     except OSError as exc:
-        fail(f"cannot write {path}: {exc}", EXIT_INPUT)
+        fail(f"cannot write {path}: {exc}", ExitCode.INPUT)
     click.echo(printable(path))
 
 
 @main.command()
 @click.option(
     "--format",
+    "-f",
     "fmt",
-    type=click.Choice(["text", "json", "markdown"]),
+    type=click.Choice(["text", "json", "markdown"], case_sensitive=False),
     default="text",
     show_default=True,
+    help="How the catalogue is printed: aligned text, JSON, or Markdown for docs.",
 )
 def rules(fmt: str) -> None:
     """List the rule catalogue: id, severity, title, rationale and remediation."""
@@ -554,11 +607,17 @@ def rules(fmt: str) -> None:
             click.echo()
 
 
-@main.command()
+@main.command(epilog=DIFF_EXIT_STATUS_HELP)
 @click.argument("old", type=click.Path(dir_okay=False))
 @click.argument("new", type=click.Path(dir_okay=False))
 @click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+    "--format",
+    "-f",
+    "fmt",
+    type=click.Choice(["text", "json"], case_sensitive=False),
+    default="text",
+    show_default=True,
+    help="How the differences are printed: one line per change, or JSON.",
 )
 @click.option(
     "--fail-on",
@@ -571,18 +630,12 @@ def diff(old: str, new: str, fmt: str, fail_on: str | None) -> None:
     OLD and NEW are JSON reports (scan --format json) or saved inventories
     (gpuaudit collect); an inventory is checked with the default policy first.
     """
-    from gpuaudit.diff import DiffInputError, diff_reports, format_text, load_side
-    from gpuaudit.results import at_or_above
+    from gpuaudit import pipeline
+    from gpuaudit.diff import format_text
 
-    try:
-        result = diff_reports(load_side(old), load_side(new))
-    except DiffInputError as exc:
-        fail(str(exc), EXIT_INPUT)
+    done = pipeline.compare(old, new, fail_on)
     if fmt == "json":
-        click.echo(json.dumps(result.to_dict(), indent=1, ensure_ascii=False, allow_nan=False))
+        click.echo(json.dumps(done.diff.to_dict(), indent=1, ensure_ascii=False, allow_nan=False))
     else:
-        click.echo(format_text(result))
-    blocking = fail_on is not None and any(
-        at_or_above(str(f.get("severity")), fail_on) for f in result.new
-    )
-    sys.exit(EXIT_FINDINGS if blocking else EXIT_OK)
+        click.echo(format_text(done.diff))
+    sys.exit(exit_code(done))

@@ -22,6 +22,7 @@ import yaml
 
 from gpuaudit import connect, scan
 from gpuaudit.credentials import CredentialError, Credentials, read_password_file
+from gpuaudit.errors import AuditError, ExitCode, ReportWriteError, exit_code
 from gpuaudit.files import write_new
 from gpuaudit.yamlread import InputFileError, YamlReader
 
@@ -29,7 +30,6 @@ log = logging.getLogger("gpuaudit.fleet")
 
 DEFAULT_CONCURRENCY = 4
 MAX_CONCURRENCY = 32
-EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_CONNECT = 0, 1, 2, 3
 
 _TARGET_KEYS = {
     "name",
@@ -134,7 +134,7 @@ def load_targets(path: str | Path) -> Fleet:
 @dataclass
 class TargetOutcome:
     target: Target
-    exit_code: int
+    exit_code: ExitCode
     verdict: str  # PASS, FAIL or ERROR
     error: str | None = None
     reports: list[Path] = field(default_factory=list)
@@ -169,13 +169,9 @@ def scan_target(
     now: datetime,
 ) -> TargetOutcome:
     """Scan one target; every failure becomes its outcome, never an exception."""
-    from gpuaudit import outcome
-    from gpuaudit.check import run_checks
-    from gpuaudit.policy import PolicyError, load_policy
-    from gpuaudit.report import write_reports
+    from gpuaudit import pipeline
 
     try:
-        policy = load_policy(target.policy) if target.policy else None
         creds = Credentials(
             server=target.server,
             user=target.user,
@@ -183,27 +179,27 @@ def scan_target(
             insecure=target.insecure,
             ca_file=target.ca_file,
         )
-        inventory = scan.obtain_inventory(scan.Live(credentials=creds, timeout=target.timeout))
-    except (PolicyError, CredentialError) as exc:
-        return TargetOutcome(target, EXIT_INPUT, "ERROR", error=str(exc))
-    except connect.ConnectError as exc:
-        return TargetOutcome(target, EXIT_CONNECT, "ERROR", error=str(exc))
+        source = scan.Live(credentials=creds, timeout=target.timeout)
+        done = pipeline.audit(
+            source, output_dir, formats, fail_on, target.policy, server=target.name, now=now
+        )
+    except CredentialError as exc:
+        return TargetOutcome(target, ExitCode.INPUT, "ERROR", error=str(exc))
+    except ReportWriteError as exc:
+        error = f"cannot write reports: {exc.reason}"
+        return TargetOutcome(target, exit_code(exc), "ERROR", error=error)
+    except AuditError as exc:
+        return TargetOutcome(target, exit_code(exc), "ERROR", error=str(exc))
     except Exception as exc:  # a broken session must not take the fleet down
         message = f"scan failed: {exc.__class__.__name__}: {exc}"
-        return TargetOutcome(target, EXIT_CONNECT, "ERROR", error=message)
-    result = run_checks(inventory, policy)
-    result.policy_source = target.policy
-    try:
-        reports = write_reports(result, output_dir, list(formats), target.name, now)
-    except OSError as exc:
-        error = f"cannot write reports: {exc.strerror or exc}"
-        return TargetOutcome(target, EXIT_INPUT, "ERROR", error=error)
-    summary = outcome.summarise(result, fail_on, None)
+        return TargetOutcome(target, ExitCode.CONNECT, "ERROR", error=message)
+    inventory = done.inventory
+    summary = done.summary
     return TargetOutcome(
         target,
-        EXIT_FINDINGS if summary.blocking else EXIT_OK,
-        "FAIL" if summary.blocking else "PASS",
-        reports=reports,
+        exit_code(done),
+        "FAIL" if done.blocking else "PASS",
+        reports=done.reports,
         failed=summary.failed,
         passed=summary.passed,
         waived=summary.waived,
@@ -239,21 +235,22 @@ def scan_fleet(
         return list(pool.map(one, fleet.targets))
 
 
-def fleet_exit_code(outcomes: Sequence[TargetOutcome]) -> int:
-    return max((o.exit_code for o in outcomes), default=EXIT_OK)
+def fleet_exit_code(outcomes: Sequence[TargetOutcome]) -> ExitCode:
+    """The worst target's exit status (3 > 2 > 1 > 0)."""
+    return max((o.exit_code for o in outcomes), default=ExitCode.OK)
 
 
 def fleet_json(outcomes: Sequence[TargetOutcome], now: datetime) -> dict[str, Any]:
     return {
         "generator": {"name": "gpuaudit", "version": _version()},
         "scanned_at": now.replace(microsecond=0).isoformat(),
-        "exit_code": fleet_exit_code(outcomes),
+        "exit_code": int(fleet_exit_code(outcomes)),
         "targets": [
             {
                 "name": o.target.name,
                 "server": connect.shown_server(o.target.server),
                 "verdict": o.verdict,
-                "exit_code": o.exit_code,
+                "exit_code": int(o.exit_code),
                 "error": o.error,
                 "failed_by_severity": o.failed,
                 "passed": o.passed,
@@ -282,6 +279,7 @@ def write_fleet_summary(
     """The fleet summary as HTML, xlsx and JSON, beside the targets' own reports.
 
     Its name, gpuaudit-fleet-<time>, is one that no target's reports can have.
+    Raises ReportWriteError.
     """
     from gpuaudit.report.fleet import render_fleet_html, render_fleet_xlsx
     from gpuaudit.report.naming import fleet_stem
@@ -297,4 +295,9 @@ def write_fleet_summary(
             ),
         ),
     ]
-    return write_new(output_dir, fleet_stem(now), files)
+    try:
+        return write_new(output_dir, fleet_stem(now), files)
+    except OSError as exc:
+        raise ReportWriteError(
+            str(output_dir), exc.strerror or str(exc), "the fleet summary"
+        ) from exc

@@ -15,8 +15,9 @@ import threading
 from collections.abc import Iterator
 from types import FrameType
 
+from gpuaudit.errors import ExitCode
+
 STOPPING = (signal.SIGTERM, signal.SIGHUP)
-EXIT_INTERRUPTED = 128 + signal.SIGINT  # 130
 
 
 class Stopped(BaseException):
@@ -31,8 +32,8 @@ class Stopped(BaseException):
         super().__init__(signal.Signals(signum).name)
 
     @property
-    def exit_code(self) -> int:
-        return 128 + self.signum
+    def exit_code(self) -> ExitCode:
+        return ExitCode(128 + self.signum)
 
 
 def _stop(signum: int, _frame: FrameType | None) -> None:

@@ -1,32 +1,16 @@
-"""What a scan concludes: checks run, reports written, the exit status and its summary."""
+"""What a scan concludes: the failed findings that count, and its summary."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
 
 import click
 
 from gpuaudit.files import read_json
-from gpuaudit.inventory import Inventory
 from gpuaudit.results import SEVERITIES, AuditResult, at_or_above
 from gpuaudit.rules.data import NOTHING_EXAMINED
 from gpuaudit.terminal import printable
-
-Fail = Callable[[str, int], NoReturn]
-
-
-def load_policy_or_none(path: str | None, fail: Fail, code: int) -> Any:
-    if not path:
-        return None
-    from gpuaudit.policy import PolicyError, load_policy
-
-    try:
-        return load_policy(path)
-    except PolicyError as exc:
-        fail(str(exc), code)
 
 
 def baseline_keys(path: str | Path) -> set[tuple[str, str]]:
@@ -40,34 +24,6 @@ def baseline_keys(path: str | Path) -> set[tuple[str, str]]:
         if isinstance(item, dict) and item.get("status") == "fail":
             keys.add((str(item.get("rule")), str(item.get("object"))))
     return keys
-
-
-def load_baseline_or_none(path: str | None, fail: Fail, code: int) -> set[tuple[str, str]] | None:
-    if not path:
-        return None
-    try:
-        return baseline_keys(path)
-    except ValueError as exc:
-        fail(str(exc), code)
-
-
-def check(inventory: Inventory, policy: Any, policy_path: str | None) -> AuditResult:
-    from gpuaudit.check import run_checks
-
-    result = run_checks(inventory, policy)
-    result.policy_source = policy_path
-    return result
-
-
-def write(
-    result: AuditResult, output_dir: Path, formats: Sequence[str], server: str, fail: Fail
-) -> list[Path]:
-    from gpuaudit.report import write_reports
-
-    try:
-        return write_reports(result, output_dir, list(formats), server)
-    except OSError as exc:
-        fail(f"cannot write reports to {output_dir}: {exc.strerror or exc}", 2)
 
 
 @dataclass

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from gpuaudit.cli import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, main
+from gpuaudit.cli import main
+from gpuaudit.errors import ExitCode
 from gpuaudit.inventory import SCHEMA_VERSION, Inventory
 from gpuaudit.results import SEVERITIES
 from tests.conftest import ROOT
@@ -63,11 +64,11 @@ def reports_in(folder: Path, suffix: str) -> list[Path]:
 # each at or below high, fails.
 DEMO_FAILED_SEVERITIES = {"high", "medium", "info"}
 DEMO_EXIT = {
-    "critical": EXIT_OK,
-    "high": EXIT_FINDINGS,
-    "medium": EXIT_FINDINGS,
-    "low": EXIT_FINDINGS,
-    "info": EXIT_FINDINGS,
+    "critical": ExitCode.OK,
+    "high": ExitCode.FINDINGS,
+    "medium": ExitCode.FINDINGS,
+    "low": ExitCode.FINDINGS,
+    "info": ExitCode.FINDINGS,
 }
 
 
@@ -79,7 +80,7 @@ def demo_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Result, Path]
 
 def test_demo_writes_default_formats(demo_report: tuple[Result, Path]) -> None:
     result, out = demo_report
-    assert result.exit_code in (EXIT_OK, EXIT_FINDINGS), result.output
+    assert result.exit_code in (ExitCode.OK, ExitCode.FINDINGS), result.output
     for suffix in (".html", ".xlsx", ".json"):
         files = reports_in(out, suffix)
         assert len(files) == 1, (suffix, list(out.iterdir()))
@@ -95,7 +96,7 @@ def test_exit_status_follows_fail_on(demo_report: tuple[Result, Path], tmp_path:
     assert ("HA-01", "edge-inference", "high") in {
         (f["rule"], f["object"], f["severity"]) for f in report["findings"] if f["status"] == "fail"
     }
-    assert result.exit_code == EXIT_FINDINGS  # the default --fail-on is high
+    assert result.exit_code == ExitCode.FINDINGS  # the default --fail-on is high
     assert sorted(DEMO_EXIT) == sorted(SEVERITIES)
     for severity, code in DEMO_EXIT.items():
         folder = tmp_path / severity
@@ -105,13 +106,13 @@ def test_exit_status_follows_fail_on(demo_report: tuple[Result, Path], tmp_path:
 
 def test_formats_can_be_chosen(tmp_path: Path) -> None:
     result = run("scan", "--demo", "-o", str(tmp_path), "-f", "junit", "-f", "sarif")
-    assert result.exit_code in (EXIT_OK, EXIT_FINDINGS), result.output
+    assert result.exit_code in (ExitCode.OK, ExitCode.FINDINGS), result.output
     assert sorted(p.suffix for p in tmp_path.iterdir()) == [".sarif", ".xml"]
 
 
 def test_unknown_format_is_a_usage_error(tmp_path: Path) -> None:
     result = run("scan", "--demo", "-o", str(tmp_path), "-f", "pdf")
-    assert result.exit_code == EXIT_INPUT
+    assert result.exit_code == ExitCode.INPUT
     assert not list(tmp_path.iterdir())
 
 
@@ -121,7 +122,7 @@ def test_baseline_counts_only_new_findings(
     _, out = demo_report
     baseline = reports_in(out, ".json")[0]
     result = run("scan", "--demo", "-o", str(tmp_path), "-f", "json", "--baseline", str(baseline))
-    assert result.exit_code == EXIT_OK, result.output
+    assert result.exit_code == ExitCode.OK, result.output
     assert "new failed findings: 0 critical, 0 high, 0 medium, 0 low, 0 info" in result.output
 
 
@@ -136,7 +137,7 @@ def test_unreadable_baseline_exits_2(tmp_path: Path, content: str, words: list[s
     bad = tmp_path / "baseline.json"
     bad.write_text(content)
     result = run("scan", "--demo", "-o", str(tmp_path / "out"), "--baseline", str(bad))
-    assert result.exit_code == EXIT_INPUT
+    assert result.exit_code == ExitCode.INPUT
     assert str(bad) in result.output
     for word in words:
         assert word in result.output
@@ -156,7 +157,7 @@ def test_from_saved_inventory_matches_the_demo(
     demo_report: tuple[Result, Path], demo_inventory: Path, tmp_path: Path
 ) -> None:
     result = run("scan", "--from", str(demo_inventory), "-o", str(tmp_path), "-f", "json")
-    assert result.exit_code in (EXIT_OK, EXIT_FINDINGS), result.output
+    assert result.exit_code in (ExitCode.OK, ExitCode.FINDINGS), result.output
     offline = json.loads(reports_in(tmp_path, ".json")[0].read_text())
     demo = json.loads(reports_in(demo_report[1], ".json")[0].read_text())
     key = ("rule", "object", "status", "severity")
@@ -179,7 +180,7 @@ def test_bad_inventory_exits_2(
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(mutate(json.loads(demo_inventory.read_text()))))
     result = run("scan", "--from", str(bad), "-o", str(tmp_path / "out"))
-    assert result.exit_code == EXIT_INPUT, result.output
+    assert result.exit_code == ExitCode.INPUT, result.output
     assert str(bad) in result.output and "Traceback" not in result.output
     for word in words:
         assert word in result.output
@@ -190,19 +191,19 @@ def test_truncated_inventory_names_the_line(demo_inventory: Path, tmp_path: Path
     text = demo_inventory.read_text()
     bad.write_text(text[: len(text) // 2])
     result = run("scan", "--from", str(bad))
-    assert result.exit_code == EXIT_INPUT
+    assert result.exit_code == ExitCode.INPUT
     assert "line " in result.output and "not valid JSON" in result.output
 
 
 def test_sources_cannot_be_combined(demo_inventory: Path) -> None:
     result = run("scan", "--demo", "--from", str(demo_inventory))
-    assert result.exit_code == EXIT_INPUT
+    assert result.exit_code == ExitCode.INPUT
     assert "cannot be combined" in result.output
 
 
 def test_missing_server_is_a_usage_error() -> None:
     result = run("scan", env={"GOVC_URL": None, "GPUAUDIT_PASSWORD": None})
-    assert result.exit_code == EXIT_INPUT
+    assert result.exit_code == ExitCode.INPUT
     assert "--server" in result.output
 
 
@@ -239,7 +240,7 @@ def test_diff_rejects_other_json(tmp_path: Path) -> None:
     other = tmp_path / "other.json"
     other.write_text("[1, 2]")
     result = run("diff", str(other), str(other))
-    assert result.exit_code == EXIT_INPUT
+    assert result.exit_code == ExitCode.INPUT
     assert "neither a gpuaudit JSON report nor an inventory" in result.output
 
 
@@ -290,11 +291,11 @@ def test_progress_only_on_a_terminal(tmp_path: Path) -> None:
     assert "INFO replaying demo.yaml" in on_pipe
 
 
-@pytest.mark.parametrize("command", [[], ["scan"], ["collect"]])
+@pytest.mark.parametrize("command", [[], ["scan"]])  # collect: test_cli_conventions.py
 def test_help_documents_every_exit_status(command: list[str]) -> None:
     text = run(*command, "--help").output
     assert "Exit status:" in text
-    for code in (EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, 3):
+    for code in (ExitCode.OK, ExitCode.FINDINGS, ExitCode.INPUT, 3):
         assert f"\n    {code}  " in text or f"\n  {code}  " in text, code
 
 
@@ -320,7 +321,7 @@ def test_policy_waivers_and_overrides_change_the_verdict(tmp_path: Path) -> None
     policy = tmp_path / "policy.yaml"
     policy.write_text("version: 1\nseverity:\n  VM-01: low\nwaivers:\n" + waivers)
     result, report = _demo_json(tmp_path / "waived", "--policy", str(policy))
-    assert result.exit_code == EXIT_OK, result.output
+    assert result.exit_code == ExitCode.OK, result.output
     statuses = {(f["rule"], f["object"]): f["status"] for f in report["findings"]}
     assert all(statuses[(f["rule"], f["object"])] == "waived" for f in blocking)
     assert {f["severity"] for f in report["findings"] if f["rule"] == "VM-01"} == {"low"}
@@ -330,7 +331,7 @@ def test_unreadable_policy_exits_2_before_scanning(tmp_path: Path) -> None:
     policy = tmp_path / "policy.yaml"
     policy.write_text("version: 1\nwaivers:\n  - {rule: HA-01, object: x, expires: soon}\n")
     result = run("scan", "--demo", "-o", str(tmp_path / "out"), "--policy", str(policy))
-    assert result.exit_code == EXIT_INPUT
+    assert result.exit_code == ExitCode.INPUT
     assert f"{policy}:3" in result.output
     assert not (tmp_path / "out").exists()
 
@@ -364,6 +365,6 @@ def test_password_sources_through_the_command_line(
         args = ["collect", "-o", str(out)]
         env |= {"GOVC_URL": lab.url.replace("http://", f"http://{lab.user}:{lab.password}@")}
     result = run(*args, env=env, stdin=stdin)
-    assert result.exit_code == EXIT_OK, result.output
+    assert result.exit_code == ExitCode.OK, result.output
     assert lab.password not in result.output
     assert Inventory.load(out).hosts

@@ -9,8 +9,9 @@ from collections.abc import Iterator
 import pytest
 from click.testing import CliRunner, Result
 
-from gpuaudit.cli import EXIT_CONNECT, EXIT_INPUT, main
+from gpuaudit.cli import main
 from gpuaudit.connect import ConnectError, Server, parse_server
+from gpuaudit.errors import ExitCode
 from tests.conftest import unused_port
 
 
@@ -59,13 +60,13 @@ def assert_clean_failure(result: Result, code: int, *words: str) -> None:
 
 def test_dns_failure() -> None:
     result = collect("vcenter.does-not-exist.invalid")
-    assert_clean_failure(result, EXIT_CONNECT, "cannot resolve", "--server")
+    assert_clean_failure(result, ExitCode.CONNECT, "cannot resolve", "--server")
 
 
 def test_connection_refused() -> None:
     port = unused_port()
     result = collect(f"127.0.0.1:{port}")
-    assert_clean_failure(result, EXIT_CONNECT, "connection refused", f"127.0.0.1:{port}")
+    assert_clean_failure(result, ExitCode.CONNECT, "connection refused", f"127.0.0.1:{port}")
 
 
 @pytest.fixture
@@ -98,14 +99,14 @@ def silent_server() -> Iterator[int]:
 
 def test_timeout(silent_server: int) -> None:
     result = collect(f"http://127.0.0.1:{silent_server}/sdk", "--timeout", "1")
-    assert_clean_failure(result, EXIT_CONNECT, "did not answer within 1 s", "--timeout")
+    assert_clean_failure(result, ExitCode.CONNECT, "did not answer within 1 s", "--timeout")
 
 
 def test_password_argument_is_refused() -> None:
     result = CliRunner().invoke(
         main, ["collect", "--server", "vc01", "--user", "u", "--password", "hunter2"]
     )
-    assert result.exit_code == EXIT_INPUT
+    assert result.exit_code == ExitCode.INPUT
     assert "hunter2" not in result.output
     assert "GPUAUDIT_PASSWORD" in result.output and "--password-file" in result.output
 
@@ -114,7 +115,7 @@ def test_password_argument_is_refused() -> None:
 def test_bad_credentials(lab_factory) -> None:  # type: ignore[no-untyped-def]
     lab = lab_factory("scenario-b")
     result = collect(lab.url, password="not-the-password", user=lab.user)
-    assert_clean_failure(result, EXIT_CONNECT, "login to", "user name or password is wrong")
+    assert_clean_failure(result, ExitCode.CONNECT, "login to", "user name or password is wrong")
     assert "not-the-password" not in result.output
 
 
@@ -122,7 +123,9 @@ def test_bad_credentials(lab_factory) -> None:  # type: ignore[no-untyped-def]
 def test_tls_self_signed_refused_by_default(lab_factory) -> None:  # type: ignore[no-untyped-def]
     lab = lab_factory("scenario-b", tls=True)
     result = collect(f"https://127.0.0.1:{lab.port}/sdk", password=lab.password, user=lab.user)
-    assert_clean_failure(result, EXIT_CONNECT, "TLS verification failed", "--ca-file", "--insecure")
+    assert_clean_failure(
+        result, ExitCode.CONNECT, "TLS verification failed", "--ca-file", "--insecure"
+    )
 
 
 @pytest.mark.live

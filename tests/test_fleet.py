@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from gpuaudit.cli import EXIT_CONNECT, EXIT_INPUT, main
+from gpuaudit.cli import main
+from gpuaudit.errors import ExitCode
 from gpuaudit.fleet import TargetsError, load_targets
 from tests.conftest import unused_port
 
@@ -61,14 +62,14 @@ def test_bad_targets_file(tmp_path: Path, text: str, line: int, words: str) -> N
     assert caught.value.line == line
     assert words in str(caught.value) and str(path) in str(caught.value)
     result = CliRunner().invoke(main, ["scan", "--targets", str(path)])
-    assert result.exit_code == EXIT_INPUT
+    assert result.exit_code == ExitCode.INPUT
     assert f"{path}:{line}" in result.output
 
 
 def test_targets_excludes_a_single_server(tmp_path: Path) -> None:
     path = write(tmp_path, "targets: [{server: a, user: u}]\n")
     result = CliRunner().invoke(main, ["scan", "--targets", str(path), "--demo"])
-    assert result.exit_code == EXIT_INPUT
+    assert result.exit_code == ExitCode.INPUT
     assert "cannot be combined with --demo" in result.output
 
 
@@ -89,7 +90,7 @@ def test_fleet_with_one_target_down(lab_factory: Any, tmp_path: Path) -> None:
         ["scan", "--targets", str(path), "--output-dir", str(out)],
         env={"LAB_PW": labs[0].password},
     )
-    assert result.exit_code == EXIT_CONNECT, result.output
+    assert result.exit_code == ExitCode.CONNECT, result.output
     for name in ("lab0", "lab1"):
         assert len(list(out.glob(f"gpuaudit-{name}-*.html"))) == 1
         assert len(list(out.glob(f"gpuaudit-{name}-*.json"))) == 1
@@ -99,7 +100,7 @@ def test_fleet_with_one_target_down(lab_factory: Any, tmp_path: Path) -> None:
     assert by_name["down"]["verdict"] == "ERROR"
     assert "connection refused" in by_name["down"]["error"]
     assert by_name["lab0"]["verdict"] in ("PASS", "FAIL") and by_name["lab0"]["reports"]
-    assert summary["exit_code"] == EXIT_CONNECT
+    assert summary["exit_code"] == ExitCode.CONNECT
     page = next(out.glob("gpuaudit-fleet-*.html")).read_text()
     assert "down" in page and "connection refused" in page
     assert len(list(out.glob("gpuaudit-fleet-*.xlsx"))) == 1

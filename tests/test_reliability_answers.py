@@ -14,7 +14,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from gpuaudit import resilience
-from gpuaudit.cli import EXIT_CONNECT, main
+from gpuaudit.cli import main
+from gpuaudit.errors import ExitCode
 from gpuaudit.resilience import RetryPolicy
 from tests import faultproxy
 from tests.faultproxy import Answer, Fault, FaultProxy
@@ -85,7 +86,7 @@ def report(out: Path) -> dict[str, Any]:
 def one_error_line(result: Result, *words: str) -> str:
     assert "Traceback" not in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    assert result.exit_code == EXIT_CONNECT, result.output
+    assert result.exit_code == ExitCode.CONNECT, result.output
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, lines
     (line,) = lines
@@ -246,7 +247,7 @@ def test_a_refused_login_names_a_privilege_only_when_the_server_did(
     lab = lab_factory("scenario-b")
     with FaultProxy(lab.url, [Fault("Login", answer)]) as proxy:
         result = scan(lab, proxy, tmp_path)
-    assert result.exit_code == EXIT_CONNECT, result.output
+    assert result.exit_code == ExitCode.CONNECT, result.output
     (line,) = result.stderr.strip().splitlines()
     where = proxy.url.removeprefix("http://").removesuffix("/sdk")
     assert line == f"gpuaudit: error: user 'gpuaudit-lab' may not log in to {where}: {said}"

@@ -18,8 +18,9 @@ import pytest
 from click.testing import CliRunner, Result
 from hypothesis import example, given, settings
 
-from gpuaudit.cli import EXIT_CONNECT, EXIT_INPUT, main
+from gpuaudit.cli import main
 from gpuaudit.credentials import CredentialError, read_password_file, resolve
+from gpuaudit.errors import ExitCode
 from tests.conftest import unused_port
 from tests.test_fuzz_loaders import BASE_INVENTORY, FUZZ, VALUES, mutated
 
@@ -32,7 +33,7 @@ def run(*args: str, env: dict[str, str | None] | None = None, stdin: str | None 
     return CliRunner().invoke(main, list(args), env={"GOVC_URL": None, **(env or {})}, input=stdin)
 
 
-def one_error_line(result: Result, code: int = EXIT_INPUT) -> str:
+def one_error_line(result: Result, code: int = ExitCode.INPUT) -> str:
     assert result.exit_code == code, result.output
     assert "Traceback" not in result.output
     lines = result.stderr.strip().splitlines()
@@ -81,7 +82,7 @@ def test_an_absurd_timeout_is_a_usage_error(value: str) -> None:
         "collect", "--server", server, "--user", "u", "--timeout", value,
         env={"GPUAUDIT_PASSWORD": PASSWORD},
     )  # fmt: skip
-    assert result.exit_code == EXIT_INPUT, result.output
+    assert result.exit_code == ExitCode.INPUT, result.output
     assert "--timeout" in result.output
     assert "Traceback" not in result.output
 
@@ -154,7 +155,7 @@ def test_dev_zero_as_a_password_file_is_a_clear_error() -> None:
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env
     )
-    assert done.returncode == EXIT_INPUT, done.stderr
+    assert done.returncode == ExitCode.INPUT, done.stderr
     lines = done.stderr.strip().splitlines()
     assert lines[-1].startswith("gpuaudit: error: password file /dev/zero"), lines
     assert "Traceback" not in done.stderr
@@ -164,7 +165,7 @@ def test_a_missing_govc_ca_file_is_an_input_error(tmp_path: Path) -> None:
     missing = tmp_path / "no-such-ca.pem"
     result = offline(env={"GPUAUDIT_PASSWORD": PASSWORD, "GOVC_TLS_CA_CERTS": str(missing)})
     assert str(missing) in one_error_line(result)
-    assert result.exit_code != EXIT_CONNECT
+    assert result.exit_code != ExitCode.CONNECT
 
 
 # -- numbers in policy and targets files: finite and in range --------------------
@@ -342,7 +343,7 @@ def diff_any(tmp_path: Path, data: Any) -> None:
             result.exception
         )
         assert "Traceback" not in result.output
-        if result.exit_code == EXIT_INPUT:
+        if result.exit_code == ExitCode.INPUT:
             lines = result.stderr.strip().splitlines()
             assert len(lines) == 1 and lines[0].startswith("gpuaudit: error: "), lines
         else:
@@ -439,7 +440,7 @@ def test_fleet_lines_and_errors_are_escaped(tmp_path: Path, fast: None) -> None:
     targets.write_text(f"targets:\n  - name: {name}\n    server: {server}\n    user: u\n")
     result = run("scan", "--targets", str(targets), "-o", str(tmp_path / "out"),
                  env={"GPUAUDIT_PASSWORD": PASSWORD})  # fmt: skip
-    assert result.exit_code == EXIT_CONNECT, result.output
+    assert result.exit_code == ExitCode.CONNECT, result.output
     raw = [c for c in result.output if (ord(c) < 0x20 and c != "\n") or 0x7F <= ord(c) < 0xA0]
     assert raw == [], raw
     assert "lab\\r\\x1b[2K\\x1b[32mPASS: nothing at or above high\\x1b[0m: ERROR" in result.stdout
@@ -583,7 +584,7 @@ def test_a_password_in_a_target_server_url_is_never_shown(tmp_path: Path, fast: 
     result = run(
         "scan", "--targets", str(targets), "-o", str(out), env={"GPUAUDIT_PASSWORD": PASSWORD}
     )
-    assert result.exit_code == EXIT_CONNECT, result.output
+    assert result.exit_code == ExitCode.CONNECT, result.output
     files = [p for p in out.rglob("*") if p.is_file()]
     assert len(files) == 3  # the fleet summary as HTML, xlsx and JSON
     written = [p.read_text("utf-8") for p in files if p.suffix != ".xlsx"]

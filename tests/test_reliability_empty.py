@@ -22,7 +22,8 @@ from click.testing import CliRunner, Result
 
 from gpuaudit import scan
 from gpuaudit.check import run_checks
-from gpuaudit.cli import EXIT_FINDINGS, EXIT_OK, main
+from gpuaudit.cli import main
+from gpuaudit.errors import ExitCode
 from gpuaudit.inventory import Datastore, Inventory
 from tests.conftest import CASSETTES, SCENARIOS
 from tests.lab.scenario import load_scenario
@@ -89,7 +90,7 @@ def saved(tmp_path: Path, inventory: Inventory) -> Path:
 def test_empty_inventory_fails_in_every_format(tmp_path: Path) -> None:
     out = tmp_path / "out"
     result = scan_cli("--from", str(saved(tmp_path, Inventory())), "-o", str(out), *ALL_FORMATS)
-    assert result.exit_code == EXIT_FINDINGS, result.output
+    assert result.exit_code == ExitCode.FINDINGS, result.output
     first = result.stdout.splitlines()[0]
     assert first.startswith("FAIL: Nothing was examined: the server's answer held no object")
     assert "FAIL: nothing was examined (DATA-02)" in result.stdout
@@ -111,7 +112,7 @@ def test_no_fail_on_baseline_or_policy_makes_it_pass(tmp_path: Path) -> None:
         *("--from", str(source), "-o", str(out), *ALL_FORMATS),
         *("--fail-on", "critical", "--baseline", str(baseline), "--policy", str(policy)),
     )
-    assert result.exit_code == EXIT_FINDINGS, result.output
+    assert result.exit_code == ExitCode.FINDINGS, result.output
     assert result.stdout.splitlines()[0].startswith("FAIL: Nothing was examined: no host was read")
     report = assert_reports_say_nothing_was_examined(out, "1 datacenter and 1 datastore")
     data02 = report["findings"][0]
@@ -152,7 +153,7 @@ def test_a_live_account_that_sees_no_host_fails_the_scan(
         *("--fail-on", "critical"),
         env={"GPUAUDIT_PASSWORD": lab.password, "GOVC_URL": None},
     )
-    assert result.exit_code == EXIT_FINDINGS, result.output
+    assert result.exit_code == ExitCode.FINDINGS, result.output
     first = result.stdout.splitlines()[0]
     assert first.startswith("FAIL: Nothing was examined: ") and cause in first
     report = assert_reports_say_nothing_was_examined(out, cause)
@@ -193,7 +194,7 @@ def test_an_esxi_replay_still_exits_zero_with_no_nothing_examined(
 ) -> None:
     out = tmp_path / "out"
     result = scan_cli("--replay", str(CASSETTES / "esxi.yaml"), "-f", "json", "-o", str(out))
-    assert result.exit_code == EXIT_OK, result.output
+    assert result.exit_code == ExitCode.OK, result.output
     assert "nothing was examined" not in result.stdout.lower()
     report = json.loads(one(out, ".json").read_text())
     assert report["summary"]["verdict"] == "pass"

@@ -15,7 +15,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from gpuaudit import resilience
-from gpuaudit.cli import EXIT_CONNECT, EXIT_FINDINGS, EXIT_OK, main
+from gpuaudit.cli import main
+from gpuaudit.errors import ExitCode
 from gpuaudit.inventory import Inventory
 from gpuaudit.resilience import RetryPolicy
 from tests.conftest import ROOT, SCENARIOS
@@ -69,7 +70,7 @@ def shape(inventory: Inventory) -> dict[str, Any]:
 def clean_shape(scenario: str | dict[str, Any], tmp: Path) -> dict[str, Any]:
     with Lab(scenario) as lab:
         result = collect(lab, tmp / "clean.json")
-        assert result.exit_code == EXIT_OK, result.output
+        assert result.exit_code == ExitCode.OK, result.output
     return shape(Inventory.load(tmp / "clean.json"))
 
 
@@ -119,7 +120,7 @@ def test_transient_faults_are_survived(
 ) -> None:
     with Lab(SCENARIOS / "scenario-b.yaml", faults=faults) as lab:
         result = collect(lab, tmp_path / "inv.json", timeout=1)
-    assert result.exit_code == EXIT_OK, result.output
+    assert result.exit_code == ExitCode.OK, result.output
     assert shape(Inventory.load(tmp_path / "inv.json")) == scenario_b
     if logged is not None:  # the fault did happen, and was retried
         assert any(logged in m and "trying again" in m for m in warnings(caplog)), warnings(caplog)
@@ -130,7 +131,7 @@ def test_latency_is_added_to_every_request(tmp_path: Path) -> None:
         started = time.monotonic()
         result = collect(lab, tmp_path / "inv.json")
         elapsed = time.monotonic() - started
-    assert result.exit_code == EXIT_OK, result.output
+    assert result.exit_code == ExitCode.OK, result.output
     assert elapsed >= 10 * 0.1  # version, content, login, view, read, settings, logout...
 
 
@@ -160,7 +161,7 @@ def test_session_ended_mid_scan_one_relogin(
     faults = {"invalidate-session": f"{operation}:1"}
     with Lab(SCENARIOS / "scenario-b.yaml", faults=faults) as lab:
         result = collect(lab, tmp_path / "inv.json")
-    assert result.exit_code == EXIT_OK, result.output
+    assert result.exit_code == ExitCode.OK, result.output
     assert shape(Inventory.load(tmp_path / "inv.json")) == scenario_b
     assert calls.count("Login") == 2  # the first, and exactly one more
     relogins = [m for m in warnings(caplog) if "logging in again" in m]
@@ -182,7 +183,7 @@ def test_a_lost_page_is_read_again(
 ) -> None:
     with Lab(PAGED, faults=faults) as lab:
         result = collect(lab, tmp_path / "inv.json", timeout=2)
-    assert result.exit_code == EXIT_OK, result.output
+    assert result.exit_code == ExitCode.OK, result.output
     assert shape(Inventory.load(tmp_path / "inv.json")) == paged  # no page lost or doubled
     said = warnings(caplog)
     if "503" in str(faults):  # never acted on: the same page is asked for again
@@ -192,7 +193,7 @@ def test_a_lost_page_is_read_again(
 
 
 def assert_one_error(result: Result, *words: str) -> None:
-    assert result.exit_code == EXIT_CONNECT, result.output
+    assert result.exit_code == ExitCode.CONNECT, result.output
     assert "Traceback" not in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
     lines = result.stderr.strip().splitlines()
@@ -266,7 +267,7 @@ def test_a_stalled_server_ends_within_the_bound(tmp_path: Path) -> None:
                 cwd=ROOT,
             )
             elapsed = time.monotonic() - started
-        assert done.returncode == EXIT_CONNECT, done.stderr
+        assert done.returncode == ExitCode.CONNECT, done.stderr
         assert done.stderr.strip().splitlines() == [done.stderr.strip()]
         assert "did not answer within 1 s (tried 3 times)" in done.stderr
         assert "--timeout" in done.stderr and "Traceback" not in done.stderr
@@ -297,7 +298,7 @@ def test_no_permission_and_a_host_not_responding(tmp_path: Path) -> None:
             ],
             env={"GPUAUDIT_PASSWORD": lab.password, "GOVC_URL": None},
         )
-    assert result.exit_code in (EXIT_OK, EXIT_FINDINGS), result.output
+    assert result.exit_code in (ExitCode.OK, ExitCode.FINDINGS), result.output
     (path,) = tmp_path.glob("gpuaudit-*.json")
     report = json.loads(path.read_text())
     data01 = {f["object"]: f for f in report["findings"] if f["rule"] == "DATA-01"}

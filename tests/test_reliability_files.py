@@ -19,7 +19,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from gpuaudit import files
-from gpuaudit.cli import EXIT_CONNECT, EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, main
+from gpuaudit.cli import main
+from gpuaudit.errors import ExitCode
 from tests.conftest import unused_port
 from tests.report_fixtures import realistic_result
 
@@ -108,7 +109,7 @@ def inventory(tmp_path: Path) -> Path:
 def earlier_reports(tmp_path: Path, inventory: Path) -> Path:
     out = tmp_path / "reports"
     result = CliRunner().invoke(main, ["scan", "--from", str(inventory), "-o", str(out)])
-    assert result.exit_code in (EXIT_OK, EXIT_FINDINGS), result.output
+    assert result.exit_code in (ExitCode.OK, ExitCode.FINDINGS), result.output
     assert len(list(out.iterdir())) == 3
     return out
 
@@ -131,7 +132,7 @@ def test_scan_on_a_full_disk(
     result = CliRunner().invoke(
         main, ["scan", "--from", str(inventory), "-o", str(earlier_reports)]
     )
-    assert_one_error(result, EXIT_INPUT, "cannot write reports", "No space left on device")
+    assert_one_error(result, ExitCode.INPUT, "cannot write reports", "No space left on device")
     after = snapshot(earlier_reports)
     assert {k: v for k, v in after.items() if k in before} == before  # earlier ones intact
     for name, (data, _) in after.items():
@@ -170,7 +171,7 @@ def test_scan_on_a_really_full_disk(inventory: Path, tmp_path: Path) -> None:
     with tiny_disk(tmp_path / "disk", "1m") as disk:
         out = disk / "reports"
         first = CliRunner().invoke(main, ["scan", "--from", str(inventory), "-o", str(out)])
-        assert first.exit_code in (EXIT_OK, EXIT_FINDINGS), first.output
+        assert first.exit_code in (ExitCode.OK, ExitCode.FINDINGS), first.output
         before = snapshot(out)
         filler = disk / "filler"
         with open(filler, "wb", buffering=0) as handle, contextlib.suppress(OSError):
@@ -178,7 +179,7 @@ def test_scan_on_a_really_full_disk(inventory: Path, tmp_path: Path) -> None:
                 handle.write(b"\0" * 4096)
         filler.write_bytes(filler.read_bytes()[: -8 * 4096])  # leave 32 KB
         result = CliRunner().invoke(main, ["scan", "--from", str(inventory), "-o", str(out)])
-        assert_one_error(result, EXIT_INPUT, "cannot write reports", "No space left on device")
+        assert_one_error(result, ExitCode.INPUT, "cannot write reports", "No space left on device")
         after = snapshot(out)
         assert {k: v for k, v in after.items() if k in before} == before
         assert not [name for name in after if name.startswith(".")]
@@ -211,7 +212,7 @@ def test_failed_scan_leaves_earlier_files_alone(
     ]
     for args in runs:
         result = CliRunner().invoke(main, args, env=env)
-        assert_one_error(result, EXIT_CONNECT, "connection refused")
+        assert_one_error(result, ExitCode.CONNECT, "connection refused")
     assert snapshot(tmp_path) == before
 
 
@@ -225,12 +226,12 @@ def test_recording_replaces_the_cassette_only_on_success(
     args = ["collect", "-u", broken.user, "-o", str(tmp_path / "inv.json"), "--record"]
     env = {"GPUAUDIT_PASSWORD": broken.password, "GOVC_URL": None}
     failed = CliRunner().invoke(main, [*args, str(cassette), "--server", broken.url], env=env)
-    assert_one_error(failed, EXIT_CONNECT, "HTTP 503")
+    assert_one_error(failed, ExitCode.CONNECT, "HTTP 503")
     assert cassette.read_text() == "an earlier cassette\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["case.yaml"]
     working = lab_factory("scenario-b")
     done = CliRunner().invoke(main, [*args, str(cassette), "--server", working.url], env=env)
-    assert done.exit_code == EXIT_OK, done.output
+    assert done.exit_code == ExitCode.OK, done.output
     assert "interactions:" in cassette.read_text()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["case.yaml", "inv.json"]
 
@@ -250,7 +251,7 @@ def test_a_recording_that_cannot_be_written(
     not_a_folder.write_text("")
     inside_a_file = not_a_folder / "case.yaml"
     result = CliRunner().invoke(main, [*args, "--record", str(inside_a_file)], env=env)
-    assert_one_error(result, EXIT_INPUT, str(inside_a_file), "cannot record here")
+    assert_one_error(result, ExitCode.INPUT, str(inside_a_file), "cannot record here")
 
     cassette = tmp_path / "case.yaml"
     cassette.write_text("an earlier cassette\n")
@@ -260,7 +261,7 @@ def test_a_recording_that_cannot_be_written(
 
     monkeypatch.setattr(FilesystemPersister, "save_cassette", full)
     result = CliRunner().invoke(main, [*args, "--record", str(cassette)], env=env)
-    assert_one_error(result, EXIT_INPUT, str(cassette), "No space left on device")
+    assert_one_error(result, ExitCode.INPUT, str(cassette), "No space left on device")
     assert cassette.read_text() == "an earlier cassette\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["case.yaml", "file"]
     # The recorder let go of the connection classes it had patched.
@@ -309,7 +310,7 @@ def test_fleet_keeps_every_good_targets_reports(
         ["scan", "--targets", str(targets), "-o", str(out)],
         env={"LAB_PW": good[0].password},
     )
-    assert result.exit_code == EXIT_CONNECT, result.output
+    assert result.exit_code == ExitCode.CONNECT, result.output
     summary = json.loads(next(out.glob("gpuaudit-fleet-*.json")).read_text())
     verdicts = {t["name"]: (t["verdict"], t["error"] or "") for t in summary["targets"]}
     assert verdicts["down"][0] == verdicts["failing"][0] == verdicts["full"][0] == "ERROR"

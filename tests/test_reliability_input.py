@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from gpuaudit.cli import EXIT_INPUT, main
+from gpuaudit.cli import main
+from gpuaudit.errors import ExitCode
 from gpuaudit.inventory import SCHEMA_VERSION
 from tests.conftest import CASSETTES
 from tests.report_fixtures import realistic_result
@@ -25,7 +26,7 @@ def run(*args: str) -> Result:
 def assert_refused(
     result: Result, path: Path, line: int | None, *words: str, once: bool = True
 ) -> None:
-    assert result.exit_code == EXIT_INPUT, result.output
+    assert result.exit_code == ExitCode.INPUT, result.output
     assert "Traceback" not in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
     lines = result.stderr.strip().splitlines()

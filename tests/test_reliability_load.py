@@ -15,8 +15,9 @@ import pytest
 from click.testing import CliRunner
 
 from gpuaudit import connect, scan
-from gpuaudit.cli import EXIT_CONNECT, EXIT_FINDINGS, EXIT_OK, main
+from gpuaudit.cli import main
 from gpuaudit.credentials import Credentials
+from gpuaudit.errors import ExitCode
 from tests.conftest import SCENARIOS, require_tool
 from tests.lab import generate
 from tests.lab.lab import Lab
@@ -66,7 +67,7 @@ def test_fleet_of_20_labs_at_concurrency_8(labs: list[tuple[str, Lab]], tmp_path
         env={"LAB_PW": labs[0][1].password},
     )
     elapsed = time.monotonic() - started
-    assert result.exit_code in (EXIT_OK, EXIT_FINDINGS), result.output
+    assert result.exit_code in (ExitCode.OK, ExitCode.FINDINGS), result.output
     summary = json.loads(next(out.glob("gpuaudit-fleet-*.json")).read_text())
     assert [t["name"] for t in summary["targets"]] == [
         f"t{i:02d}-{name}" for i, (name, _) in enumerate(labs)
@@ -84,7 +85,7 @@ def test_fleet_of_20_labs_at_concurrency_8(labs: list[tuple[str, Lab]], tmp_path
             ["scan", "--server", lab.url, "--user", lab.user, "-o", str(single), "-f", "json"],
             env={"GPUAUDIT_PASSWORD": lab.password, "GOVC_URL": None},
         )
-        assert alone.exit_code in (EXIT_OK, EXIT_FINDINGS), alone.output
+        assert alone.exit_code in (ExitCode.OK, ExitCode.FINDINGS), alone.output
         report = json.loads(next(single.glob("*.json")).read_text())
         expected[name] = findings(report)
         hosts[name] = len(report["inventory"]["hosts"])
@@ -110,7 +111,7 @@ def test_large_estate_with_latency_within_the_default_timeout() -> None:
                 scan.Live(credentials=creds, timeout=connect.DEFAULT_TIMEOUT)
             )
         except connect.ConnectError as exc:  # a timeout would end here, with exit status 3
-            pytest.fail(f"exit status {EXIT_CONNECT}: {exc}")
+            pytest.fail(f"exit status {ExitCode.CONNECT}: {exc}")
         elapsed = time.monotonic() - started
     assert len(inventory.hosts) == 1024 and len(inventory.vms) == 10_240
     assert sum(len(h.gpus) for h in inventory.hosts) == 4096

@@ -22,7 +22,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from gpuaudit import files, report
-from gpuaudit.cli import EXIT_FINDINGS, EXIT_OK, main
+from gpuaudit.cli import main
+from gpuaudit.errors import ExitCode
 from gpuaudit.fleet import write_fleet_summary
 from gpuaudit.report import safe_server, write_reports
 from gpuaudit.report.naming import fleet_stem, report_stem
@@ -123,7 +124,7 @@ def test_ten_scans_at_once_keep_ten_whole_sets(tmp_path: Path) -> None:
     scans = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for c in commands]
     for scan in scans:
         _, stderr = scan.communicate(timeout=300)
-        assert scan.returncode in (EXIT_OK, EXIT_FINDINGS), stderr.decode()
+        assert scan.returncode in (ExitCode.OK, ExitCode.FINDINGS), stderr.decode()
     assert_whole_sets_of_every_estate(out, 10)
 
 
@@ -271,7 +272,7 @@ def test_fleet_targets_whose_names_reduce_alike_keep_their_reports(
         ["scan", "--targets", str(targets), "-o", str(out)],
         env={"LAB_PW": two_labs[0].password},
     )
-    assert result.exit_code in (EXIT_OK, EXIT_FINDINGS), result.output
+    assert result.exit_code in (ExitCode.OK, ExitCode.FINDINGS), result.output
     (summary_json,) = [
         p for p in out.iterdir() if re.fullmatch(r"gpuaudit-fleet-\w+\.json", p.name)
     ]

@@ -18,7 +18,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from gpuaudit import fleet
-from gpuaudit.cli import EXIT_CONNECT, EXIT_FINDINGS, EXIT_OK, main
+from gpuaudit.cli import main
+from gpuaudit.errors import ExitCode
 from tests.conftest import ROOT, SCENARIOS, unused_port
 
 # Recognisable, and hard to redact: markup, quotes, an ampersand, non-ASCII.
@@ -84,7 +85,7 @@ def test_no_password_anywhere_at_the_highest_verbosity(lab_factory: Any, tmp_pat
         password=PASSWORD,
         cwd=tmp_path,
     )
-    assert done.returncode in (EXIT_OK, EXIT_FINDINGS), done.stderr[-3000:]
+    assert done.returncode in (ExitCode.OK, ExitCode.FINDINGS), done.stderr[-3000:]
     stderr = done.stderr.decode("utf-8", "replace")
     # -vv really shows the wire: requests with their bodies, answers with their headers.
     assert "send: b'POST /sdk HTTP/1.1" in stderr and "reply: 'HTTP/1.1 200 OK" in stderr
@@ -110,7 +111,7 @@ def test_a_wrong_password_is_not_shown_either(lab_factory: Any, tmp_path: Path) 
         password=WRONG,
         cwd=tmp_path,
     )
-    assert done.returncode == EXIT_CONNECT
+    assert done.returncode == ExitCode.CONNECT
     assert b"user name or password is wrong" in done.stderr
     assert re.search(rb"<password[^>]*>\*{5}</password>", done.stderr)
     assert leaks(done.stdout + done.stderr, WRONG) == []
@@ -148,7 +149,7 @@ def test_tls_certificate_for_another_name_is_refused(lab_factory: Any, tmp_path:
         *("--ca-file", str(lab.cert_file), "-o", str(tmp_path / "inv.json")),
         password=lab.password,
     )
-    assert result.exit_code == EXIT_CONNECT, result.output
+    assert result.exit_code == ExitCode.CONNECT, result.output
     assert "TLS verification failed for 127.0.0.1" in result.output
     assert "mismatch" in result.output and "'127.0.0.1'" in result.output
     assert "--ca-file" in result.output and "--insecure" in result.output
@@ -162,14 +163,14 @@ def test_tls_certificate_checked_by_name_not_by_address(lab_factory: Any, tmp_pa
     by_address = collect(
         f"https://127.0.0.1:{lab.port}/sdk", "--ca-file", str(lab.cert_file), password=lab.password
     )
-    assert by_address.exit_code == EXIT_CONNECT
+    assert by_address.exit_code == ExitCode.CONNECT
     assert "TLS verification failed" in by_address.output
     by_name = collect(
         f"https://localhost:{lab.port}/sdk",
         *("--ca-file", str(lab.cert_file), "-o", str(tmp_path / "inv.json")),
         password=lab.password,
     )
-    assert by_name.exit_code == EXIT_OK, by_name.output
+    assert by_name.exit_code == ExitCode.OK, by_name.output
     assert (tmp_path / "inv.json").is_file()
 
 
@@ -191,7 +192,7 @@ def test_password_file_readable_by_others_warns(
         ],
         env={"GPUAUDIT_PASSWORD": None, "GOVC_PASSWORD": None, "GOVC_URL": None},
     )
-    assert result.exit_code == EXIT_CONNECT  # the password was read and used
+    assert result.exit_code == ExitCode.CONNECT  # the password was read and used
     warning = (
         f"warning: password file {secret} is readable by group or others "
         f"(mode {mode:04o}); run: chmod 600 {secret}"
@@ -273,7 +274,7 @@ def test_hostile_names_with_control_characters_from_the_lab(
         ],
         env={"GPUAUDIT_PASSWORD": lab.password, "GOVC_URL": None},
     )
-    assert result.exit_code in (EXIT_OK, EXIT_FINDINGS), result.output
+    assert result.exit_code in (ExitCode.OK, ExitCode.FINDINGS), result.output
     report = json.loads(next(tmp_path.glob("*.json")).read_text(encoding="utf-8"))
     inventory = report["inventory"]
     assert HOSTILE_NAMES["host"] in [h["name"] for h in inventory["hosts"]]

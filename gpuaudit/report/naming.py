@@ -20,6 +20,7 @@ EXTENSIONS = {
     "sarif": "sarif",
 }
 FORMATS = tuple(EXTENSIONS)
+DEFAULT_FORMATS = ("html", "xlsx", "json")
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _MAX_SERVER = 64

@@ -26,7 +26,7 @@ from openpyxl.worksheet._write_only import WriteOnlyWorksheet
 from gpuaudit.report.json_report import REPORT_SCHEMA_VERSION
 from gpuaudit.report.tables import BOOL, DATE, DATETIME, FLOAT, Table, Value, workbook_tables
 from gpuaudit.report.text import looks_like_formula, xml_text
-from gpuaudit.results import AuditResult
+from gpuaudit.results import SEVERITIES, AuditResult
 
 MAX_CELL = 32767  # the most characters a cell holds
 _HEADER_FONT = Font(bold=True, color="FFFFFF")
@@ -48,13 +48,12 @@ COLOURS = {
     "PASS": ("D1E7DD", "0F5132"),
     "ERROR": ("7F1D1D", "FFFFFF"),
 }
-SEVERITY_VALUES = ("critical", "high", "medium", "low", "info")
 STATUS_VALUES = ("fail", "waived", "pass", "FAIL", "PASS")
 
 # Per table: the columns coloured by value.
 COLOURED: dict[str, dict[str, tuple[str, ...]]] = {
-    "Findings": {"Status": STATUS_VALUES, "Severity": SEVERITY_VALUES},
-    "Summary": {"Value": STATUS_VALUES + SEVERITY_VALUES},
+    "Findings": {"Status": STATUS_VALUES, "Severity": SEVERITIES},
+    "Summary": {"Value": STATUS_VALUES + SEVERITIES},
     "Targets": {"Verdict": ("PASS", "FAIL", "ERROR")},
 }
 
