@@ -18,6 +18,20 @@ from tests.lab.record import RECORDED as RECORDED
 from tests.lab.record import ROOT as ROOT
 from tests.lab.record import SCENARIOS
 
+@pytest.fixture(autouse=True)
+def _own_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts with no remembered secrets.
+
+    A gpuaudit process masks every password it was given in every later log line
+    (gpuaudit.debuglog). The suite runs many logins in one process: a test that
+    logs in with the password "x" would otherwise mask every "x" that a later
+    test's log assertions look for.
+    """
+    from gpuaudit import debuglog
+
+    monkeypatch.setattr(debuglog, "_secrets", set())
+
+
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
