@@ -171,11 +171,13 @@ def scan_target(
     """Scan one target; every failure becomes its outcome, never an exception."""
     from gpuaudit import outcome
     from gpuaudit.check import run_checks
-    from gpuaudit.policy import PolicyError, load_policy
+    from gpuaudit.policy_file import PolicyError, load_policy
     from gpuaudit.report import write_reports
+    from gpuaudit.rules import catalogue
 
     try:
-        policy = load_policy(target.policy) if target.policy else None
+        rule_ids = [r.id for r in catalogue()]
+        policy = load_policy(target.policy, rule_ids=rule_ids) if target.policy else None
         creds = Credentials(
             server=target.server,
             user=target.user,

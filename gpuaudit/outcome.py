@@ -21,10 +21,11 @@ Fail = Callable[[str, int], NoReturn]
 def load_policy_or_none(path: str | None, fail: Fail, code: int) -> Any:
     if not path:
         return None
-    from gpuaudit.policy import PolicyError, load_policy
+    from gpuaudit.policy_file import PolicyError, load_policy
+    from gpuaudit.rules import catalogue
 
     try:
-        return load_policy(path)
+        return load_policy(path, rule_ids=[r.id for r in catalogue()])
     except PolicyError as exc:
         fail(str(exc), code)
 
