@@ -30,9 +30,6 @@ class Intent:
     active_active: bool = False  # the application runs active-active across hosts
 
 
-INTENT_FIELDS = {f.name: f.type for f in dataclasses.fields(Intent)}
-
-
 @dataclass(frozen=True)
 class MonitoringPolicy:
     """Thresholds of the monitoring rules (MON-02 to MON-04)."""

@@ -2,7 +2,8 @@
 
 Loading is strict: an unknown key, a wrong type or an invalid date raises
 PolicyError naming the file and line, so that a misspelt key is never silently
-ignored. The rule ids a policy may name are given by the caller.
+ignored. The sections are pydantic models; the rule ids a policy may name are
+given by the caller, who knows the rule catalogue.
 """
 
 from __future__ import annotations
@@ -10,12 +11,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Collection
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-import yaml
+from pydantic import AfterValidator, BeforeValidator, Field, ValidationInfo
 
 from gpuaudit.policy import (
-    INTENT_FIELDS,
     MAX_RESTART_MINUTES,
     MONITORING_LIMITS,
     ClusterPolicy,
@@ -25,13 +25,90 @@ from gpuaudit.policy import (
     Policy,
 )
 from gpuaudit.results import SEVERITIES, Waiver
-from gpuaudit.yamlread import InputFileError, YamlReader
+from gpuaudit.yamlread import Day, InputFileError, InputModel, Text, YamlReader, problem
 
 POLICY_VERSION = 1
 
 
 class PolicyError(InputFileError):
     """A policy file that cannot be used; the message names the file and line."""
+
+
+def _version(value: Any) -> Any:
+    # type(), not ==: True == 1 and 1.0 == 1 in Python, and neither is a version.
+    if type(value) is not int or value != POLICY_VERSION:
+        raise problem(f"expected {POLICY_VERSION}")
+    return value
+
+
+def _known_rule(value: str, info: ValidationInfo) -> str:
+    if value not in (info.context or {}).get("rule_ids", ()):
+        raise problem(f"unknown rule id {value!r}")
+    return value
+
+
+def _severity(value: str) -> str:
+    if value not in SEVERITIES:
+        raise problem(f"expected one of {', '.join(SEVERITIES)}")
+    return value
+
+
+RuleId = Annotated[Text, AfterValidator(_known_rule)]
+Severity = Annotated[Text, AfterValidator(_severity)]
+Version = Annotated[int, BeforeValidator(_version)]
+
+
+def _limit(key: str) -> Any:
+    default = getattr(MonitoringPolicy(), key)
+    return Field(default=default, gt=0, le=MONITORING_LIMITS[key], allow_inf_nan=False)
+
+
+class IntentSection(InputModel):
+    """The fields of gpuaudit.policy.Intent; only those given override its defaults."""
+
+    stateless: bool = Intent.stateless
+    max_restart_minutes: float = Field(
+        default=Intent.max_restart_minutes, ge=0, le=MAX_RESTART_MINUTES, allow_inf_nan=False
+    )
+    vm_ha_mandated: bool = Intent.vm_ha_mandated
+    gpu_sharing_required: bool = Intent.gpu_sharing_required
+    budget_constrained: bool = Intent.budget_constrained
+    active_active: bool = Intent.active_active
+
+
+class MonitoringSection(InputModel):
+    max_temperature_c: float = _limit("max_temperature_c")
+    idle_utilization_percent: float = _limit("idle_utilization_percent")
+    framebuffer_ratio: float = _limit("framebuffer_ratio")
+
+
+class LicensingSection(InputModel):
+    vgpu_features: list[Text] = Field(default_factory=list)
+    vgpu_editions: list[Text] = Field(default_factory=list)
+
+
+class ClusterSection(InputModel):
+    intent: IntentSection = Field(default_factory=IntentSection)
+    severity: dict[RuleId, Severity] = Field(default_factory=dict)
+
+
+class WaiverEntry(InputModel):
+    rule: RuleId
+    object: Text
+    reason: Text
+    owner: Text
+    expires: Day
+
+
+class PolicyFile(InputModel):
+    version: Version = POLICY_VERSION
+    description: Text = ""
+    intent: IntentSection = Field(default_factory=IntentSection)
+    severity: dict[RuleId, Severity] = Field(default_factory=dict)
+    clusters: dict[str, ClusterSection] = Field(default_factory=dict)
+    waivers: list[WaiverEntry] = Field(default_factory=list)
+    monitoring: MonitoringSection = Field(default_factory=MonitoringSection)
+    licensing: LicensingSection = Field(default_factory=LicensingSection)
 
 
 def load_policy(path: str | Path, *, rule_ids: Collection[str]) -> Policy:
@@ -50,128 +127,35 @@ def parse_policy(text: str, source: str = "<policy>", *, rule_ids: Collection[st
 
 
 class _Reader(YamlReader):
-    """Walks the YAML node tree, so that every error can name its line."""
-
     error = PolicyError
 
     def __init__(self, source: str, rule_ids: Collection[str]) -> None:
         super().__init__(source)
         self.rule_ids = frozenset(rule_ids)
 
-    def document(self, root: yaml.Node | None) -> Policy:
-        policy = Policy(source=self.source)
+    def document(self, root: Any) -> Policy:
         if root is None:
-            return policy
-        return self.policy(root, policy)
-
-    def rule_id(self, node: yaml.Node, where: str) -> str:
-        value = self.text(node, where)
-        if value not in self.rule_ids:
-            raise self.fail(node, f"{where}: unknown rule id {value!r}")
-        return value
-
-    # The document
-    def policy(self, root: yaml.Node, policy: Policy) -> Policy:
-        keys = {
-            "version",
-            "description",
-            "intent",
-            "severity",
-            "clusters",
-            "waivers",
-            "monitoring",
-            "licensing",
-        }
-        top = self.mapping(root, "policy", keys)
-        if "version" in top:
-            version = self.value(top["version"])
-            # type(), not ==: True == 1 and 1.0 == 1 in Python, and neither is a version.
-            if type(version) is not int or version != POLICY_VERSION:
-                raise self.fail(top["version"], f"version: expected {POLICY_VERSION}")
-        if "description" in top:
-            self.text(top["description"], "description")
-        if "intent" in top:
-            policy.intent = dataclasses.replace(Intent(), **self.intent(top["intent"], "intent"))
-        if "severity" in top:
-            policy.severity = self.severities(top["severity"], "severity")
-        if "clusters" in top:
-            for name, node in self.mapping(top["clusters"], "clusters", None).items():
-                policy.clusters.append(self.cluster(name, node))
-        if "monitoring" in top:
-            policy.monitoring = self.monitoring(top["monitoring"])
-        if "licensing" in top:
-            policy.licensing = self.licensing(top["licensing"])
-        if "waivers" in top:
-            node = top["waivers"]
-            if not isinstance(node, yaml.SequenceNode):
-                raise self.fail(node, "waivers: expected a list")
-            policy.waivers = [
-                self.waiver(item, f"waivers[{i}]") for i, item in enumerate(node.value)
-            ]
-        return policy
-
-    def monitoring(self, node: yaml.Node) -> MonitoringPolicy:
-        keys = {f.name for f in dataclasses.fields(MonitoringPolicy)}
-        values = {}
-        for key, value in self.mapping(node, "monitoring", keys).items():
-            number = self.number(value, f"monitoring.{key}", high=MONITORING_LIMITS[key])
-            if number <= 0:
-                raise self.fail(value, f"monitoring.{key}: expected a number above 0")
-            values[key] = number
-        return MonitoringPolicy(**values)
-
-    def licensing(self, node: yaml.Node) -> LicensingPolicy:
-        values = {}
-        for key, value in self.mapping(
-            node, "licensing", {"vgpu_features", "vgpu_editions"}
-        ).items():
-            if not isinstance(value, yaml.SequenceNode):
-                raise self.fail(value, f"licensing.{key}: expected a list")
-            values[key] = tuple(
-                self.text(item, f"licensing.{key}[{i}]") for i, item in enumerate(value.value)
-            )
-        return LicensingPolicy(**values)
-
-    def intent(self, node: yaml.Node, where: str) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in self.mapping(node, where, set(INTENT_FIELDS)).items():
-            if key == "max_restart_minutes":
-                out[key] = self.number(value, f"{where}.{key}", high=MAX_RESTART_MINUTES)
-            else:
-                out[key] = self.boolean(value, f"{where}.{key}")
-        return out
-
-    def severities(self, node: yaml.Node, where: str) -> dict[str, str]:
-        out = {}
-        mapping = self.mapping(node, where, None)
-        for key_node, value in zip((k for k, _ in node.value), mapping.values(), strict=True):
-            rule = self.rule_id(key_node, where)
-            severity = self.text(value, f"{where}.{rule}")
-            if severity not in SEVERITIES:
-                raise self.fail(value, f"{where}.{rule}: expected one of {', '.join(SEVERITIES)}")
-            out[rule] = severity
-        return out
-
-    def cluster(self, name: str, node: yaml.Node) -> ClusterPolicy:
-        where = f"clusters.{name}"
-        entry = ClusterPolicy(match=name)
-        for key, value in self.mapping(node, where, {"intent", "severity"}).items():
-            if key == "intent":
-                entry.intent = self.intent(value, f"{where}.intent")
-            else:
-                entry.severity = self.severities(value, f"{where}.severity")
-        return entry
-
-    def waiver(self, node: yaml.Node, where: str) -> Waiver:
-        keys = {"rule", "object", "reason", "owner", "expires"}
-        fields = self.mapping(node, where, keys)
-        missing = sorted(keys - set(fields))
-        if missing:
-            raise self.fail(node, f"{where}: missing {', '.join(missing)}")
-        return Waiver(
-            rule=self.rule_id(fields["rule"], f"{where}.rule"),
-            object=self.text(fields["object"], f"{where}.object"),
-            reason=self.text(fields["reason"], f"{where}.reason"),
-            owner=self.text(fields["owner"], f"{where}.owner"),
-            expires=self.day(fields["expires"], f"{where}.expires").isoformat(),
+            return Policy(source=self.source)
+        file = self.validate(PolicyFile, root, "policy", {"rule_ids": self.rule_ids})
+        return Policy(
+            source=self.source,
+            intent=dataclasses.replace(Intent(), **_given(file.intent)),
+            clusters=[
+                ClusterPolicy(match=name, intent=_given(entry.intent), severity=entry.severity)
+                for name, entry in file.clusters.items()
+            ],
+            severity=file.severity,
+            waivers=[
+                Waiver(w.rule, w.object, w.reason, w.owner, w.expires.isoformat())
+                for w in file.waivers
+            ],
+            monitoring=MonitoringPolicy(**_given(file.monitoring)),
+            licensing=LicensingPolicy(
+                **{key: tuple(value) for key, value in _given(file.licensing).items()}
+            ),
         )
+
+
+def _given(section: InputModel) -> dict[str, Any]:
+    """The keys a section set in the file, so that the dataclasses keep their defaults."""
+    return section.model_dump(exclude_unset=True)

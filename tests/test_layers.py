@@ -79,6 +79,7 @@ def test_the_import_contracts_hold() -> None:
         ),
         ("facts.py", "import pyVmomi", "speak pyVmomi", "gpuaudit.facts -> pyVmomi"),
         ("report/html.py", "import click", "speaks click", "gpuaudit.report.html -> click"),
+        ("policy.py", "import pydantic", "use pydantic", "gpuaudit.policy -> pydantic"),
     ],
 )
 def test_a_contract_breaks_when_a_module_imports_what_it_must_not(
