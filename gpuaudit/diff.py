@@ -65,15 +65,15 @@ def load_side(path: str | Path) -> dict[str, Any]:
             raise DiffInputError(f"{path}: not a usable gpuaudit JSON report: {problem}")
         return data
     if isinstance(data, dict) and "schema_version" in data:
+        from gpuaudit.check import run_checks
         from gpuaudit.inventory import Inventory, InventoryError
-        from gpuaudit.pipeline import check
         from gpuaudit.report import render_json
 
         try:
             inventory = Inventory.from_dict(data)
         except InventoryError as exc:
             raise DiffInputError(f"{path}: {exc}") from None
-        return render_json(check(inventory, policy=None, policy_source=None))
+        return render_json(run_checks(inventory))  # the default policy
     raise DiffInputError(f"{path}: neither a gpuaudit JSON report nor an inventory")
 
 

@@ -16,32 +16,21 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
+from pydantic import Field, model_validator
 
 from gpuaudit import connect, scan
 from gpuaudit.credentials import CredentialError, Credentials, read_password_file
 from gpuaudit.errors import AuditError, ExitCode, ReportWriteError, exit_code
 from gpuaudit.files import write_new
-from gpuaudit.yamlread import InputFileError, YamlReader
+from gpuaudit.yamlread import InputFileError, InputModel, Text, YamlReader, problem
 
 log = logging.getLogger("gpuaudit.fleet")
 
 DEFAULT_CONCURRENCY = 4
 MAX_CONCURRENCY = 32
-
-_TARGET_KEYS = {
-    "name",
-    "server",
-    "user",
-    "password_env",
-    "password_file",
-    "insecure",
-    "ca_file",
-    "timeout",
-    "policy",
-}
 
 
 class TargetsError(InputFileError):
@@ -67,8 +56,51 @@ class Fleet:
     concurrency: int = DEFAULT_CONCURRENCY
 
 
+class TargetDefaults(InputModel):
+    """Settings every target takes unless it sets its own.
+
+    Only the keys a file gives count (``model_dump(exclude_unset=True)``): the
+    defaults here are never used, Target's are.
+    """
+
+    user: Text = ""
+    password_env: Text = ""
+    password_file: Text = ""
+    insecure: bool = False
+    ca_file: Text = ""
+    # The bounds of --timeout.
+    timeout: float = Field(
+        default=connect.DEFAULT_TIMEOUT,
+        ge=connect.MIN_TIMEOUT,
+        le=connect.MAX_TIMEOUT,
+        allow_inf_nan=False,
+    )
+    policy: Text = ""
+
+    @model_validator(mode="after")
+    def _one_password_source(self) -> TargetDefaults:
+        if {"password_env", "password_file"} <= self.model_fields_set:
+            raise problem("password_env and password_file are exclusive")
+        return self
+
+
+class TargetEntry(TargetDefaults):
+    name: Text = ""
+    server: Text
+
+
+class TargetsFile(InputModel):
+    concurrency: int = Field(default=DEFAULT_CONCURRENCY, ge=1, le=MAX_CONCURRENCY)
+    defaults: TargetDefaults = Field(default_factory=TargetDefaults)
+    targets: list[TargetEntry] = Field(min_length=1)
+
+
 class _TargetsReader(YamlReader):
     error = TargetsError
+    missing: ClassVar[dict[str, str]] = {
+        "server": "no server",
+        "targets": "no 'targets' list",
+    }
 
     def __init__(self, source: str, base: Path) -> None:
         super().__init__(source)
@@ -77,52 +109,26 @@ class _TargetsReader(YamlReader):
     def fleet(self, root: yaml.Node | None) -> Fleet:
         if root is None:
             raise self.error(self.source, None, "empty: it needs a list of targets")
-        top = self.mapping(root, "targets file", {"concurrency", "defaults", "targets"})
-        defaults: dict[str, Any] = {}
-        if "defaults" in top:
-            defaults = self.settings(top["defaults"], "defaults", required=False)
-        if "targets" not in top:
-            raise self.fail(root, "targets file: no 'targets' list")
-        targets = []
-        seen: dict[str, int] = {}
-        for i, node in enumerate(self.sequence(top["targets"], "targets")):
-            where = f"targets[{i}]"
-            settings = {**defaults, **self.settings(node, where, required=True)}
+        file = self.validate(TargetsFile, root, "targets file")
+        defaults = file.defaults.model_dump(exclude_unset=True)
+        # What spans records stays here: a user from either place, one name per target.
+        targets: list[Target] = []
+        names: set[str] = set()
+        for i, entry in enumerate(file.targets):
+            node, where = self.node_at(root, ("targets", i)), f"targets[{i}]"
+            settings = {**defaults, **entry.model_dump(exclude_unset=True)}
             if "user" not in settings:
                 raise self.fail(node, f"{where}: no user (set it here or in defaults)")
+            for key in ("ca_file", "password_file", "policy"):
+                if key in settings:  # relative to the targets file
+                    settings[key] = str(self.base / settings[key])
             # A name shows on the console and in file names: never a user:password@.
             settings.setdefault("name", connect.shown_server(settings["server"]))
-            if settings["name"] in seen:
+            if settings["name"] in names:
                 raise self.fail(node, f"{where}: a second target named {settings['name']!r}")
-            seen[settings["name"]] = i
+            names.add(settings["name"])
             targets.append(Target(**settings))
-        if not targets:
-            raise self.fail(top["targets"], "targets: the list is empty")
-        concurrency = DEFAULT_CONCURRENCY
-        if "concurrency" in top:
-            concurrency = self.whole(top["concurrency"], "concurrency", minimum=1)
-            if concurrency > MAX_CONCURRENCY:
-                raise self.fail(top["concurrency"], f"concurrency: at most {MAX_CONCURRENCY}")
-        return Fleet(targets=targets, concurrency=concurrency)
-
-    def settings(self, node: yaml.Node, where: str, required: bool) -> dict[str, Any]:
-        keys = _TARGET_KEYS if required else _TARGET_KEYS - {"name", "server"}
-        out: dict[str, Any] = {}
-        for key, value in self.mapping(node, where, keys).items():
-            if key == "insecure":
-                out[key] = self.boolean(value, f"{where}.{key}")
-            elif key == "timeout":
-                low, high = connect.MIN_TIMEOUT, connect.MAX_TIMEOUT  # as for --timeout
-                out[key] = self.number(value, f"{where}.{key}", low=low, high=high)
-            elif key in ("ca_file", "password_file", "policy"):
-                out[key] = str(self.base / self.text(value, f"{where}.{key}"))
-            else:
-                out[key] = self.text(value, f"{where}.{key}")
-        if required and "server" not in out:
-            raise self.fail(node, f"{where}: no server")
-        if "password_env" in out and "password_file" in out:
-            raise self.fail(node, f"{where}: password_env and password_file are exclusive")
-        return out
+        return Fleet(targets=targets, concurrency=file.concurrency)
 
 
 def load_targets(path: str | Path) -> Fleet:

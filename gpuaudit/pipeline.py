@@ -78,11 +78,12 @@ def load_policy(path: str | None) -> Policy | None:
     """The policy at ``path``, or None (the default policy) without one."""
     if not path:
         return None
-    from gpuaudit.policy import PolicyError
-    from gpuaudit.policy import load_policy as load
+    from gpuaudit.policy_file import PolicyError
+    from gpuaudit.policy_file import load_policy as load
+    from gpuaudit.rules import catalogue
 
     try:
-        return load(path)
+        return load(path, rule_ids=[r.id for r in catalogue()])
     except PolicyError as exc:
         raise InputError(str(exc)) from exc
 

@@ -18,6 +18,7 @@ from tests.lab.record import RECORDED as RECORDED
 from tests.lab.record import ROOT as ROOT
 from tests.lab.record import SCENARIOS
 
+
 @pytest.fixture(autouse=True)
 def _own_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test starts with no remembered secrets.

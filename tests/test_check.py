@@ -12,10 +12,12 @@ import pytest
 import gpuaudit
 from gpuaudit import simulate
 from gpuaudit.check import run_checks
-from gpuaudit.policy import parse_policy
+from gpuaudit.policy_file import parse_policy
 from gpuaudit.rules import catalogue, registry
 from gpuaudit.rules.registry import Context, RuleSpec, Verdict
 from tests.builders import healthy, passthrough_estate
+
+RULE_IDS = [r.id for r in catalogue()]
 
 TODAY = date(2027, 1, 15)
 
@@ -74,7 +76,9 @@ def test_a_simulation_that_raises_is_recorded(monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_severity_overrides_global_and_per_cluster() -> None:
-    policy = parse_policy("severity: {HA-04: low}\nclusters:\n  pt:\n    severity: {HA-01: info}\n")
+    policy = parse_policy(
+        "severity: {HA-04: low}\nclusters:\n  pt:\n    severity: {HA-01: info}\n", rule_ids=RULE_IDS
+    )
     result = run_checks(passthrough_estate().inv, policy, TODAY)
     severities = {(f.rule, f.object): f.severity for f in result.findings}
     assert severities[("HA-04", "pv1")] == "low"
@@ -91,7 +95,7 @@ waivers:
 
 
 def test_active_waiver_turns_fail_into_waived() -> None:
-    result = run_checks(passthrough_estate().inv, parse_policy(WAIVERS), TODAY)
+    result = run_checks(passthrough_estate().inv, parse_policy(WAIVERS, rule_ids=RULE_IDS), TODAY)
     waived = [f for f in result.findings if f.status == "waived"]
     assert sorted(f.object for f in waived) == ["pv1", "pv2"]
     assert all(f.rule == "HA-04" and f.waiver is not None for f in waived)
@@ -101,7 +105,7 @@ def test_active_waiver_turns_fail_into_waived() -> None:
 
 
 def test_expired_waiver_stops_applying_and_is_reported() -> None:
-    result = run_checks(passthrough_estate().inv, parse_policy(WAIVERS), TODAY)
+    result = run_checks(passthrough_estate().inv, parse_policy(WAIVERS, rule_ids=RULE_IDS), TODAY)
     ha01 = next(f for f in result.findings if f.rule == "HA-01")
     assert ha01.status == "fail" and ha01.waiver is None
     assert ha01.evidence["expired_waiver"]["expires"] == "2027-01-14"
@@ -111,7 +115,8 @@ def test_expired_waiver_stops_applying_and_is_reported() -> None:
 
 def test_waiver_on_a_passing_finding_changes_nothing() -> None:
     policy = parse_policy(
-        "waivers:\n  - {rule: HA-06, object: c1, reason: r, owner: o, expires: 2027-06-30}\n"
+        "waivers:\n  - {rule: HA-06, object: c1, reason: r, owner: o, expires: 2027-06-30}\n",
+        rule_ids=RULE_IDS,
     )
     result = run_checks(healthy().inv, policy, TODAY)
     f = next(f for f in result.findings if f.rule == "HA-06")
@@ -119,7 +124,7 @@ def test_waiver_on_a_passing_finding_changes_nothing() -> None:
 
 
 def test_counts_follow_effective_severity() -> None:
-    policy = parse_policy("severity: {HA-04: low}\n")
+    policy = parse_policy("severity: {HA-04: low}\n", rule_ids=RULE_IDS)
     counts = run_checks(passthrough_estate().inv, policy, TODAY).counts()
     assert counts["severity"]["low"] == 2
 

@@ -21,9 +21,12 @@ import pytest
 
 from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory
-from gpuaudit.policy import Policy, parse_policy
+from gpuaudit.policy import Policy
+from gpuaudit.policy_file import parse_policy
 from gpuaudit.results import AuditResult
 from gpuaudit.rules import catalogue
+
+RULE_IDS = [r.id for r in catalogue()]
 
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
 BROKEN = SCENARIOS / "broken.yaml"
@@ -81,7 +84,7 @@ def design_expectations() -> list[tuple[str, str, str]]:
 
 
 def broken_policy() -> Policy:
-    return parse_policy(BROKEN_POLICY, "broken-policy")
+    return parse_policy(BROKEN_POLICY, "broken-policy", rule_ids=RULE_IDS)
 
 
 # --- every scenario ----------------------------------------------------------------------
@@ -187,7 +190,8 @@ def test_broken_waivers_apply_to_its_failures() -> None:
     waivers = parse_policy(
         "waivers:\n"
         "  - {rule: HA-04, object: 'pt-vm-*', reason: app HA, owner: ops, expires: 2027-12-31}\n"
-        "  - {rule: HA-04, object: 'buf-vm-*', reason: app HA, owner: ops, expires: 2026-12-31}\n"
+        "  - {rule: HA-04, object: 'buf-vm-*', reason: app HA, owner: ops, expires: 2026-12-31}\n",
+        rule_ids=RULE_IDS,
     ).waivers
     policy.waivers = waivers
     _, result = check(BROKEN, policy)

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from gpuaudit.fleet import TargetsError, load_targets
 from gpuaudit.inventory import Inventory, InventoryError
-from gpuaudit.policy import PolicyError, parse_policy
+from gpuaudit.policy_file import PolicyError, parse_policy
+from gpuaudit.rules import catalogue
 from gpuaudit.scan import check_cassette
 from tests.report_fixtures import realistic_result
 
@@ -42,6 +43,8 @@ VALUES = st.recursive(
     ),
     max_leaves=20,
 )
+
+RULE_IDS = [r.id for r in catalogue()]
 
 BASE_INVENTORY = json.loads(realistic_result().inventory.to_json())
 
@@ -122,7 +125,7 @@ POLICY_EXAMPLE = POLICY.split("```yaml\n", 1)[1].split("```", 1)[0]
 
 def load_policy_text(text: str) -> None:
     try:
-        parse_policy(text, "fuzz.yaml")
+        parse_policy(text, "fuzz.yaml", rule_ids=RULE_IDS)
     except PolicyError as exc:
         assert str(exc).startswith("fuzz.yaml")
 

@@ -8,15 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from gpuaudit.policy import (
-    Intent,
-    MonitoringPolicy,
-    Policy,
-    PolicyError,
-    load_policy,
-    parse_policy,
-)
+from gpuaudit.policy import Intent, MonitoringPolicy, Policy
+from gpuaudit.policy_file import PolicyError, load_policy, parse_policy
 from gpuaudit.results import Waiver
+from gpuaudit.rules import catalogue
+
+RULE_IDS = [r.id for r in catalogue()]
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "policy.md"
 
@@ -30,7 +27,7 @@ def documented_example() -> str:
 def test_documented_example_loads(tmp_path: Path) -> None:
     path = tmp_path / "policy.yaml"
     path.write_text(documented_example(), encoding="utf-8")
-    policy = load_policy(path)
+    policy = load_policy(path, rule_ids=RULE_IDS)
     assert policy.source == str(path)
     assert policy.intent == Intent(budget_constrained=True)
     assert policy.severity == {"VM-07": "info", "HA-06": "critical"}
@@ -59,11 +56,11 @@ def test_monitoring_and_licensing_sections_are_strict() -> None:
     with pytest.raises(
         PolicyError, match=r"line 1.*monitoring.max_temp: unknown|unknown.*max_temp"
     ):
-        parse_policy("monitoring: {max_temp: 80}\n")
+        parse_policy("monitoring: {max_temp: 80}\n", rule_ids=RULE_IDS)
     with pytest.raises(PolicyError, match="above 0"):
-        parse_policy("monitoring: {framebuffer_ratio: 0}\n")
+        parse_policy("monitoring: {framebuffer_ratio: 0}\n", rule_ids=RULE_IDS)
     with pytest.raises(PolicyError, match="expected a list"):
-        parse_policy("licensing: {vgpu_features: vgpu}\n")
+        parse_policy("licensing: {vgpu_features: vgpu}\n", rule_ids=RULE_IDS)
     assert Policy.default().monitoring.max_temperature_c == 85
 
 
@@ -78,14 +75,15 @@ def test_default_policy_is_the_seed_default_path() -> None:
 def test_empty_file_is_the_default(tmp_path: Path) -> None:
     path = tmp_path / "empty.yaml"
     path.write_text("# nothing yet\n", encoding="utf-8")
-    assert load_policy(path).intent == Intent()
+    assert load_policy(path, rule_ids=RULE_IDS).intent == Intent()
 
 
 def test_exact_cluster_name_wins_over_an_earlier_pattern() -> None:
     policy = parse_policy(
         "clusters:\n"
         "  'gpu-*': {intent: {stateless: false}}\n"
-        "  gpu-a: {intent: {gpu_sharing_required: true}}\n"
+        "  gpu-a: {intent: {gpu_sharing_required: true}}\n",
+        rule_ids=RULE_IDS,
     )
     assert policy.intent_for("gpu-a") == Intent(gpu_sharing_required=True)
     assert policy.intent_for("gpu-b") == Intent(stateless=False)
@@ -97,12 +95,16 @@ def test_waiver_dates_quoted_or_not() -> None:
         "  - {rule: HA-01, object: c1, reason: r, owner: o, expires: 2027-01-31}\n"
         "  - {rule: HA-01, object: c2, reason: r, owner: o, expires: '2027-02-28'}\n"
     )
-    assert [w.expires for w in parse_policy(text).waivers] == ["2027-01-31", "2027-02-28"]
+    assert [w.expires for w in parse_policy(text, rule_ids=RULE_IDS).waivers] == [
+        "2027-01-31",
+        "2027-02-28",
+    ]
 
 
 def test_waiver_applies_through_its_expiry_day() -> None:
     policy = parse_policy(
-        "waivers:\n  - {rule: HA-04, object: 'vm-*', reason: r, owner: o, expires: 2027-01-31}\n"
+        "waivers:\n  - {rule: HA-04, object: 'vm-*', reason: r, owner: o, expires: 2027-01-31}\n",
+        rule_ids=RULE_IDS,
     )
     assert policy.waiver_for("HA-04", "vm-1", date(2027, 1, 31)) is not None
     assert policy.waiver_for("HA-04", "vm-1", date(2027, 2, 1)) is None
@@ -163,7 +165,7 @@ def test_mistakes_name_the_file_and_line(
     path = tmp_path / "policy.yaml"
     path.write_text(text, encoding="utf-8")
     with pytest.raises(PolicyError) as info:
-        load_policy(path)
+        load_policy(path, rule_ids=RULE_IDS)
     assert str(info.value).startswith(f"{path}:{line}: "), str(info.value)
     assert message in str(info.value)
     assert info.value.line == line and info.value.source == str(path)
@@ -171,8 +173,8 @@ def test_mistakes_name_the_file_and_line(
 
 def test_unreadable_file(tmp_path: Path) -> None:
     with pytest.raises(PolicyError, match="cannot read"):
-        load_policy(tmp_path / "missing.yaml")
+        load_policy(tmp_path / "missing.yaml", rule_ids=RULE_IDS)
     binary = tmp_path / "binary.yaml"
     binary.write_bytes(b"\xff\xfe\x00")
     with pytest.raises(PolicyError, match="cannot read"):
-        load_policy(binary)
+        load_policy(binary, rule_ids=RULE_IDS)

@@ -23,9 +23,11 @@ from gpuaudit.inventory import (
     StorageAdapter,
     Vm,
 )
-from gpuaudit.policy import Policy, parse_policy
+from gpuaudit.policy import Policy
+from gpuaudit.policy_file import parse_policy
 from gpuaudit.results import Rule
 from gpuaudit.rules import (
+    catalogue,
     data,
     design,
     gpu,
@@ -597,7 +599,7 @@ def test_ds02_the_default_intent_accepts_design_b() -> None:
 
 def test_ds02_a_stateful_workload_on_local_disks_with_ha_off_fails_high() -> None:
     e = passthrough_estate()
-    policy = parse_policy("intent:\n  stateless: false\n")
+    policy = parse_policy("intent:\n  stateless: false\n", rule_ids=[r.id for r in catalogue()])
     outcome = judge(design.decision_flow, e.inv, e.inv.clusters[0], policy)
     assert not outcome.passed
     assert [d["severity"] for d in outcome.evidence["departures"]] == ["high", "medium"]

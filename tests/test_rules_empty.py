@@ -6,14 +6,17 @@ from datetime import date
 
 from gpuaudit.check import run_checks
 from gpuaudit.inventory import Cluster, Datastore, Gap, Host, Inventory, Vm
-from gpuaudit.policy import parse_policy
+from gpuaudit.policy_file import parse_policy
 from gpuaudit.results import Finding
+from gpuaudit.rules import catalogue
+
+RULE_IDS = [r.id for r in catalogue()]
 
 TODAY = date(2027, 1, 15)
 
 
 def data02(inv: Inventory, policy_text: str | None = None) -> Finding:
-    policy = parse_policy(policy_text, "policy.yaml") if policy_text else None
+    policy = parse_policy(policy_text, "policy.yaml", rule_ids=RULE_IDS) if policy_text else None
     result = run_checks(inv, policy, TODAY)
     assert result.errors == []
     (finding,) = [f for f in result.findings if f.rule == "DATA-02"]

@@ -1,0 +1,161 @@
+"""Reading a policy file (docs/policy.md) into a gpuaudit.policy.Policy.
+
+Loading is strict: an unknown key, a wrong type or an invalid date raises
+PolicyError naming the file and line, so that a misspelt key is never silently
+ignored. The sections are pydantic models; the rule ids a policy may name are
+given by the caller, who knows the rule catalogue.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Collection
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BeforeValidator, Field, ValidationInfo
+
+from gpuaudit.policy import (
+    MAX_RESTART_MINUTES,
+    MONITORING_LIMITS,
+    ClusterPolicy,
+    Intent,
+    LicensingPolicy,
+    MonitoringPolicy,
+    Policy,
+)
+from gpuaudit.results import SEVERITIES, Waiver
+from gpuaudit.yamlread import Day, InputFileError, InputModel, Text, YamlReader, problem
+
+POLICY_VERSION = 1
+
+
+class PolicyError(InputFileError):
+    """A policy file that cannot be used; the message names the file and line."""
+
+
+def _version(value: Any) -> Any:
+    # type(), not ==: True == 1 and 1.0 == 1 in Python, and neither is a version.
+    if type(value) is not int or value != POLICY_VERSION:
+        raise problem(f"expected {POLICY_VERSION}")
+    return value
+
+
+def _known_rule(value: str, info: ValidationInfo) -> str:
+    if value not in (info.context or {}).get("rule_ids", ()):
+        raise problem(f"unknown rule id {value!r}")
+    return value
+
+
+def _severity(value: str) -> str:
+    if value not in SEVERITIES:
+        raise problem(f"expected one of {', '.join(SEVERITIES)}")
+    return value
+
+
+RuleId = Annotated[Text, AfterValidator(_known_rule)]
+Severity = Annotated[Text, AfterValidator(_severity)]
+Version = Annotated[int, BeforeValidator(_version)]
+
+
+def _limit(key: str) -> Any:
+    default = getattr(MonitoringPolicy(), key)
+    return Field(default=default, gt=0, le=MONITORING_LIMITS[key], allow_inf_nan=False)
+
+
+class IntentSection(InputModel):
+    """The fields of gpuaudit.policy.Intent; only those given override its defaults."""
+
+    stateless: bool = Intent.stateless
+    max_restart_minutes: float = Field(
+        default=Intent.max_restart_minutes, ge=0, le=MAX_RESTART_MINUTES, allow_inf_nan=False
+    )
+    vm_ha_mandated: bool = Intent.vm_ha_mandated
+    gpu_sharing_required: bool = Intent.gpu_sharing_required
+    budget_constrained: bool = Intent.budget_constrained
+    active_active: bool = Intent.active_active
+
+
+class MonitoringSection(InputModel):
+    max_temperature_c: float = _limit("max_temperature_c")
+    idle_utilization_percent: float = _limit("idle_utilization_percent")
+    framebuffer_ratio: float = _limit("framebuffer_ratio")
+
+
+class LicensingSection(InputModel):
+    vgpu_features: list[Text] = Field(default_factory=list)
+    vgpu_editions: list[Text] = Field(default_factory=list)
+
+
+class ClusterSection(InputModel):
+    intent: IntentSection = Field(default_factory=IntentSection)
+    severity: dict[RuleId, Severity] = Field(default_factory=dict)
+
+
+class WaiverEntry(InputModel):
+    rule: RuleId
+    object: Text
+    reason: Text
+    owner: Text
+    expires: Day
+
+
+class PolicyFile(InputModel):
+    version: Version = POLICY_VERSION
+    description: Text = ""
+    intent: IntentSection = Field(default_factory=IntentSection)
+    severity: dict[RuleId, Severity] = Field(default_factory=dict)
+    clusters: dict[str, ClusterSection] = Field(default_factory=dict)
+    waivers: list[WaiverEntry] = Field(default_factory=list)
+    monitoring: MonitoringSection = Field(default_factory=MonitoringSection)
+    licensing: LicensingSection = Field(default_factory=LicensingSection)
+
+
+def load_policy(path: str | Path, *, rule_ids: Collection[str]) -> Policy:
+    """Load a policy file; raises PolicyError, never a traceback from YAML.
+
+    ``rule_ids`` are the ids a waiver or a severity override may name: the caller
+    knows the rule catalogue, the policy does not.
+    """
+    reader = _Reader(str(path), rule_ids)
+    return reader.document(reader.read_file(path))
+
+
+def parse_policy(text: str, source: str = "<policy>", *, rule_ids: Collection[str]) -> Policy:
+    reader = _Reader(source, rule_ids)
+    return reader.document(reader.parse(text))
+
+
+class _Reader(YamlReader):
+    error = PolicyError
+
+    def __init__(self, source: str, rule_ids: Collection[str]) -> None:
+        super().__init__(source)
+        self.rule_ids = frozenset(rule_ids)
+
+    def document(self, root: Any) -> Policy:
+        if root is None:
+            return Policy(source=self.source)
+        file = self.validate(PolicyFile, root, "policy", {"rule_ids": self.rule_ids})
+        return Policy(
+            source=self.source,
+            intent=dataclasses.replace(Intent(), **_given(file.intent)),
+            clusters=[
+                ClusterPolicy(match=name, intent=_given(entry.intent), severity=entry.severity)
+                for name, entry in file.clusters.items()
+            ],
+            severity=file.severity,
+            waivers=[
+                Waiver(w.rule, w.object, w.reason, w.owner, w.expires.isoformat())
+                for w in file.waivers
+            ],
+            monitoring=MonitoringPolicy(**_given(file.monitoring)),
+            licensing=LicensingPolicy(
+                **{key: tuple(value) for key, value in _given(file.licensing).items()}
+            ),
+        )
+
+
+def _given(section: InputModel) -> dict[str, Any]:
+    """The keys a section set in the file, so that the dataclasses keep their defaults."""
+    return section.model_dump(exclude_unset=True)
