@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from gpuaudit.results import SEVERITIES, Waiver
+from gpuaudit.results import SEVERITIES, Severity, Waiver
 from gpuaudit.yamlread import InputFileError, YamlReader
 
 POLICY_VERSION = 1
@@ -83,7 +83,7 @@ class ClusterPolicy:
 
     match: str
     intent: dict[str, Any] = field(default_factory=dict)  # overrides of the default intent
-    severity: dict[str, str] = field(default_factory=dict)  # rule id -> severity
+    severity: dict[str, Severity] = field(default_factory=dict)  # rule id -> severity
 
 
 @dataclass
@@ -91,7 +91,7 @@ class Policy:
     source: str | None = None
     intent: Intent = field(default_factory=Intent)
     clusters: list[ClusterPolicy] = field(default_factory=list)
-    severity: dict[str, str] = field(default_factory=dict)  # rule id -> severity
+    severity: dict[str, Severity] = field(default_factory=dict)  # rule id -> severity
     waivers: list[Waiver] = field(default_factory=list)
     monitoring: MonitoringPolicy = field(default_factory=MonitoringPolicy)
     licensing: LicensingPolicy = field(default_factory=LicensingPolicy)
@@ -116,7 +116,7 @@ class Policy:
             return self.intent
         return dataclasses.replace(self.intent, **entry.intent)
 
-    def severity_for(self, rule: str, cluster: str | None) -> str | None:
+    def severity_for(self, rule: str, cluster: str | None) -> Severity | None:
         """The overriding severity for a rule's finding, or None to keep the default."""
         entry = self.cluster_policy(cluster)
         if entry is not None and rule in entry.severity:
@@ -250,7 +250,7 @@ class _Reader(YamlReader):
                 out[key] = self.boolean(value, f"{where}.{key}")
         return out
 
-    def severities(self, node: yaml.Node, where: str) -> dict[str, str]:
+    def severities(self, node: yaml.Node, where: str) -> dict[str, Severity]:
         out = {}
         mapping = self.mapping(node, where, None)
         for key_node, value in zip((k for k, _ in node.value), mapping.values(), strict=True):

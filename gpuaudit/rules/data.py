@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpuaudit.results import ObjectKind
 from gpuaudit.rules.registry import Context, Verdict, rule
 
 
@@ -64,7 +65,7 @@ def gaps(ctx: Context) -> Iterator[Verdict]:
         )
 
 
-_KINDS = {
+_KINDS: dict[str, ObjectKind] = {
     "HostSystem": "host",
     "VirtualMachine": "vm",
     "ClusterComputeResource": "cluster",

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from gpuaudit import facts as F
+from gpuaudit.results import Severity
 from gpuaudit.rules.registry import Context, Verdict, rule
 
 if TYPE_CHECKING:
@@ -143,7 +144,7 @@ def fixed_passthrough(ctx: Context) -> Iterator[Verdict]:
         )
 
 
-def _intent_severity(ctx: Context, cluster: str) -> str | None:
+def _intent_severity(ctx: Context, cluster: str) -> Severity | None:
     """A VM that HA does not restart fails the declared intent when the policy mandates
     VMware HA for the cluster (the rule's severity); otherwise it is informational."""
     return None if ctx.policy.intent_for(cluster).vm_ha_mandated else "info"

@@ -14,7 +14,15 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from gpuaudit.results import CATEGORIES, SEVERITIES, Rule
+from gpuaudit.results import (
+    CATEGORIES,
+    OBJECT_KINDS,
+    SEVERITIES,
+    Category,
+    ObjectKind,
+    Rule,
+    Severity,
+)
 
 if TYPE_CHECKING:
     from gpuaudit.facts import Facts
@@ -36,8 +44,8 @@ class Verdict:
     host: str | None = None
     # A finding-specific default severity (DS-02 grades its departures);
     # None means the rule's default.
-    severity: str | None = None
-    object_kind: str | None = None  # None means the rule's object_kind
+    severity: Severity | None = None
+    object_kind: ObjectKind | None = None  # None means the rule's object_kind
 
 
 @dataclass
@@ -66,9 +74,9 @@ def rule(
     *,
     id: str,
     title: str,
-    category: str,
-    severity: str,
-    object_kind: str,
+    category: Category,
+    severity: Severity,
+    object_kind: ObjectKind,
     rationale: str,
     remediation: str,
 ) -> Callable[[RuleFunc], RuleFunc]:
@@ -79,6 +87,8 @@ def rule(
         raise ValueError(f"{id}: unknown category {category!r}")
     if severity not in SEVERITIES:
         raise ValueError(f"{id}: unknown severity {severity!r}")
+    if object_kind not in OBJECT_KINDS:
+        raise ValueError(f"{id}: unknown object kind {object_kind!r}")
     meta = Rule(
         id=id,
         title=title,
