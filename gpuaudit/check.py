@@ -13,7 +13,15 @@ from gpuaudit import __version__
 from gpuaudit.facts import Facts
 from gpuaudit.inventory import Inventory
 from gpuaudit.policy import Policy
-from gpuaudit.results import STATUSES, AuditResult, Finding, Rule, RuleError, severity_rank
+from gpuaudit.results import (
+    STATUSES,
+    AuditResult,
+    Finding,
+    Rule,
+    RuleError,
+    Status,
+    severity_rank,
+)
 from gpuaudit.rules import catalogue, specs
 from gpuaudit.rules.data import NOTHING_EXAMINED
 from gpuaudit.rules.design import classify_all
@@ -86,7 +94,7 @@ def _finding(
         return _unwaivable(rule, verdict, policy, today)
     severity = policy.severity_for(rule.id, verdict.cluster) or verdict.severity or rule.severity
     evidence = dict(verdict.evidence)
-    status = "pass" if verdict.passed else "fail"
+    status: Status = "pass" if verdict.passed else "fail"
     waiver = None
     if not verdict.passed:
         waiver = policy.waiver_for(rule.id, verdict.object, today)

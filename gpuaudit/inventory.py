@@ -452,6 +452,10 @@ def _convert(tp: Any, value: Any, where: str) -> Any:
             _convert(args[0], k, where): _convert(args[1], v, f"{where}.{k}")
             for k, v in value.items()
         }
+    if origin is typing.Literal:
+        if not any(type(value) is type(arg) and value == arg for arg in args):
+            raise InventoryError(f"{where}: expected one of {', '.join(map(str, args))}")
+        return value
     if dataclasses.is_dataclass(tp):
         return _build(tp, value, where)  # type: ignore[arg-type]
     if tp is bool:

@@ -13,7 +13,7 @@ from datetime import date
 from fnmatch import fnmatchcase
 from typing import Any
 
-from gpuaudit.results import Waiver
+from gpuaudit.results import Severity, Waiver
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ class ClusterPolicy:
 
     match: str
     intent: dict[str, Any] = field(default_factory=dict)  # overrides of the default intent
-    severity: dict[str, str] = field(default_factory=dict)  # rule id -> severity
+    severity: dict[str, Severity] = field(default_factory=dict)  # rule id -> severity
 
 
 @dataclass
@@ -82,7 +82,7 @@ class Policy:
     source: str | None = None
     intent: Intent = field(default_factory=Intent)
     clusters: list[ClusterPolicy] = field(default_factory=list)
-    severity: dict[str, str] = field(default_factory=dict)  # rule id -> severity
+    severity: dict[str, Severity] = field(default_factory=dict)  # rule id -> severity
     waivers: list[Waiver] = field(default_factory=list)
     monitoring: MonitoringPolicy = field(default_factory=MonitoringPolicy)
     licensing: LicensingPolicy = field(default_factory=LicensingPolicy)
@@ -107,7 +107,7 @@ class Policy:
             return self.intent
         return dataclasses.replace(self.intent, **entry.intent)
 
-    def severity_for(self, rule: str, cluster: str | None) -> str | None:
+    def severity_for(self, rule: str, cluster: str | None) -> Severity | None:
         """The overriding severity for a rule's finding, or None to keep the default."""
         entry = self.cluster_policy(cluster)
         if entry is not None and rule in entry.severity:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Collection
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from pydantic import AfterValidator, BeforeValidator, Field, ValidationInfo
 
@@ -24,7 +24,7 @@ from gpuaudit.policy import (
     MonitoringPolicy,
     Policy,
 )
-from gpuaudit.results import SEVERITIES, Waiver
+from gpuaudit.results import SEVERITIES, Severity, Waiver
 from gpuaudit.yamlread import Day, InputFileError, InputModel, Text, YamlReader, problem
 
 POLICY_VERSION = 1
@@ -47,14 +47,20 @@ def _known_rule(value: str, info: ValidationInfo) -> str:
     return value
 
 
-def _severity(value: str) -> str:
-    if value not in SEVERITIES:
-        raise problem(f"expected one of {', '.join(SEVERITIES)}")
-    return value
+def _severity(value: str) -> Severity:
+    for severity in SEVERITIES:
+        if value == severity:
+            return severity
+    raise problem(f"expected one of {', '.join(SEVERITIES)}")
+
+
+def _severities(given: dict[str, str]) -> dict[str, Severity]:
+    """Severity overrides, typed: ``_severity`` has let only known severities through."""
+    return {rule: cast(Severity, severity) for rule, severity in given.items()}
 
 
 RuleId = Annotated[Text, AfterValidator(_known_rule)]
-Severity = Annotated[Text, AfterValidator(_severity)]
+SeverityName = Annotated[Text, AfterValidator(_severity)]
 Version = Annotated[int, BeforeValidator(_version)]
 
 
@@ -89,7 +95,7 @@ class LicensingSection(InputModel):
 
 class ClusterSection(InputModel):
     intent: IntentSection = Field(default_factory=IntentSection)
-    severity: dict[RuleId, Severity] = Field(default_factory=dict)
+    severity: dict[RuleId, SeverityName] = Field(default_factory=dict)
 
 
 class WaiverEntry(InputModel):
@@ -104,7 +110,7 @@ class PolicyFile(InputModel):
     version: Version = POLICY_VERSION
     description: Text = ""
     intent: IntentSection = Field(default_factory=IntentSection)
-    severity: dict[RuleId, Severity] = Field(default_factory=dict)
+    severity: dict[RuleId, SeverityName] = Field(default_factory=dict)
     clusters: dict[str, ClusterSection] = Field(default_factory=dict)
     waivers: list[WaiverEntry] = Field(default_factory=list)
     monitoring: MonitoringSection = Field(default_factory=MonitoringSection)
@@ -141,10 +147,12 @@ class _Reader(YamlReader):
             source=self.source,
             intent=dataclasses.replace(Intent(), **_given(file.intent)),
             clusters=[
-                ClusterPolicy(match=name, intent=_given(entry.intent), severity=entry.severity)
+                ClusterPolicy(
+                    match=name, intent=_given(entry.intent), severity=_severities(entry.severity)
+                )
                 for name, entry in file.clusters.items()
             ],
-            severity=file.severity,
+            severity=_severities(file.severity),
             waivers=[
                 Waiver(w.rule, w.object, w.reason, w.owner, w.expires.isoformat())
                 for w in file.waivers

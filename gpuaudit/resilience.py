@@ -24,12 +24,23 @@ Every SOAP call goes through ``ResilientStub``, a pyVmomi ``SoapStubAdapter``:
 
 Every wait is bounded: each socket operation by the connection timeout, each
 backoff by ``RetryPolicy.max_delay``, the number of attempts by the policy.
+
+tenacity runs the loops: the attempts, their exponential backoff, when to stop
+and the log line before each wait (``RetryPolicy.retrying``), and the fresh
+reads after ReadInterrupted. What stays here is what a retry library cannot
+know: which SOAP calls may be repeated and which failures are transient
+(``transient``, ``retryable``, ``not_processed``), the judgement of an answer
+pyVmomi could not read, the one new Login per call after NotAuthenticated (it
+is not an attempt: the call is made again at once, without backoff), and the
+views and paging tokens a session owns, which make a call after a new Login
+stale rather than repeatable.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import http.client
 import logging
 import random
@@ -43,6 +54,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 from xml.parsers.expat import ExpatError
 
+import tenacity
 from pyVmomi import SoapAdapter, vim, vmodl
 
 from gpuaudit.answers import KeepingConnection, ServerAnswerError, WholeAnswer, judge_answer
@@ -59,17 +71,79 @@ class RetryPolicy:
     jitter: float = 0.5  # each wait is drawn from [delay * (1 - jitter), delay]
     restarts: int = 2  # fresh reads of the inventory after ReadInterrupted
 
+    def backoff(self, draw: Callable[[], float] = random.random) -> tenacity.wait.wait_base:
+        """Exponential waits from ``base_delay``, capped at ``max_delay``, each shortened
+        by up to ``jitter`` of itself so that clients do not retry in step."""
+        ceiling = tenacity.wait_exponential(multiplier=self.base_delay, max=self.max_delay)
+        return _Shortened(ceiling, self.jitter, draw)
+
     def delay(self, retry: int, draw: Callable[[], float] = random.random) -> float:
         """The wait before retry number ``retry`` (1 for the first)."""
-        ceiling = min(self.max_delay, self.base_delay * 2 ** (retry - 1))
-        return ceiling * (1 - self.jitter * draw())
+        return self.backoff(draw)(_after_attempt(retry))
 
     @property
     def worst_wait(self) -> float:
         """The longest a call can spend waiting between its attempts."""
-        return sum(
-            min(self.max_delay, self.base_delay * 2 ** (i - 1)) for i in range(1, self.attempts)
+        return sum(self.delay(i, lambda: 0.0) for i in range(1, self.attempts))
+
+    def retrying(
+        self,
+        what: str,
+        worth_repeating: Callable[[BaseException], bool],
+        sleep: Callable[[float], None],
+    ) -> tenacity.Retrying:
+        """A tenacity loop for the call ``what``: repeats what ``worth_repeating`` accepts,
+        up to ``attempts`` tries in all, and logs why before each wait."""
+        return tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(self.attempts),
+            wait=self.backoff(),
+            retry=tenacity.retry_if_exception(worth_repeating),
+            before_sleep=functools.partial(_log_retry, what, self.attempts),
+            sleep=sleep,
+            reraise=True,
         )
+
+
+class _Shortened(tenacity.wait.wait_base):
+    """A tenacity wait shortened by a random part, at most ``jitter``, of itself."""
+
+    def __init__(
+        self, wait: tenacity.wait.wait_base, jitter: float, draw: Callable[[], float]
+    ) -> None:
+        self.wait = wait
+        self.jitter = jitter
+        self.draw = draw
+
+    def __call__(self, retry_state: tenacity.RetryCallState) -> float:
+        return float(self.wait(retry_state)) * (1 - self.jitter * self.draw())
+
+
+def _after_attempt(attempt: int) -> tenacity.RetryCallState:
+    """A tenacity call state as it is once attempt number ``attempt`` has failed."""
+    state = tenacity.RetryCallState(tenacity.Retrying(), None, (), {})
+    state.attempt_number = attempt
+    return state
+
+
+def _log_retry(what: str, attempts: int, state: tenacity.RetryCallState) -> None:
+    failure = state.outcome.exception() if state.outcome else None
+    wait = state.next_action.sleep if state.next_action else 0.0
+    log.info(
+        "%s: %s; trying again in %.1f s (attempt %d of %d)",
+        what,
+        transient(failure) if failure else None,
+        wait,
+        state.attempt_number + 1,
+        attempts,
+    )
+
+
+def _attempts(retrying: tenacity.Retrying, call: Callable[[int], T]) -> T:
+    """``call(attempt number)``, made as often as ``retrying`` says."""
+    for attempt in retrying:
+        with attempt:
+            return call(attempt.retry_state.attempt_number)
+    raise AssertionError("tenacity ends with a result or an exception")
 
 
 DEFAULT = RetryPolicy()
@@ -186,27 +260,16 @@ def call_with_retry(
     what: str, call: Callable[[], T], policy: RetryPolicy, sleep: Callable[[float], None]
 ) -> T:
     """``call()``, tried again after transient failures as the policy allows."""
-    attempt = 1
-    while True:
+
+    def attempt(number: int) -> T:
         try:
             return call()
         except Exception as exc:
-            reason = transient(exc)
-            if reason is None or attempt >= policy.attempts:
-                if reason is not None:
-                    exc._gpuaudit_attempts = attempt  # type: ignore[attr-defined]
-                raise
-            wait = policy.delay(attempt)
-            attempt += 1
-            log.info(
-                "%s: %s; trying again in %.1f s (attempt %d of %d)",
-                what,
-                reason,
-                wait,
-                attempt,
-                policy.attempts,
-            )
-            sleep(wait)
+            if transient(exc) is not None:
+                _mark(exc, "_gpuaudit_attempts", number)
+            raise
+
+    return _attempts(policy.retrying(what, lambda exc: transient(exc) is not None, sleep), attempt)
 
 
 # -- the stub ----------------------------------------------------------------
@@ -278,66 +341,76 @@ class ResilientStub(SoapAdapter.SoapStubAdapter):
 
     def InvokeMethod(self, mo: Any, info: Any, args: Any, outerStub: Any = None) -> Any:
         operation = str(info.wsdlName)
-        attempt = 1
         renewed = False
-        while True:
-            stale = self._stale(operation, mo, args)
-            if stale is not None:
-                if operation == "DestroyView":
-                    return None  # the view ended with its session
-                raise ReadInterrupted(
-                    f"{operation} refers to {stale}, which belonged to a session that has ended"
-                )
-            generation = self.generation
-            started = time.monotonic()
-            self._answers.last = None
-            try:
-                result = super().InvokeMethod(mo, info, args, outerStub)
-                if result is None:
-                    self._nothing_read(operation)
-                elif isinstance(result, vmodl.MethodFault) and not _returns_fault(info):
-                    raise result  # a fault sent with HTTP 200 is a fault all the same
-            except vim.fault.NotAuthenticated:
-                if renewed or self.relogin is None or operation in _SESSION_CALLS:
-                    raise
-                log.info("%s: the session has ended; logging in again", operation)
-                self._renew(generation)
-                renewed = True
-                continue
-            except vmodl.fault.ManagedObjectNotFound:
-                if operation == "DestroyView" and attempt > 1:
-                    return None  # an earlier attempt destroyed it; its answer was lost
-                raise
-            except Exception as caught:
-                exc = self._judged(operation, caught)
-                _mark(exc, "_gpuaudit_call", operation)
-                reason = transient(exc)
-                if reason is None:
-                    raise exc from (None if exc is caught else caught)
-                again = retryable(operation) or not_processed(exc)
-                if not again and operation == "ContinueRetrievePropertiesEx":
-                    # The server may have moved past this page: only a fresh read is safe.
+
+        def attempt(number: int) -> Any:
+            nonlocal renewed
+            while True:
+                stale = self._stale(operation, mo, args)
+                if stale is not None:
+                    if operation == "DestroyView":
+                        return None  # the view ended with its session
                     raise ReadInterrupted(
-                        f"{operation} failed after the server may have acted on it: {reason}"
-                    ) from exc
-                if not again or attempt >= self.retry.attempts:
-                    _mark(exc, "_gpuaudit_attempts", attempt)
-                    raise exc from (None if exc is caught else caught)
-                wait = self.retry.delay(attempt)
-                attempt += 1
-                log.info(
-                    "%s: %s; trying again in %.1f s (attempt %d of %d)",
-                    operation,
-                    reason,
-                    wait,
-                    attempt,
-                    self.retry.attempts,
-                )
-                self.sleep(wait)
-                continue
-            log.debug("%s answered in %.3f s", operation, time.monotonic() - started)
-            self._remember(result, generation)
-            return result
+                        f"{operation} refers to {stale}, which belonged to a session that has ended"
+                    )
+                generation = self.generation
+                try:
+                    return self._send(operation, mo, info, args, outerStub, number, generation)
+                except vim.fault.NotAuthenticated:
+                    if renewed or self.relogin is None or operation in _SESSION_CALLS:
+                        raise
+                    log.info("%s: the session has ended; logging in again", operation)
+                    self._renew(generation)
+                    renewed = True
+
+        def worth_repeating(exc: BaseException) -> bool:
+            return transient(exc) is not None and (retryable(operation) or not_processed(exc))
+
+        return _attempts(self.retry.retrying(operation, worth_repeating, self.sleep), attempt)
+
+    def _send(
+        self,
+        operation: str,
+        mo: Any,
+        info: Any,
+        args: Any,
+        outerStub: Any,
+        attempt: int,
+        generation: int,
+    ) -> Any:
+        """One try of ``operation``: its answer, or the failure as the retry loop should see it."""
+        started = time.monotonic()
+        self._answers.last = None
+        try:
+            result = super().InvokeMethod(mo, info, args, outerStub)
+            if result is None:
+                self._nothing_read(operation)
+            elif isinstance(result, vmodl.MethodFault) and not _returns_fault(info):
+                raise result  # a fault sent with HTTP 200 is a fault all the same
+        except vim.fault.NotAuthenticated:
+            raise  # as it is: the caller logs in again
+        except vmodl.fault.ManagedObjectNotFound:
+            if operation == "DestroyView" and attempt > 1:
+                return None  # an earlier attempt destroyed it; its answer was lost
+            raise
+        except Exception as caught:
+            exc = self._judged(operation, caught)
+            _mark(exc, "_gpuaudit_call", operation)
+            reason = transient(exc)
+            cause = None if exc is caught else caught
+            if reason is None:
+                raise exc from cause
+            again = retryable(operation) or not_processed(exc)
+            if not again and operation == "ContinueRetrievePropertiesEx":
+                # The server may have moved past this page: only a fresh read is safe.
+                raise ReadInterrupted(
+                    f"{operation} failed after the server may have acted on it: {reason}"
+                ) from exc
+            _mark(exc, "_gpuaudit_attempts", attempt)
+            raise exc from cause
+        log.debug("%s answered in %.3f s", operation, time.monotonic() - started)
+        self._remember(result, generation)
+        return result
 
     def _renew(self, generation: int) -> None:
         """Log in again, once for all the callers that saw the same session end."""
@@ -383,13 +456,21 @@ class ResilientStub(SoapAdapter.SoapStubAdapter):
 def read_with_restarts(read: Callable[[], T], stub: Any, say: Callable[[str], None]) -> T:
     """``read()``, started again after ReadInterrupted as often as the stub's policy allows."""
     policy: RetryPolicy = getattr(stub, "retry", NO_RETRY)
-    restarts = 0
-    while True:
-        try:
-            return read()
-        except ReadInterrupted as exc:
-            if restarts >= policy.restarts:
-                raise
-            restarts += 1
-            log.info("%s; reading the inventory again (%d of %d)", exc, restarts, policy.restarts)
-            say("reading the inventory again")
+
+    def again(state: tenacity.RetryCallState) -> None:
+        failure = state.outcome.exception() if state.outcome else None
+        log.info(
+            "%s; reading the inventory again (%d of %d)",
+            failure,
+            state.attempt_number,
+            policy.restarts,
+        )
+        say("reading the inventory again")
+
+    restarts = tenacity.Retrying(
+        stop=tenacity.stop_after_attempt(policy.restarts + 1),
+        retry=tenacity.retry_if_exception_type(ReadInterrupted),
+        before_sleep=again,
+        reraise=True,
+    )
+    return restarts(read)

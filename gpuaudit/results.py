@@ -9,13 +9,23 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 from gpuaudit.inventory import Inventory
 
-SEVERITIES = ("critical", "high", "medium", "low", "info")
-STATUSES = ("fail", "waived", "pass")
-CATEGORIES = ("ha", "vmotion", "gpu", "storage", "design", "data", "monitoring", "licensing")
+# Plain strings at run time, so that every report writes them as it always did;
+# the type checker holds each field to its values.
+Severity = Literal["critical", "high", "medium", "low", "info"]  # worst first
+Status = Literal["fail", "waived", "pass"]  # the order reports list findings in
+Category = Literal["ha", "vmotion", "gpu", "storage", "design", "data", "monitoring", "licensing"]
+# What a rule examines; "inventory" is the whole of what was read.
+ObjectKind = Literal["cluster", "host", "gpu", "vm", "datastore", "vcenter", "inventory"]
+
+SEVERITIES: tuple[Severity, ...] = get_args(Severity)
+STATUSES: tuple[Status, ...] = get_args(Status)
+CATEGORIES: tuple[Category, ...] = get_args(Category)
+OBJECT_KINDS: tuple[ObjectKind, ...] = get_args(ObjectKind)
+
 
 # Bumped whenever a rule is added, removed, or changes meaning.
 RULES_VERSION = "2026.11.3"
@@ -36,11 +46,11 @@ class Rule:
 
     id: str  # HA-01
     title: str
-    category: str  # one of CATEGORIES
-    severity: str  # default severity, one of SEVERITIES
+    category: Category
+    severity: Severity  # the default severity
     rationale: str  # why it matters; quotes the design guidance where it applies
     remediation: str
-    object_kind: str  # what it examines: cluster, host, gpu, vm, datastore, vcenter, inventory
+    object_kind: ObjectKind  # what it examines
 
 
 @dataclass
@@ -58,9 +68,9 @@ class Finding:
 
     rule: str
     object: str  # the object's name (for a GPU: "host/pci_id")
-    object_kind: str
-    status: str  # fail, waived or pass
-    severity: str  # effective severity, after policy overrides
+    object_kind: ObjectKind
+    status: Status
+    severity: Severity  # effective severity, after policy overrides
     message: str  # one line: the verdict in words
     cluster: str | None = None
     host: str | None = None
@@ -158,8 +168,8 @@ class AuditResult:
     def counts(self) -> dict[str, dict[str, int]]:
         """Failed findings by severity and by category."""
         by_rule = {r.id: r for r in self.rules}
-        severity = {s: 0 for s in SEVERITIES}
-        category = {c: 0 for c in CATEGORIES}
+        severity: dict[str, int] = {s: 0 for s in SEVERITIES}
+        category: dict[str, int] = {c: 0 for c in CATEGORIES}
         for finding in self.failed():
             severity[finding.severity] += 1
             rule = by_rule.get(finding.rule)

@@ -13,7 +13,6 @@ import datetime as dt
 import errno
 import functools
 import http.client
-import importlib.resources
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -24,7 +23,7 @@ from xml.parsers.expat import ExpatError
 
 from pyVmomi import vim, vmodl
 
-from gpuaudit import cassette, connect, resilience
+from gpuaudit import cassette, connect, resilience, shipped
 from gpuaudit.credentials import Credentials
 from gpuaudit.inventory import Inventory
 
@@ -66,8 +65,7 @@ def demo_source() -> Replay:
 
 
 def demo_cassette_path() -> Path:
-    resource = importlib.resources.files("gpuaudit.cassettes") / DEMO_CASSETTE
-    return Path(str(resource))
+    return shipped.file_path(shipped.CASSETTES, DEMO_CASSETTE)
 
 
 def server_name(source: Source) -> str:

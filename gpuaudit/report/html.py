@@ -13,15 +13,14 @@ import base64
 import hashlib
 from datetime import date, datetime
 from functools import lru_cache
-from importlib import resources
 from importlib.abc import Traversable
-from pathlib import Path
 from typing import Any
 
 import jinja2
 from markupsafe import Markup
 
 import gpuaudit
+from gpuaudit import shipped
 from gpuaudit.report.capacity import build_chart
 from gpuaudit.report.json_report import REPORT_SCHEMA_VERSION
 from gpuaudit.report.operations import SPARK_HEIGHT, SPARK_WIDTH, operations_view
@@ -34,16 +33,7 @@ TEMPLATE = "report.html.j2"
 
 def template_root() -> Traversable:
     """The templates: the installed gpuaudit.templates package, or templates/ in a checkout."""
-    try:
-        root = resources.files("gpuaudit.templates")
-        if root.joinpath(TEMPLATE).is_file():
-            return root
-    except ModuleNotFoundError:
-        pass
-    checkout = Path(gpuaudit.__file__).resolve().parent.parent / "templates"
-    if checkout.joinpath(TEMPLATE).is_file():
-        return checkout
-    raise FileNotFoundError(f"gpuaudit's {TEMPLATE} is not installed")
+    return shipped.folder(shipped.TEMPLATES, TEMPLATE)
 
 
 def _asset(name: str) -> str:

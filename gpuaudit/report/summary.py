@@ -105,11 +105,11 @@ def unplaced_by_worst(sim: ClusterSimulation) -> int:
 
 def summarize(result: AuditResult) -> Summary:
     counts = result.counts()
-    results = {s: 0 for s in STATUSES}
+    results: dict[str, int] = {s: 0 for s in STATUSES}
     for finding in result.findings:
         results[finding.status] = results.get(finding.status, 0) + 1
-    by_severity = {s: counts["severity"].get(s, 0) for s in SEVERITIES}
-    by_category = {c: counts["category"].get(c, 0) for c in CATEGORIES}
+    by_severity: dict[str, int] = {s: counts["severity"].get(s, 0) for s in SEVERITIES}
+    by_category: dict[str, int] = {c: counts["category"].get(c, 0) for c in CATEGORIES}
     for name, n in counts["category"].items():
         by_category.setdefault(name, n)
     worst = next((s for s in SEVERITIES if by_severity[s]), None)

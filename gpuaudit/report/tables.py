@@ -129,24 +129,25 @@ def summary_table(result: AuditResult, summary: Summary) -> Table:
 
 def findings_table(result: AuditResult) -> Table:
     rules = {r.id: r for r in result.rules}
-    none = Rule("", "", "", "", "", "", "")
 
-    def rule(f: Finding) -> Rule:
-        return rules.get(f.rule, none)
+    def rule(f: Finding, read: Callable[[Rule], str]) -> str:
+        """What ``read`` says of the finding's rule; empty for a rule not in the catalogue."""
+        known = rules.get(f.rule)
+        return read(known) if known else ""
 
     spec: list[tuple[str, str, Callable[[Finding], Value]]] = [
         ("Status", TEXT, lambda f: f.status),
         ("Severity", TEXT, lambda f: f.severity),
         ("Rule", TEXT, lambda f: f.rule),
-        ("Category", TEXT, lambda f: rule(f).category),
-        ("Title", TEXT, lambda f: rule(f).title),
+        ("Category", TEXT, lambda f: rule(f, lambda r: r.category)),
+        ("Title", TEXT, lambda f: rule(f, lambda r: r.title)),
         ("Object", TEXT, lambda f: f.object),
         ("Kind", TEXT, lambda f: f.object_kind),
         ("Cluster", TEXT, lambda f: f.cluster),
         ("Host", TEXT, lambda f: f.host),
         ("Message", TEXT, lambda f: f.message),
         ("Evidence", TEXT, lambda f: evidence_text(f.evidence)),
-        ("Remediation", TEXT, lambda f: rule(f).remediation),
+        ("Remediation", TEXT, lambda f: rule(f, lambda r: r.remediation)),
         ("Waiver Reason", TEXT, lambda f: f.waiver.reason if f.waiver else None),
         ("Waiver Owner", TEXT, lambda f: f.waiver.owner if f.waiver else None),
         ("Waiver Expires", DATE, lambda f: _date(f.waiver.expires) if f.waiver else None),

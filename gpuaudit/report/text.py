@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import re
 
-# Characters XML 1.0 does not allow anywhere in a document: C0 controls other
-# than tab, newline and carriage return, lone surrogates, and U+FFFE/U+FFFF.
-_XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
+
+# Characters XML 1.0 does not allow anywhere in a document: the C0 controls
+# other than tab, newline and carriage return (openpyxl's own list, which it
+# refuses in a cell), lone surrogates, and U+FFFE/U+FFFF.
+_XML_ILLEGAL = re.compile(f"{ILLEGAL_CHARACTERS_RE.pattern}|[\ud800-\udfff\ufffe\uffff]")
 
 # A spreadsheet treats a cell typed by hand that starts with one of these as a
 # formula (OWASP's list for CSV injection).

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpuaudit.inventory import Inventory
+from gpuaudit.results import ObjectKind
 from gpuaudit.rules import scopes
 from gpuaudit.rules.registry import Context, Outcome, Verdict, rule
 
@@ -66,7 +67,7 @@ def gaps(ctx: Context) -> Iterator[Verdict]:
         )
 
 
-_KINDS = {
+_KINDS: dict[str, ObjectKind] = {
     "HostSystem": "host",
     "VirtualMachine": "vm",
     "ClusterComputeResource": "cluster",

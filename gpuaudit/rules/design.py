@@ -28,7 +28,7 @@ from typing import Any
 from gpuaudit import facts as F
 from gpuaudit.inventory import Cluster
 from gpuaudit.policy import Intent
-from gpuaudit.results import severity_rank
+from gpuaudit.results import Severity, severity_rank
 from gpuaudit.rules import scopes
 from gpuaudit.rules.registry import Context, Outcome, rule
 
@@ -173,12 +173,12 @@ def recommendation(intent: Intent) -> tuple[str, list[str]]:
     return "PCI passthrough plus a buffer node (capacity-based HA)", steps
 
 
-def departures(d: Design, intent: Intent) -> list[tuple[str, str]]:
+def departures(d: Design, intent: Intent) -> list[tuple[Severity, str]]:
     """Where the observed design contradicts the decision flow: (severity, explanation)."""
     kinds = set(d.kinds)
     vgpu = "vgpu" in kinds
     unshared = d.storage != "shared"
-    out: list[tuple[str, str]] = []
+    out: list[tuple[Severity, str]] = []
     if not intent.stateless:
         if unshared:
             out.append(("high", "a stateful GPU workload keeps files on local or unshared storage"))

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpuaudit import facts as F
 from gpuaudit.inventory import Cluster, Vm
+from gpuaudit.results import Severity
 from gpuaudit.rules import scopes
 from gpuaudit.rules.registry import Context, Outcome, Verdict, rule
 
@@ -135,7 +136,7 @@ def fixed_passthrough(ctx: Context, vm: Vm) -> Outcome | None:
     return Outcome(not devices, message, evidence)
 
 
-def _intent_severity(ctx: Context, cluster: str) -> str | None:
+def _intent_severity(ctx: Context, cluster: str) -> Severity | None:
     """A VM that HA does not restart fails the declared intent when the policy mandates
     VMware HA for the cluster (the rule's severity); otherwise it is informational."""
     return None if ctx.policy.intent_for(cluster).vm_ha_mandated else "info"

@@ -23,7 +23,15 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, overload
 
-from gpuaudit.results import CATEGORIES, SEVERITIES, Rule
+from gpuaudit.results import (
+    CATEGORIES,
+    OBJECT_KINDS,
+    SEVERITIES,
+    Category,
+    ObjectKind,
+    Rule,
+    Severity,
+)
 
 if TYPE_CHECKING:
     from gpuaudit.facts import Facts
@@ -46,8 +54,8 @@ class Verdict:
     host: str | None = None
     # A finding-specific default severity (DS-02 grades its departures);
     # None means the rule's default.
-    severity: str | None = None
-    object_kind: str | None = None  # None means the rule's object_kind
+    severity: Severity | None = None
+    object_kind: ObjectKind | None = None  # None means the rule's object_kind
 
 
 @dataclass
@@ -75,7 +83,7 @@ class Outcome:
     passed: bool
     message: str
     evidence: dict[str, Any] = field(default_factory=dict)
-    severity: str | None = None  # as Verdict.severity
+    severity: Severity | None = None  # as Verdict.severity
 
 
 @dataclass(frozen=True)
@@ -152,9 +160,9 @@ def rule(
     *,
     id: str,
     title: str,
-    category: str,
-    severity: str,
-    object_kind: str,
+    category: Category,
+    severity: Severity,
+    object_kind: ObjectKind,
     rationale: str,
     remediation: str,
 ) -> Callable[[RuleFunc], RuleFunc]: ...
@@ -188,6 +196,8 @@ def rule(
         kind = object_kind
     else:
         raise ValueError(f"{id}: give either a scope or an object_kind")
+    if kind not in OBJECT_KINDS:
+        raise ValueError(f"{id}: unknown object kind {kind!r}")
     meta = Rule(
         id=id,
         title=title,
