@@ -79,8 +79,8 @@ class Console:
 
     @property
     def tty(self) -> bool:
-        """Standard error is a terminal."""
-        return self._err.is_terminal
+        """Standard error is a terminal (FORCE_COLOR brings colour, not the live line)."""
+        return _isatty(sys.stderr)
 
     def progress(self, report: str | Step) -> None:
         """A phase starts (a message) or goes on (a Step with its counts)."""
@@ -157,7 +157,13 @@ class Console:
             out.print(Text(f"  {printable(path)}"))
 
     def _colour_out(self) -> bool:
-        return self.color and sys.stdout.isatty()
+        """Colour on standard output: allowed, and a terminal there (or FORCE_COLOR set)."""
+        return self.color and _rich(stderr=False, color=True).is_terminal
+
+
+def _isatty(stream: object) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty()) if callable(isatty) else False
 
 
 def print_summary(summary: Summary, written: Sequence[Path], color: bool, quiet: bool) -> None:
