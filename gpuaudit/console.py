@@ -133,6 +133,9 @@ class Console:
 
     def warn(self, message: str) -> None:
         self.done()
+        if not self.live:  # --log-format json: a job reads standard error as JSON lines
+            log.warning(printable(message))
+            return
         self._err.print(Text(f"warning: {printable(message)}", style="yellow"))
 
     def print_summary(self, summary: Summary, written: Sequence[Path]) -> None:

@@ -144,3 +144,25 @@ def test_json_log_lines_are_redacted(tmp_path: Path, monkeypatch: pytest.MonkeyP
     )
     assert secret not in result.stderr
     assert result.stderr.splitlines()[-1] == "gpuaudit: error: login failed"
+
+
+def test_a_warning_is_a_json_log_line_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = tmp_path / "password"
+    secret.write_text("not-a-real-password\n", encoding="utf-8")
+    secret.chmod(0o644)
+
+    def unreachable(*_args: Any, **_kwargs: Any) -> None:
+        raise connect.ConnectError("cannot connect")
+
+    monkeypatch.setattr(scan, "obtain_inventory", unreachable)
+    server = ("--server", "http://127.0.0.1:9/sdk", "--user", "audit")
+    result = run(
+        "collect", *server, "--password-file", str(secret), "--log-format", "json",
+        env={"GPUAUDIT_PASSWORD": None, "GOVC_PASSWORD": None, "GOVC_URL": None},
+    )  # fmt: skip
+    assert result.exit_code == 3, result.output
+    *lines, error = result.stderr.splitlines()
+    warning = json.loads(lines[0])
+    assert warning["level"] == "WARNING", lines
+    assert warning["message"].startswith(f"password file {secret} is readable by group or others")
+    assert error == "gpuaudit: error: cannot connect"
