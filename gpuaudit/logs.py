@@ -75,11 +75,12 @@ def setup(verbose: int, quiet: bool, fmt: str = "text") -> None:
     """Log to standard error at the level -v/-q ask for; again after a change of mind."""
     teardown()
     root = logging.getLogger()
-    handler = StderrHandler()
-    handler.setFormatter(JsonFormatter() if fmt == "json" else UtcFormatter())
-    _installed.append((handler, root.level))
-    root.addHandler(handler)
-    root.setLevel(logging.WARNING if quiet else logging.INFO if verbose == 0 else logging.DEBUG)
+    if not root.handlers:  # as logging.basicConfig: a host process's own logging stays as it is
+        handler = StderrHandler()
+        handler.setFormatter(JsonFormatter() if fmt == "json" else UtcFormatter())
+        _installed.append((handler, root.level))
+        root.addHandler(handler)
+        root.setLevel(logging.WARNING if quiet else logging.DEBUG if verbose else logging.INFO)
     for noisy in NOISY:
         logging.getLogger(noisy).setLevel(logging.WARNING if verbose < 2 else logging.NOTSET)
     # Every record is redacted; -vv also logs the HTTP traffic (debuglog.py).

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import logging
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +24,27 @@ ROOT = Path(__file__).resolve().parents[1]
 FAR_ZONE = "Pacific/Kiritimati"
 
 
+@contextlib.contextmanager
+def as_a_process() -> Iterator[None]:
+    """The root logger without the test runner's handlers, as in a process of its own.
+
+    gpuaudit, like logging.basicConfig, leaves the logging of a process that set up
+    its own alone; pytest's handlers are put back before pytest removes them.
+    """
+    root = logging.getLogger()
+    theirs = root.handlers[:]
+    for handler in theirs:
+        root.removeHandler(handler)
+    try:
+        yield
+    finally:
+        for handler in theirs:
+            root.addHandler(handler)
+
+
 def run(*args: str, env: dict[str, str | None] | None = None) -> Result:
-    return CliRunner().invoke(main, list(args), env=env)
+    with as_a_process():
+        return CliRunner().invoke(main, list(args), env=env)
 
 
 def demo(tmp_path: Path, *args: str) -> Result:
@@ -166,3 +187,12 @@ def test_a_warning_is_a_json_log_line_too(tmp_path: Path, monkeypatch: pytest.Mo
     assert warning["level"] == "WARNING", lines
     assert warning["message"].startswith(f"password file {secret} is readable by group or others")
     assert error == "gpuaudit: error: cannot connect"
+
+
+def test_a_host_process_keeps_its_own_logging(tmp_path: Path) -> None:
+    root = logging.getLogger()
+    before = (root.handlers[:], root.level)
+    result = CliRunner().invoke(main, ["scan", "--demo", "-o", str(tmp_path), "-f", "json"])
+    assert result.exit_code == 1, result.output
+    assert result.stderr == ""  # the test runner's handlers took the log records
+    assert (root.handlers, root.level) == before

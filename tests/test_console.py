@@ -25,6 +25,7 @@ from gpuaudit.cli import main
 from gpuaudit.outcome import FailedRule, Summary
 from gpuaudit.progress import Step
 from gpuaudit.results import SEVERITIES
+from tests.test_cli_globals import as_a_process
 
 ROOT = Path(__file__).resolve().parents[1]
 SGR = re.compile(r"\x1b\[[0-9;]*m")  # a colour or bold: Select Graphic Rendition
@@ -34,7 +35,8 @@ RULE_LINE = re.compile(r"^  (critical|high|medium|low|info) +(\S+) +(.+) \((\d+)
 
 
 def run(*args: str, env: dict[str, str | None] | None = None) -> Result:
-    return CliRunner().invoke(main, list(args), env=env)
+    with as_a_process():
+        return CliRunner().invoke(main, list(args), env=env)
 
 
 def scan_on_a_terminal(tmp_path: Path, *extra: str, env: dict[str, str] | None = None) -> str:
