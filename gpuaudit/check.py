@@ -13,6 +13,7 @@ from gpuaudit import __version__
 from gpuaudit.facts import Facts
 from gpuaudit.inventory import Inventory
 from gpuaudit.policy import Policy
+from gpuaudit.progress import Progress, Step, ignore
 from gpuaudit.results import (
     STATUSES,
     AuditResult,
@@ -28,22 +29,32 @@ from gpuaudit.rules.design import classify_all
 from gpuaudit.rules.registry import Context, Verdict
 from gpuaudit.simulate import Simulated, simulate_cluster_notes
 
+SIMULATION_PHASE = "simulating host failures"
+
 
 def run_checks(
-    inventory: Inventory, policy: Policy | None = None, today: date | None = None
+    inventory: Inventory,
+    policy: Policy | None = None,
+    today: date | None = None,
+    progress: Progress | None = None,
 ) -> AuditResult:
     """Check an inventory: findings for every rule (passes too), simulations, designs."""
     policy = policy or Policy.default()
     today = today or datetime.now(UTC).date()
+    say = progress or ignore
     facts = Facts(inventory)
     errors: list[RuleError] = []
 
     simulations: dict[str, Simulated] = {}
-    for cluster in facts.clusters_with_gpus():
+    clusters = facts.clusters_with_gpus()
+    for done, cluster in enumerate(clusters):
+        say(Step(SIMULATION_PHASE, done, len(clusters), "clusters"))
         try:
             simulations[cluster.name] = simulate_cluster_notes(inventory, cluster.name, facts)
         except Exception as exc:  # the audit goes on without this simulation
             errors.append(RuleError("simulation", f"{cluster.name}: {_describe(exc)}"))
+    if clusters:
+        say(Step(SIMULATION_PHASE, len(clusters), len(clusters), "clusters"))
 
     ctx = Context(facts=facts, policy=policy, simulations=simulations, today=today)
     gaps = _gaps(inventory)

@@ -19,23 +19,22 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
-import logging
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, ClassVar, NoReturn
 
 import click
 
-from gpuaudit import __version__, connect, credentials, debuglog, interrupts, scan
+from gpuaudit import __version__, connect, credentials, interrupts, logs, scan
+from gpuaudit.console import Console, colour_allowed
 from gpuaudit.errors import AuditError, ExitCode, InputError, exit_code
 from gpuaudit.results import SEVERITIES
 from gpuaudit.terminal import printable
 
 # -o - : the one report goes to standard output.
 STDOUT = "-"
-
-log = logging.getLogger("gpuaudit")
 
 EXIT_STATUS_HELP = """\b
 Exit status:
@@ -67,52 +66,86 @@ Exit status:
   2  usage error, or a file that is neither a JSON report nor an inventory"""
 
 
-class Console:
-    """Progress on a terminal; plain log lines anywhere else (cron, CI)."""
-
-    def __init__(self, quiet: bool = False) -> None:
-        self.tty = sys.stderr.isatty()
-        self.quiet = quiet
-
-    def progress(self, message: str) -> None:
-        if self.quiet:
-            return
-        message = printable(message)
-        if self.tty:
-            click.echo(f"\r\033[K{click.style('…', fg='cyan')} {message}", err=True, nl=False)
-        else:
-            log.info(message)
-
-    def done(self) -> None:
-        if self.tty and not self.quiet:
-            click.echo("\r\033[K", err=True, nl=False)
-
-    def warn(self, message: str) -> None:
-        self.done()
-        line = f"warning: {printable(message)}"
-        click.echo(click.style(line, fg="yellow"), err=True, color=self.tty)
-
-
 def fail(message: str, code: int) -> NoReturn:
     click.echo(f"gpuaudit: error: {printable(message)}", err=True)
     sys.exit(code)
 
 
-def _setup_logging(verbose: int, quiet: bool) -> None:
-    level = logging.WARNING if quiet else logging.INFO if verbose == 0 else logging.DEBUG
-    logging.basicConfig(
-        level=level, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr
-    )
-    if verbose < 2:
-        # pyVmomi and http.client debug output only at -vv.
-        for noisy in ("pyVmomi", "vcr", "urllib3"):
-            logging.getLogger(noisy).setLevel(logging.WARNING)
-    # Every record is redacted; -vv also logs the HTTP traffic (debuglog.py).
-    debuglog.install(wire=verbose >= 2 and not quiet)
+GLOBALS = "gpuaudit.globals"  # ctx.meta key: the global options, wherever they were given
+
+
+@dataclass
+class GlobalOptions:
+    verbose: int = 0
+    quiet: bool = False
+    no_color: bool = False
+    log_format: str = "text"
+
+
+def _global_option(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+    """Record a global option, given before the subcommand or after it; apply it if after."""
+    given = ctx.meta.setdefault(GLOBALS, GlobalOptions())
+    if not value:
+        return
+    if param.name == "verbose":
+        given.verbose += value
+    else:
+        setattr(given, str(param.name), value)
+    console = ctx.find_object(Console)
+    if console is not None:  # the group has started: the subcommand changes its mind
+        _apply(given, console)
+
+
+def _global_options() -> list[click.Option]:
+    """-v, -q, --no-color and --log-format: one new set for the group and each subcommand."""
+    return [
+        click.Option(
+            ["-v", "--verbose"],
+            count=True,
+            expose_value=False,
+            callback=_global_option,
+            help="More log output (-vv: with SOAP debugging).",
+        ),
+        click.Option(
+            ["-q", "--quiet"],
+            is_flag=True,
+            expose_value=False,
+            callback=_global_option,
+            help="Only warnings and errors.",
+        ),
+        click.Option(
+            ["--no-color"],
+            is_flag=True,
+            expose_value=False,
+            callback=_global_option,
+            help="No colour (also when NO_COLOR is set).",
+        ),
+        click.Option(
+            ["--log-format"],
+            type=click.Choice(logs.FORMATS),
+            expose_value=False,
+            callback=_global_option,
+            help="Log lines as text, or as one JSON object per line.  [default: text]",
+        ),
+    ]
+
+
+def _apply(given: GlobalOptions, console: Console) -> None:
+    # JSON log lines are for jobs that ship their logs: no live line, progress is logged.
+    text = given.log_format == "text"
+    console.configure(given.quiet, colour_allowed(given.no_color), live=text)
+    logs.setup(given.verbose, given.quiet, given.log_format)
 
 
 class Gpuaudit(click.Group):
-    """The command group; an interruption or a stopping signal ends it with one line."""
+    """The command group; an interruption or a stopping signal ends it with one line.
+
+    Every subcommand takes the global options too: `gpuaudit scan -q --demo`.
+    """
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        cmd.params.extend(_global_options())
+        super().add_command(cmd, name)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -144,20 +177,23 @@ def _stopped(ctx: click.Context, what: str, code: int) -> NoReturn:
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog=EXIT_STATUS_HELP,
 )
-@click.version_option(__version__, prog_name="gpuaudit")
-@click.option("-v", "--verbose", count=True, help="More log output (-vv: with SOAP debugging).")
-@click.option("-q", "--quiet", is_flag=True, help="Only warnings and errors.")
+@click.version_option(__version__, "-V", "--version", prog_name="gpuaudit")
 @click.pass_context
-def main(ctx: click.Context, verbose: int, quiet: bool) -> None:
+def main(ctx: click.Context) -> None:
     """Audit VMware vSphere estates that run GPU workloads.
 
     gpuaudit reads a vCenter's GPUs, vGPU profiles, HA settings, storage paths
     and vMotion network, checks them against GPU HA and vMotion rules, simulates
     the loss of each host, and writes HTML, Excel, JSON, JUnit and SARIF reports.
     """
-    _setup_logging(verbose, quiet)
-    ctx.call_on_close(debuglog.uninstall)
-    ctx.obj = Console(quiet=quiet)
+    given = ctx.meta.setdefault(GLOBALS, GlobalOptions())
+    ctx.obj = console = Console()
+    _apply(given, console)
+    ctx.call_on_close(logs.teardown)
+    ctx.call_on_close(console.done)
+
+
+main.params.extend(_global_options())
 
 
 def _refuse_password(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
@@ -447,7 +483,7 @@ def scan_command(
       gpuaudit scan --from inventory.json --format json --format sarif
       gpuaudit scan --targets vcenters.yaml
     """
-    from gpuaudit import outcome, pipeline
+    from gpuaudit import pipeline
     from gpuaudit.report.naming import DEFAULT_FORMATS
 
     formats = formats or DEFAULT_FORMATS
@@ -491,7 +527,7 @@ def scan_command(
         contextlib.redirect_stdout(sys.stderr) if to_stdout else contextlib.nullcontext()
     )
     with shown:
-        outcome.print_summary(done.summary, done.reports, color=console.tty, quiet=console.quiet)
+        console.print_summary(done.summary, done.reports)
     sys.exit(exit_code(done))
 
 
@@ -516,18 +552,7 @@ def _scan_fleet(
     )
     console.done()
     summary = fleet.write_fleet_summary(outcomes, output_dir, now)
-    if not console.quiet:
-        for item in outcomes:
-            line = f"{printable(item.target.name)}: {item.verdict}"
-            if item.error:
-                line += f" ({printable(item.error)})"
-            colour = {"PASS": "green", "FAIL": "red"}.get(item.verdict, "magenta")
-            click.echo(click.style(line, fg=colour), color=console.tty)
-            for path in item.reports:
-                click.echo(f"  {printable(path)}")
-        click.echo("fleet summary:")
-        for path in summary:
-            click.echo(f"  {printable(path)}")
+    console.print_fleet(outcomes, summary)
     sys.exit(fleet.fleet_exit_code(outcomes))
 
 

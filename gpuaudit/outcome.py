@@ -5,12 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import click
-
 from gpuaudit.files import read_json
-from gpuaudit.results import SEVERITIES, AuditResult, at_or_above
+from gpuaudit.results import SEVERITIES, AuditResult, at_or_above, severity_rank
 from gpuaudit.rules.data import NOTHING_EXAMINED
-from gpuaudit.terminal import printable
 
 
 def baseline_keys(path: str | Path) -> set[tuple[str, str]]:
@@ -27,6 +24,17 @@ def baseline_keys(path: str | Path) -> set[tuple[str, str]]:
 
 
 @dataclass
+class FailedRule:
+    """A rule with unwaived failures: its worst severity and how many objects fail it."""
+
+    rule: str
+    title: str
+    severity: str
+    objects: int = 0
+    new: int = 0  # with a baseline: objects that had not failed it before
+
+
+@dataclass
 class Summary:
     threshold: str
     failed: dict[str, int] = field(default_factory=dict)  # unwaived failures by severity
@@ -39,6 +47,8 @@ class Summary:
     # DATA-02's message when the audit read no host: the scan fails whatever
     # --fail-on, the baseline or the policy say.
     nothing_examined: str | None = None
+    failed_rules: list[FailedRule] = field(default_factory=list)  # worst first
+    failing_clusters: set[str] = field(default_factory=set)  # with an unwaived failure
 
 
 def summarise(result: AuditResult, fail_on: str, known: set[tuple[str, str]] | None) -> Summary:
@@ -46,6 +56,8 @@ def summarise(result: AuditResult, fail_on: str, known: set[tuple[str, str]] | N
     summary.failed = {s: 0 for s in SEVERITIES}
     if known is not None:
         summary.new = {s: 0 for s in SEVERITIES}
+    titles = {r.id: r.title for r in result.rules}
+    by_rule: dict[str, FailedRule] = {}
     for finding in result.findings:
         if finding.status == "waived":
             summary.waived += 1
@@ -58,42 +70,23 @@ def summarise(result: AuditResult, fail_on: str, known: set[tuple[str, str]] | N
                 summary.new[finding.severity] += 1
             if is_new and at_or_above(finding.severity, fail_on):
                 summary.blocking = True
+            failed = by_rule.setdefault(
+                finding.rule,
+                FailedRule(finding.rule, titles.get(finding.rule, ""), finding.severity),
+            )
+            failed.objects += 1
+            failed.new += is_new
+            if severity_rank(finding.severity) < severity_rank(failed.severity):
+                failed.severity = finding.severity
+            if finding.cluster:
+                summary.failing_clusters.add(finding.cluster)
+            if finding.object_kind == "cluster":
+                summary.failing_clusters.add(finding.object)
             if finding.rule == NOTHING_EXAMINED:
                 summary.nothing_examined = finding.message
                 summary.blocking = True
     summary.tolerates = {s.cluster: s.tolerates for s in result.simulations}
-    return summary
-
-
-_COLOURS = {"critical": "magenta", "high": "red", "medium": "yellow", "low": "blue", "info": "cyan"}
-
-
-def print_summary(summary: Summary, written: list[Path], color: bool, quiet: bool) -> None:
-    if quiet:
-        return
-    if summary.nothing_examined:
-        first = f"FAIL: {summary.nothing_examined[:1].upper()}{summary.nothing_examined[1:]}"
-        click.echo(click.style(first, fg="red", bold=True), color=color)
-    counts = summary.new if summary.new is not None else summary.failed
-    label = "new failed findings" if summary.new is not None else "failed findings"
-    parts = [
-        click.style(f"{counts[s]} {s}", fg=_COLOURS[s] if counts[s] else None) for s in SEVERITIES
-    ]
-    click.echo(f"{label}: " + ", ".join(parts), color=color)
-    click.echo(f"passed: {summary.passed}, waived: {summary.waived}", color=color)
-    for cluster, design in sorted(summary.designs.items()):
-        k = summary.tolerates.get(cluster)
-        tolerance = f", tolerates N+{k}" if k is not None else ""
-        # Cluster names come from the server: a \r or an ESC in one is shown, not obeyed.
-        line = f"cluster {printable(cluster)}: design {printable(design)}{tolerance}"
-        click.echo(line, color=color)
-    verdict = (
-        click.style("FAIL: nothing was examined (DATA-02)", fg="red", bold=True)
-        if summary.nothing_examined
-        else click.style(f"FAIL: findings at or above {summary.threshold}", fg="red", bold=True)
-        if summary.blocking
-        else click.style(f"PASS: nothing at or above {summary.threshold}", fg="green", bold=True)
+    summary.failed_rules = sorted(
+        by_rule.values(), key=lambda r: (severity_rank(r.severity), -r.objects, r.rule)
     )
-    click.echo(verdict, color=color)
-    for path in written:
-        click.echo(f"  {printable(path)}")
+    return summary

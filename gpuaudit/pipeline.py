@@ -17,6 +17,7 @@ from gpuaudit import connect, scan
 from gpuaudit.errors import ConnectionFailed, InputError, ReportWriteError
 from gpuaudit.inventory import Inventory
 from gpuaudit.outcome import Summary, baseline_keys, summarise
+from gpuaudit.progress import Progress
 from gpuaudit.results import AuditResult
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ def audit(
     baseline: str | None = None,
     server: str | None = None,
     now: datetime | None = None,
-    progress: scan.Progress | None = None,
+    progress: Progress | None = None,
 ) -> ScanOutcome:
     """Audit ``source`` against ``policy`` and write ``formats`` to ``out``.
 
@@ -67,7 +68,7 @@ def audit(
     known = load_baseline(baseline)
     inventory = obtain(source, say)
     say("checking")
-    result = check(inventory, loaded_policy, policy)
+    result = check(inventory, loaded_policy, policy, say)
     say("writing reports")
     name = server if server is not None else scan.server_name(source)
     reports = write(result, out, formats, name, now)
@@ -98,7 +99,7 @@ def load_baseline(path: str | None) -> set[tuple[str, str]] | None:
         raise InputError(str(exc)) from exc
 
 
-def obtain(source: scan.Source, progress: scan.Progress | None = None) -> Inventory:
+def obtain(source: scan.Source, progress: Progress | None = None) -> Inventory:
     """Collect, replay or load the inventory of ``source``."""
     from gpuaudit.cassette import CassetteError
     from gpuaudit.inventory import InventoryError
@@ -114,10 +115,15 @@ def obtain(source: scan.Source, progress: scan.Progress | None = None) -> Invent
         raise InputError(f"{where}: {exc}") from exc
 
 
-def check(inventory: Inventory, policy: Policy | None, policy_source: str | None) -> AuditResult:
+def check(
+    inventory: Inventory,
+    policy: Policy | None,
+    policy_source: str | None,
+    progress: Progress | None = None,
+) -> AuditResult:
     from gpuaudit.check import run_checks
 
-    result = run_checks(inventory, policy)
+    result = run_checks(inventory, policy, progress=progress)
     result.policy_source = policy_source
     return result
 

@@ -26,12 +26,11 @@ from pyVmomi import vim, vmodl
 from gpuaudit import cassette, connect, resilience, shipped
 from gpuaudit.credentials import Credentials
 from gpuaudit.inventory import Inventory
+from gpuaudit.progress import Progress
 
 DEMO_CASSETTE = "demo.yaml"
 # A replayed session logs in as someone; the cassette holds no real credentials.
 REPLAY_USER = "gpuaudit"
-
-Progress = Callable[[str], None]
 
 
 @dataclass(frozen=True)

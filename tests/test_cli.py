@@ -286,7 +286,7 @@ def _scan_demo(tmp_path: Path, terminal: bool) -> str:
 def test_progress_only_on_a_terminal(tmp_path: Path) -> None:
     on_terminal = _scan_demo(tmp_path / "tty", terminal=True)
     on_pipe = _scan_demo(tmp_path / "pipe", terminal=False)
-    assert "\r\x1b[K" in on_terminal and "replaying" in on_terminal
+    assert "\r\x1b[2K" in on_terminal and "replaying" in on_terminal
     assert "\x1b[" not in on_pipe and "\r" not in on_pipe
     assert "INFO replaying demo.yaml" in on_pipe
 

@@ -10,7 +10,6 @@ exception.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
 from typing import Any
 
 from pyVmomi import VmomiSupport, vim
@@ -20,6 +19,7 @@ from gpuaudit.collect.operations import collect_operations
 from gpuaudit.collect.paths import SPECS, VERSIONED_FIELDS, VM_DEVICE_PATHS
 from gpuaudit.collect.retrieve import (
     ObjectProps,
+    OnPage,
     gc_paused,
     merge_into,
     retrieve,
@@ -28,10 +28,9 @@ from gpuaudit.collect.retrieve import (
 from gpuaudit.collect.storage import HostLunPaths, build_datastore, host_lun_paths
 from gpuaudit.collect.vms import build_cluster, build_vm, device_candidates
 from gpuaudit.inventory import Gap, Inventory, VCenter
+from gpuaudit.progress import Progress, Step, ignore
 
 HOTMIGRATE = "vgpu.hotmigrate.enabled"
-
-Progress = Callable[[str], None]
 
 
 def collect(
@@ -42,7 +41,7 @@ def collect(
 ) -> Inventory:
     """Read the whole GPU, HA and storage inventory behind service instance ``si``, with
     GPU telemetry over ``telemetry_window`` (default 24 hours) and licences."""
-    say = progress or (lambda _message: None)
+    say = progress or ignore
     content = si.RetrieveContent()
     inv = Inventory(
         source=source,
@@ -51,16 +50,26 @@ def collect(
     inv.vcenter = _vcenter(content.about)
     say("reading inventory")
     with gc_paused():
-        objects = retrieve(content, SPECS)
+        objects = retrieve(content, SPECS, on_page=_pages(say, "reading inventory"))
         say(f"read {len(objects)} objects")
         _read_devices(content, objects, say)
         inv.vcenter.vgpu_hotmigrate_enabled = _hotmigrate(content, inv)
         _assemble(inv, objects)
         del objects
     say("reading GPU telemetry and licences")
-    collect_operations(si, content, inv, telemetry_window)
+    collect_operations(si, content, inv, telemetry_window, say)
     _version_gaps(inv, si._stub.version)
     return inv
+
+
+def _pages(say: Progress, phase: str) -> OnPage:
+    """Tells ``say`` the objects and pages read so far in ``phase``."""
+
+    def on_page(objects: int, pages: int) -> None:
+        unit = "page" if pages == 1 else "pages"
+        say(Step(phase, objects, unit="objects", detail=f"{pages:,} {unit}"))
+
+    return on_page
 
 
 def _vcenter(about: Any) -> VCenter:
@@ -81,8 +90,11 @@ def _read_devices(content: Any, objects: dict[str, ObjectProps], say: Progress) 
     if not wanted:
         return
     vms = sum(1 for o in objects.values() if o.kind == "VirtualMachine")
-    say(f"reading the devices of {len(wanted)} of {vms} VMs")
-    devices = retrieve_objects(content, vim.VirtualMachine, wanted, VM_DEVICE_PATHS)
+    phase = f"reading the devices of {len(wanted)} of {vms} VMs"
+    say(phase)
+    devices = retrieve_objects(
+        content, vim.VirtualMachine, wanted, VM_DEVICE_PATHS, on_page=_pages(say, phase)
+    )
     merge_into(objects, devices)
     for key in wanted:
         if key not in devices:  # deleted since the first read

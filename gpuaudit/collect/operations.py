@@ -9,13 +9,18 @@ from gpuaudit.collect.licences import collect_licences
 from gpuaudit.collect.managers import read_managers
 from gpuaudit.collect.telemetry import DEFAULT_WINDOW, collect_telemetry
 from gpuaudit.inventory import Inventory
+from gpuaudit.progress import Progress
 
 
 def collect_operations(
-    si: Any, content: Any, inv: Inventory, window: dt.timedelta | None = None
+    si: Any,
+    content: Any,
+    inv: Inventory,
+    window: dt.timedelta | None = None,
+    progress: Progress | None = None,
 ) -> None:
     """GPU counters over ``window`` (ending at the server's clock) and licence assignments."""
     now = si.CurrentTime()
     perf, licences = read_managers(content)
-    collect_telemetry(si, content, inv, perf, now, window or DEFAULT_WINDOW)
+    collect_telemetry(si, content, inv, perf, now, window or DEFAULT_WINDOW, progress)
     collect_licences(content, inv, licences)

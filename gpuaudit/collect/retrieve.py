@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +20,9 @@ from pyVmomi import vim, vmodl
 
 PAGE_SIZE = 500
 VANISHED_LIMIT = 10  # objects deleted mid-read that retrieve_objects steps round
+
+# Told after each page: objects read so far, pages read so far.
+OnPage = Callable[[int, int], None]
 
 
 @dataclass
@@ -82,11 +85,15 @@ def gc_paused() -> Iterator[None]:
 
 
 def retrieve(
-    content: Any, specs: Mapping[type, Iterable[str]], page_size: int = PAGE_SIZE
+    content: Any,
+    specs: Mapping[type, Iterable[str]],
+    page_size: int = PAGE_SIZE,
+    on_page: OnPage | None = None,
 ) -> dict[str, ObjectProps]:
     """Every object of the given types below the root folder, keyed by moref.
 
-    ``specs`` maps a pyVmomi managed type to the property paths to read.
+    ``specs`` maps a pyVmomi managed type to the property paths to read; ``on_page``
+    hears how many objects and pages have been read after each page.
     """
     view = content.viewManager.CreateContainerView(
         container=content.rootFolder, type=list(specs), recursive=True
@@ -102,7 +109,7 @@ def retrieve(
             vmodl.query.PropertyCollector.PropertySpec(type=t, pathSet=sorted(set(p)), all=False)
             for t, p in specs.items()
         ]
-        return _read_pages(content, [object_spec], prop_specs, page_size)
+        return _read_pages(content, [object_spec], prop_specs, page_size, on_page)
     finally:
         view.DestroyView()
 
@@ -113,6 +120,7 @@ def retrieve_objects(
     morefs: Iterable[str],
     paths: Iterable[str],
     page_size: int = PAGE_SIZE,
+    on_page: OnPage | None = None,
 ) -> dict[str, ObjectProps]:
     """``paths`` of the objects of type ``kind`` named by ``morefs``, keyed by moref.
 
@@ -134,7 +142,7 @@ def retrieve_objects(
             for key in wanted
         ]
         try:
-            return _read_pages(content, object_specs, prop_specs, page_size)
+            return _read_pages(content, object_specs, prop_specs, page_size, on_page)
         except vmodl.fault.ManagedObjectNotFound as exc:
             gone = moref(exc.obj) if exc.obj is not None else None
             vanished += 1
@@ -144,7 +152,11 @@ def retrieve_objects(
 
 
 def _read_pages(
-    content: Any, object_specs: list[Any], prop_specs: list[Any], page_size: int
+    content: Any,
+    object_specs: list[Any],
+    prop_specs: list[Any],
+    page_size: int,
+    on_page: OnPage | None = None,
 ) -> dict[str, ObjectProps]:
     found: dict[str, ObjectProps] = {}
     if not object_specs:
@@ -155,9 +167,13 @@ def _read_pages(
     collector = content.propertyCollector
     options = vmodl.query.PropertyCollector.RetrieveOptions(maxObjects=page_size)
     result = collector.RetrievePropertiesEx(specSet=[filter_spec], options=options)
+    pages = 0
     while result is not None:
         for content_obj in result.objects:
             _merge(found, content_obj)
+        pages += 1
+        if on_page is not None:
+            on_page(len(found), pages)
         if not result.token:
             break
         result = collector.ContinueRetrievePropertiesEx(token=result.token)

@@ -47,6 +47,7 @@ from gpuaudit.inventory import (
     Inventory,
     Telemetry,
 )
+from gpuaudit.progress import Progress, Step, ignore
 
 log = logging.getLogger("gpuaudit")
 
@@ -125,6 +126,9 @@ def _level(interval: Any) -> int | None:
     return int(interval.level) if interval.level is not None else None
 
 
+COUNTERS_PHASE = "reading GPU counters"
+
+
 def collect_telemetry(
     si: Any,
     content: Any,
@@ -132,8 +136,10 @@ def collect_telemetry(
     perf: ManagerProps,
     now: dt.datetime,
     window: dt.timedelta = DEFAULT_WINDOW,
+    progress: Progress | None = None,
 ) -> None:
     """Fill inv.telemetry, each GPU host's telemetry and each GPU's counters."""
+    say = progress or ignore
     esxi_note = ""
     if inv.vcenter.standalone_esxi and window > REALTIME_SPAN:
         # ESXi keeps an hour of real-time samples and serves no rollups of its own.
@@ -184,6 +190,7 @@ def collect_telemetry(
     )
     size = hosts_per_query(tel.metrics_per_query, len(metric_ids), len(hosts))
     done = 0
+    say(Step(COUNTERS_PHASE, done, len(hosts), "hosts"))
     while done < len(hosts):
         batch = hosts[done : done + size]
         specs = [
@@ -212,6 +219,7 @@ def collect_telemetry(
             for h in batch:
                 _apply(h, answered.get(h.moref), by_key, level_note)
         done += len(batch)
+        say(Step(COUNTERS_PHASE, done, len(hosts), "hosts"))
 
 
 def query_metric_limit(content: Any, inv: Inventory) -> int | None:

@@ -1,0 +1,226 @@
+"""What a person sees: progress, warnings and the scan's summary.
+
+On a terminal the long phases show one live line with their counts and elapsed
+time; anywhere else (cron, CI) they become a few plain log lines, never one per
+object. Colour only on a terminal, and never with NO_COLOR set
+(https://no-color.org) or with --no-color. Every name a server or a file gave
+passes ``printable`` first, and nothing is read as markup.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.console import Console as RichConsole
+from rich.progress import Progress as LiveLine
+from rich.progress import SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
+from rich.text import Text
+
+from gpuaudit.outcome import Summary
+from gpuaudit.progress import Step
+from gpuaudit.results import SEVERITIES
+from gpuaudit.terminal import printable
+
+if TYPE_CHECKING:
+    from gpuaudit.fleet import TargetOutcome
+
+log = logging.getLogger("gpuaudit")
+
+LOG_EVERY = 10.0  # seconds between two log lines of one phase's counts, off a terminal
+RULE_LINES = 10  # failed rules named in the summary; the rest are counted
+CLUSTER_LINES = 10  # clusters named in the summary; likewise
+
+_COLOURS = {"critical": "magenta", "high": "red", "medium": "yellow", "low": "blue", "info": "cyan"}
+_VERDICTS = {"PASS": "green", "FAIL": "red"}
+
+
+def colour_allowed(no_color: bool = False) -> bool:
+    """False with --no-color, or with NO_COLOR set to anything but the empty string."""
+    return not no_color and not os.environ.get("NO_COLOR")
+
+
+def _rich(stderr: bool, color: bool, terminal: bool | None = None) -> RichConsole:
+    """A rich console that reads no markup, guesses no highlighting and wraps nothing."""
+    return RichConsole(
+        stderr=stderr,
+        color_system="standard" if color else None,
+        no_color=not color,
+        force_terminal=terminal,
+        markup=False,
+        emoji=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+class Console:
+    """Progress on a terminal; plain log lines anywhere else (cron, CI)."""
+
+    def __init__(self, quiet: bool = False, color: bool = True, live: bool = True) -> None:
+        self._lock = threading.RLock()
+        self._line: LiveLine | None = None
+        self._task: TaskID | None = None
+        self._phase = ""
+        self._logged: dict[str, float] = {}
+        self.configure(quiet, color, live)
+
+    def configure(self, quiet: bool, color: bool, live: bool) -> None:
+        """``live``: a live line on a terminal (off: log lines, as with --log-format json)."""
+        self.done()
+        self.quiet, self.color, self.live = quiet, color, live
+        self._err = _rich(stderr=True, color=color)
+
+    @property
+    def tty(self) -> bool:
+        """Standard error is a terminal (FORCE_COLOR brings colour, not the live line)."""
+        return _isatty(sys.stderr)
+
+    def progress(self, report: str | Step) -> None:
+        """A phase starts (a message) or goes on (a Step with its counts)."""
+        if self.quiet:
+            return
+        if self.live and self.tty:
+            self._show(report)
+        elif isinstance(report, str) or self._due(report):
+            log.info(printable(report))
+
+    def _due(self, step: Step) -> bool:
+        """A phase's counts are logged when it ends, and at most every LOG_EVERY seconds."""
+        now = time.monotonic()
+        with self._lock:
+            last = self._logged.setdefault(step.phase, now)
+            if step.finished or now - last >= LOG_EVERY:
+                self._logged[step.phase] = now
+                return True
+        return False
+
+    def _show(self, report: str | Step) -> None:
+        phase = report if isinstance(report, str) else report.phase
+        counts = "" if isinstance(report, str) else report.counts()
+        with self._lock:
+            if self._line is None:
+                self._line = LiveLine(
+                    SpinnerColumn(style="cyan"),
+                    TextColumn("{task.description}", markup=False),
+                    TextColumn("{task.fields[counts]}", markup=False),
+                    TimeElapsedColumn(),
+                    console=self._err,
+                    transient=True,
+                )
+                self._line.start()
+            if self._task is not None and phase == self._phase:
+                self._line.update(self._task, counts=printable(counts))
+                return
+            if self._task is not None:  # one line: the phase now under way, timed from its start
+                self._line.remove_task(self._task)
+            self._phase = phase
+            self._task = self._line.add_task(printable(phase), total=None, counts=counts)
+            self._line.refresh()
+
+    def done(self) -> None:
+        """Take the live line away, before anything else is printed."""
+        with self._lock:
+            if self._line is not None:
+                self._line.stop()
+            self._line, self._task, self._phase = None, None, ""
+
+    def warn(self, message: str) -> None:
+        self.done()
+        if not self.live:  # --log-format json: a job reads standard error as JSON lines
+            log.warning(printable(message))
+            return
+        self._err.print(Text(f"warning: {printable(message)}", style="yellow"))
+
+    def print_summary(self, summary: Summary, written: Sequence[Path]) -> None:
+        self.done()
+        print_summary(summary, written, color=self._colour_out(), quiet=self.quiet)
+
+    def print_fleet(self, outcomes: Sequence[TargetOutcome], summary: Sequence[Path]) -> None:
+        """One verdict line per target with its reports, then the fleet summary's files."""
+        self.done()
+        if self.quiet:
+            return
+        out = _rich(stderr=False, color=self._colour_out())
+        for item in outcomes:
+            line = f"{printable(item.target.name)}: {item.verdict}"
+            if item.error:
+                line += f" ({printable(item.error)})"
+            out.print(Text(line, style=_VERDICTS.get(item.verdict, "magenta")))
+            for path in item.reports:
+                out.print(Text(f"  {printable(path)}"))
+        out.print(Text("fleet summary:"))
+        for path in summary:
+            out.print(Text(f"  {printable(path)}"))
+
+    def _colour_out(self) -> bool:
+        """Colour on standard output: allowed, and a terminal there (or FORCE_COLOR set)."""
+        return self.color and _rich(stderr=False, color=True).is_terminal
+
+
+def _isatty(stream: object) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty()) if callable(isatty) else False
+
+
+def print_summary(summary: Summary, written: Sequence[Path], color: bool, quiet: bool) -> None:
+    """The counts, the failed rules worst first, the clusters that fail, the verdict."""
+    if quiet:
+        return
+    out = _rich(stderr=False, color=color, terminal=color or None)
+
+    def say(*parts: str | tuple[str, str]) -> None:
+        out.print(Text.assemble(*parts))
+
+    if summary.nothing_examined:
+        first = f"FAIL: {summary.nothing_examined[:1].upper()}{summary.nothing_examined[1:]}"
+        say((printable(first), "bold red"))
+    counts = summary.new if summary.new is not None else summary.failed
+    label = "new failed findings" if summary.new is not None else "failed findings"
+    parts: list[str | tuple[str, str]] = [f"{label}: "]
+    for i, severity in enumerate(SEVERITIES):
+        parts += [", "] if i else []
+        parts.append(
+            (f"{counts[severity]} {severity}", _COLOURS[severity] if counts[severity] else "")
+        )
+    say(*parts)
+    for rule in summary.failed_rules[:RULE_LINES]:
+        objects = f"{rule.objects} object" + ("" if rule.objects == 1 else "s")
+        if summary.new is not None:
+            objects += f", {rule.new} new"
+        say(
+            "  ",
+            (f"{rule.severity:<8}", _COLOURS[rule.severity]),
+            f" {rule.rule:<8} {printable(rule.title)} ({objects})",
+        )
+    if len(summary.failed_rules) > RULE_LINES:
+        say(_more(len(summary.failed_rules) - RULE_LINES, "rule"))
+    say(f"passed: {summary.passed}, waived: {summary.waived}")
+    failing = sorted(c for c in summary.designs if c in summary.failing_clusters)
+    for cluster in failing[:CLUSTER_LINES]:
+        k = summary.tolerates.get(cluster)
+        tolerance = f", tolerates N+{k}" if k is not None else ""
+        # Cluster names come from the server: a \r or an ESC in one is shown, not obeyed.
+        design = printable(summary.designs[cluster])
+        say(f"cluster {printable(cluster)}: design {design}{tolerance}")
+    if len(failing) > CLUSTER_LINES:
+        say(_more(len(failing) - CLUSTER_LINES, "cluster"))
+    if summary.nothing_examined:
+        verdict = ("FAIL: nothing was examined (DATA-02)", "bold red")
+    elif summary.blocking:
+        verdict = (f"FAIL: findings at or above {summary.threshold}", "bold red")
+    else:
+        verdict = (f"PASS: nothing at or above {summary.threshold}", "bold green")
+    say(verdict)
+    for path in written:
+        say(f"  {printable(path)}")
+
+
+def _more(hidden: int, noun: str) -> str:
+    return f"  ... and {hidden} more {noun}{'' if hidden == 1 else 's'}"
