@@ -562,7 +562,8 @@ def _scan_fleet(
     "--output",
     "-o",
     type=click.Path(dir_okay=False),
-    help="Inventory file to write.  [default: reports/inventory-SERVER-TIME.json]",
+    help="Inventory file to write, or - for standard output.  "
+    "[default: reports/inventory-SERVER-TIME.json]",
 )
 @record_options
 @telemetry_option
@@ -581,18 +582,30 @@ def collect(
     source = _live_source(console, opts, record, anonymize, telemetry_window)
     inventory = pipeline.obtain(source, console.progress)
     console.done()
-    if output:
-        path = Path(output)
-    else:
-        from gpuaudit.report import report_filename
-
-        name = report_filename(scan.server_name(source), "json")
-        path = Path("reports") / name.replace("gpuaudit-", "inventory-", 1)
+    data = inventory.to_json().encode("utf-8")
+    if output == "-":  # a pipe: the inventory and nothing else on standard output
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        return
     try:
-        inventory.save(path)
+        path = _save_inventory(data, output, scan.server_name(source))
     except OSError as exc:
-        fail(f"cannot write {path}: {exc}", ExitCode.INPUT)
+        fail(f"cannot write {output or 'reports/'}: {exc.strerror or exc}", ExitCode.INPUT)
     click.echo(printable(path))
+
+
+def _save_inventory(data: bytes, output: str | None, server: str) -> Path:
+    """Write to ``output``, or to reports/inventory-SERVER-TIME.json under a name no
+    other run has claimed (two collects in the same second take -1, -2, ...)."""
+    from gpuaudit.files import write_atomic, write_new
+    from gpuaudit.report.naming import report_stem
+
+    if output:
+        write_atomic(Path(output), data)
+        return Path(output)
+    stem = report_stem(server, dt.datetime.now(dt.UTC)).replace("gpuaudit-", "inventory-", 1)
+    (path,) = write_new(Path("reports"), stem, [(".json", data)])
+    return path
 
 
 @main.command()
