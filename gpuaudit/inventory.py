@@ -72,6 +72,8 @@ class Cluster:
     drs_automation: str | None = None
     # VM name -> restart priority override (disabled, lowest ... highest).
     restart_priority_overrides: dict[str, str] = field(default_factory=dict)
+    # DRS advanced options (configurationEx.drsConfig.option): key -> value as set.
+    drs_options: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -153,6 +155,8 @@ class VmotionNic:
     ip: str = ""
     portgroup: str = ""
     uplink_speed_mbps: int | None = None  # slowest connected uplink of its switch
+    switch: str = ""  # its standard switch or distributed switch; "" when not found
+    distributed: bool = False  # on a distributed switch's port
 
 
 @dataclass
@@ -202,6 +206,9 @@ class Host:
     adapters: list[StorageAdapter] = field(default_factory=list)
     telemetry: HostTelemetry | None = None  # None when GPU counters were not queried
     licence: Licence | None = None  # the assigned vSphere licence, when read
+    # The NVIDIA vGPU manager version (e.g. 535.161.05), when known: the Read-only
+    # role cannot read installed software, so the collector leaves it unset.
+    vgpu_manager_version: str | None = None
 
     @property
     def connected(self) -> bool:

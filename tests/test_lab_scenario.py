@@ -125,7 +125,7 @@ def test_base_loads_with_every_default(tmp_path: Path) -> None:
             "failover_hosts": [],
         },
     }
-    assert cluster["drs"] == {"enabled": False, "automation": "fullyAutomated"}
+    assert cluster["drs"] == {"enabled": False, "automation": "fullyAutomated", "options": {}}
     esx01, esx02 = cluster["hosts"]
     assert {k: esx01[k] for k in ("version", "build", "vendor", "model")} == {
         "version": "8.0.3",

@@ -172,6 +172,9 @@ SCENARIO_B_FAILED = {
     ("MON-01", "esx-b01.corp.local"),
     ("MON-01", "esx-b02.corp.local"),
     ("MON-01", "esx-b03.corp.local"),
+    # DRS is on and no VgpuMMAutomationTimeoutSecs is set: maintenance mode leaves
+    # the vGPU VMs in place.
+    ("VM-09", "scen-b"),
 }
 
 

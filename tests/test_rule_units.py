@@ -418,10 +418,10 @@ def test_vm07_a_1_gbe_vmotion_uplink_fails_and_10_gbe_passes() -> None:
     assert judge(vmotion.vmotion_speed, e.inv, h1).passed
 
 
-def test_vm07_does_not_apply_when_the_uplink_speed_is_unknown() -> None:
+def test_vm07_fails_when_the_uplink_speed_is_unknown() -> None:
     e = healthy()
     e.inv.hosts[0].vmotion_nics[0].uplink_speed_mbps = None
-    assert vmotion.vmotion_speed(context(e.inv), e.inv.hosts[0]) is None
+    assert not judge(vmotion.vmotion_speed, e.inv, e.inv.hosts[0]).passed
 
 
 # --- monitoring ---------------------------------------------------------------------------

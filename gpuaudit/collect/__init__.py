@@ -14,7 +14,7 @@ from typing import Any
 
 from pyVmomi import VmomiSupport, vim
 
-from gpuaudit.collect.hosts import build_host
+from gpuaudit.collect.hosts import build_host, vmotion_gaps
 from gpuaudit.collect.operations import collect_operations
 from gpuaudit.collect.paths import SPECS, VERSIONED_FIELDS, VM_DEVICE_PATHS
 from gpuaudit.collect.retrieve import (
@@ -177,6 +177,7 @@ def _assemble(inv: Inventory, objects: dict[str, ObjectProps]) -> None:
                     host.name, "HostSystem", "config", f"host is {host.connection_state}", obj.moref
                 )
             )
+        inv.gaps.extend(vmotion_gaps(host))
         lun_paths[obj.moref] = host_lun_paths(obj)
         inv.hosts.append(host)
 

@@ -8,7 +8,7 @@ from pyVmomi import vim
 
 from gpuaudit import catalog
 from gpuaudit.collect.retrieve import ObjectProps
-from gpuaudit.inventory import Gpu, Host, StorageAdapter, VgpuProfile, VmotionNic
+from gpuaudit.inventory import Gap, Gpu, Host, StorageAdapter, VgpuProfile, VmotionNic
 
 # Subclasses before their parents: FCoE is a kind of FC HBA.
 _ADAPTER_KINDS: tuple[tuple[type, str], ...] = (
@@ -142,8 +142,15 @@ def _adapter(hba: Any) -> StorageAdapter:
 
 
 def _vmotion_nics(obj: ObjectProps) -> list[VmotionNic]:
-    """vmknics selected for vMotion, with the speed of their switch's slowest uplink."""
-    speeds = _portgroup_uplink_speeds(obj)
+    """vmknics selected for vMotion, with the speed of their switch's slowest uplink.
+
+    A vmknic sits on a standard switch's port group, or on a distributed switch's
+    port (``spec.distributedVirtualPort``), whose uplinks on this host are the pnics
+    of the host's proxy switch for that distributed switch.
+    """
+    standard = _portgroup_switches(obj)
+    proxies = {p.dvsUuid: p for p in obj.get("config.network.proxySwitch", [])}
+    speeds = _pnic_speeds(obj)
     nics = []
     for net in obj.get("config.virtualNicManagerInfo.netConfig", []):
         if net.nicType != "vmotion":
@@ -153,30 +160,65 @@ def _vmotion_nics(obj: ObjectProps) -> list[VmotionNic]:
             if cand.key not in selected:
                 continue
             ip = getattr(getattr(cand.spec, "ip", None), "ipAddress", "") or ""
-            nics.append(
-                VmotionNic(
-                    device=cand.device,
-                    ip=ip,
-                    portgroup=cand.portgroup or "",
-                    uplink_speed_mbps=speeds.get(cand.portgroup or ""),
-                )
-            )
+            nic = VmotionNic(device=cand.device, ip=ip, portgroup=cand.portgroup or "")
+            port = getattr(cand.spec, "distributedVirtualPort", None)
+            if port is not None:
+                nic.distributed = True
+                proxy = proxies.get(port.switchUuid)
+                nic.switch = (proxy.dvsName or port.switchUuid) if proxy else ""
+                pnics = list(proxy.pnic or []) if proxy else []
+            else:
+                name, pnics = standard.get(nic.portgroup, ("", []))
+                nic.switch = name
+            nic.uplink_speed_mbps = _slowest(speeds, pnics)
+            nics.append(nic)
     return nics
 
 
-def _portgroup_uplink_speeds(obj: ObjectProps) -> dict[str, int]:
-    """Portgroup name -> slowest connected uplink (Mb/s) of its standard switch."""
-    pnic_speed = {
-        p.key: p.linkSpeed.speedMb for p in obj.get("config.network.pnic", []) if p.linkSpeed
+def vmotion_gaps(host: Host) -> list[Gap]:
+    """A gap for each vMotion vmknic whose uplinks could not be determined."""
+    gaps = []
+    for nic in host.vmotion_nics:
+        if nic.uplink_speed_mbps is not None:
+            continue
+        if nic.distributed:
+            path = "config.network.proxySwitch"
+            why = (
+                f"{nic.device}: no connected uplink on distributed switch {nic.switch}"
+                if nic.switch
+                else f"{nic.device}: its distributed switch is not among the host's proxy switches"
+            )
+        else:
+            path = "config.network.vswitch"
+            why = (
+                f"{nic.device}: no connected uplink on {nic.switch}"
+                if nic.switch
+                else f"{nic.device}: port group {nic.portgroup or '?'} is on no standard switch"
+            )
+        gaps.append(Gap(host.name, "HostSystem", path, why, moref=host.moref))
+    return gaps
+
+
+def _pnic_speeds(obj: ObjectProps) -> dict[str, int]:
+    """pnic key -> link speed (Mb/s), for the pnics whose link is up."""
+    return {
+        p.key: p.linkSpeed.speedMb
+        for p in obj.get("config.network.pnic", [])
+        if p.linkSpeed and p.linkSpeed.speedMb
     }
-    switch_speed = {}
-    for switch in obj.get("config.network.vswitch", []):
-        speeds = [pnic_speed[k] for k in switch.pnic or [] if k in pnic_speed]
-        if speeds:
-            switch_speed[switch.name] = min(speeds)
+
+
+def _slowest(speeds: dict[str, int], pnics: list[str]) -> int | None:
+    connected = [speeds[k] for k in pnics if k in speeds]
+    return min(connected) if connected else None
+
+
+def _portgroup_switches(obj: ObjectProps) -> dict[str, tuple[str, list[str]]]:
+    """Portgroup name -> (its standard switch, that switch's pnic keys)."""
+    switches = {s.name: list(s.pnic or []) for s in obj.get("config.network.vswitch", [])}
     result = {}
     for pg in obj.get("config.network.portgroup", []):
-        speed = switch_speed.get(pg.spec.vswitchName)
-        if speed is not None:
-            result[pg.spec.name] = speed
+        name = pg.spec.vswitchName
+        if name in switches:
+            result[pg.spec.name] = (name, switches[name])
     return result

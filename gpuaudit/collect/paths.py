@@ -28,6 +28,7 @@ HOST_PATHS = (
     "config.network.pnic",
     "config.network.vswitch",
     "config.network.portgroup",
+    "config.network.proxySwitch",
     "config.storageDevice.hostBusAdapter",
     "config.storageDevice.scsiLun",
     "config.storageDevice.multipathInfo",

@@ -153,6 +153,9 @@ def build_cluster(
     if drs is not None:
         cluster.drs_enabled = bool(drs.enabled)
         cluster.drs_automation = str(drs.defaultVmBehavior) if drs.defaultVmBehavior else None
+        cluster.drs_options = {
+            str(o.key): "" if o.value is None else str(o.value) for o in drs.option or []
+        }
     for vm_config in getattr(config, "dasVmConfig", None) or []:
         settings = vm_config.dasSettings
         priority = (settings.restartPriority if settings else None) or vm_config.restartPriority

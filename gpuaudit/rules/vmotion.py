@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 from gpuaudit import facts as F
+from gpuaudit import vgpu_releases as R
 from gpuaudit.inventory import Cluster, Host, VCenter, Vm
 from gpuaudit.rules import scopes
 from gpuaudit.rules.registry import Context, Outcome, rule
 
-# ESXi 6.7 Update 1 (the first release with vGPU vMotion) is version 6.7.0, build 10302608.
-VGPU_VMOTION_BUILD = 10302608
+REFERENCES = {
+    "VM-06": [
+        R.REFERENCES["vgpu_vmotion"],
+        R.REFERENCES["stun_time"],
+        *((f"NVIDIA {b} for VMware vSphere release notes", b.notes) for b in R.BRANCHES),
+    ],
+    "VM-07": [
+        R.REFERENCES["vgpu_vmotion"],
+        R.REFERENCES["stun_time"],
+    ],
+}
 _PREREQ = (
     "The vSphere 6.7 U1 note: \"you'll need to have the same GRID profile on both servers, and "
     'the GPUs will need be the same on both servers."'
@@ -163,54 +173,107 @@ def migrate_supported(ctx: Context, vm: Vm) -> Outcome | None:
 
 @rule(
     id="VM-06",
-    title="A host with vGPU VMs runs ESXi older than 6.7 Update 1",
+    title="A vGPU host's ESXi release is outside its vGPU branch, or vCenter is too old",
     category="vmotion",
     severity="medium",
     scope=scopes.CONNECTED_HOSTS,
-    rationale="""vMotion of vGPU VMs arrived with vSphere 6.7 Update 1 (VMware's release
-        notes). Older hosts cannot vMotion a vGPU VM at all.""",
-    remediation="""Upgrade the host to a supported ESXi release (6.7 U1 or later; 8.0 for current
-        NVIDIA vGPU software).""",
+    rationale="""vMotion of vGPU VMs needs ESXi and vCenter 6.7 Update 1 or later, and each NVIDIA
+        vGPU software branch supports only the ESXi releases its release notes list (vGPU 16,
+        R535: ESXi 7.0 and 8.0; vGPU 18, R570: ESXi 8.0 and 9.0). A host outside its branch's
+        list runs an unsupported combination. The branch comes from the vGPU manager version
+        when it is known; otherwise the finding names the branches the host's release fits.
+        vCenter 8.0 Update 2 or later adds stun-time estimates and per-VM stun-time limits.""",
+    remediation="""Keep each host's ESXi release within the releases its NVIDIA vGPU branch
+        supports (upgrade ESXi or the vGPU manager together), and vCenter at 6.7 U1 or later
+        (8.0 U2 or later for stun-time estimates).""",
 )
 def esxi_version(ctx: Context, host: Host) -> Outcome | None:
     f = ctx.facts
-    if f.inventory.vcenter.standalone_esxi:
+    vcenter = f.inventory.vcenter
+    if vcenter.standalone_esxi:
         return None  # vMotion needs a vCenter
     if not any(F.is_vgpu_vm(vm) for vm in f.host_gpu_vms(host.name)):
         return None
-    version = F.parse_version(host.version)
-    build = int(host.build) if host.build.isdigit() else None
-    if version[:2] == (6, 7):
-        ok = build is not None and build >= VGPU_VMOTION_BUILD
+    release = R.esxi_release(host.version, host.build)
+    vc_release = R.vcenter_release(vcenter.version, vcenter.build)
+    evidence: dict[str, object] = {
+        "version": host.version,
+        "build": host.build,
+        "esxi_release": str(release) if release else None,
+        "vcenter_release": str(vc_release) if vc_release else None,
+        "vgpu_manager_version": host.vgpu_manager_version,
+    }
+    if release is None:
+        message = f"the ESXi release of version {host.version!r} build {host.build!r} is unknown"
+        return Outcome(False, message, evidence)
+    problems, notes = [], []
+    if release < R.VGPU_VMOTION:
+        problems.append(f"ESXi {release} is older than 6.7 U1: no vGPU vMotion")
+    branch = R.branch_for(host.vgpu_manager_version)
+    if branch is not None:
+        evidence["vgpu_branch"] = branch.number
+        if branch.supports(release):
+            notes.append(f"ESXi {release} is supported by {branch}")
+        else:
+            problems.append(
+                f"ESXi {release} is not supported by {branch} (it supports {branch.supported()})"
+            )
     else:
-        ok = version >= (6, 7, 0)
-    evidence = {"version": host.version, "build": host.build}
-    message = (
-        f"ESXi {host.version} build {host.build} supports vGPU vMotion"
-        if ok
-        else f"ESXi {host.version} build {host.build or '?'} is older than 6.7 U1: no vGPU vMotion"
-    )
-    return Outcome(ok, message, evidence)
+        fits = R.branches_for(release)
+        evidence["fitting_vgpu_branches"] = [b.number for b in fits]
+        known = (
+            f"vGPU manager {host.vgpu_manager_version} is of no catalogued branch"
+            if host.vgpu_manager_version
+            else "the vGPU manager version is not known"
+        )
+        if fits:
+            names = ", ".join(str(b.number) for b in fits)
+            notes.append(f"ESXi {release} fits vGPU branches {names} ({known})")
+        else:
+            problems.append(f"ESXi {release} fits none of vGPU branches 13 to 18 ({known})")
+    if vc_release is None:
+        notes.append(f"vCenter version {vcenter.version!r} is unknown")
+    elif vc_release < R.VGPU_VMOTION:
+        problems.append(f"vCenter {vc_release} is older than 6.7 U1: no vGPU vMotion")
+    elif vc_release < R.STUN_TIME_ESTIMATES:
+        notes.append(f"vCenter {vc_release} predates 8.0 U2: no stun-time estimates")
+    return Outcome(not problems, "; ".join(problems + notes), evidence)
 
 
 @rule(
     id="VM-07",
-    title="The vMotion network of a host with vGPU VMs is slower than 10 Gb/s",
+    title="The vMotion network of a host with vGPU VMs is slower than 10 Gb/s or unknown",
     category="vmotion",
     severity="low",
     scope=scopes.HOSTS,
     rationale="""A vGPU VM's frame buffer travels with it during vMotion; VMware recommends 10 GbE
-        or faster for vGPU vMotion, and slow links stretch the stun time of large profiles.""",
-    remediation="""Put the vMotion VMkernel adapter on a 10 GbE or faster uplink.""",
+        or faster for vGPU vMotion, and slow links stretch the stun time of large profiles. The
+        uplinks of a vMotion VMkernel adapter are those of its standard switch, or, on a
+        distributed switch, the host's uplinks of that switch; when they cannot be determined,
+        the finding says so rather than passing.""",
+    remediation="""Put the vMotion VMkernel adapter on a 10 GbE or faster uplink; for an unknown
+        uplink, check that the adapter's switch has a connected uplink on the host.""",
 )
 def vmotion_speed(ctx: Context, host: Host) -> Outcome | None:
     f = ctx.facts
     if f.inventory.vcenter.standalone_esxi:
         return None  # vMotion needs a vCenter
-    speeds = [n.uplink_speed_mbps for n in host.vmotion_nics if n.uplink_speed_mbps]
-    if not speeds or not any(F.is_vgpu_vm(vm) for vm in f.host_gpu_vms(host.name)):
-        return None
-    fastest = max(speeds)
+    if not host.vmotion_nics or not any(F.is_vgpu_vm(vm) for vm in f.host_gpu_vms(host.name)):
+        return None  # VM-04 judges a host without a vMotion adapter
+    speeds = {n.device: n.uplink_speed_mbps for n in host.vmotion_nics}
+    evidence = {
+        "uplink_speed_mbps": [s for s in speeds.values() if s],
+        "switches": {n.device: n.switch for n in host.vmotion_nics},
+    }
+    unknown = [device for device, speed in speeds.items() if speed is None]
+    if unknown:
+        evidence["uplinks_unknown"] = unknown
+        message = (
+            f"the uplinks of vMotion adapter {', '.join(unknown)} could not be determined: "
+            "its vMotion bandwidth is unknown"
+        )
+        return Outcome(False, message, evidence)
+    fastest = max(s for s in speeds.values() if s)
     ok = fastest >= 10000
     message = f"fastest vMotion uplink {fastest} Mb/s" + ("" if ok else ": below 10 Gb/s")
-    return Outcome(ok, message, {"uplink_speed_mbps": speeds})
+    return Outcome(ok, message, evidence)

@@ -5,6 +5,7 @@ package main
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/simulator"
@@ -106,6 +107,14 @@ func (e *estate) configureCluster(c *clusterEntry) {
 		EnableVmBehaviorOverrides: boolPtr(true),
 		DefaultVmBehavior:         types.DrsBehavior(spec.DRS.Automation),
 		VmotionRate:               3,
+	}
+	keys := make([]string, 0, len(spec.DRS.Options))
+	for key := range spec.DRS.Options {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		drs.Option = append(drs.Option, &types.OptionValue{Key: key, Value: spec.DRS.Options[key]})
 	}
 	cfg := c.obj.ConfigurationEx.(*types.ClusterConfigInfoEx)
 	cfg.DasConfig = das

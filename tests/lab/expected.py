@@ -278,7 +278,9 @@ def _add_datacenter(inv: Inventory, dc: dict[str, Any]) -> None:
 
     for name, spec in host_specs.items():
         inv.hosts.append(_host(spec, dc_name, host_cluster[name], vms_by_name))
-        if spec.get("connection", "connected") != "connected":
+        if spec.get("connection", "connected") == "connected":
+            inv.gaps.extend(_vmotion_gaps(name, spec))
+        else:
             inv.gaps.append(
                 Gap(
                     object=name,
@@ -319,6 +321,7 @@ def _cluster(cl: dict[str, Any], dc: str, overrides: dict[str, str]) -> Cluster:
         drs_enabled=bool(drs.get("enabled", False)),
         drs_automation=drs.get("automation"),
         restart_priority_overrides=overrides,
+        drs_options={str(k): str(v) for k, v in drs.get("options", {}).items()},
     )
 
 
@@ -352,16 +355,41 @@ def _host(
         for p in spec.get("vgpu_profiles", [])
     ]
     host.adapters = [_adapter(a) for a in spec.get("adapters", [])]
-    host.vmotion_nics = [
-        VmotionNic(
-            device=n["device"],
-            ip=n["ip"],
-            portgroup=f"vMotion-{n['device']}",
-            uplink_speed_mbps=n["uplink_speed_mbps"],
-        )
-        for n in spec.get("vmotion", [])
-    ]
+    host.vmotion_nics = [_vmotion_nic(n) for n in spec.get("vmotion", [])]
     return host
+
+
+def _vmotion_nic(n: dict[str, Any]) -> VmotionNic:
+    """A standard adapter is on port group vMotion-vmkN of vSwitch-vmotion; a distributed
+    one on a port of dvs-vmotion, with no port group. Speed 0 is a link that is down."""
+    distributed = n.get("switch") == "distributed"
+    return VmotionNic(
+        device=n["device"],
+        ip=n["ip"],
+        portgroup="" if distributed else f"vMotion-{n['device']}",
+        uplink_speed_mbps=n["uplink_speed_mbps"] or None,
+        switch="dvs-vmotion" if distributed else "vSwitch-vmotion",
+        distributed=distributed,
+    )
+
+
+def _vmotion_gaps(name: str, spec: dict[str, Any]) -> list[Gap]:
+    """A vMotion adapter whose switch has no connected uplink is a gap."""
+    gaps = []
+    for n in spec.get("vmotion", []):
+        if n["uplink_speed_mbps"]:
+            continue
+        distributed = n.get("switch") == "distributed"
+        switch = "distributed switch dvs-vmotion" if distributed else "vSwitch-vmotion"
+        gaps.append(
+            Gap(
+                object=name,
+                kind="HostSystem",
+                property="config.network.proxySwitch" if distributed else "config.network.vswitch",
+                reason=f"{n['device']}: no connected uplink on {switch}",
+            )
+        )
+    return gaps
 
 
 def _gpu(g: dict[str, Any], host: dict[str, Any], vms: dict[str, dict[str, Any]]) -> Gpu:

@@ -240,33 +240,66 @@ func graphicsConfig(h *Host) *types.HostGraphicsConfig {
 // "vMotion-vmkN" on the standard switch "vSwitch-vmotion", with one uplink per
 // adapter at the adapter's link speed (active for its own port group, standby
 // for the others, as a multi-NIC vMotion set-up is teamed), and selects the
-// adapters for vMotion in the VirtualNicManager. vmk0 stays the management
-// adapter on vSwitch0 and is a vMotion candidate that is not selected.
+// adapters for vMotion in the VirtualNicManager. An adapter with switch
+// "distributed" sits instead on a port of the distributed switch "dvs-vmotion",
+// whose uplinks on the host are its proxy switch's pnics. A speed of 0 is an
+// uplink whose link is down. vmk0 stays the management adapter on vSwitch0 and
+// is a vMotion candidate that is not selected.
 func configureVmotion(h *Host, cfg *types.HostConfigInfo) {
 	net := cfg.Network
 	vmk0 := net.Vnic[0]
 	vnics := []types.HostVirtualNic{vmk0}
-	if len(h.Vmotion) > 0 {
+	var standard, distributed []VmotionVnic
+	for _, v := range h.Vmotion {
+		if v.Switch == "distributed" {
+			distributed = append(distributed, v)
+		} else {
+			standard = append(standard, v)
+		}
+	}
+	next := 2 // vmnic0 and vmnic1 are the management uplinks
+	addPnics := func(nics []VmotionVnic) (devices, keys []string) {
+		for _, v := range nics {
+			device := fmt.Sprintf("vmnic%d", next)
+			pnic := types.PhysicalNic{
+				Key:    "key-vim.host.PhysicalNic-" + device,
+				Device: device,
+				Pci:    fmt.Sprintf("0000:4b:00.%d", next-2),
+				Driver: "bnxtnet",
+				Mac:    macFrom("pnic", h.Name, device),
+			}
+			if v.UplinkSpeedMbps > 0 {
+				pnic.LinkSpeed = &types.PhysicalNicLinkInfo{SpeedMb: v.UplinkSpeedMbps, Duplex: true}
+				pnic.Spec.LinkSpeed = &types.PhysicalNicLinkInfo{SpeedMb: v.UplinkSpeedMbps, Duplex: true}
+			}
+			net.Pnic = append(net.Pnic, pnic)
+			devices = append(devices, device)
+			keys = append(keys, pnic.Key)
+			next++
+		}
+		return devices, keys
+	}
+	vnicOf := func(v VmotionVnic, pg string) types.HostVirtualNic {
+		return types.HostVirtualNic{
+			Device:    v.Device,
+			Key:       "key-vim.host.VirtualNic-" + v.Device,
+			Portgroup: pg,
+			Spec: types.HostVirtualNicSpec{
+				Ip:                  &types.HostIpConfig{IpAddress: v.IP, SubnetMask: "255.255.255.0"},
+				Mac:                 macFrom("vmk", h.Name, v.Device),
+				Portgroup:           pg,
+				Mtu:                 9000,
+				TsoEnabled:          boolPtr(true),
+				NetStackInstanceKey: "defaultTcpipStack",
+			},
+		}
+	}
+	if len(standard) > 0 {
 		const vswitch = "vSwitch-vmotion"
 		vswitchKey := "key-vim.host.VirtualSwitch-" + vswitch
-		var uplinks, pnicKeys, pgKeys []string
-		for i, v := range h.Vmotion {
-			device := fmt.Sprintf("vmnic%d", 2+i)
-			uplinks = append(uplinks, device)
-			pnicKeys = append(pnicKeys, "key-vim.host.PhysicalNic-"+device)
-			net.Pnic = append(net.Pnic, types.PhysicalNic{
-				Key:       "key-vim.host.PhysicalNic-" + device,
-				Device:    device,
-				Pci:       fmt.Sprintf("0000:4b:00.%d", i),
-				Driver:    "bnxtnet",
-				LinkSpeed: &types.PhysicalNicLinkInfo{SpeedMb: v.UplinkSpeedMbps, Duplex: true},
-				Spec: types.PhysicalNicSpec{
-					LinkSpeed: &types.PhysicalNicLinkInfo{SpeedMb: v.UplinkSpeedMbps, Duplex: true},
-				},
-				Mac: macFrom("pnic", h.Name, device),
-			})
-		}
-		for i, v := range h.Vmotion {
+		uplinks, pnicKeys := addPnics(standard)
+		var pgKeys []string
+		for i, v := range standard {
 			pg := "vMotion-" + v.Device
 			pgKeys = append(pgKeys, "key-vim.host.PortGroup-"+pg)
 			var standby []string
@@ -285,19 +318,7 @@ func configureVmotion(h *Host, cfg *types.HostConfigInfo) {
 				ComputedPolicy: policy,
 				Spec:           types.HostPortGroupSpec{Name: pg, VswitchName: vswitch, Policy: policy},
 			})
-			vnic := types.HostVirtualNic{
-				Device:    v.Device,
-				Key:       "key-vim.host.VirtualNic-" + v.Device,
-				Portgroup: pg,
-				Spec: types.HostVirtualNicSpec{
-					Ip:                  &types.HostIpConfig{IpAddress: v.IP, SubnetMask: "255.255.255.0"},
-					Mac:                 macFrom("vmk", h.Name, v.Device),
-					Portgroup:           pg,
-					Mtu:                 9000,
-					TsoEnabled:          boolPtr(true),
-					NetStackInstanceKey: "defaultTcpipStack",
-				},
-			}
+			vnic := vnicOf(v, pg)
 			net.Vnic = append(net.Vnic, vnic)
 			vnics = append(vnics, vnic)
 		}
@@ -305,7 +326,7 @@ func configureVmotion(h *Host, cfg *types.HostConfigInfo) {
 			Name:              vswitch,
 			Key:               vswitchKey,
 			NumPorts:          128,
-			NumPortsAvailable: int32(128 - len(h.Vmotion)),
+			NumPortsAvailable: int32(128 - len(standard)),
 			Mtu:               9000,
 			Portgroup:         pgKeys,
 			Pnic:              pnicKeys,
@@ -314,6 +335,36 @@ func configureVmotion(h *Host, cfg *types.HostConfigInfo) {
 				Bridge:   &types.HostVirtualSwitchBondBridge{NicDevice: uplinks},
 				Mtu:      9000,
 			},
+		})
+	}
+	if len(distributed) > 0 {
+		const dvsName = "dvs-vmotion"
+		dvsUUID := uuidFrom("dvs", dvsName)
+		_, pnicKeys := addPnics(distributed)
+		var uplinkPorts []types.KeyValue
+		for i := range pnicKeys {
+			uplinkPorts = append(uplinkPorts, types.KeyValue{Key: fmt.Sprintf("%d", 100+i), Value: fmt.Sprintf("uplink%d", i+1)})
+		}
+		for i, v := range distributed {
+			vnic := vnicOf(v, "")
+			vnic.Spec.DistributedVirtualPort = &types.DistributedVirtualSwitchPortConnection{
+				SwitchUuid:   dvsUUID,
+				PortgroupKey: "dvportgroup-vmotion",
+				PortKey:      fmt.Sprintf("%d", i),
+			}
+			net.Vnic = append(net.Vnic, vnic)
+			vnics = append(vnics, vnic)
+		}
+		net.ProxySwitch = append(net.ProxySwitch, types.HostProxySwitch{
+			DvsUuid:           dvsUUID,
+			DvsName:           dvsName,
+			Key:               dvsUUID,
+			NumPorts:          128,
+			NumPortsAvailable: int32(128 - len(distributed)),
+			Mtu:               9000,
+			UplinkPort:        uplinkPorts,
+			Pnic:              pnicKeys,
+			Spec:              types.HostProxySwitchSpec{},
 		})
 	}
 

@@ -80,8 +80,9 @@ type AdmissionControl struct {
 }
 
 type DRS struct {
-	Enabled    bool   `json:"enabled"`
-	Automation string `json:"automation"`
+	Enabled    bool              `json:"enabled"`
+	Automation string            `json:"automation"`
+	Options    map[string]string `json:"options"` // advanced options, key -> value
 }
 
 type Host struct {
@@ -161,6 +162,7 @@ type VmotionVnic struct {
 	Device          string `json:"device"`
 	IP              string `json:"ip"`
 	UplinkSpeedMbps int32  `json:"uplink_speed_mbps"`
+	Switch          string `json:"switch"` // "standard" or "distributed"
 }
 
 type Datastore struct {

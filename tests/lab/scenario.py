@@ -170,6 +170,7 @@ CONNECTION_STATES = ("connected", "disconnected", "notResponding")
 RESTART_PRIORITIES = ("disabled", "lowest", "low", "medium", "high", "highest")
 ADMISSION_POLICIES = ("slots", "percent", "dedicated-hosts")
 DRS_AUTOMATION = ("manual", "partiallyAutomated", "fullyAutomated")
+VMOTION_SWITCHES = ("standard", "distributed")
 HOST_GRAPHICS_TYPES = ("shared", "sharedDirect")
 ASSIGNMENT_POLICIES = ("performance", "consolidation")
 GPU_GRAPHICS_TYPES = ("basic", "shared", "direct", "sharedDirect", "none")
@@ -764,7 +765,7 @@ class _Normaliser:
                 "failover_hosts",
             ),
         )
-        drs = self.section(c, "drs", what, ("enabled", "automation"))
+        drs = self.section(c, "drs", what, ("enabled", "automation", "options"))
         hosts = [
             self.host(h, hl, i, dc, name, f"host #{i + 1} of {what}")
             for h, hl, i in self.items(c, "hosts", what)
@@ -820,10 +821,26 @@ class _Normaliser:
                 "automation": self.string(
                     drs, "automation", f"the DRS of {what}", "fullyAutomated", DRS_AUTOMATION
                 ),
+                "options": self.drs_options(drs, f"the DRS of {what}"),
             },
             "hosts": hosts,
         }
         self.clusters[name] = result
+        return result
+
+    def drs_options(self, drs: dict[Any, Any], what: str) -> dict[str, str]:
+        """DRS advanced options: names to values, kept as the strings vCenter stores."""
+        options, line, _ = self.get(drs, "options", {})
+        if not isinstance(options, dict):
+            self.fail(line, f"'options' of {what} must be a mapping of option names to values")
+        result = {}
+        for key, value in options.items():
+            if not isinstance(key, str) or not key or isinstance(value, (dict, list)):
+                self.fail(
+                    _line_of(options, key) or line,
+                    f"option {key!r} of {what} must be a name with a number or text value",
+                )
+            result[key] = str(value)
         return result
 
     # -- hosts --------------------------------------------------------------
@@ -1088,7 +1105,7 @@ class _Normaliser:
         for n, line, i in self.items(h, "vmotion", what):
             label = f"vMotion adapter #{i + 1} of {what}"
             n = self.mapping(
-                n, label, line, ("device", "ip", "uplink_speed_mbps"), ("device", "ip")
+                n, label, line, ("device", "ip", "uplink_speed_mbps", "switch"), ("device", "ip")
             )
             device = self.string(n, "device", label)
             if not _VMK.match(device):
@@ -1104,11 +1121,14 @@ class _Normaliser:
                 self.fail(_line_of(n, "ip"), f"'ip' of {label} must be an IPv4 address, not {ip!r}")
             if any(x["device"] == device for x in nics):
                 self.fail(line, f"{what} lists vMotion adapter {device} twice")
-            speed = self.integer(n, "uplink_speed_mbps", label, 25000, minimum=1)
-            if nics and speed != nics[0]["uplink_speed_mbps"]:
+            speed = self.integer(n, "uplink_speed_mbps", label, 25000, minimum=0)
+            switch = self.string(n, "switch", label, "standard", VMOTION_SWITCHES)
+            shared = next((x for x in nics if x["switch"] == switch), None)
+            if shared is not None and speed != shared["uplink_speed_mbps"]:
+                name = "vSwitch-vmotion" if switch == "standard" else "dvs-vmotion"
                 self.fail(
                     _line_of(n, "uplink_speed_mbps") or line,
-                    f"the vMotion adapters of {what} share one switch, vSwitch-vmotion, "
+                    f"the {switch} vMotion adapters of {what} share one switch, {name}, "
                     "so they must have the same uplink_speed_mbps",
                 )
             nics.append(
@@ -1116,6 +1136,7 @@ class _Normaliser:
                     "device": device,
                     "ip": ip,
                     "uplink_speed_mbps": speed,
+                    "switch": switch,
                 }
             )
         return nics
