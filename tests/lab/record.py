@@ -34,6 +34,7 @@ RECORDED = (
     "telemetry",
     "esxi",
     "hamemory",
+    "licensing",
 )
 
 # Values a server chooses afresh in every session: they differ between two
