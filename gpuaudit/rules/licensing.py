@@ -143,7 +143,9 @@ def passthrough_edition(ctx: Context, vm: Vm) -> Outcome:
     }
     if entry is None:
         return Outcome(
-            False, f"passthrough GPU, guest driver unknown: {PASSTHROUGH_ASSUMPTION}", evidence
+            False,
+            f"passthrough GPU whose guest driver vSphere cannot see; {PASSTHROUGH_ASSUMPTION}",
+            evidence,
         )
     where = f"licensing.passthrough {entry.match!r}"
     if entry.edition is None:
