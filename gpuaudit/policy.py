@@ -56,16 +56,53 @@ MAX_RESTART_MINUTES = 7 * 24 * 60.0
 # not confirmed; "vgpu" is the lab's. A feature whose name says "shared
 # passthrough graphics" (or "Shared Pass-Thru Graphics") counts too.
 VGPU_FEATURES = ("vgpu", "sharedPassthruGraphics", "sharedPassthroughGraphics")
-# Editions known to include vGPU, for a licence that lists no features.
-VGPU_EDITIONS = ("esx.enterprisePlus.*",)
+# Editions that carry vGPU (shared passthrough graphics), as fnmatch patterns of
+# ESXi edition keys: vSphere Enterprise Plus per CPU (cpuPackageCoreLimited) and per
+# core (cpuCoreMin), vSphere Foundation (esx.vvf.*), VMware Cloud Foundation 5
+# (esx.vcf.cpuCoreMin, "vSphere 8 Enterprise Plus for VCF") and 9
+# (esx.vcf.entitlement.cpuCoreMin). An edition on this list allows vGPU even when
+# its licence lists no feature gpuaudit recognises.
+VGPU_EDITIONS = ("esx.enterprisePlus.*", "esx.vvf.*", "esx.vcf.*")
+
+# The NVIDIA editions a passthrough guest's driver may need, by the names a policy
+# gives them; "none" is a guest whose driver needs no NVIDIA licence.
+PASSTHROUGH_EDITIONS = {
+    "vws": "NVIDIA RTX Virtual Workstation",
+    "vpc": "NVIDIA Virtual PC",
+    "vapps": "NVIDIA Virtual Applications",
+    "nvaie": "NVIDIA AI Enterprise",
+    "none": None,
+}
+
+
+@dataclass(frozen=True)
+class PassthroughLicence:
+    """The NVIDIA edition the guests of passthrough GPUs use, for the clusters or VMs
+    whose name matches ``match`` (a name or fnmatch pattern). ``edition`` is a
+    full edition name (PASSTHROUGH_EDITIONS' values), or None for no licence."""
+
+    match: str
+    edition: str | None
 
 
 @dataclass(frozen=True)
 class LicensingPolicy:
-    """What LIC-02 accepts as a licence that allows vGPU."""
+    """What LIC-02 accepts as a licence that allows vGPU, and what LIC-01 takes the
+    passthrough guests' NVIDIA edition to be."""
 
     vgpu_features: tuple[str, ...] = VGPU_FEATURES
     vgpu_editions: tuple[str, ...] = VGPU_EDITIONS  # fnmatch patterns of edition keys
+    passthrough: tuple[PassthroughLicence, ...] = ()
+    # LIC-02: an evaluation licence this close to its expiry fails (medium).
+    evaluation_warning_days: int = 14
+
+    def passthrough_for(self, cluster: str | None, vm: str) -> PassthroughLicence | None:
+        """The first entry that names the VM or its cluster, exactly or by pattern."""
+        names = [vm] if cluster is None else [vm, cluster]
+        for entry in self.passthrough:
+            if any(n == entry.match or fnmatchcase(n, entry.match) for n in names):
+                return entry
+        return None
 
 
 @dataclass

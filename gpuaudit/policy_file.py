@@ -18,10 +18,12 @@ from pydantic import AfterValidator, BeforeValidator, Field, ValidationInfo
 from gpuaudit.policy import (
     MAX_RESTART_MINUTES,
     MONITORING_LIMITS,
+    PASSTHROUGH_EDITIONS,
     ClusterPolicy,
     Intent,
     LicensingPolicy,
     MonitoringPolicy,
+    PassthroughLicence,
     Policy,
 )
 from gpuaudit.results import SEVERITIES, Severity, Waiver
@@ -88,9 +90,31 @@ class MonitoringSection(InputModel):
     framebuffer_ratio: float = _limit("framebuffer_ratio")
 
 
+_EDITION_NAMES = ("vWS", "vPC", "vApps", "NVAIE", "none")
+
+
+def _passthrough_edition(value: str) -> str:
+    """A short edition name (vWS, vPC, vApps, NVAIE or none), in any case."""
+    if value.lower() not in PASSTHROUGH_EDITIONS:
+        raise problem(f"expected one of {', '.join(_EDITION_NAMES)}")
+    return value.lower()
+
+
+EditionName = Annotated[Text, AfterValidator(_passthrough_edition)]
+
+
+class PassthroughEntry(InputModel):
+    match: Text
+    edition: EditionName
+
+
 class LicensingSection(InputModel):
     vgpu_features: list[Text] = Field(default_factory=list)
     vgpu_editions: list[Text] = Field(default_factory=list)
+    passthrough: list[PassthroughEntry] = Field(default_factory=list)
+    evaluation_warning_days: int = Field(
+        default=LicensingPolicy.evaluation_warning_days, ge=0, le=365
+    )
 
 
 class ClusterSection(InputModel):
@@ -158,10 +182,21 @@ class _Reader(YamlReader):
                 for w in file.waivers
             ],
             monitoring=MonitoringPolicy(**_given(file.monitoring)),
-            licensing=LicensingPolicy(
-                **{key: tuple(value) for key, value in _given(file.licensing).items()}
-            ),
+            licensing=_licensing(file.licensing),
         )
+
+
+def _licensing(section: LicensingSection) -> LicensingPolicy:
+    given = _given(section)
+    patterns = {k: tuple(given[k]) for k in ("vgpu_features", "vgpu_editions") if k in given}
+    return LicensingPolicy(
+        **patterns,
+        passthrough=tuple(
+            PassthroughLicence(e.match, PASSTHROUGH_EDITIONS[e.edition])
+            for e in section.passthrough
+        ),
+        evaluation_warning_days=section.evaluation_warning_days,
+    )
 
 
 def _given(section: InputModel) -> dict[str, Any]:

@@ -169,7 +169,7 @@ def test_reports_carry_the_licence_summary(telemetry: AuditResult) -> None:
     licences = doc["summary"]["licences"]
     assert licences["total"] == 13 and licences["passthrough_vms"] == 1
     assert licences["totals"]["NVIDIA RTX Virtual Workstation"] == 9
-    assert "Passthrough GPUs need no NVIDIA vGPU licence" in licences["note"]
+    assert "1 passthrough GPU VM with no edition declared is assumed" in licences["note"]
     book = openpyxl.load_workbook(io.BytesIO(render_xlsx(telemetry)))
     rows = list(book["Licences"].iter_rows(values_only=True))
     assert ("Total", "All editions", 13, None) in rows
@@ -278,7 +278,7 @@ def test_licence_allowance_by_feature_name_key_or_edition() -> None:
     custom = LicensingPolicy(vgpu_editions=("esx.vvf.*",))
     assert vgpu_allowance(Licence(edition_key="esx.vvf.cpuCore"), custom)[0]
     expired = Licence(edition_key="esx.enterprisePlus.cpuPackage", expires="2027-01-14")
-    assert licence_problems(expired, policy, TODAY) == ["its licence expired on 2027-01-14"]
+    assert licence_problems(expired, policy, TODAY) == [("its licence expired on 2027-01-14", None)]
     assert licence_problems(None, policy, TODAY)
 
 

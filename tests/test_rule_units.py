@@ -521,9 +521,10 @@ def test_lic01_a_profile_that_tells_no_series_fails() -> None:
     assert not judge(licensing.edition_needed, e.inv, e.inv.vms[0]).passed
 
 
-def test_lic01_does_not_apply_to_a_passthrough_vm() -> None:
+def test_lic01_a_passthrough_vm_without_a_declared_edition_states_the_assumption() -> None:
     e = passthrough_estate()
-    assert licensing.edition_needed(context(e.inv), e.inv.vms[0]) is None
+    outcome = judge(licensing.edition_needed, e.inv, e.inv.vms[0])
+    assert not outcome.passed and "assumed: no NVIDIA licence" in outcome.message
 
 
 def _licensed(licence: Licence) -> Estate:

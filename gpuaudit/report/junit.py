@@ -46,7 +46,7 @@ def _details(f: Finding, rule: Rule | None) -> str:
 
 def licence_properties(result: AuditResult) -> dict[str, str]:
     """The licence summary as properties: powered-on vGPU VMs per NVIDIA edition."""
-    summary = licence_summary(result.inventory)
+    summary = licence_summary(result.inventory, result.findings)
     out = {f"licences.{edition}": str(n) for edition, n in summary.totals.items()}
     out["licences.total"] = str(summary.total)
     out["licences.note"] = summary.note

@@ -127,7 +127,7 @@ def render_sarif(result: AuditResult) -> dict[str, Any]:
                 "properties": {
                     "source": inv.source,
                     "vcenter": inv.vcenter.name,
-                    "licences": licence_summary(inv).to_dict(),
+                    "licences": licence_summary(inv, result.findings).to_dict(),
                 },
             }
         ],

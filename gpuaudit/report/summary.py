@@ -128,7 +128,7 @@ def summarize(result: AuditResult) -> Summary:
         rule_errors=len(result.errors),
         waivers_applied=results.get("waived", 0),
         expired_waivers=len(result.expired_waivers),
-        licences=licence_summary(result.inventory),
+        licences=licence_summary(result.inventory, result.findings),
         nothing_examined=empty,
     )
 

@@ -9,6 +9,7 @@ package main
 // holds its own licence alone.
 
 import (
+	"strings"
 	"time"
 
 	"github.com/vmware/govmomi/simulator"
@@ -34,9 +35,12 @@ func licenceInfo(l *Licence) types.LicenseManagerLicenseInfo {
 	product := "VMware ESX Server"
 	if l.Edition == "eval" {
 		product = "Evaluation Mode"
-	} else if len(l.Edition) > 3 && l.Edition[:3] == "vc." {
+	} else if strings.HasPrefix(l.Edition, "vc.") {
 		product = "VMware VirtualCenter Server"
 		info.CostUnit = "server"
+	} else if strings.HasSuffix(l.Edition, ".cpuCoreMin") {
+		// Per-core subscriptions (vSphere Foundation, VCF) count cores, 16 per CPU at least.
+		info.CostUnit = "cpuCore:16core"
 	}
 	info.Properties = append(info.Properties, types.KeyAnyValue{Key: "ProductName", Value: product})
 	if l.Expires != nil {

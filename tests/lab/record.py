@@ -35,6 +35,7 @@ RECORDED = (
     "esxi",
     "hamemory",
     "vmotion",
+    "licensing",
 )
 
 # Values a server chooses afresh in every session: they differ between two

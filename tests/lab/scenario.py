@@ -203,6 +203,11 @@ EDITION_NAMES = {
     "esx.standard.cpuPackageCoreLimited": "vSphere 8 Standard",
     "eval": "Evaluation Mode",
     VCENTER_EDITION: "vCenter Server 8 Standard",
+    # vSphere Foundation and VMware Cloud Foundation (5.x, and 9's core entitlement);
+    # they list no features unless the scenario gives some.
+    "esx.vvf.cpuCoreMin": "VMware vSphere Foundation",
+    "esx.vcf.cpuCoreMin": "vSphere 8 Enterprise Plus for VCF",
+    "esx.vcf.entitlement.cpuCoreMin": "VMware Cloud Foundation (cores)",
 }
 EDITION_FEATURES = {
     HOST_EDITION: ("vmotion", "das", "drs", "dvs", "vgpu"),
