@@ -12,7 +12,7 @@ from gpuaudit import facts as F
 from gpuaudit.facts import UNKNOWN_EDITION, vm_edition
 from gpuaudit.inventory import Host, Licence, Vm
 from gpuaudit.policy import LicensingPolicy
-from gpuaudit.rules import scopes
+from gpuaudit.rules import scopes, sources
 from gpuaudit.rules.registry import Context, Outcome, rule
 
 _SHARED_PASSTHROUGH = re.compile(r"shared\s*pass[\s-]*(?:through|thru)", re.IGNORECASE)
@@ -50,6 +50,7 @@ def vgpu_allowance(licence: Licence, policy: LicensingPolicy) -> tuple[bool, str
     remediation="""Make sure the licence server holds enough concurrent licences of each edition
         for the powered-on vGPU VMs (the report's licence summary counts them). For a profile
         gpuaudit does not recognise, look its series up in NVIDIA's vGPU documentation.""",
+    references=(sources.NVIDIA_LICENSING, sources.NVIDIA_LICENSE_SYSTEM),
 )
 def edition_needed(ctx: Context, vm: Vm) -> Outcome | None:
     edition = vm_edition(vm)
@@ -101,6 +102,7 @@ def licence_problems(licence: Licence | None, policy: LicensingPolicy, today: da
     remediation="""Assign the host a licence whose edition includes shared passthrough graphics
         (for example vSphere Enterprise Plus), or a renewed one; then check that vGPU VMs still
         power on.""",
+    references=(sources.VSPHERE_LICENSING, sources.NVIDIA_VGPU_USER_GUIDE),
 )
 def host_licence(ctx: Context, host: Host) -> Outcome | None:
     f = ctx.facts

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gpuaudit import facts as F
 from gpuaudit.inventory import Cluster, Host, VCenter, Vm
-from gpuaudit.rules import scopes
+from gpuaudit.rules import scopes, sources
 from gpuaudit.rules.registry import Context, Outcome, rule
 
 # ESXi 6.7 Update 1 (the first release with vGPU vMotion) is version 6.7.0, build 10302608.
@@ -25,6 +25,7 @@ _PREREQ = (
         vgpu.hotmigrate.enabled is true (vSphere 6.7 U1 and later). Without it, host maintenance
         means powering vGPU VMs off.""",
     remediation="""Set vgpu.hotmigrate.enabled to true in vCenter's advanced settings.""",
+    references=(sources.VGPU_VMOTION_7, sources.VGPU_STUN_TIME_LIMIT),
 )
 def hotmigrate(ctx: Context, vcenter: VCenter) -> Outcome | None:
     vgpu_vms = [vm.name for vm in ctx.facts.gpu_vms if F.is_vgpu_vm(vm)]
@@ -51,6 +52,7 @@ def hotmigrate(ctx: Context, vcenter: VCenter) -> Outcome | None:
         vMotioned nor restarted by HA: its host is a single point of failure.""",
     remediation="""Install the same GPU model (and NVIDIA host driver) on at least one more host of
         the cluster, so that it offers the profile.""",
+    references=(sources.VGPU_VMOTION_67, sources.NVIDIA_VGPU_USER_GUIDE),
 )
 def profile_elsewhere(ctx: Context, vm: Vm) -> Outcome | None:
     f = ctx.facts
@@ -85,6 +87,11 @@ def profile_elsewhere(ctx: Context, vm: Vm) -> Outcome | None:
         allowed device. Only usable GPUs count (passthrough active or in Shared Direct mode).""",
     remediation="""Keep one GPU model per cluster, or at least two hosts of each model, and size
         spare capacity per model.""",
+    references=(
+        sources.VGPU_VMOTION_67,
+        sources.NVIDIA_VGPU_USER_GUIDE,
+        sources.ASSIGNABLE_HARDWARE,
+    ),
 )
 def mixed_models(ctx: Context, cluster: Cluster) -> Outcome | None:
     by_model: dict[str, list[str]] = {}
@@ -112,6 +119,7 @@ def mixed_models(ctx: Context, cluster: Cluster) -> Outcome | None:
         its GPU VMs must be powered off for maintenance, and DRS cannot balance onto it.""",
     remediation="""Enable the vMotion service on a VMkernel adapter of the host (10 GbE or faster
         for vGPU VMs).""",
+    references=(sources.VMKERNEL_NETWORKING,),
 )
 def vmotion_nic(ctx: Context, host: Host) -> Outcome | None:
     if not ctx.facts.cluster_gpu_vms(host.cluster or ""):
@@ -133,6 +141,7 @@ def vmotion_nic(ctx: Context, host: Host) -> Outcome | None:
     remediation="""Check the NVIDIA vGPU software release and GPU against NVIDIA's list of vGPU
         migration support; upgrade the host driver, or plan maintenance with the VM powered
         off.""",
+    references=(sources.API_VMIOP_BACKING, sources.NVIDIA_VGPU_USER_GUIDE),
 )
 def migrate_supported(ctx: Context, vm: Vm) -> Outcome | None:
     f = ctx.facts
@@ -171,6 +180,7 @@ def migrate_supported(ctx: Context, vm: Vm) -> Outcome | None:
         notes). Older hosts cannot vMotion a vGPU VM at all.""",
     remediation="""Upgrade the host to a supported ESXi release (6.7 U1 or later; 8.0 for current
         NVIDIA vGPU software).""",
+    references=(sources.VGPU_VMOTION_67, sources.VGPU_VMOTION_7),
 )
 def esxi_version(ctx: Context, host: Host) -> Outcome | None:
     f = ctx.facts
@@ -202,6 +212,7 @@ def esxi_version(ctx: Context, host: Host) -> Outcome | None:
     rationale="""A vGPU VM's frame buffer travels with it during vMotion; VMware recommends 10 GbE
         or faster for vGPU vMotion, and slow links stretch the stun time of large profiles.""",
     remediation="""Put the vMotion VMkernel adapter on a 10 GbE or faster uplink.""",
+    references=(sources.VGPU_VMOTION_7, sources.VGPU_STUN_TIME_LIMIT),
 )
 def vmotion_speed(ctx: Context, host: Host) -> Outcome | None:
     f = ctx.facts
