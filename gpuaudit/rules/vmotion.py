@@ -9,9 +9,10 @@ from gpuaudit.rules.registry import Context, Outcome, rule
 
 # ESXi 6.7 Update 1 (the first release with vGPU vMotion) is version 6.7.0, build 10302608.
 VGPU_VMOTION_BUILD = 10302608
+# The prerequisite of vGPU vMotion since vSphere 6.7 U1, which an HA restart shares.
 _PREREQ = (
-    "The vSphere 6.7 U1 note: \"you'll need to have the same GRID profile on both servers, and "
-    'the GPUs will need be the same on both servers."'
+    "A vGPU VM moves with vMotion, or restarts with HA, only onto a host that offers the same "
+    "vGPU profile on the same GPU model."
 )
 
 
