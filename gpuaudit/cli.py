@@ -619,30 +619,18 @@ def _save_inventory(data: bytes, output: str | None, server: str) -> Path:
     help="How the catalogue is printed: aligned text, JSON, or Markdown for docs.",
 )
 def rules(fmt: str) -> None:
-    """List the rule catalogue: id, severity, title, rationale and remediation."""
+    """List the rule catalogue: id, severity, title, rationale, remediation and references."""
+    from gpuaudit.report.catalogue import catalogue_data, catalogue_markdown, catalogue_text
     from gpuaudit.rules import catalogue
 
     items = catalogue()
+    fmt = fmt.lower()
     if fmt == "json":
-        click.echo(json.dumps([r.__dict__ for r in items], indent=2))
-        return
-    for rule in items:
-        if fmt == "markdown":
-            click.echo(
-                f"### {rule.id}: {rule.title}\n\n*{rule.category}, {rule.severity}*\n\n"
-                f"{rule.rationale}\n\n**Remediation:** {rule.remediation}\n"
-            )
-        else:
-            click.echo(f"{rule.id:8} {rule.severity:8} {rule.category:8} {rule.title}")
-            click.echo(
-                click.wrap_text(rule.rationale, initial_indent=" " * 9, subsequent_indent=" " * 9)
-            )
-            click.echo(
-                click.wrap_text(
-                    "Fix: " + rule.remediation, initial_indent=" " * 9, subsequent_indent=" " * 9
-                )
-            )
-            click.echo()
+        click.echo(json.dumps(catalogue_data(items), indent=2))
+    elif fmt == "markdown":
+        click.echo(catalogue_markdown(items), nl=False)
+    else:
+        click.echo(catalogue_text(items))
 
 
 @main.command(epilog=DIFF_EXIT_STATUS_HELP)

@@ -448,6 +448,10 @@ def _convert(tp: Any, value: Any, where: str) -> Any:
         if not isinstance(value, list):
             raise InventoryError(f"{where}: expected a list")
         return [_convert(args[0], v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:  # tuple[X, ...]
+        if not isinstance(value, (list, tuple)):
+            raise InventoryError(f"{where}: expected a list")
+        return tuple(_convert(args[0], v, f"{where}[{i}]") for i, v in enumerate(value))
     if origin is tuple:
         if not isinstance(value, (list, tuple)) or len(value) != len(args):
             raise InventoryError(f"{where}: expected a list of {len(args)} items")

@@ -41,6 +41,14 @@ def at_or_above(severity: str, threshold: str) -> bool:
 
 
 @dataclass(frozen=True)
+class Reference:
+    """A published source behind a rule: a VMware/Broadcom or NVIDIA page, or a KB article."""
+
+    title: str
+    url: str
+
+
+@dataclass(frozen=True)
 class Rule:
     """One check in the catalogue (checkov style: id, name, categories, one small function)."""
 
@@ -51,6 +59,9 @@ class Rule:
     rationale: str  # why it matters; quotes the design guidance where it applies
     remediation: str
     object_kind: ObjectKind  # what it examines
+    # Where the guidance is published. Empty only in a report written before rules
+    # carried references; the registry refuses a rule without one.
+    references: tuple[Reference, ...] = ()
 
 
 @dataclass
@@ -178,4 +189,14 @@ class AuditResult:
         return {"severity": severity, "category": category}
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """Plain data, shaped as JSON holds it: a tuple (a rule's references) is a list."""
+        data: dict[str, Any] = _as_lists(dataclasses.asdict(self))
+        return data
+
+
+def _as_lists(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _as_lists(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_as_lists(v) for v in value]
+    return value

@@ -52,8 +52,29 @@
       SEV_RANK[fa[0]] - SEV_RANK[fb[0]] || cmpText(fa[2], fb[2]) || cmpText(fa[3], fb[3]);
   }
 
+  // A rule's published sources as links; only https URLs become links, and a
+  // link opens without giving the page a handle on this report.
+  function references(refs) {
+    if (!refs || !refs.length) return "";
+    var list = el("ul", "refs");
+    refs.forEach(function (ref) {
+      var li = el("li");
+      if (/^https:\/\//.test(ref[1])) {
+        var a = el("a", "", ref[0]);
+        a.href = ref[1];
+        a.rel = "noopener noreferrer";
+        a.target = "_blank";
+        li.appendChild(a);
+      } else {
+        li.textContent = ref[0] + " (" + ref[1] + ")";
+      }
+      list.appendChild(li);
+    });
+    return list;
+  }
+
   function detailRow(i) {
-    var f = F[i], rule = rules[f[2]] || ["", "", "", ""];
+    var f = F[i], rule = rules[f[2]] || ["", "", "", "", []];
     var tr = el("tr", "detail"), td = el("td"), dl = el("dl");
     td.colSpan = 6;
     function item(label, value) {
@@ -82,6 +103,7 @@
     }
     item("Remediation", rule[2]);
     item("Why it matters", rule[3]);
+    item("References", references(rule[4]));
     if (f[9]) item("Waiver", f[9][0] + " (" + f[9][1] + ", until " + f[9][2] + ")");
     td.appendChild(dl);
     tr.appendChild(td);

@@ -142,6 +142,10 @@ def expected_sheets(doc: dict[str, Any]) -> dict[str, list[list[Any]]]:
                 if f["waiver"]
                 else [None, None, None]
             ),
+            "\n".join(
+                f"{ref['title']}: {ref['url']}"
+                for ref in rules.get(f["rule"], {}).get("references", [])
+            ),
         ]
         for f in doc["findings"]
     ]

@@ -92,7 +92,16 @@ def _table_data(table: Table) -> dict[str, Any]:
 
 
 def _data(result: AuditResult, tables: list[Table]) -> dict[str, Any]:
-    rules = {r.id: [r.title, r.category, r.remediation, r.rationale] for r in result.rules}
+    rules = {
+        r.id: [
+            r.title,
+            r.category,
+            r.remediation,
+            r.rationale,
+            [[ref.title, ref.url] for ref in r.references],
+        ]
+        for r in result.rules
+    }
     findings = [
         [
             f.severity,

@@ -1,9 +1,10 @@
 """SARIF 2.1.0: failed findings as results, for tools that ingest SARIF.
 
-Rules go in tool.driver.rules (help text: the remediation); a result's level
-follows its severity; its location is a logicalLocation naming the vSphere
-object. Waived findings are results too, each with an external suppression that
-carries the waiver, so that a consumer that honours suppressions hides them.
+Rules go in tool.driver.rules (help: the remediation and the rule's references;
+helpUri: its first reference); a result's level follows its severity; its
+location is a logicalLocation naming the vSphere object. Waived findings are
+results too, each with an external suppression that carries the waiver, so that
+a consumer that honours suppressions hides them.
 """
 
 from __future__ import annotations
@@ -22,13 +23,26 @@ LEVELS = {"critical": "error", "high": "error", "medium": "warning", "low": "not
 SECURITY_SEVERITY = {"critical": "9.5", "high": "8.0", "medium": "5.5", "low": "3.0", "info": "0.0"}
 
 
-def _rule(rule: Rule) -> dict[str, Any]:
+def _help(rule: Rule) -> dict[str, str]:
+    """The remediation, then every reference: as plain text and as Markdown links."""
+    text = rule.remediation or rule.title
+    if not rule.references:
+        return {"text": text}
+    lines = "\n".join(f"- {ref.title}: {ref.url}" for ref in rule.references)
+    links = "\n".join(f"- [{ref.title}]({ref.url})" for ref in rule.references)
     return {
+        "text": f"{text}\n\nReferences:\n{lines}",
+        "markdown": f"{text}\n\n**References**\n\n{links}",
+    }
+
+
+def _rule(rule: Rule) -> dict[str, Any]:
+    descriptor: dict[str, Any] = {
         "id": rule.id,
         "name": rule.id.replace("-", ""),
         "shortDescription": {"text": rule.title},
         "fullDescription": {"text": rule.rationale or rule.title},
-        "help": {"text": rule.remediation or rule.title},
+        "help": _help(rule),
         "defaultConfiguration": {"level": LEVELS.get(rule.severity, "warning")},
         "properties": {
             "category": rule.category,
@@ -38,6 +52,9 @@ def _rule(rule: Rule) -> dict[str, Any]:
             "security-severity": SECURITY_SEVERITY.get(rule.severity, "5.5"),
         },
     }
+    if rule.references:
+        descriptor["helpUri"] = rule.references[0].url
+    return descriptor
 
 
 def _qualified(f: Finding, datacenter: str) -> str:

@@ -151,8 +151,14 @@ def findings_table(result: AuditResult) -> Table:
         ("Waiver Reason", TEXT, lambda f: f.waiver.reason if f.waiver else None),
         ("Waiver Owner", TEXT, lambda f: f.waiver.owner if f.waiver else None),
         ("Waiver Expires", DATE, lambda f: _date(f.waiver.expires) if f.waiver else None),
+        ("References", TEXT, lambda f: rule(f, references_text)),
     ]
     return _table("findings", "Findings", spec, result.findings)
+
+
+def references_text(rule: Rule) -> str:
+    """A rule's references, one "title: URL" a line (for a cell or a help text)."""
+    return "\n".join(f"{ref.title}: {ref.url}" for ref in rule.references)
 
 
 def clusters_table(result: AuditResult, summary: Summary) -> Table:

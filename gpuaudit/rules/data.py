@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from gpuaudit.inventory import Inventory
 from gpuaudit.results import ObjectKind
-from gpuaudit.rules import scopes
+from gpuaudit.rules import scopes, sources
 from gpuaudit.rules.registry import Context, Outcome, Verdict, rule
 
 
@@ -22,6 +22,7 @@ from gpuaudit.rules.registry import Context, Outcome, Verdict, rule
         evidence under "uncertain".""",
     remediation="""Give the audit account read access to the whole inventory (the read-only role
         propagated from the root), reconnect hosts that are not responding, and scan again.""",
+    references=(sources.API_MISSING_PROPERTY, sources.SYSTEM_ROLES),
 )
 def gaps(ctx: Context) -> Iterator[Verdict]:
     inv = ctx.facts.inventory
@@ -100,6 +101,7 @@ NOTHING_EXAMINED = "DATA-02"
         inventory (Administration > Access Control > Global Permissions, or the vCenter
         object's Permissions) with "Propagate to children" ticked, check that the server
         named is the vCenter (or ESXi host) that runs the GPU hosts, and scan again.""",
+    references=(sources.SYSTEM_ROLES, sources.API_MISSING_PROPERTY),
 )
 def nothing_examined(ctx: Context, inv: Inventory) -> Outcome:
     seen = {

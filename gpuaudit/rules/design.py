@@ -29,7 +29,7 @@ from gpuaudit import facts as F
 from gpuaudit.inventory import Cluster
 from gpuaudit.policy import Intent
 from gpuaudit.results import Severity, severity_rank
-from gpuaudit.rules import scopes
+from gpuaudit.rules import scopes, sources
 from gpuaudit.rules.registry import Context, Outcome, rule
 
 _PASSTHROUGH = {"passthrough", "dynamic"}
@@ -140,6 +140,11 @@ def classify_all(f: F.Facts) -> dict[str, str]:
         this rule (at info severity) so that its design gets a look.""",
     remediation="""None for A, B and C. For "other", decide which scenario the cluster is meant
         to follow and align it (see DS-02).""",
+    references=(
+        sources.HA_HOW_IT_WORKS,
+        sources.ASSIGNABLE_HARDWARE,
+        sources.NVIDIA_AI_ENTERPRISE_VMWARE,
+    ),
 )
 def scenario(ctx: Context, cluster: Cluster) -> Outcome:
     design = observe(ctx.facts, cluster.name)
@@ -250,6 +255,11 @@ def departures(d: Design, intent: Intent) -> list[tuple[Severity, str]]:
         severity is that of its worst departure.""",
     remediation="""Align the design with the recommended path named in the finding, or correct the
         declared intent in the policy file.""",
+    references=(
+        sources.HA_HOW_IT_WORKS,
+        sources.PCI_DEVICES_7,
+        sources.NVIDIA_AI_ENTERPRISE_VMWARE,
+    ),
 )
 def decision_flow(ctx: Context, cluster: Cluster) -> Outcome:
     design = observe(ctx.facts, cluster.name)

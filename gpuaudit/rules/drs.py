@@ -32,8 +32,9 @@ REFERENCES = {
             "new-tuning-settings-for-drs-and-vmotion-for-vms-with-virtual-gpus-in-vsphere-8-0-update-2",
         ),
         (
-            "Broadcom KB 313479: DRS and vMotion settings for vGPU VMs",
-            "https://knowledge.broadcom.com/external/article/313479",
+            "Broadcom KB 313479: DRS fails to migrate vGPU-enabled VMs automatically",
+            "https://knowledge.broadcom.com/external/article/313479/"
+            "drs-fails-to-migrate-vgpu-enabled-vms-au.html",
         ),
     ],
 }
@@ -55,6 +56,7 @@ REFERENCES = {
     remediation=f"""In the cluster's DRS advanced options set {MM_TIMEOUT}=-1; with fully
         automated DRS on vCenter 8.0 U2 or later, {PASSTHROUGH_DRS}=1 and {MAX_VMOTIONS}=1;
         leave {STUN_TOLERATED} unset or at least {DEFAULT_STUN_TOLERATED_S}.""",
+    references=REFERENCES["VM-09"],
 )
 def vgpu_drs_options(ctx: Context, cluster: Cluster) -> Outcome | None:
     vcenter = ctx.facts.inventory.vcenter

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gpuaudit import facts as F
 from gpuaudit.inventory import Host, Vm
-from gpuaudit.rules import scopes
+from gpuaudit.rules import scopes, sources
 from gpuaudit.rules.registry import Context, Outcome, rule
 from gpuaudit.rules.scopes import HostGpu
 
@@ -20,6 +20,7 @@ from gpuaudit.rules.scopes import HostGpu
         vGPU VMs then fail to power on there.""",
     remediation="""Set the host's default graphics type to Shared Direct (Configure > Graphics) and
         each vGPU GPU's type to Shared Direct, then restart the X.Org/NVIDIA services or reboot.""",
+    references=(sources.API_HOST_GRAPHICS_CONFIG, sources.NVIDIA_VGPU_USER_GUIDE),
 )
 def shared_direct(ctx: Context, host: Host) -> Outcome | None:
     vgpu_vms = {vm.name for vm in ctx.facts.host_gpu_vms(host.name) if F.is_vgpu_vm(vm)}
@@ -56,6 +57,7 @@ def shared_direct(ctx: Context, host: Host) -> Outcome | None:
         GPU counts in the inventory but no passthrough VM can use it: capacity that HA and DRS
         cannot use.""",
     remediation="""Reboot the host in a maintenance window (or revert the passthrough setting).""",
+    references=(sources.DIRECTPATH_IO,),
 )
 def passthrough_pending(ctx: Context, item: HostGpu) -> Outcome | None:
     gpu = item.gpu
@@ -81,6 +83,7 @@ def passthrough_pending(ctx: Context, item: HostGpu) -> Outcome | None:
         without the reservation it fails to power on, and so HA fails to restart it.""",
     remediation="""Reserve all guest memory ("Reserve all guest memory (All locked)") in the VM's
         memory settings.""",
+    references=(sources.PCI_DEVICES_7, sources.PCI_DEVICE_ON_VM_7),
 )
 def memory_reserved(ctx: Context, vm: Vm) -> Outcome:
     ok = vm.memory_locked_to_max or vm.memory_reservation_mb >= vm.memory_mb
@@ -108,6 +111,7 @@ def memory_reserved(ctx: Context, vm: Vm) -> Outcome:
         is a decision, not an accident.""",
     remediation="""Keep it as failover capacity (and check HA-05/HA-06 count it), or put it to
         work.""",
+    references=(sources.HA_ADMISSION_CONTROL, sources.HA_HOW_IT_WORKS),
 )
 def idle_gpu(ctx: Context, item: HostGpu) -> Outcome | None:
     host, gpu = item
@@ -136,6 +140,7 @@ def idle_gpu(ctx: Context, item: HostGpu) -> Outcome | None:
         does not know, gpuaudit uses what the host reports, which may be incomplete.""",
     remediation="""Check the reported model and frame buffer; report the id so the catalogue can
         learn it.""",
+    references=(sources.NVIDIA_SUPPORTED_GPUS, sources.NVIDIA_SUPPORT_MATRIX),
 )
 def unknown_model(ctx: Context, item: HostGpu) -> Outcome:
     gpu = item.gpu

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from gpuaudit import facts as F
 from gpuaudit.inventory import Cluster, Vm
 from gpuaudit.results import Severity
-from gpuaudit.rules import scopes
+from gpuaudit.rules import scopes, sources
 from gpuaudit.rules.registry import Context, Outcome, Verdict, rule
 
 if TYPE_CHECKING:
@@ -31,6 +31,7 @@ _HA_QUOTE = (
         application-level HA instead (reference designs A and C) should say so with a waiver.""",
     remediation="""Enable vSphere HA with host monitoring on the cluster, or waive this rule for
         clusters whose applications restart elsewhere on their own (Kubernetes).""",
+    references=(sources.HA_HOW_IT_WORKS, sources.HA_CLUSTER),
 )
 def ha_enabled(ctx: Context, cluster: Cluster) -> Outcome:
     evidence = {
@@ -58,6 +59,7 @@ def ha_enabled(ctx: Context, cluster: Cluster) -> Outcome:
         GPUs, so it is necessary but not sufficient: see HA-05 and HA-06 for GPU capacity.""",
     remediation="""Enable admission control (cluster resource percentage or dedicated failover
         hosts) sized for at least one host failure.""",
+    references=(sources.HA_ADMISSION_CONTROL, sources.API_DAS_CONFIG),
 )
 def admission_control(ctx: Context, cluster: Cluster) -> Outcome | None:
     if not cluster.ha_enabled:
@@ -91,6 +93,7 @@ def admission_control(ctx: Context, cluster: Cluster) -> Outcome | None:
         local or unshared storage pins the VM to its host.""",
     remediation="""Move the VM's files to shared storage (SAN, NFS or vSAN) mounted on every host of
         the cluster, or rely on application-level HA for this VM and waive the rule.""",
+    references=(sources.HA_CLUSTER, sources.HA_HOW_IT_WORKS),
 )
 def shared_files(ctx: Context, vm: Vm) -> Outcome | None:
     f = ctx.facts
@@ -120,6 +123,7 @@ def shared_files(ctx: Context, vm: Vm) -> Outcome | None:
     remediation="""Use Dynamic DirectPath I/O (vSphere 7+, allowed vendor/device ids) so the VM can
         start on any host with a free matching GPU, or make the application highly available
         (Kubernetes reschedules it on another GPU node) and waive the rule.""",
+    references=(sources.DIRECTPATH_IO, sources.PCI_DEVICES_7, sources.ASSIGNABLE_HARDWARE),
 )
 def fixed_passthrough(ctx: Context, vm: Vm) -> Outcome | None:
     if ctx.facts.inventory.vcenter.standalone_esxi:
@@ -160,6 +164,7 @@ def _intent_severity(ctx: Context, cluster: str) -> Severity | None:
     remediation="""Keep spare GPU capacity of the same model and profile on other hosts (N+1),
         offer the profile on more hosts, share the VM's datastores, or lower the priority of less
         important GPU VMs so this one is restarted first.""",
+    references=(sources.HA_VM_RESPONSES, sources.PCI_DEVICES_7, sources.HA_ADMISSION_CONTROL),
 )
 def restart_room(ctx: Context) -> Iterator[Verdict]:
     for name, simulated in ctx.simulations.items():
@@ -239,6 +244,7 @@ def _no_restarts(ctx: Context, name: str, simulated: Simulated) -> Iterator[Verd
         GPUs, which is (N-1)/N of capacity when the hosts are alike.""",
     remediation="""Add a buffer node or spare GPUs, or move GPU VMs away until the largest host's
         load fits in the others' spare capacity.""",
+    references=(sources.HA_ADMISSION_CONTROL, sources.HA_VM_RESPONSES),
 )
 def n_plus_one(ctx: Context, cluster: Cluster) -> Outcome:
     f = ctx.facts
@@ -285,6 +291,7 @@ def n_plus_one(ctx: Context, cluster: Cluster) -> Outcome:
         whatever the capacity.""",
     remediation="""Set the VM's restart priority (or the cluster default) to a value other than
         disabled; use the priority to order GPU VMs when capacity is short.""",
+    references=(sources.HA_VM_RESPONSES, sources.API_RESTART_PRIORITY),
 )
 def restart_priority(ctx: Context, vm: Vm) -> Outcome | None:
     if ctx.facts.vm_cluster(vm) is None:
@@ -313,6 +320,7 @@ def restart_priority(ctx: Context, vm: Vm) -> Outcome | None:
         N+0 and the evidence gives the N+k of a manual restart.""",
     remediation="""See the worst host's unplaced VMs in the simulation and free or add the GPU
         capacity they need.""",
+    references=(sources.HA_ADMISSION_CONTROL, sources.HA_HOW_IT_WORKS),
 )
 def cluster_tolerance(ctx: Context) -> Iterator[Verdict]:
     for name, simulated in ctx.simulations.items():

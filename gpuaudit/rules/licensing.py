@@ -13,7 +13,7 @@ from gpuaudit.facts import UNKNOWN_EDITION, vm_edition
 from gpuaudit.inventory import Host, Licence, Vm
 from gpuaudit.policy import LicensingPolicy
 from gpuaudit.results import Severity
-from gpuaudit.rules import scopes
+from gpuaudit.rules import scopes, sources
 from gpuaudit.rules.registry import Context, Outcome, rule
 
 _SHARED_PASSTHROUGH = re.compile(r"shared\s*pass[\s-]*(?:through|thru)|\bvgpu\b", re.IGNORECASE)
@@ -24,10 +24,6 @@ REFERENCES: dict[str, list[tuple[str, str]]] = {
             "NVIDIA Virtual GPU Software Packaging, Pricing, and Licensing Guide",
             "https://www.nvidia.com/content/dam/en-zz/Solutions/design-visualization/"
             "solutions/resources/documents1/Virtual-GPU-Packaging-and-Licensing-Guide.pdf",
-        ),
-        (
-            "NVIDIA Virtual GPU Software Client Licensing User Guide",
-            "https://docs.nvidia.com/vgpu/latest/grid-licensing-user-guide/index.html",
         ),
         (
             "NVIDIA AI Enterprise on VMware vSphere: NVIDIA License System",
@@ -41,19 +37,9 @@ REFERENCES: dict[str, list[tuple[str, str]]] = {
             "counting-cores-for-vmware-cloud-foundati.html",
         ),
         (
-            "vSphere 7: Licensing for products in vSphere (evaluation and expiry)",
-            "https://docs.vmware.com/en/VMware-vSphere/7.0/com.vmware.vsphere.vcenterhost.doc/"
-            "GUID-710CD935-DBF4-4AF6-A4F7-ED35E552DE4C.html",
-        ),
-        (
             "vSphere: ESXi evaluation and licensed modes (the 60-day evaluation period)",
             "https://pubs.vmware.com/vsphere-51/topic/com.vmware.vsphere.install.doc/"
             "GUID-17862A54-C1D4-47A9-88AA-2A1A32602BC6.html",
-        ),
-        (
-            "vSphere Web Services API: LicenseManager.LicenseInfo",
-            "https://developer.broadcom.com/xapis/vsphere-web-services-api/8.0U3/"
-            "vim.LicenseManager.LicenseInfo.html",
         ),
     ],
 }
@@ -100,6 +86,7 @@ def vgpu_allowance(licence: Licence, policy: LicensingPolicy) -> tuple[bool, str
         VMs, declare the edition their guests' driver uses in the policy
         (licensing.passthrough: match a cluster or VM name, edition vWS, vPC, vApps, NVAIE or
         none).""",
+    references=(sources.NVIDIA_LICENSING, sources.NVIDIA_LICENSE_SYSTEM, *REFERENCES["LIC-01"]),
 )
 def edition_needed(ctx: Context, vm: Vm) -> Outcome | None:
     edition = vm_edition(vm)
@@ -219,6 +206,7 @@ def evaluation_problems(
         (vSphere Enterprise Plus, vSphere Foundation or VMware Cloud Foundation), before an
         evaluation period ends or in place of an expired licence; then check that vGPU VMs
         still power on.""",
+    references=(sources.VSPHERE_LICENSING, sources.NVIDIA_VGPU_USER_GUIDE, *REFERENCES["LIC-02"]),
 )
 def host_licence(ctx: Context, host: Host) -> Outcome | None:
     f = ctx.facts

@@ -10,7 +10,7 @@ from __future__ import annotations
 from gpuaudit import catalog
 from gpuaudit import facts as F
 from gpuaudit.inventory import Gpu, Host
-from gpuaudit.rules import scopes
+from gpuaudit.rules import scopes, sources
 from gpuaudit.rules.registry import Context, Outcome, rule
 from gpuaudit.rules.scopes import HostGpu
 
@@ -41,6 +41,7 @@ def _peak(gpu: Gpu, field: str) -> float | None:
         the statistics level of the 5-minute interval to the level the gpu counters need (vCenter >
         Configure > General > Statistics). Passthrough GPUs are invisible to the host: monitor them
         with DCGM inside the guest and waive MON-01 for those hosts.""",
+    references=(sources.PERFORMANCE_CHARTS, sources.NVIDIA_DCGM, sources.NVIDIA_MANAGEMENT_SDK),
 )
 def counters_reported(ctx: Context, host: Host) -> Outcome | None:
     inv = ctx.facts.inventory
@@ -80,6 +81,7 @@ def counters_reported(ctx: Context, host: Host) -> Outcome | None:
     remediation="""Check the server's airflow, fan profile and inlet temperature, and the GPU's
         placement (passively cooled cards need the vendor's high-airflow profile). Spread the
         load if one GPU runs much hotter than its peers.""",
+    references=(sources.NVIDIA_DCGM, sources.NVIDIA_MANAGEMENT_SDK),
 )
 def temperature(ctx: Context, item: HostGpu) -> Outcome | None:
     gpu = item.gpu
@@ -106,6 +108,7 @@ def temperature(ctx: Context, item: HostGpu) -> Outcome | None:
         that the buffer is a decision, not an accident.""",
     remediation="""Reclaim the GPU (or its vGPU VMs' profiles) for work that needs it, or record it
         as buffer capacity with a waiver.""",
+    references=(sources.NVIDIA_DCGM, sources.HA_ADMISSION_CONTROL),
 )
 def idle(ctx: Context, item: HostGpu) -> Outcome | None:
     gpu = item.gpu
@@ -161,6 +164,7 @@ def allocated_mb(ctx: Context, host: Host, gpu: Gpu) -> tuple[int, list[str]]:
     remediation="""Move the VMs to a smaller profile of the same series that still covers their
         peak, and re-check HA-06 and HA-08 with the density gained. Watch a whole business cycle
         before shrinking: the window may have missed month-end peaks.""",
+    references=(sources.NVIDIA_VGPU_USER_GUIDE, sources.NVIDIA_MANAGEMENT_SDK),
 )
 def framebuffer(ctx: Context, item: HostGpu) -> Outcome | None:
     peak = _peak(item.gpu, "memory_used_mb")

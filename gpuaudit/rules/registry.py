@@ -29,6 +29,7 @@ from gpuaudit.results import (
     SEVERITIES,
     Category,
     ObjectKind,
+    Reference,
     Rule,
     Severity,
 )
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
     from gpuaudit.simulate import Simulated
 
 _ID = re.compile(r"^[A-Z]+-\d{2}$")
+# A reference is given as a Reference or as a (title, url) pair.
+Cited = Reference | tuple[str, str]
 T = TypeVar("T")
 
 
@@ -152,6 +155,7 @@ def rule(
     scope: Scope[T],
     rationale: str,
     remediation: str,
+    references: Iterable[Cited],
 ) -> Callable[[ObjectRule[T]], ObjectRule[T]]: ...
 
 
@@ -165,6 +169,7 @@ def rule(
     object_kind: ObjectKind,
     rationale: str,
     remediation: str,
+    references: Iterable[Cited],
 ) -> Callable[[RuleFunc], RuleFunc]: ...
 
 
@@ -176,6 +181,7 @@ def rule(
     severity: str,
     rationale: str,
     remediation: str,
+    references: Iterable[Cited] = (),
     scope: Scope[Any] | None = None,
     object_kind: str | None = None,
 ) -> Callable[[Any], Any]:
@@ -183,6 +189,8 @@ def rule(
 
     With ``scope``, the function judges one object of the scope's kind; without,
     it examines the whole context and ``object_kind`` names what its verdicts are on.
+    ``references`` name where the guidance is published: at least one, each an
+    https URL, so that every finding can point to its source.
     """
     if not _ID.match(id):
         raise ValueError(f"rule id {id!r} is not like HA-01")
@@ -198,6 +206,7 @@ def rule(
         raise ValueError(f"{id}: give either a scope or an object_kind")
     if kind not in OBJECT_KINDS:
         raise ValueError(f"{id}: unknown object kind {kind!r}")
+    cited = _references(id, references)
     meta = Rule(
         id=id,
         title=title,
@@ -206,6 +215,7 @@ def rule(
         rationale=" ".join(rationale.split()),
         remediation=" ".join(remediation.split()),
         object_kind=kind,
+        references=cited,
     )
 
     def register(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -215,6 +225,16 @@ def rule(
         return func
 
     return register
+
+
+def _references(rule_id: str, given: Iterable[Cited]) -> tuple[Reference, ...]:
+    cited = tuple(r if isinstance(r, Reference) else Reference(*r) for r in given)
+    if not cited:
+        raise ValueError(f"{rule_id}: a rule needs at least one reference")
+    for ref in cited:
+        if not ref.title.strip() or not ref.url.startswith("https://"):
+            raise ValueError(f"{rule_id}: a reference needs a title and an https URL: {ref!r}")
+    return cited
 
 
 def id_key(rule_id: str) -> tuple[str, int]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gpuaudit import facts as F
 from gpuaudit.inventory import Datastore, Host, LunPath, StorageAdapter
-from gpuaudit.rules import scopes
+from gpuaudit.rules import scopes, sources
 from gpuaudit.rules.registry import Context, Outcome, rule
 
 _DOWN = {"offline", "unbound", "fault", "linkdown", "lost"}
@@ -42,6 +42,7 @@ def _cluster_kinds(ctx: Context, cluster: str) -> list[tuple[Datastore, set[str]
         it.""",
     remediation="""Install or repair the FC HBA (cabling, zoning, driver) so that it is online, or
         take the host out of the cluster.""",
+    references=(sources.FC_MULTIPATHING, sources.HA_CLUSTER),
 )
 def fc_hba(ctx: Context, host: Host) -> Outcome | None:
     needed: set[str] = set()
@@ -74,6 +75,7 @@ def fc_hba(ctx: Context, host: Host) -> Outcome | None:
         datastore and no iSCSI adapter cannot reach it, so HA cannot restart its VMs there.""",
     remediation="""Enable the software iSCSI adapter on the host, bind it to the storage NICs and
         add the targets.""",
+    references=(sources.ISCSI_NETWORK, sources.HA_CLUSTER),
 )
 def iscsi_adapter(ctx: Context, host: Host) -> Outcome | None:
     f = ctx.facts
@@ -105,6 +107,7 @@ def iscsi_adapter(ctx: Context, host: Host) -> Outcome | None:
         datastore is one fewer restart target.""",
     remediation="""Mount the datastore on every host of the cluster (present the LUN, fix zoning,
         masking or NFS exports), or move the VMs' files to a datastore that is.""",
+    references=(sources.HA_CLUSTER, sources.HA_HOW_IT_WORKS),
 )
 def datastore_everywhere(ctx: Context, use: scopes.DatastoreUse) -> Outcome:
     f = ctx.facts
@@ -132,6 +135,7 @@ def datastore_everywhere(ctx: Context, use: scopes.DatastoreUse) -> Outcome:
         every VM on it: shared storage that is itself a single point of failure defeats HA.""",
     remediation="""Give each host at least two active paths to the LUN through two adapters (two FC
         HBAs on two fabrics, or iSCSI port binding on two NICs).""",
+    references=(sources.FC_MULTIPATHING, sources.ISCSI_MULTIPLE_ADAPTERS),
 )
 def multipath(ctx: Context, ds: Datastore) -> Outcome | None:
     if not _kinds(ds):
@@ -185,6 +189,7 @@ def _path_problem(host: Host, paths: list[LunPath]) -> str:
         access. An FC HBA with no FC datastore behind it is cost without purpose, or a sign of a
         missing LUN.""",
     remediation="""Present the intended FC LUNs to the host, or drop the HBA from the design.""",
+    references=(sources.FC_MULTIPATHING,),
 )
 def unused_hba(ctx: Context, host: Host) -> Outcome | None:
     hbas = [a.device for a in host.adapters if a.kind in _FC]

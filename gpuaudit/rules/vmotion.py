@@ -5,23 +5,15 @@ from __future__ import annotations
 from gpuaudit import facts as F
 from gpuaudit import vgpu_releases as R
 from gpuaudit.inventory import Cluster, Host, VCenter, Vm
-from gpuaudit.rules import scopes
+from gpuaudit.rules import scopes, sources
 from gpuaudit.rules.registry import Context, Outcome, rule
 
-REFERENCES = {
-    "VM-06": [
-        R.REFERENCES["vgpu_vmotion"],
-        R.REFERENCES["stun_time"],
-        *((f"NVIDIA {b} for VMware vSphere release notes", b.notes) for b in R.BRANCHES),
-    ],
-    "VM-07": [
-        R.REFERENCES["vgpu_vmotion"],
-        R.REFERENCES["stun_time"],
-    ],
-}
+# ESXi 6.7 Update 1 (the first release with vGPU vMotion) is version 6.7.0, build 10302608.
+VGPU_VMOTION_BUILD = 10302608
+# The prerequisite of vGPU vMotion since vSphere 6.7 U1, which an HA restart shares.
 _PREREQ = (
-    "The vSphere 6.7 U1 note: \"you'll need to have the same GRID profile on both servers, and "
-    'the GPUs will need be the same on both servers."'
+    "A vGPU VM moves with vMotion, or restarts with HA, only onto a host that offers the same "
+    "vGPU profile on the same GPU model."
 )
 
 
@@ -35,6 +27,7 @@ _PREREQ = (
         vgpu.hotmigrate.enabled is true (vSphere 6.7 U1 and later). Without it, host maintenance
         means powering vGPU VMs off.""",
     remediation="""Set vgpu.hotmigrate.enabled to true in vCenter's advanced settings.""",
+    references=(sources.VGPU_VMOTION_7, sources.VGPU_STUN_TIME_LIMIT),
 )
 def hotmigrate(ctx: Context, vcenter: VCenter) -> Outcome | None:
     vgpu_vms = [vm.name for vm in ctx.facts.gpu_vms if F.is_vgpu_vm(vm)]
@@ -61,6 +54,7 @@ def hotmigrate(ctx: Context, vcenter: VCenter) -> Outcome | None:
         vMotioned nor restarted by HA: its host is a single point of failure.""",
     remediation="""Install the same GPU model (and NVIDIA host driver) on at least one more host of
         the cluster, so that it offers the profile.""",
+    references=(sources.VGPU_VMOTION_67, sources.NVIDIA_VGPU_USER_GUIDE),
 )
 def profile_elsewhere(ctx: Context, vm: Vm) -> Outcome | None:
     f = ctx.facts
@@ -95,6 +89,11 @@ def profile_elsewhere(ctx: Context, vm: Vm) -> Outcome | None:
         allowed device. Only usable GPUs count (passthrough active or in Shared Direct mode).""",
     remediation="""Keep one GPU model per cluster, or at least two hosts of each model, and size
         spare capacity per model.""",
+    references=(
+        sources.VGPU_VMOTION_67,
+        sources.NVIDIA_VGPU_USER_GUIDE,
+        sources.ASSIGNABLE_HARDWARE,
+    ),
 )
 def mixed_models(ctx: Context, cluster: Cluster) -> Outcome | None:
     by_model: dict[str, list[str]] = {}
@@ -122,6 +121,7 @@ def mixed_models(ctx: Context, cluster: Cluster) -> Outcome | None:
         its GPU VMs must be powered off for maintenance, and DRS cannot balance onto it.""",
     remediation="""Enable the vMotion service on a VMkernel adapter of the host (10 GbE or faster
         for vGPU VMs).""",
+    references=(sources.VMKERNEL_NETWORKING,),
 )
 def vmotion_nic(ctx: Context, host: Host) -> Outcome | None:
     if not ctx.facts.cluster_gpu_vms(host.cluster or ""):
@@ -143,6 +143,7 @@ def vmotion_nic(ctx: Context, host: Host) -> Outcome | None:
     remediation="""Check the NVIDIA vGPU software release and GPU against NVIDIA's list of vGPU
         migration support; upgrade the host driver, or plan maintenance with the VM powered
         off.""",
+    references=(sources.API_VMIOP_BACKING, sources.NVIDIA_VGPU_USER_GUIDE),
 )
 def migrate_supported(ctx: Context, vm: Vm) -> Outcome | None:
     f = ctx.facts
@@ -186,6 +187,12 @@ def migrate_supported(ctx: Context, vm: Vm) -> Outcome | None:
     remediation="""Keep each host's ESXi release within the releases its NVIDIA vGPU branch
         supports (upgrade ESXi or the vGPU manager together), and vCenter at 6.7 U1 or later
         (8.0 U2 or later for stun-time estimates).""",
+    references=(
+        sources.VGPU_VMOTION_67,
+        sources.VGPU_VMOTION_7,
+        R.REFERENCES["vgpu_vmotion"],
+        sources.VGPU_STUN_TIME_LIMIT,
+    ),
 )
 def esxi_version(ctx: Context, host: Host) -> Outcome | None:
     f = ctx.facts
@@ -253,6 +260,7 @@ def esxi_version(ctx: Context, host: Host) -> Outcome | None:
         the finding says so rather than passing.""",
     remediation="""Put the vMotion VMkernel adapter on a 10 GbE or faster uplink; for an unknown
         uplink, check that the adapter's switch has a connected uplink on the host.""",
+    references=(sources.VGPU_VMOTION_7, sources.VGPU_STUN_TIME_LIMIT),
 )
 def vmotion_speed(ctx: Context, host: Host) -> Outcome | None:
     f = ctx.facts
