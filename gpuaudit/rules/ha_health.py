@@ -203,7 +203,8 @@ _RESPONSE_MEANING = {
         GPU; "Shut down and restart" does the same after a clean guest shutdown (VMware Tools
         needed; powered off after 300 s). A per-VM override of a GPU VM counts over the
         cluster's default. A VM whose restart priority is disabled gets no isolation
-        response (HA-07).""",
+        response (HA-07), and a VM with a fixed DirectPath GPU restarts on no other host
+        (HA-04): powering it off would only stop it, so neither is examined.""",
     remediation="""Set the cluster's host isolation response (vSphere Availability > Failures
         and responses > Response for host isolation) to "Power off and restart VMs", or
         "Shut down and restart VMs" for guests with VMware Tools; or override it for the
@@ -217,6 +218,8 @@ def isolation_response(ctx: Context, vm: Vm) -> Outcome | None:
         return None
     if ctx.facts.restart_priority(vm) == "disabled":
         return None  # no isolation response is made; HA-07 reports it
+    if any(a.kind == "passthrough" for a in vm.gpus):
+        return None  # bound to this host's GPU, it restarts nowhere else (HA-04)
     override = cluster.isolation_response_overrides.get(vm.name)
     response = override or cluster.isolation_response
     source = "VM override" if override else "cluster default"
