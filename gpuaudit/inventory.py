@@ -60,6 +60,14 @@ class AdmissionControl:
 
 
 @dataclass
+class ConfigIssue:
+    """One entry of a cluster's or host's ``configIssue``: an event vCenter keeps open."""
+
+    kind: str  # the event's type, e.g. HostNoRedundantManagementNetworkEvent; EventEx: its id
+    message: str = ""  # fullFormattedMessage
+
+
+@dataclass
 class Cluster:
     name: str
     moref: str
@@ -74,6 +82,17 @@ class Cluster:
     restart_priority_overrides: dict[str, str] = field(default_factory=dict)
     # DRS advanced options (configurationEx.drsConfig.option): key -> value as set.
     drs_options: dict[str, str] = field(default_factory=dict)
+    # vSphere HA responses and health (configurationEx.dasConfig, configIssue); None: not read.
+    isolation_response: str | None = None  # none / powerOff / shutdown
+    # VM name -> isolation response override (none / powerOff / shutdown).
+    isolation_response_overrides: dict[str, str] = field(default_factory=dict)
+    vmcp_enabled: bool | None = None  # VM Component Protection (vmComponentProtecting)
+    vmcp_apd: str | None = None  # disabled / warning / restartConservative / restartAggressive
+    vmcp_pdl: str | None = None  # disabled / warning / restartAggressive
+    # userSelectedDs / allFeasibleDs / allFeasibleDsWithUserPreference
+    heartbeat_policy: str | None = None
+    heartbeat_datastores: list[str] = field(default_factory=list)  # the user's preference
+    config_issues: list[ConfigIssue] = field(default_factory=list)
 
 
 @dataclass
@@ -209,6 +228,10 @@ class Host:
     # The NVIDIA vGPU manager version (e.g. 535.161.05), when known: the Read-only
     # role cannot read installed software, so the collector leaves it unset.
     vgpu_manager_version: str | None = None
+    # runtime.dasHostState.state (master, connectedToMaster, networkIsolated, ...);
+    # "" when the host reports none, None when it was not read.
+    ha_state: str | None = None
+    config_issues: list[ConfigIssue] = field(default_factory=list)
 
     @property
     def connected(self) -> bool:

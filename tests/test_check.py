@@ -139,6 +139,7 @@ def test_rules_of_every_module_are_registered() -> None:
             "drs",
             "gpu",
             "ha",
+            "ha_health",
             "licensing",
             "monitoring",
             "storage",

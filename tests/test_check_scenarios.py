@@ -3,8 +3,9 @@
 The inventory is what the collector must build for each scenario
 (tests/lab/expected.py), so these tests need no vCenter. The `broken` scenario
 covers the HA, vMotion, GPU, storage, design and data rules, the `telemetry`
-scenario the monitoring and licensing rules: in each, a rule's failures must be
-exactly the objects listed, and its listed twins must pass. For every scenario,
+scenario the monitoring and licensing rules, the `hahealth` scenario the HA
+health rules (HA-09 to HA-13): in each, a rule's failures must be exactly the
+objects listed, and its listed twins must pass. For every scenario,
 DS-01 must name the expected design.
 """
 
@@ -32,6 +33,7 @@ SCENARIOS = Path(__file__).resolve().parent / "scenarios"
 BROKEN = SCENARIOS / "broken.yaml"
 TELEMETRY = SCENARIOS / "telemetry.yaml"
 VMOTION = SCENARIOS / "vmotion.yaml"
+HAHEALTH = SCENARIOS / "hahealth.yaml"
 TODAY = date(2027, 1, 15)
 
 # The intent that broken.yaml's DS-02 expectations assume (see its header).
@@ -123,6 +125,7 @@ TWIN_SCENARIOS: dict[Path, Callable[[], Policy | None]] = {
     BROKEN: broken_policy,
     TELEMETRY: lambda: None,
     VMOTION: lambda: None,
+    HAHEALTH: lambda: None,
 }
 
 

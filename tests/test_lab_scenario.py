@@ -124,7 +124,12 @@ def test_base_loads_with_every_default(tmp_path: Path) -> None:
             "memory_percent": 25,
             "failover_hosts": [],
         },
+        "isolation_response": "powerOff",
+        "vmcp": {"enabled": True, "apd": "restartConservative", "pdl": "restartAggressive"},
+        "heartbeat": {"policy": "allFeasibleDsWithUserPreference", "datastores": []},
     }
+    assert cluster["config_issues"] == []
+    assert [h["ha_state"] for h in cluster["hosts"]] == ["master", "connectedToMaster"]
     assert cluster["drs"] == {"enabled": False, "automation": "fullyAutomated", "options": {}}
     esx01, esx02 = cluster["hosts"]
     assert {k: esx01[k] for k in ("version", "build", "vendor", "model")} == {
@@ -199,6 +204,7 @@ def test_base_loads_with_every_default(tmp_path: Path) -> None:
         "datastores": ["ds1"],  # the first datastore its host mounts
         "restart_priority": None,
         "gpus": [{"vgpu": "grid_l4-4q", "migrate_supported": None, "on": "0000:3b:00.0"}],
+        "isolation_response": None,
     }
     assert vm2["gpus"] == [{"passthrough": "0000:41:00.0"}]
     assert s["expect"] == []

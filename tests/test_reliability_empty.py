@@ -162,6 +162,8 @@ def test_a_live_account_that_sees_no_host_fails_the_scan(
 
 
 # The failed findings of the two replays before DATA-02 existed: they must not change.
+# Since HA-12 and HA-13: scenario B's hosts share one datastore (one heartbeat
+# datastore each), and its admission control is on while N+0 (HA-08).
 SCENARIO_B_FAILED = {
     ("HA-05", "ml-notebook-01"),
     ("HA-05", "ml-notebook-02"),
@@ -169,6 +171,8 @@ SCENARIO_B_FAILED = {
     ("HA-05", "vdi-design-04"),
     ("HA-06", "scen-b"),
     ("HA-08", "scen-b"),
+    ("HA-12", "scen-b"),
+    ("HA-13", "scen-b"),
     ("MON-01", "esx-b01.corp.local"),
     ("MON-01", "esx-b02.corp.local"),
     ("MON-01", "esx-b03.corp.local"),

@@ -41,6 +41,7 @@ PUBLISHERS = {
     "www.nvidia.com",
     "blogs.vmware.com",
     "pubs.vmware.com",
+    "developer.vmware.com",
 }
 
 

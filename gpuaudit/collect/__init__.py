@@ -14,6 +14,7 @@ from typing import Any
 
 from pyVmomi import VmomiSupport, vim
 
+from gpuaudit.collect.hahealth import add_cluster_health, add_host_health
 from gpuaudit.collect.hosts import build_host, vmotion_gaps
 from gpuaudit.collect.operations import collect_operations
 from gpuaudit.collect.paths import SPECS, VERSIONED_FIELDS, VM_DEVICE_PATHS
@@ -163,12 +164,14 @@ def _assemble(inv: Inventory, objects: dict[str, ObjectProps]) -> None:
     for obj in by_kind.get("ClusterComputeResource", []):
         cluster = build_cluster(obj, host_names, vm_names)
         cluster.datacenter = tree.datacenter(obj.moref)
+        add_cluster_health(cluster, obj, ds_names, vm_names)
         inv.clusters.append(cluster)
 
     lun_paths: dict[str, HostLunPaths] = {}
     for obj in by_kind.get("HostSystem", []):
         host = build_host(obj, vm_names)
         host.datacenter = tree.datacenter(obj.moref)
+        add_host_health(host, obj)
         parent_cluster = tree.ancestor(obj.moref, "ClusterComputeResource")
         host.cluster = parent_cluster.name if parent_cluster else None
         if not host.connected:

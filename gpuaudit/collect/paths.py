@@ -17,6 +17,7 @@ HOST_PATHS = (
     "summary.hardware",
     "runtime.connectionState",
     "runtime.inMaintenanceMode",
+    "runtime.dasHostState",
     "hardware.pciDevice",
     "config.pciPassthruInfo",
     "config.graphicsInfo",
@@ -32,6 +33,7 @@ HOST_PATHS = (
     "config.storageDevice.hostBusAdapter",
     "config.storageDevice.scsiLun",
     "config.storageDevice.multipathInfo",
+    "configIssue",
 )
 
 VM_PATHS = (
@@ -47,7 +49,7 @@ VM_PATHS = (
 
 VM_DEVICE_PATHS = ("config.hardware.device",)
 
-CLUSTER_PATHS = ("name", "parent", "configurationEx")
+CLUSTER_PATHS = ("name", "parent", "configurationEx", "configIssue")
 
 DATASTORE_PATHS = ("name", "parent", "summary", "host", "info")
 

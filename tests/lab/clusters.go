@@ -6,6 +6,7 @@ package main
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/simulator"
@@ -77,15 +78,20 @@ func (e *estate) configureCluster(c *clusterEntry) {
 		Enabled:                    boolPtr(spec.HA.Enabled),
 		VmMonitoring:               string(types.ClusterDasConfigInfoVmMonitoringStateVmMonitoringDisabled),
 		HostMonitoring:             hostMonitoring(spec.HA.HostMonitoring),
-		VmComponentProtecting:      string(types.ClusterDasConfigInfoServiceStateDisabled),
+		VmComponentProtecting:      hostMonitoring(spec.HA.VMCP.Enabled),
 		FailoverLevel:              spec.HA.AdmissionControl.FailoverLevel,
 		AdmissionControlEnabled:    boolPtr(spec.HA.AdmissionControl.Enabled),
 		AdmissionControlPolicy:     e.admissionPolicy(&spec.HA.AdmissionControl),
-		HBDatastoreCandidatePolicy: string(types.ClusterDasConfigInfoHBDatastoreCandidateAllFeasibleDsWithUserPreference),
+		HBDatastoreCandidatePolicy: spec.HA.Heartbeat.Policy,
+		HeartbeatDatastore:         e.datastoreRefs(spec.HA.Heartbeat.Datastores),
 		DefaultVmSettings: &types.ClusterDasVmSettings{
 			RestartPriority:        spec.HA.DefaultRestartPriority,
 			RestartPriorityTimeout: 600,
-			IsolationResponse:      string(types.ClusterDasVmSettingsIsolationResponseNone),
+			IsolationResponse:      spec.HA.IsolationResponse,
+			VmComponentProtectionSettings: &types.ClusterVmComponentProtectionSettings{
+				VmStorageProtectionForAPD: spec.HA.VMCP.APD,
+				VmStorageProtectionForPDL: spec.HA.VMCP.PDL,
+			},
 		},
 	}
 	inCluster := map[string]bool{}
@@ -95,10 +101,17 @@ func (e *estate) configureCluster(c *clusterEntry) {
 	var overrides []types.ClusterDasVmConfigInfo
 	for i := range c.dc.spec.VMs {
 		vm := &c.dc.spec.VMs[i]
-		if inCluster[vm.Host] && vm.RestartPriority != nil {
+		if inCluster[vm.Host] && (vm.RestartPriority != nil || vm.IsolationResponse != nil) {
+			settings := &types.ClusterDasVmSettings{}
+			if vm.RestartPriority != nil {
+				settings.RestartPriority = *vm.RestartPriority
+			}
+			if vm.IsolationResponse != nil {
+				settings.IsolationResponse = *vm.IsolationResponse
+			}
 			overrides = append(overrides, types.ClusterDasVmConfigInfo{
 				Key:         e.vms[vm.Name].Self,
-				DasSettings: &types.ClusterDasVmSettings{RestartPriority: *vm.RestartPriority},
+				DasSettings: settings,
 			})
 		}
 	}
@@ -122,6 +135,15 @@ func (e *estate) configureCluster(c *clusterEntry) {
 	cfg.DrsConfig = drs
 	// The pre-5.0 `configuration` property carries the same settings.
 	c.obj.Configuration = types.ClusterConfigInfo{DasConfig: das, DasVmConfig: overrides, DrsConfig: drs}
+
+	c.obj.ConfigIssue = configIssues(spec.ConfigIssues)
+	for i := range spec.Hosts {
+		h := e.hosts[spec.Hosts[i].Name].obj
+		h.ConfigIssue = configIssues(spec.Hosts[i].ConfigIssues)
+		if state := spec.Hosts[i].HAState; state != nil {
+			h.Runtime.DasHostState = &types.ClusterDasFdmHostState{State: *state}
+		}
+	}
 
 	summary := c.obj.Summary.(*types.ClusterComputeResourceSummary)
 	summary.ComputeResourceSummary = e.computeSummary(spec.Hosts)
@@ -186,4 +208,37 @@ func (e *estate) computeSummary(hosts []Host) types.ComputeResourceSummary {
 		}
 	}
 	return s
+}
+
+func (e *estate) datastoreRefs(names []string) []types.ManagedObjectReference {
+	var refs []types.ManagedObjectReference
+	for _, name := range names {
+		refs = append(refs, e.datastores[name].Self)
+	}
+	return refs
+}
+
+// configIssues builds the events the scenario names, as vCenter keeps them open.
+func configIssues(specs []ConfigIssue) []types.BaseEvent {
+	var events []types.BaseEvent
+	for _, spec := range specs {
+		base := types.Event{FullFormattedMessage: spec.Message, CreatedTime: time.Unix(0, 0).UTC()}
+		var event types.BaseEvent
+		switch spec.Kind {
+		case "HostNoRedundantManagementNetworkEvent":
+			event = &types.HostNoRedundantManagementNetworkEvent{HostDasEvent: types.HostDasEvent{HostEvent: types.HostEvent{Event: base}}}
+		case "HostDasErrorEvent":
+			event = &types.HostDasErrorEvent{HostEvent: types.HostEvent{Event: base}}
+		case "DasHostFailedEvent":
+			event = &types.DasHostFailedEvent{ClusterEvent: types.ClusterEvent{Event: base}}
+		case "InsufficientFailoverResourcesEvent":
+			event = &types.InsufficientFailoverResourcesEvent{ClusterEvent: types.ClusterEvent{Event: base}}
+		case "ClusterOvercommittedEvent":
+			event = &types.ClusterOvercommittedEvent{ClusterEvent: types.ClusterEvent{Event: base}}
+		default:
+			panic("configIssues: unknown kind " + spec.Kind) // scenario.py refuses it first
+		}
+		events = append(events, event)
+	}
+	return events
 }

@@ -18,6 +18,7 @@ from typing import Any
 from gpuaudit.inventory import (
     AdmissionControl,
     Cluster,
+    ConfigIssue,
     CounterStats,
     Datastore,
     DatastoreMount,
@@ -268,7 +269,13 @@ def _add_datacenter(inv: Inventory, dc: dict[str, Any]) -> None:
             if vm.get("restart_priority")
             and any(h["name"] == vm["host"] for h in cl.get("hosts", []))
         }
-        inv.clusters.append(_cluster(cl, dc_name, overrides))
+        isolation = {
+            vm["name"]: vm["isolation_response"]
+            for vm in dc.get("vms", [])
+            if vm.get("isolation_response") not in (None, "clusterIsolationResponse")
+            and any(h["name"] == vm["host"] for h in cl.get("hosts", []))
+        }
+        inv.clusters.append(_cluster(cl, dc_name, overrides, isolation))
         for host in cl.get("hosts", []):
             host_cluster[host["name"]] = cl["name"]
             host_specs[host["name"]] = host
@@ -297,7 +304,13 @@ def _add_datacenter(inv: Inventory, dc: dict[str, Any]) -> None:
         inv.vms.append(_vm(vm, dc_name, host_cluster, host_specs))
 
 
-def _cluster(cl: dict[str, Any], dc: str, overrides: dict[str, str]) -> Cluster:
+def _issues(spec: dict[str, Any]) -> list[ConfigIssue]:
+    return [ConfigIssue(i["kind"], i["message"]) for i in spec.get("config_issues", [])]
+
+
+def _cluster(
+    cl: dict[str, Any], dc: str, overrides: dict[str, str], isolation: dict[str, str]
+) -> Cluster:
     ha = cl.get("ha", {})
     ac = ha.get("admission_control", {})
     policy = ac.get("policy")
@@ -322,6 +335,14 @@ def _cluster(cl: dict[str, Any], dc: str, overrides: dict[str, str]) -> Cluster:
         drs_automation=drs.get("automation"),
         restart_priority_overrides=overrides,
         drs_options={str(k): str(v) for k, v in drs.get("options", {}).items()},
+        isolation_response=ha["isolation_response"],
+        isolation_response_overrides=isolation,
+        vmcp_enabled=ha["vmcp"]["enabled"],
+        vmcp_apd=ha["vmcp"]["apd"],
+        vmcp_pdl=ha["vmcp"]["pdl"],
+        heartbeat_policy=ha["heartbeat"]["policy"],
+        heartbeat_datastores=list(ha["heartbeat"]["datastores"]),
+        config_issues=_issues(cl),
     )
 
 
@@ -343,6 +364,8 @@ def _host(
         cpu_mhz=spec["cpu_mhz"],
         memory_mb=spec["memory_gb"] * 1024,
         licence=_licence(spec["licence"]),
+        ha_state=spec.get("ha_state") or "",
+        config_issues=_issues(spec),
     )
     if spec["connection"] != "connected":
         return host  # a disconnected host reports no config and no hardware

@@ -36,6 +36,7 @@ RECORDED = (
     "hamemory",
     "vmotion",
     "licensing",
+    "hahealth",
 )
 
 # Values a server chooses afresh in every session: they differ between two

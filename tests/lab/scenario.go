@@ -57,10 +57,29 @@ type Datacenter struct {
 }
 
 type Cluster struct {
-	Name  string `json:"name"`
-	HA    HA     `json:"ha"`
-	DRS   DRS    `json:"drs"`
-	Hosts []Host `json:"hosts"`
+	Name         string        `json:"name"`
+	HA           HA            `json:"ha"`
+	DRS          DRS           `json:"drs"`
+	Hosts        []Host        `json:"hosts"`
+	ConfigIssues []ConfigIssue `json:"config_issues"`
+}
+
+// ConfigIssue is an event vCenter keeps open in an entity's configIssue (clusters.go).
+type ConfigIssue struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+// VMCP is vSphere HA's VM Component Protection: the responses to APD and PDL.
+type VMCP struct {
+	Enabled bool   `json:"enabled"`
+	APD     string `json:"apd"`
+	PDL     string `json:"pdl"`
+}
+
+type Heartbeat struct {
+	Policy     string   `json:"policy"`
+	Datastores []string `json:"datastores"`
 }
 
 type HA struct {
@@ -68,6 +87,9 @@ type HA struct {
 	HostMonitoring         bool             `json:"host_monitoring"`
 	DefaultRestartPriority string           `json:"default_restart_priority"`
 	AdmissionControl       AdmissionControl `json:"admission_control"`
+	IsolationResponse      string           `json:"isolation_response"`
+	VMCP                   VMCP             `json:"vmcp"`
+	Heartbeat              Heartbeat        `json:"heartbeat"`
 }
 
 type AdmissionControl struct {
@@ -104,6 +126,9 @@ type Host struct {
 	// How GPU counter instances are named: "pci" or "index" (perf.go).
 	GPUCounterInstances string  `json:"gpu_counter_instances"`
 	Licence             Licence `json:"licence"`
+	// The HA agent state (runtime.dasHostState); nil: none reported.
+	HAState      *string       `json:"ha_state"`
+	ConfigIssues []ConfigIssue `json:"config_issues"`
 }
 
 type HostGraphics struct {
@@ -197,6 +222,7 @@ type VM struct {
 	Datastores          []string `json:"datastores"`
 	RestartPriority     *string  `json:"restart_priority"`
 	GPUs                []VMGPU  `json:"gpus"`
+	IsolationResponse   *string  `json:"isolation_response"`
 }
 
 // VMGPU is one of three forms: Vgpu, Passthrough or Dynamic is set.

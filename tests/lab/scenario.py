@@ -171,6 +171,20 @@ RESTART_PRIORITIES = ("disabled", "lowest", "low", "medium", "high", "highest")
 ADMISSION_POLICIES = ("slots", "percent", "dedicated-hosts")
 DRS_AUTOMATION = ("manual", "partiallyAutomated", "fullyAutomated")
 VMOTION_SWITCHES = ("standard", "distributed")
+ISOLATION_RESPONSES = ("none", "powerOff", "shutdown")
+APD_RESPONSES = ("disabled", "warning", "restartConservative", "restartAggressive")
+PDL_RESPONSES = ("disabled", "warning", "restartAggressive")
+HEARTBEAT_POLICIES = ("userSelectedDs", "allFeasibleDs", "allFeasibleDsWithUserPreference")
+HA_STATES = (
+    "master", "connectedToMaster", "election", "fdmUnreachable", "hostDown",
+    "initializationError", "networkIsolated", "networkPartitionedFromMaster",
+    "uninitializationError", "uninitialized",
+)  # fmt: skip
+# The configIssue events the lab can serve (clusters.go).
+CONFIG_ISSUES = (
+    "HostNoRedundantManagementNetworkEvent", "HostDasErrorEvent", "DasHostFailedEvent",
+    "InsufficientFailoverResourcesEvent", "ClusterOvercommittedEvent",
+)  # fmt: skip
 HOST_GRAPHICS_TYPES = ("shared", "sharedDirect")
 ASSIGNMENT_POLICIES = ("performance", "consolidation")
 GPU_GRAPHICS_TYPES = ("basic", "shared", "direct", "sharedDirect", "none")
@@ -304,6 +318,8 @@ class _Normaliser:
         self.hosts: dict[str, dict[str, Any]] = {}  # name -> normalised host
         self.host_dc: dict[str, str] = {}
         self.host_cluster: dict[str, str | None] = {}
+        # cluster -> (its listed heartbeat datastores, the line that lists them)
+        self.heartbeat_lists: dict[str, tuple[list[str], int | None]] = {}
         self.datastores: dict[str, dict[str, Any]] = {}
         self.datastore_dc: dict[str, str] = {}
         self.luns: dict[str, str] = {}
@@ -733,6 +749,14 @@ class _Normaliser:
         datastores = [
             self.datastore(d, dl, i, name) for d, dl, i in self.items(dc, "datastores", what)
         ]
+        for cluster in clusters:
+            listed, hb_line = self.heartbeat_lists[cluster["name"]]
+            for ds in listed:
+                if ds not in self.datastores or self.datastore_dc[ds] != name:
+                    self.fail(
+                        hb_line,
+                        f"heartbeat datastore {ds!r} of cluster {cluster['name']} is not in {what}",
+                    )
         vms = [self.vm(v, vl, i, name) for v, vl, i in self.items(dc, "vms", what)]
         self.place_gpus(vms)
         return {
@@ -747,7 +771,9 @@ class _Normaliser:
 
     def cluster(self, c: Any, line: int | None, index: int, dc: str) -> dict[str, Any]:
         label = f"cluster #{index + 1} of datacenter {dc}"
-        c = self.mapping(c, label, line, ("name", "ha", "drs", "hosts"), kind="cluster")
+        c = self.mapping(
+            c, label, line, ("name", "ha", "drs", "hosts", "config_issues"), kind="cluster"
+        )
         name = self.name(c, label)
         self.unique(self.clusters, name, "cluster", _line_of(c, "name"))
         what = f"cluster {name}"
@@ -755,8 +781,13 @@ class _Normaliser:
             c,
             "ha",
             what,
-            ("enabled", "host_monitoring", "default_restart_priority", "admission_control"),
-        )
+            (
+                "enabled", "host_monitoring", "default_restart_priority", "admission_control",
+                "isolation_response", "vmcp", "heartbeat",
+            ),
+        )  # fmt: skip
+        vmcp = self.section(ha, "vmcp", what, ("enabled", "apd", "pdl"))
+        heartbeat = self.section(ha, "heartbeat", what, ("policy", "datastores"))
         ac = self.section(
             ha,
             "admission_control",
@@ -829,7 +860,46 @@ class _Normaliser:
                 "options": self.drs_options(drs, f"the DRS of {what}"),
             },
             "hosts": hosts,
+            "config_issues": self.config_issues(c, what),
         }
+        ha_result: dict[str, Any] = result["ha"]
+        ha_result |= {
+            "isolation_response": self.string(
+                ha, "isolation_response", f"the HA of {what}", "powerOff", ISOLATION_RESPONSES
+            ),
+            "vmcp": {
+                "enabled": self.boolean(vmcp, "enabled", f"the VMCP of {what}", True),
+                "apd": self.string(
+                    vmcp, "apd", f"the VMCP of {what}", "restartConservative", APD_RESPONSES
+                ),
+                "pdl": self.string(
+                    vmcp, "pdl", f"the VMCP of {what}", "restartAggressive", PDL_RESPONSES
+                ),
+            },
+            "heartbeat": {
+                "policy": self.string(
+                    heartbeat,
+                    "policy",
+                    f"the heartbeat datastores of {what}",
+                    "allFeasibleDsWithUserPreference",
+                    HEARTBEAT_POLICIES,
+                ),
+                "datastores": [
+                    self.string({"d": d}, "d", f"a heartbeat datastore of {what}")
+                    for d, _, _ in self.items(heartbeat, "datastores", what)
+                ],
+            },
+        }
+        self.heartbeat_lists[name] = (ha_result["heartbeat"]["datastores"], _line_of(heartbeat))
+        # The HA agents: the first active host is the master, the others connect to it,
+        # unless a host states its own; no state where HA is off or the host is inactive.
+        master = True
+        for h in hosts:
+            active = result["ha"]["enabled"] and h["connection"] == "connected"
+            active = active and not h["maintenance"]
+            if h["ha_state"] is None and active:
+                h["ha_state"] = "master" if master else "connectedToMaster"
+                master = False
         self.clusters[name] = result
         return result
 
@@ -860,7 +930,8 @@ class _Normaliser:
             (
                 "name", "version", "build", "vendor", "model", "cpu_cores", "cpu_mhz",
                 "memory_gb", "connection", "maintenance", "graphics", "gpus", "vgpu_profiles",
-                "adapters", "vmotion", "gpu_counter_instances", "licence",
+                "adapters", "vmotion", "gpu_counter_instances", "licence", "ha_state",
+                "config_issues",
             ),
             kind="host",
         )  # fmt: skip
@@ -910,11 +981,26 @@ class _Normaliser:
                 h, "gpu_counter_instances", what, "pci", COUNTER_INSTANCES
             ),
             "licence": self.licence(h, what, HOST_EDITION),
+            "ha_state": self.string(h, "ha_state", what, None, HA_STATES),
+            "config_issues": self.config_issues(h, what),
         }
         self.hosts[name] = result
         self.host_dc[name] = dc
         self.host_cluster[name] = cluster
         return result
+
+    def config_issues(self, m: dict[Any, Any], what: str) -> list[dict[str, Any]]:
+        issues = []
+        for issue, line, i in self.items(m, "config_issues", what):
+            label = f"config issue #{i + 1} of {what}"
+            issue = self.mapping(issue, label, line, ("kind", "message"), ("kind",))
+            issues.append(
+                {
+                    "kind": self.string(issue, "kind", label, choices=CONFIG_ISSUES),
+                    "message": self.string(issue, "message", label, ""),
+                }
+            )
+        return issues
 
     def vgpu_profiles(self, h: dict[Any, Any], what: str) -> list[dict[str, Any]]:
         profiles: list[dict[str, Any]] = []
@@ -1272,6 +1358,7 @@ class _Normaliser:
             (
                 "name", "host", "power", "memory_mb", "memory_reservation_mb",
                 "memory_locked_to_max", "datastores", "restart_priority", "gpus",
+                "isolation_response",
             ),
             ("host",),
             kind="VM",
@@ -1325,6 +1412,14 @@ class _Normaliser:
                 _line_of(v, "restart_priority"),
                 f"{what} has a restart_priority but its host {host} is not in a cluster",
             )
+        isolation = self.string(
+            v, "isolation_response", what, None, (*ISOLATION_RESPONSES, "clusterIsolationResponse")
+        )
+        if isolation is not None and self.host_cluster[host] is None:
+            self.fail(
+                _line_of(v, "isolation_response"),
+                f"{what} has an isolation_response but its host {host} is not in a cluster",
+            )
         power = self.string(v, "power", what, "poweredOn", POWER_STATES)
         gpus = [
             self.vm_gpu(g, gl, i, what, host, power) for g, gl, i in self.items(v, "gpus", what)
@@ -1339,6 +1434,7 @@ class _Normaliser:
             "datastores": datastores,
             "restart_priority": priority,
             "gpus": gpus,
+            "isolation_response": isolation,
         }
         self.vms[name] = result
         return result
