@@ -48,14 +48,21 @@ def shared_direct(ctx: Context, host: Host) -> Outcome | None:
 
 @rule(
     id="GPU-02",
-    title="Passthrough is enabled on a GPU but not active (host reboot pending)",
+    title="Passthrough is enabled on a GPU but not active (host reboot pending, or the device "
+    "was not claimed)",
     category="gpu",
     severity="medium",
     scope=scopes.GPUS,
-    rationale="""ESXi applies a change to PCI passthrough only at the next reboot. Until then the
-        GPU counts in the inventory but no passthrough VM can use it: capacity that HA and DRS
-        cannot use.""",
-    remediation="""Reboot the host in a maintenance window (or revert the passthrough setting).""",
+    rationale="""ESXi applies a change to PCI passthrough only at the next reboot, and at boot
+        the passthrough driver must claim the device. A GPU enabled for passthrough but not
+        active is waiting for that reboot, or failed to be claimed by passthrough (a host driver
+        such as the NVIDIA vGPU manager holds it, or the device or its firmware refused). Until
+        it is active the GPU counts in the inventory but no passthrough VM can use it: capacity
+        that HA and DRS cannot use.""",
+    remediation="""Reboot the host in a maintenance window (or revert the passthrough setting). If
+        it is still not active after the reboot, find why passthrough did not claim it: the
+        host's vmkernel log, a host driver that claims the device, and the server's BIOS
+        settings for the slot.""",
 )
 def passthrough_pending(ctx: Context, item: HostGpu) -> Outcome | None:
     gpu = item.gpu
@@ -65,7 +72,8 @@ def passthrough_pending(ctx: Context, item: HostGpu) -> Outcome | None:
     message = (
         "passthrough is active"
         if ok
-        else "passthrough is enabled but not active: host reboot pending"
+        else "passthrough is enabled but not active: a host reboot is pending, or passthrough "
+        "failed to claim the device"
     )
     evidence = {"enabled": gpu.passthrough_enabled, "active": gpu.passthrough_active}
     return Outcome(ok, message, evidence)

@@ -230,15 +230,18 @@ def _no_restarts(ctx: Context, name: str, simulated: Simulated) -> Iterator[Verd
     id="HA-06",
     title="GPU allocation is above (N-1)/N of the cluster's GPU capacity",
     category="ha",
-    severity="high",
+    severity="medium",
     scope=scopes.CLUSTERS_WITH_GPU_VMS,
     rationale="""The N+1 capacity rule: if every GPU runs at 100%, no capacity is left to
         absorb a failed host, whatever the software. Allocation is counted in GPUs (a
         passthrough device is one GPU, a vGPU its frame buffer's share of the GPU); capacity is
         the usable GPUs of the connected hosts. The limit is capacity minus the largest host's
-        GPUs, which is (N-1)/N of capacity when the hosts are alike.""",
+        GPUs, which is (N-1)/N of capacity when the hosts are alike. The count pools every GPU
+        model and vGPU profile, so it is a necessary condition, not a sufficient one: a VM can
+        restart only on a GPU of its own model with room for its profile. HA-08, which places
+        each VM, decides whether the cluster survives the loss of a host.""",
     remediation="""Add a buffer node or spare GPUs, or move GPU VMs away until the largest host's
-        load fits in the others' spare capacity.""",
+        load fits in the others' spare capacity; then check HA-08.""",
 )
 def n_plus_one(ctx: Context, cluster: Cluster) -> Outcome:
     f = ctx.facts
@@ -266,11 +269,16 @@ def n_plus_one(ctx: Context, cluster: Cluster) -> Outcome:
     }
     pct = f"{allocated / capacity:.0%}" if capacity else "n/a"
     if ok:
-        message = f"{allocated:g} of {capacity} GPUs allocated ({pct}): within N+1 ({limit})"
+        message = (
+            f"{allocated:g} of {capacity} GPUs allocated ({pct}): within N+1 ({limit}) with all "
+            "GPU models pooled, a necessary condition only (HA-08 places each VM on its own "
+            "model and profile)"
+        )
     else:
         message = (
             f"{allocated:g} of {capacity} GPUs allocated ({pct}): above the N+1 limit of "
-            f"{limit}, so the loss of the largest host cannot be absorbed"
+            f"{limit}, so the loss of the largest host cannot be absorbed even with all GPU "
+            "models pooled"
         )
     return Outcome(ok, message, evidence)
 

@@ -124,14 +124,19 @@ def datastore_everywhere(ctx: Context, use: scopes.DatastoreUse) -> Outcome:
 
 @rule(
     id="ST-04",
-    title="A SAN LUN of a GPU VM's datastore has one active path, or all paths through one adapter",
+    title="A SAN LUN of a GPU VM's datastore has fewer than two usable paths, a dead or disabled "
+    "path, or all paths through one adapter",
     category="storage",
     severity="medium",
     scope=scopes.GPU_VM_DATASTORES,
     rationale="""One failed cable, switch port or HBA takes a single-path LUN away, and with it
-        every VM on it: shared storage that is itself a single point of failure defeats HA.""",
-    remediation="""Give each host at least two active paths to the LUN through two adapters (two FC
-        HBAs on two fabrics, or iSCSI port binding on two NICs).""",
+        every VM on it: shared storage that is itself a single point of failure defeats HA. An
+        active path carries I/O and a standby path takes over when it fails (an active/passive
+        array shows one active path and the others standby), so both count as usable. A dead or
+        disabled path is redundancy already lost.""",
+    remediation="""Give each host at least two usable (active or standby) paths to the LUN through
+        two adapters (two FC HBAs on two fabrics, or iSCSI port binding on two NICs), and repair or
+        re-enable dead and disabled paths.""",
 )
 def multipath(ctx: Context, ds: Datastore) -> Outcome | None:
     if not _kinds(ds):
@@ -162,17 +167,30 @@ def multipath(ctx: Context, ds: Datastore) -> Outcome | None:
     return Outcome(not problems, message, evidence)
 
 
+_USABLE = ("active", "standby")  # a standby path takes over when the active one fails
+_BROKEN = ("dead", "disabled")
+
+
 def _path_problem(host: Host, paths: list[LunPath]) -> str:
-    active = [p for p in paths if p.state == "active"]
-    adapters = {p.adapter for p in paths}
-    software = {a.device for a in host.adapters if a.kind == "iscsi" and a.iscsi_software}
-    if not active:
-        return "no active path"
-    if len(active) == 1:
-        return f"a single active path ({active[0].adapter})"
-    if len(adapters) == 1 and not adapters <= software:
-        return f"all paths go through {next(iter(adapters))}"
-    return ""
+    """What is wrong with a host's paths to a LUN, or "" when they are redundant."""
+    usable = [p for p in paths if p.state in _USABLE]
+    problems = [
+        f"{state} path{'s' if len(broken) > 1 else ''} through {', '.join(broken)}"
+        for state in _BROKEN
+        if (broken := [p.adapter for p in paths if p.state == state])
+    ]
+    if not usable:
+        problems.append("no usable (active or standby) path")
+    elif len(usable) == 1:
+        problems.append(f"a single usable path ({usable[0].adapter}, {usable[0].state})")
+    elif not any(p.state == "active" for p in usable):
+        problems.append("no active path, only standby ones")
+    else:
+        adapters = {p.adapter for p in usable}
+        software = {a.device for a in host.adapters if a.kind == "iscsi" and a.iscsi_software}
+        if len(adapters) == 1 and not adapters <= software:
+            problems.append(f"all usable paths go through {next(iter(adapters))}")
+    return ", ".join(problems)
 
 
 @rule(
