@@ -173,6 +173,8 @@ DRS_AUTOMATION = ("manual", "partiallyAutomated", "fullyAutomated")
 HOST_GRAPHICS_TYPES = ("shared", "sharedDirect")
 ASSIGNMENT_POLICIES = ("performance", "consolidation")
 GPU_GRAPHICS_TYPES = ("basic", "shared", "direct", "sharedDirect", "none")
+# A GPU's own entry in graphicsConfig.deviceType; "none" gives it no entry.
+GPU_DEVICE_TYPES = ("shared", "sharedDirect", "none")
 VGPU_MODES = ("none", "sameSize", "mixedSize", "multiInstanceGpu")
 ADAPTER_TYPES = ("fc", "fcoe", "iscsi", "sas", "block")
 LOCAL_ADAPTER_TYPES = ("sas", "block")
@@ -931,7 +933,7 @@ class _Normaliser:
             (
                 "pci_id", "vendor_id", "device_id", "sub_vendor_id", "sub_device_id", "vendor_name",
                 "device_name", "class_id", "memory_mb", "passthrough", "graphics_type", "vgpu_mode",
-                "telemetry",
+                "telemetry", "device_type",
             ),
             ("pci_id", "device_id"),
         )  # fmt: skip
@@ -947,6 +949,7 @@ class _Normaliser:
         passthrough = self.section(g, "passthrough", what, ("capable", "enabled", "active"))
         enabled = self.boolean(passthrough, "enabled", f"the passthrough of {what}", False)
         default_type = "direct" if enabled else "sharedDirect" if offers_vgpu else "basic"
+        graphics_type = self.string(g, "graphics_type", what, default_type, GPU_GRAPHICS_TYPES)
         return {
             "pci_id": pci_id,
             "vendor_id": vendor_id,
@@ -971,8 +974,16 @@ class _Normaliser:
                     passthrough, "active", f"the passthrough of {what}", enabled
                 ),
             },
-            "graphics_type": self.string(
-                g, "graphics_type", what, default_type, GPU_GRAPHICS_TYPES
+            "graphics_type": graphics_type,
+            # By default a GPU in Shared or Shared Direct mode has its own setting of that type.
+            "device_type": _none(
+                self.string(
+                    g,
+                    "device_type",
+                    what,
+                    graphics_type if graphics_type in ("shared", "sharedDirect") else "none",
+                    GPU_DEVICE_TYPES,
+                )
             ),
             "vgpu_mode": self.string(g, "vgpu_mode", what, None, VGPU_MODES),
             "telemetry": self.telemetry(g, what),
@@ -1597,6 +1608,11 @@ def normalise(data: Any, source: str = "<scenario>") -> dict[str, Any]:
     """Check a scenario (as parsed YAML or built in Python) and fill in its defaults."""
     result: dict[str, Any] = _plain(_Normaliser(source).scenario(data))
     return result
+
+
+def _none(value: str | None) -> str | None:
+    """``"none"`` as None: no entry."""
+    return None if value == "none" else value
 
 
 def load_scenario(path: str | Path) -> dict[str, Any]:
