@@ -124,8 +124,8 @@ type GPU struct {
 	GraphicsType string      `json:"graphics_type"`
 	VgpuMode     *string     `json:"vgpu_mode"`
 	Telemetry    *Telemetry  `json:"telemetry"`
-	// The GPU's own graphicsConfig.deviceType entry; nil for none.
-	DeviceType *string `json:"device_type"`
+	// The GPU's own graphicsConfig.deviceType entry; "none" for none.
+	DeviceType string `json:"device_type"`
 }
 
 // Telemetry is a GPU's counter series, oldest first, one sample per interval.

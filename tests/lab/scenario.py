@@ -173,6 +173,8 @@ DRS_AUTOMATION = ("manual", "partiallyAutomated", "fullyAutomated")
 HOST_GRAPHICS_TYPES = ("shared", "sharedDirect")
 ASSIGNMENT_POLICIES = ("performance", "consolidation")
 GPU_GRAPHICS_TYPES = ("basic", "shared", "direct", "sharedDirect", "none")
+# The severities an expect entry may give its failures.
+EXPECTED_SEVERITIES = ("critical", "high", "medium", "low", "info")
 # A GPU's own entry in graphicsConfig.deviceType; "none" gives it no entry.
 GPU_DEVICE_TYPES = ("shared", "sharedDirect", "none")
 VGPU_MODES = ("none", "sameSize", "mixedSize", "multiInstanceGpu")
@@ -976,14 +978,12 @@ class _Normaliser:
             },
             "graphics_type": graphics_type,
             # By default a GPU in Shared or Shared Direct mode has its own setting of that type.
-            "device_type": _none(
-                self.string(
-                    g,
-                    "device_type",
-                    what,
-                    graphics_type if graphics_type in ("shared", "sharedDirect") else "none",
-                    GPU_DEVICE_TYPES,
-                )
+            "device_type": self.string(
+                g,
+                "device_type",
+                what,
+                graphics_type if graphics_type in ("shared", "sharedDirect") else "none",
+                GPU_DEVICE_TYPES,
             ),
             "vgpu_mode": self.string(g, "vgpu_mode", what, None, VGPU_MODES),
             "telemetry": self.telemetry(g, what),
@@ -1564,7 +1564,11 @@ class _Normaliser:
 
     def expectation(self, e: Any, line: int | None) -> dict[str, Any]:
         e = self.mapping(
-            e, "an expect entry", line, ("rule", "fail", "pass", "cluster", "scenario"), ("rule",)
+            e,
+            "an expect entry",
+            line,
+            ("rule", "fail", "pass", "cluster", "scenario", "severity"),
+            ("rule",),
         )
         rule = self.string(e, "rule", "an expect entry")
         what = f"the expectation for {rule}"
@@ -1597,6 +1601,9 @@ class _Normaliser:
             result["cluster"] = cluster
         if scenario is not None:
             result["scenario"] = scenario
+        severity = self.string(e, "severity", what, None, EXPECTED_SEVERITIES)
+        if severity is not None:
+            result["severity"] = severity
         return result
 
 
@@ -1608,11 +1615,6 @@ def normalise(data: Any, source: str = "<scenario>") -> dict[str, Any]:
     """Check a scenario (as parsed YAML or built in Python) and fill in its defaults."""
     result: dict[str, Any] = _plain(_Normaliser(source).scenario(data))
     return result
-
-
-def _none(value: str | None) -> str | None:
-    """``"none"`` as None: no entry."""
-    return None if value == "none" else value
 
 
 def load_scenario(path: str | Path) -> dict[str, Any]:
