@@ -9,6 +9,35 @@ from gpuaudit.rules import scopes
 from gpuaudit.rules.registry import Context, Outcome, rule
 from gpuaudit.rules.scopes import HostGpu
 
+# The sources of the rules' guidance, title and URL, to become each rule's references.
+REFERENCES = {
+    "GPU-01": [
+        (
+            "vSphere API: HostGraphicsConfig (host default graphics type)",
+            "https://developer.broadcom.com/xapis/virtual-infrastructure-json-api/latest/data-structures/HostGraphicsConfig",
+        ),
+        (
+            "vSphere API: HostGraphicsConfigDeviceType (per-device graphics type)",
+            "https://developer.broadcom.com/xapis/virtual-infrastructure-json-api/latest/data-structures/HostGraphicsConfigDeviceType",
+        ),
+        (
+            "vSphere Resource Management: Configuring Host Graphics",
+            "https://docs.vmware.com/en/VMware-vSphere/6.5/com.vmware.vsphere.resmgmt.doc/"
+            "GUID-E0862AED-BF69-4C85-A811-EEE626F63B48.html",
+        ),
+    ],
+    "GPU-02": [
+        (
+            "vSphere API: HostPciPassthruInfo (passthruActive)",
+            "https://developer.broadcom.com/xapis/virtual-infrastructure-json-api/latest/data-structures/HostPciPassthruInfo",
+        ),
+        (
+            "vSphere API: HostPciPassthruConfig (applyNow)",
+            "https://developer.broadcom.com/xapis/virtual-infrastructure-json-api/latest/data-structures/HostPciPassthruConfig",
+        ),
+    ],
+}
+
 
 @rule(
     id="GPU-01",

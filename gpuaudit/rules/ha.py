@@ -20,6 +20,21 @@ _HA_QUOTE = (
     "predictable, never zero downtime (vSphere Availability guide)."
 )
 
+_HOW_HA_WORKS = (
+    "vSphere Availability: How vSphere HA Works",
+    "https://docs.vmware.com/en/VMware-vSphere/8.0/vsphere-availability/"
+    "GUID-33A65FF7-DA22-4DC5-8B18-5A7F97CCA536.html",
+)
+# The sources of the rules' guidance, title and URL, to become each rule's references.
+REFERENCES = {
+    "HA-01": [_HOW_HA_WORKS],
+    "HA-03": [_HOW_HA_WORKS],
+    "HA-04": [_HOW_HA_WORKS],
+    "HA-05": [_HOW_HA_WORKS],
+    "HA-06": [_HOW_HA_WORKS],
+    "HA-08": [_HOW_HA_WORKS],
+}
+
 # Appended to the rationale of the rules that grade their failures by design intent.
 _INTENT_NOTE = (
     "Where VMware HA is not relied on (the policy's intent says vm_ha_mandated: false for "

@@ -10,6 +10,21 @@ from gpuaudit.rules.registry import Context, Outcome, rule
 _DOWN = {"offline", "unbound", "fault", "linkdown", "lost"}
 _FC = ("fc", "fcoe")
 
+# The sources of the rules' guidance, title and URL, to become each rule's references.
+REFERENCES = {
+    "ST-04": [
+        (
+            "vSphere API: HostMultipathInfoPath (path states)",
+            "https://developer.broadcom.com/xapis/virtual-infrastructure-json-api/latest/data-structures/HostMultipathInfoPath",
+        ),
+        (
+            "vSphere Storage: view datastore paths (Active, Standby, Disabled, Dead)",
+            "https://docs.vmware.com/en/VMware-vSphere/6.7/com.vmware.vsphere.storage.doc/"
+            "GUID-B901CF0E-6CB5-4149-9D15-EC771D5F1C9D.html",
+        ),
+    ],
+}
+
 
 def _online(adapter: StorageAdapter) -> bool:
     return adapter.status.lower() not in _DOWN
