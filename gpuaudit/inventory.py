@@ -146,6 +146,10 @@ class Gpu:
     vgpu_mode: str | None = None  # none / sameSize / mixedSize / multiInstanceGpu
     vms: list[str] = field(default_factory=list)  # VM names using the device
     telemetry: GpuTelemetry | None = None  # None when the host reported no counter for it
+    # The device's own graphics type in the host's graphics configuration
+    # (shared / sharedDirect), which overrides the host default; None when the
+    # device has no setting of its own.
+    configured_graphics_type: str | None = None
 
 
 @dataclass

@@ -123,6 +123,9 @@ class Policy:
     waivers: list[Waiver] = field(default_factory=list)
     monitoring: MonitoringPolicy = field(default_factory=MonitoringPolicy)
     licensing: LicensingPolicy = field(default_factory=LicensingPolicy)
+    # The keys of ``intent`` the policy file sets, so that a default is told apart from
+    # a declaration (vm_ha_mandated: false is a decision; leaving it out is not).
+    intent_declared: frozenset[str] = frozenset()
 
     @classmethod
     def default(cls) -> Policy:
@@ -143,6 +146,17 @@ class Policy:
         if entry is None or not entry.intent:
             return self.intent
         return dataclasses.replace(self.intent, **entry.intent)
+
+    def ha_mandate_declared(self, cluster: str | None) -> bool | None:
+        """Whether the policy mandates VMware HA for a cluster, or None when it does not
+        say: the cluster's own intent first, then the default intent. A mandate is always
+        a declaration, since the default intent mandates nothing."""
+        entry = self.cluster_policy(cluster)
+        if entry is not None and "vm_ha_mandated" in entry.intent:
+            return bool(entry.intent["vm_ha_mandated"])
+        if self.intent.vm_ha_mandated or "vm_ha_mandated" in self.intent_declared:
+            return self.intent.vm_ha_mandated
+        return None
 
     def severity_for(self, rule: str, cluster: str | None) -> Severity | None:
         """The overriding severity for a rule's finding, or None to keep the default."""

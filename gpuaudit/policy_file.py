@@ -170,6 +170,7 @@ class _Reader(YamlReader):
         return Policy(
             source=self.source,
             intent=dataclasses.replace(Intent(), **_given(file.intent)),
+            intent_declared=frozenset(_given(file.intent)),
             clusters=[
                 ClusterPolicy(
                     match=name, intent=_given(entry.intent), severity=_severities(entry.severity)

@@ -93,7 +93,7 @@ def test_exit_status_follows_fail_on(demo_report: tuple[Result, Path], tmp_path:
     report = json.loads(reports_in(out, ".json")[0].read_text())
     failed = {f["severity"] for f in report["findings"] if f["status"] == "fail"}
     assert failed == DEMO_FAILED_SEVERITIES
-    assert ("HA-01", "edge-inference", "high") in {
+    assert ("GPU-03", "cv-inspect-02", "high") in {
         (f["rule"], f["object"], f["severity"]) for f in report["findings"] if f["status"] == "fail"
     }
     assert result.exit_code == ExitCode.FINDINGS  # the default --fail-on is high

@@ -156,6 +156,7 @@ def test_base_loads_with_every_default(tmp_path: Path) -> None:
         "graphics_type": "sharedDirect",  # the host offers vGPU profiles
         "vgpu_mode": None,
         "telemetry": None,
+        "device_type": "sharedDirect",  # its own setting, of its graphics type
     }
     assert esx01["gpu_counter_instances"] == "pci"
     assert esx01["licence"]["edition"] == "esx.enterprisePlus.cpuPackageCoreLimited"

@@ -103,8 +103,14 @@ def test_scenario_verdicts_follow_its_expectations() -> None:
         assert all(found[name] == "pass" for name in entry["pass"]), entry["rule"]
 
 
+# A policy that declares VMware HA not mandated: not-restarted VMs are information.
+NOT_MANDATED = Policy(
+    intent=Intent(vm_ha_mandated=False), intent_declared=frozenset({"vm_ha_mandated"})
+)
+
+
 def test_disabled_priority_is_reported_apart_not_placed() -> None:
-    result = checked()
+    result = checked(NOT_MANDATED)
     (off,) = [f for f in result.findings if f.rule == "HA-05" and f.object == "prio-off"]
     assert off.status == "fail" and off.severity == "info"
     assert "HA restart disabled" in off.message
@@ -121,7 +127,7 @@ def test_disabled_priority_is_reported_apart_not_placed() -> None:
 
 
 def test_ha_off_restarts_nothing_and_labels_manual_restart() -> None:
-    result = checked()
+    result = checked(NOT_MANDATED)
     off = [f for f in result.findings if f.rule == "HA-05" and f.cluster == "ha-off"]
     assert {f.object for f in off} == {"off-vm-01", "off-vm-02"}
     for f in off:
@@ -257,7 +263,7 @@ def test_host_monitoring_off_counts_as_ha_off() -> None:
 def test_ha_off_verdicts_on_plain_data() -> None:
     e = big_vms(192)
     e.inv.clusters[0].ha_enabled = False
-    result = run_checks(e.inv)
+    result = run_checks(e.inv, NOT_MANDATED)
     ha05 = [f for f in result.findings if f.rule == "HA-05"]
     assert ha05 and all(f.status == "fail" and f.severity == "info" for f in ha05)
     assert all("manual restart would fit on" in f.message for f in ha05)
@@ -267,7 +273,7 @@ def test_only_disabled_vms_fail_ha08() -> None:
     e = big_vms(192)
     for vm in e.inv.vms:
         vm.restart_priority = "disabled"
-    result = run_checks(e.inv)
+    result = run_checks(e.inv, NOT_MANDATED)
     (ha08,) = [f for f in result.findings if f.rule == "HA-08"]
     assert ha08.status == "fail" and "restart priority disabled on all" in ha08.message
     assert ha08.severity == "info"

@@ -61,6 +61,9 @@ def build_host(obj: ObjectProps, vm_names: dict[str, str]) -> Host:
     if graphics is not None:
         host.default_graphics_type = graphics.hostDefaultGraphicsType or None
         host.assignment_policy = graphics.sharedPassthruAssignmentPolicy or None
+        own = {d.deviceId: d.graphicsType for d in graphics.deviceType or []}
+        for gpu in host.gpus:
+            gpu.configured_graphics_type = own.get(gpu.pci_id) or None
     host.adapters = [_adapter(hba) for hba in obj.get("config.storageDevice.hostBusAdapter", [])]
     host.vmotion_nics = _vmotion_nics(obj)
     return host

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import dataclasses
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from gpuaudit import facts as F
 from gpuaudit.inventory import Cluster, Vm
-from gpuaudit.results import Severity
 from gpuaudit.rules import scopes, sources
+from gpuaudit.rules.design import classify_all
 from gpuaudit.rules.registry import Context, Outcome, Verdict, rule
 
 if TYPE_CHECKING:
@@ -19,6 +20,51 @@ _HA_QUOTE = (
     "predictable, never zero downtime (vSphere Availability guide)."
 )
 
+_HOW_HA_WORKS = (
+    "vSphere Availability 8.0: How vSphere HA Works",
+    "https://docs.vmware.com/en/VMware-vSphere/8.0/vsphere-availability/"
+    "GUID-33A65FF7-DA22-4DC5-8B18-5A7F97CCA536.html",
+)
+# The sources of the rules' guidance, title and URL, to become each rule's references.
+REFERENCES = {
+    "HA-01": [_HOW_HA_WORKS],
+    "HA-03": [_HOW_HA_WORKS],
+    "HA-04": [_HOW_HA_WORKS],
+    "HA-05": [_HOW_HA_WORKS],
+    "HA-06": [_HOW_HA_WORKS],
+    "HA-08": [_HOW_HA_WORKS],
+}
+
+# Appended to the rationale of the rules that grade their failures by design intent.
+_INTENT_NOTE = (
+    "Where VMware HA is not relied on (the policy's intent says vm_ha_mandated: false for "
+    "the cluster or, when the policy does not say, the cluster follows reference design A "
+    "or C, where the application layer restarts the work), a failure is information, with "
+    "that reason in its message."
+)
+
+
+def ha_not_relied_on(ctx: Context, cluster: str | None) -> str | None:
+    """Why VMware HA is not relied on for a cluster, or None when it is. A declared
+    intent (docs/policy.md) wins over the observed design (DS-01)."""
+    declared = ctx.policy.ha_mandate_declared(cluster)
+    if declared is not None:
+        return None if declared else "intent: VMware HA is not mandated"
+    designs = ctx.once("ha.designs", lambda: classify_all(ctx.facts))
+    design = designs.get(cluster) if cluster is not None else None
+    if design in ("A", "C"):
+        return f"design {design}: VMware HA is not relied on"
+    return None
+
+
+def _graded(ctx: Context, cluster: str | None, outcome: Outcome) -> Outcome:
+    """A failure where VMware HA is not relied on becomes information, saying why."""
+    reason = None if outcome.passed else ha_not_relied_on(ctx, cluster)
+    if reason is None:
+        return outcome
+    evidence = outcome.evidence | {"ha_not_relied_on": reason}
+    return Outcome(False, f"{reason}; {outcome.message}", evidence, severity="info")
+
 
 @rule(
     id="HA-01",
@@ -27,11 +73,11 @@ _HA_QUOTE = (
     severity="high",
     scope=scopes.CLUSTERS_WITH_GPU_VMS,
     rationale=f"""{_HA_QUOTE} With HA off, or host monitoring disabled, nothing restarts the
-        GPU VMs of a failed host: they stay down until someone acts. Designs that rely on
-        application-level HA instead (reference designs A and C) should say so with a waiver.""",
-    remediation="""Enable vSphere HA with host monitoring on the cluster, or waive this rule for
-        clusters whose applications restart elsewhere on their own (Kubernetes).""",
-    references=(sources.HA_HOW_IT_WORKS, sources.HA_CLUSTER),
+        GPU VMs of a failed host: they stay down until someone acts. {_INTENT_NOTE}""",
+    remediation="""Enable vSphere HA with host monitoring on the cluster, or declare in the policy
+        that VMware HA is not mandated for clusters whose applications restart elsewhere on their
+        own (Kubernetes).""",
+    references=(sources.HA_HOW_IT_WORKS, sources.HA_CLUSTER, *REFERENCES["HA-01"]),
 )
 def ha_enabled(ctx: Context, cluster: Cluster) -> Outcome:
     evidence = {
@@ -45,7 +91,8 @@ def ha_enabled(ctx: Context, cluster: Cluster) -> Outcome:
         message = "host monitoring is disabled: HA does not react to a host failure"
     else:
         message = "vSphere HA is on with host monitoring"
-    return Outcome(cluster.ha_enabled and cluster.ha_host_monitoring, message, evidence)
+    outcome = Outcome(cluster.ha_enabled and cluster.ha_host_monitoring, message, evidence)
+    return _graded(ctx, cluster.name, outcome)
 
 
 @rule(
@@ -88,12 +135,12 @@ def admission_control(ctx: Context, cluster: Cluster) -> Outcome | None:
     category="ha",
     severity="high",
     scope=scopes.GPU_VMS,
-    rationale="""A VM's disks must be reachable from every host of the cluster. vSphere HA can
+    rationale=f"""A VM's disks must be reachable from every host of the cluster. vSphere HA can
         restart a VM only on a host that mounts and can access all of its datastores; a file on
-        local or unshared storage pins the VM to its host.""",
+        local or unshared storage pins the VM to its host. {_INTENT_NOTE}""",
     remediation="""Move the VM's files to shared storage (SAN, NFS or vSAN) mounted on every host of
         the cluster, or rely on application-level HA for this VM and waive the rule.""",
-    references=(sources.HA_CLUSTER, sources.HA_HOW_IT_WORKS),
+    references=(sources.HA_CLUSTER, sources.HA_HOW_IT_WORKS, *REFERENCES["HA-03"]),
 )
 def shared_files(ctx: Context, vm: Vm) -> Outcome | None:
     f = ctx.facts
@@ -107,7 +154,7 @@ def shared_files(ctx: Context, vm: Vm) -> Outcome | None:
         message = f"no other host of {cluster} can access {', '.join(pinned)}: HA cannot restart it"
     else:
         message = "every datastore of the VM is accessible from another host of the cluster"
-    return Outcome(not pinned, message, evidence)
+    return _graded(ctx, cluster, Outcome(not pinned, message, evidence))
 
 
 @rule(
@@ -116,14 +163,19 @@ def shared_files(ctx: Context, vm: Vm) -> Outcome | None:
     category="ha",
     severity="medium",
     scope=scopes.GPU_VMS,
-    rationale="""PCI passthrough has no automatic GPU failover: a restart elsewhere needs the
+    rationale=f"""PCI passthrough has no automatic GPU failover: a restart elsewhere needs the
         GPU rebound by hand, and vMotion is not supported (vSphere DirectPath I/O docs). A fixed
         DirectPath device is bound to one host's PCI address, so the VM can neither vMotion nor
-        be restarted by HA on another host.""",
+        be restarted by HA on another host. {_INTENT_NOTE}""",
     remediation="""Use Dynamic DirectPath I/O (vSphere 7+, allowed vendor/device ids) so the VM can
         start on any host with a free matching GPU, or make the application highly available
         (Kubernetes reschedules it on another GPU node) and waive the rule.""",
-    references=(sources.DIRECTPATH_IO, sources.PCI_DEVICES_7, sources.ASSIGNABLE_HARDWARE),
+    references=(
+        sources.DIRECTPATH_IO,
+        sources.PCI_DEVICES_7,
+        sources.ASSIGNABLE_HARDWARE,
+        *REFERENCES["HA-04"],
+    ),
 )
 def fixed_passthrough(ctx: Context, vm: Vm) -> Outcome | None:
     if ctx.facts.inventory.vcenter.standalone_esxi:
@@ -137,13 +189,19 @@ def fixed_passthrough(ctx: Context, vm: Vm) -> Outcome | None:
     else:
         message = "no fixed DirectPath I/O device"
     evidence = {"kinds": sorted(F.kinds(vm)), "fixed_devices": devices}
-    return Outcome(not devices, message, evidence)
+    return _graded(ctx, ctx.facts.vm_cluster(vm), Outcome(not devices, message, evidence))
 
 
-def _intent_severity(ctx: Context, cluster: str) -> Severity | None:
-    """A VM that HA does not restart fails the declared intent when the policy mandates
-    VMware HA for the cluster (the rule's severity); otherwise it is informational."""
-    return None if ctx.policy.intent_for(cluster).vm_ha_mandated else "info"
+def _graded_verdicts(ctx: Context, verdicts: Iterable[Verdict]) -> Iterator[Verdict]:
+    """The verdicts of a rule that compares objects, each graded as :func:`_graded`."""
+    for v in verdicts:
+        reason = None if v.passed else ha_not_relied_on(ctx, v.cluster)
+        if reason is None:
+            yield v
+        else:
+            evidence = v.evidence | {"ha_not_relied_on": reason}
+            message = f"{reason}; {v.message}"
+            yield dataclasses.replace(v, message=message, evidence=evidence, severity="info")
 
 
 @rule(
@@ -152,27 +210,34 @@ def _intent_severity(ctx: Context, cluster: str) -> Severity | None:
     category="ha",
     severity="high",
     object_kind="vm",
-    rationale="""HA restarts a VM only where a GPU can take it: the same vGPU profile on the same
+    rationale=f"""HA restarts a VM only where a GPU can take it: the same vGPU profile on the same
         GPU model with room left, a free matching GPU for Dynamic DirectPath, and access to all its
         datastores. The host-failure simulation fails each host in turn and places its GPU VMs in
         restart-priority order; a VM reported here has no valid placement (or, when stated, none
         was found within the search limit). A placement needs the target host's memory too: GPU
         VMs reserve all their memory. A VM whose restart priority is disabled, or on a cluster
         where HA is off or host monitoring is disabled, is not restarted at all: it is reported
-        as such, as a failure of the declared intent when the policy mandates VMware HA, else as
-        information.""",
+        as such. {_INTENT_NOTE}""",
     remediation="""Keep spare GPU capacity of the same model and profile on other hosts (N+1),
         offer the profile on more hosts, share the VM's datastores, or lower the priority of less
         important GPU VMs so this one is restarted first.""",
-    references=(sources.HA_VM_RESPONSES, sources.PCI_DEVICES_7, sources.HA_ADMISSION_CONTROL),
+    references=(
+        sources.HA_VM_RESPONSES,
+        sources.PCI_DEVICES_7,
+        sources.HA_ADMISSION_CONTROL,
+        *REFERENCES["HA-05"],
+    ),
 )
 def restart_room(ctx: Context) -> Iterator[Verdict]:
+    return _graded_verdicts(ctx, _restart_room(ctx))
+
+
+def _restart_room(ctx: Context) -> Iterator[Verdict]:
     for name, simulated in ctx.simulations.items():
         if simulated.simulation.ha_restarts:
             yield from _restarts(name, simulated)
         else:
-            yield from _no_restarts(ctx, name, simulated)
-        severity = _intent_severity(ctx, name)
+            yield from _no_restarts(name, simulated)
         for failure in simulated.simulation.failures:
             for p in failure.not_restarted:
                 evidence = {"failed_host": failure.host, "restart_priority": p.restart_priority}
@@ -180,15 +245,7 @@ def restart_room(ctx: Context) -> Iterator[Verdict]:
                     f"HA restart disabled: not restarted if {failure.host} fails "
                     "(its restart priority is disabled)"
                 )
-                yield Verdict(
-                    p.vm,
-                    False,
-                    message,
-                    evidence,
-                    cluster=name,
-                    host=p.from_host,
-                    severity=severity,
-                )
+                yield Verdict(p.vm, False, message, evidence, cluster=name, host=p.from_host)
 
 
 def _restarts(name: str, simulated: Simulated) -> Iterator[Verdict]:
@@ -208,9 +265,8 @@ def _restarts(name: str, simulated: Simulated) -> Iterator[Verdict]:
             yield Verdict(p.vm, False, message, evidence, cluster=name, host=p.from_host)
 
 
-def _no_restarts(ctx: Context, name: str, simulated: Simulated) -> Iterator[Verdict]:
+def _no_restarts(name: str, simulated: Simulated) -> Iterator[Verdict]:
     """HA is off: nothing restarts; say where a manual restart would fit."""
-    severity = _intent_severity(ctx, name)
     off = f"vSphere HA does not restart VMs on {name} (HA off or host monitoring disabled)"
     for failure in simulated.simulation.failures:
         for p in (*failure.placed, *failure.unplaced):
@@ -226,25 +282,26 @@ def _no_restarts(ctx: Context, name: str, simulated: Simulated) -> Iterator[Verd
                 evidence["reason"] = p.reason
                 manual = f"no room for a manual restart either: {p.reason}"
             message = f"{off}: not restarted if {failure.host} fails; {manual}"
-            yield Verdict(
-                p.vm, False, message, evidence, cluster=name, host=p.from_host, severity=severity
-            )
+            yield Verdict(p.vm, False, message, evidence, cluster=name, host=p.from_host)
 
 
 @rule(
     id="HA-06",
     title="GPU allocation is above (N-1)/N of the cluster's GPU capacity",
     category="ha",
-    severity="high",
+    severity="medium",
     scope=scopes.CLUSTERS_WITH_GPU_VMS,
     rationale="""The N+1 capacity rule: if every GPU runs at 100%, no capacity is left to
         absorb a failed host, whatever the software. Allocation is counted in GPUs (a
         passthrough device is one GPU, a vGPU its frame buffer's share of the GPU); capacity is
         the usable GPUs of the connected hosts. The limit is capacity minus the largest host's
-        GPUs, which is (N-1)/N of capacity when the hosts are alike.""",
+        GPUs, which is (N-1)/N of capacity when the hosts are alike. The count pools every GPU
+        model and vGPU profile, so it is a necessary condition, not a sufficient one: a VM can
+        restart only on a GPU of its own model with room for its profile. HA-08, which places
+        each VM, decides whether the cluster survives the loss of a host.""",
     remediation="""Add a buffer node or spare GPUs, or move GPU VMs away until the largest host's
-        load fits in the others' spare capacity.""",
-    references=(sources.HA_ADMISSION_CONTROL, sources.HA_VM_RESPONSES),
+        load fits in the others' spare capacity; then check HA-08.""",
+    references=(sources.HA_ADMISSION_CONTROL, sources.HA_VM_RESPONSES, *REFERENCES["HA-06"]),
 )
 def n_plus_one(ctx: Context, cluster: Cluster) -> Outcome:
     f = ctx.facts
@@ -272,11 +329,16 @@ def n_plus_one(ctx: Context, cluster: Cluster) -> Outcome:
     }
     pct = f"{allocated / capacity:.0%}" if capacity else "n/a"
     if ok:
-        message = f"{allocated:g} of {capacity} GPUs allocated ({pct}): within N+1 ({limit})"
+        message = (
+            f"{allocated:g} of {capacity} GPUs allocated ({pct}): within N+1 ({limit}) with all "
+            "GPU models pooled, a necessary condition only (HA-08 places each VM on its own "
+            "model and profile)"
+        )
     else:
         message = (
             f"{allocated:g} of {capacity} GPUs allocated ({pct}): above the N+1 limit of "
-            f"{limit}, so the loss of the largest host cannot be absorbed"
+            f"{limit}, so the loss of the largest host cannot be absorbed even with all GPU "
+            "models pooled"
         )
     return Outcome(ok, message, evidence)
 
@@ -311,18 +373,22 @@ def restart_priority(ctx: Context, vm: Vm) -> Outcome | None:
     category="ha",
     severity="high",
     object_kind="cluster",
-    rationale="""The cluster-level view of the host-failure simulation: N+k is the number of
+    rationale=f"""The cluster-level view of the host-failure simulation: N+k is the number of
         simultaneous host failures after which every powered-on GPU VM still has a valid
         placement. GPU HA needs N+1 at least. k is checked up to 3; it is never claimed
         beyond what every combination of failures proves. Placements count host memory as well
         as GPUs. VMs whose restart priority is disabled are not counted (HA-05 lists them); on a
         cluster where HA is off or host monitoring is disabled nothing is restarted, so N+k is
-        N+0 and the evidence gives the N+k of a manual restart.""",
+        N+0 and the evidence gives the N+k of a manual restart. {_INTENT_NOTE}""",
     remediation="""See the worst host's unplaced VMs in the simulation and free or add the GPU
         capacity they need.""",
-    references=(sources.HA_ADMISSION_CONTROL, sources.HA_HOW_IT_WORKS),
+    references=(sources.HA_ADMISSION_CONTROL, sources.HA_HOW_IT_WORKS, *REFERENCES["HA-08"]),
 )
 def cluster_tolerance(ctx: Context) -> Iterator[Verdict]:
+    return _graded_verdicts(ctx, _cluster_tolerance(ctx))
+
+
+def _cluster_tolerance(ctx: Context) -> Iterator[Verdict]:
     for name, simulated in ctx.simulations.items():
         sim = simulated.simulation
         if not sim.gpu_vms:
@@ -339,20 +405,17 @@ def cluster_tolerance(ctx: Context) -> Iterator[Verdict]:
             "notes": simulated.notes,
         }
         restarted = sim.gpu_vms - len(sim.restart_disabled)
-        severity = None
         if not sim.ha_restarts:
             message = (
                 "vSphere HA is off or host monitoring is disabled: no GPU VM is restarted after "
                 f"a host failure (N+0); a manual restart would absorb {sim.manual_tolerates} "
                 "host failure(s)"
             )
-            severity = _intent_severity(ctx, name)
         elif not restarted:
             message = (
                 f"HA restarts none of the {sim.gpu_vms} powered-on GPU VM(s): restart priority "
                 "disabled on all"
             )
-            severity = _intent_severity(ctx, name)
         elif sim.tolerates >= 1:
             message = f"tolerates {sim.tolerates} simultaneous host failure(s) (N+{sim.tolerates})"
         else:
@@ -365,4 +428,4 @@ def cluster_tolerance(ctx: Context) -> Iterator[Verdict]:
                 f"; {len(sim.restart_disabled)} GPU VM(s) with HA restart disabled are not counted"
             )
         ok = sim.ha_restarts and restarted > 0 and sim.tolerates >= 1
-        yield Verdict(name, ok, message, evidence, cluster=name, severity=severity)
+        yield Verdict(name, ok, message, evidence, cluster=name)

@@ -10,6 +10,21 @@ from gpuaudit.rules.registry import Context, Outcome, rule
 _DOWN = {"offline", "unbound", "fault", "linkdown", "lost"}
 _FC = ("fc", "fcoe")
 
+# The sources of the rules' guidance, title and URL, to become each rule's references.
+REFERENCES = {
+    "ST-04": [
+        (
+            "vSphere API: HostMultipathInfoPath (path states)",
+            "https://developer.broadcom.com/xapis/virtual-infrastructure-json-api/latest/data-structures/HostMultipathInfoPath",
+        ),
+        (
+            "vSphere Storage: view datastore paths (Active, Standby, Disabled, Dead)",
+            "https://docs.vmware.com/en/VMware-vSphere/6.7/com.vmware.vsphere.storage.doc/"
+            "GUID-B901CF0E-6CB5-4149-9D15-EC771D5F1C9D.html",
+        ),
+    ],
+}
+
 
 def _online(adapter: StorageAdapter) -> bool:
     return adapter.status.lower() not in _DOWN
@@ -127,15 +142,20 @@ def datastore_everywhere(ctx: Context, use: scopes.DatastoreUse) -> Outcome:
 
 @rule(
     id="ST-04",
-    title="A SAN LUN of a GPU VM's datastore has one active path, or all paths through one adapter",
+    title="A SAN LUN of a GPU VM's datastore has fewer than two usable paths, a dead or disabled "
+    "path, or all paths through one adapter",
     category="storage",
     severity="medium",
     scope=scopes.GPU_VM_DATASTORES,
     rationale="""One failed cable, switch port or HBA takes a single-path LUN away, and with it
-        every VM on it: shared storage that is itself a single point of failure defeats HA.""",
-    remediation="""Give each host at least two active paths to the LUN through two adapters (two FC
-        HBAs on two fabrics, or iSCSI port binding on two NICs).""",
-    references=(sources.FC_MULTIPATHING, sources.ISCSI_MULTIPLE_ADAPTERS),
+        every VM on it: shared storage that is itself a single point of failure defeats HA. An
+        active path carries I/O and a standby path takes over when it fails (an active/passive
+        array shows one active path and the others standby), so both count as usable. A dead or
+        disabled path is redundancy already lost.""",
+    remediation="""Give each host at least two usable (active or standby) paths to the LUN through
+        two adapters (two FC HBAs on two fabrics, or iSCSI port binding on two NICs), and repair or
+        re-enable dead and disabled paths.""",
+    references=(sources.FC_MULTIPATHING, sources.ISCSI_MULTIPLE_ADAPTERS, *REFERENCES["ST-04"]),
 )
 def multipath(ctx: Context, ds: Datastore) -> Outcome | None:
     if not _kinds(ds):
@@ -166,17 +186,30 @@ def multipath(ctx: Context, ds: Datastore) -> Outcome | None:
     return Outcome(not problems, message, evidence)
 
 
+_USABLE = ("active", "standby")  # a standby path takes over when the active one fails
+_BROKEN = ("dead", "disabled")
+
+
 def _path_problem(host: Host, paths: list[LunPath]) -> str:
-    active = [p for p in paths if p.state == "active"]
-    adapters = {p.adapter for p in paths}
-    software = {a.device for a in host.adapters if a.kind == "iscsi" and a.iscsi_software}
-    if not active:
-        return "no active path"
-    if len(active) == 1:
-        return f"a single active path ({active[0].adapter})"
-    if len(adapters) == 1 and not adapters <= software:
-        return f"all paths go through {next(iter(adapters))}"
-    return ""
+    """What is wrong with a host's paths to a LUN, or "" when they are redundant."""
+    usable = [p for p in paths if p.state in _USABLE]
+    problems = [
+        f"{state} path{'s' if len(broken) > 1 else ''} through {', '.join(broken)}"
+        for state in _BROKEN
+        if (broken := [p.adapter for p in paths if p.state == state])
+    ]
+    if not usable:
+        problems.append("no usable (active or standby) path")
+    elif len(usable) == 1:
+        problems.append(f"a single usable path ({usable[0].adapter}, {usable[0].state})")
+    elif not any(p.state == "active" for p in usable):
+        problems.append("no active path, only standby ones")
+    else:
+        adapters = {p.adapter for p in usable}
+        software = {a.device for a in host.adapters if a.kind == "iscsi" and a.iscsi_software}
+        if len(adapters) == 1 and not adapters <= software:
+            problems.append(f"all usable paths go through {next(iter(adapters))}")
+    return ", ".join(problems)
 
 
 @rule(

@@ -443,6 +443,7 @@ def _gpu(g: dict[str, Any], host: dict[str, Any], vms: dict[str, dict[str, Any]]
         graphics_type=graphics_type if in_graphics_info else None,
         vgpu_mode=g.get("vgpu_mode") if in_graphics_info else None,
         vms=_vms_on_gpu(g["pci_id"], host["name"], vms) if in_graphics_info else [],
+        configured_graphics_type=None if g["device_type"] == "none" else g["device_type"],
     )
 
 

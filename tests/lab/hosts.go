@@ -229,8 +229,8 @@ func graphicsConfig(h *Host) *types.HostGraphicsConfig {
 		SharedPassthruAssignmentPolicy: h.Graphics.AssignmentPolicy,
 	}
 	for _, g := range h.GPUs {
-		if g.GraphicsType == "shared" || g.GraphicsType == "sharedDirect" {
-			cfg.DeviceType = append(cfg.DeviceType, types.HostGraphicsConfigDeviceType{DeviceId: g.PciID, GraphicsType: g.GraphicsType})
+		if g.DeviceType != "none" {
+			cfg.DeviceType = append(cfg.DeviceType, types.HostGraphicsConfigDeviceType{DeviceId: g.PciID, GraphicsType: g.DeviceType})
 		}
 	}
 	return cfg

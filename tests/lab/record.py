@@ -37,6 +37,7 @@ RECORDED = (
     "vmotion",
     "licensing",
     "hahealth",
+    "corrections",
 )
 
 # Values a server chooses afresh in every session: they differ between two

@@ -150,6 +150,8 @@ type GPU struct {
 	GraphicsType string      `json:"graphics_type"`
 	VgpuMode     *string     `json:"vgpu_mode"`
 	Telemetry    *Telemetry  `json:"telemetry"`
+	// The GPU's own graphicsConfig.deviceType entry; "none" for none.
+	DeviceType string `json:"device_type"`
 }
 
 // Telemetry is a GPU's counter series, oldest first, one sample per interval.

@@ -188,6 +188,10 @@ CONFIG_ISSUES = (
 HOST_GRAPHICS_TYPES = ("shared", "sharedDirect")
 ASSIGNMENT_POLICIES = ("performance", "consolidation")
 GPU_GRAPHICS_TYPES = ("basic", "shared", "direct", "sharedDirect", "none")
+# The severities an expect entry may give its failures.
+EXPECTED_SEVERITIES = ("critical", "high", "medium", "low", "info")
+# A GPU's own entry in graphicsConfig.deviceType; "none" gives it no entry.
+GPU_DEVICE_TYPES = ("shared", "sharedDirect", "none")
 VGPU_MODES = ("none", "sameSize", "mixedSize", "multiInstanceGpu")
 ADAPTER_TYPES = ("fc", "fcoe", "iscsi", "sas", "block")
 LOCAL_ADAPTER_TYPES = ("sas", "block")
@@ -1039,7 +1043,7 @@ class _Normaliser:
             (
                 "pci_id", "vendor_id", "device_id", "sub_vendor_id", "sub_device_id", "vendor_name",
                 "device_name", "class_id", "memory_mb", "passthrough", "graphics_type", "vgpu_mode",
-                "telemetry",
+                "telemetry", "device_type",
             ),
             ("pci_id", "device_id"),
         )  # fmt: skip
@@ -1055,6 +1059,7 @@ class _Normaliser:
         passthrough = self.section(g, "passthrough", what, ("capable", "enabled", "active"))
         enabled = self.boolean(passthrough, "enabled", f"the passthrough of {what}", False)
         default_type = "direct" if enabled else "sharedDirect" if offers_vgpu else "basic"
+        graphics_type = self.string(g, "graphics_type", what, default_type, GPU_GRAPHICS_TYPES)
         return {
             "pci_id": pci_id,
             "vendor_id": vendor_id,
@@ -1079,8 +1084,14 @@ class _Normaliser:
                     passthrough, "active", f"the passthrough of {what}", enabled
                 ),
             },
-            "graphics_type": self.string(
-                g, "graphics_type", what, default_type, GPU_GRAPHICS_TYPES
+            "graphics_type": graphics_type,
+            # By default a GPU in Shared or Shared Direct mode has its own setting of that type.
+            "device_type": self.string(
+                g,
+                "device_type",
+                what,
+                graphics_type if graphics_type in ("shared", "sharedDirect") else "none",
+                GPU_DEVICE_TYPES,
             ),
             "vgpu_mode": self.string(g, "vgpu_mode", what, None, VGPU_MODES),
             "telemetry": self.telemetry(g, what),
@@ -1675,7 +1686,11 @@ class _Normaliser:
 
     def expectation(self, e: Any, line: int | None) -> dict[str, Any]:
         e = self.mapping(
-            e, "an expect entry", line, ("rule", "fail", "pass", "cluster", "scenario"), ("rule",)
+            e,
+            "an expect entry",
+            line,
+            ("rule", "fail", "pass", "cluster", "scenario", "severity"),
+            ("rule",),
         )
         rule = self.string(e, "rule", "an expect entry")
         what = f"the expectation for {rule}"
@@ -1708,6 +1723,9 @@ class _Normaliser:
             result["cluster"] = cluster
         if scenario is not None:
             result["scenario"] = scenario
+        severity = self.string(e, "severity", what, None, EXPECTED_SEVERITIES)
+        if severity is not None:
+            result["severity"] = severity
         return result
 
 
