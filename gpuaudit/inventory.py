@@ -72,6 +72,8 @@ class Cluster:
     drs_automation: str | None = None
     # VM name -> restart priority override (disabled, lowest ... highest).
     restart_priority_overrides: dict[str, str] = field(default_factory=dict)
+    # summary.currentEVCModeKey: the cluster's EVC baseline; None when EVC is off.
+    evc_mode: str | None = None
 
 
 @dataclass
@@ -125,6 +127,12 @@ class Gpu:
     vgpu_mode: str | None = None  # none / sameSize / mixedSize / multiInstanceGpu
     vms: list[str] = field(default_factory=list)  # VM names using the device
     telemetry: GpuTelemetry | None = None  # None when the host reported no counter for it
+    # SR-IOV (config.pciPassthruInfo as HostSriovInfo); all None when the host reports
+    # no SR-IOV for the device.
+    sriov_capable: bool | None = None
+    sriov_enabled: bool | None = None
+    sriov_active: bool | None = None
+    sriov_vfs: int | None = None  # virtual functions in use (numVirtualFunction)
 
 
 @dataclass
@@ -202,6 +210,8 @@ class Host:
     adapters: list[StorageAdapter] = field(default_factory=list)
     telemetry: HostTelemetry | None = None  # None when GPU counters were not queried
     licence: Licence | None = None  # the assigned vSphere licence, when read
+    # summary.maxEVCModeKey: the newest EVC baseline its CPUs offer; None when unknown.
+    max_evc_mode: str | None = None
 
     @property
     def connected(self) -> bool:
@@ -270,6 +280,12 @@ class Vm:
     datastores: list[str] = field(default_factory=list)
     restart_priority: str | None = None  # the override, or None for the default
     gpus: list[GpuAttachment] = field(default_factory=list)
+    # Read with the devices, for the VMs that may hold a GPU; None when not read.
+    firmware: str | None = None  # config.firmware: "bios" or "efi"
+    # The pciPassthru.use64bitMMIO and pciPassthru.64bitMMIOSizeGB entries of
+    # config.extraConfig, as set (only those keys are kept).
+    mmio_options: dict[str, str] = field(default_factory=dict)
+    min_evc_mode: str | None = None  # runtime.minRequiredEVCModeKey
 
     @property
     def powered_on(self) -> bool:

@@ -31,6 +31,7 @@ RULE_IDS = [r.id for r in catalogue()]
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
 BROKEN = SCENARIOS / "broken.yaml"
 TELEMETRY = SCENARIOS / "telemetry.yaml"
+DEVICES = SCENARIOS / "devices.yaml"
 TODAY = date(2027, 1, 15)
 
 # The intent that broken.yaml's DS-02 expectations assume (see its header).
@@ -121,6 +122,7 @@ def broken_expectations(path: Path = BROKEN) -> list[dict[str, Any]]:
 TWIN_SCENARIOS: dict[Path, Callable[[], Policy | None]] = {
     BROKEN: broken_policy,
     TELEMETRY: lambda: None,
+    DEVICES: lambda: None,
 }
 
 

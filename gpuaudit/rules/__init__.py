@@ -7,12 +7,22 @@ check function. docs/rules.md describes every rule.
 from __future__ import annotations
 
 from gpuaudit.results import Rule
-from gpuaudit.rules import data, design, gpu, ha, licensing, monitoring, storage, vmotion
+from gpuaudit.rules import (
+    data,
+    design,
+    devices,
+    gpu,
+    ha,
+    licensing,
+    monitoring,
+    storage,
+    vmotion,
+)
 from gpuaudit.rules.registry import Context, Outcome, RuleSpec, Scope, Verdict, registered, rule
 
 __all__ = ["Context", "Outcome", "RuleSpec", "Scope", "Verdict", "catalogue", "rule", "specs"]
 
-_MODULES = (data, design, gpu, ha, licensing, monitoring, storage, vmotion)
+_MODULES = (data, design, devices, gpu, ha, licensing, monitoring, storage, vmotion)
 
 
 def specs() -> list[RuleSpec]:

@@ -34,6 +34,7 @@ RECORDED = (
     "telemetry",
     "esxi",
     "hamemory",
+    "devices",
 )
 
 # Values a server chooses afresh in every session: they differ between two

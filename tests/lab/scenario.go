@@ -61,6 +61,8 @@ type Cluster struct {
 	HA    HA     `json:"ha"`
 	DRS   DRS    `json:"drs"`
 	Hosts []Host `json:"hosts"`
+	// EVCMode is the cluster's EVC baseline (summary.currentEVCModeKey); nil: EVC off.
+	EVCMode *string `json:"evc_mode"`
 }
 
 type HA struct {
@@ -103,6 +105,8 @@ type Host struct {
 	// How GPU counter instances are named: "pci" or "index" (perf.go).
 	GPUCounterInstances string  `json:"gpu_counter_instances"`
 	Licence             Licence `json:"licence"`
+	// MaxEVCMode is summary.maxEVCModeKey; nil serves none.
+	MaxEVCMode *string `json:"max_evc_mode"`
 }
 
 type HostGraphics struct {
@@ -124,6 +128,16 @@ type GPU struct {
 	GraphicsType string      `json:"graphics_type"`
 	VgpuMode     *string     `json:"vgpu_mode"`
 	Telemetry    *Telemetry  `json:"telemetry"`
+	// SRIOV, when set, makes the device's pciPassthruInfo a HostSriovInfo.
+	SRIOV *SRIOV `json:"sriov"`
+}
+
+type SRIOV struct {
+	Capable bool  `json:"capable"`
+	Enabled bool  `json:"enabled"`
+	Active  bool  `json:"active"`
+	VFs     int32 `json:"vfs"`
+	MaxVFs  int32 `json:"max_vfs"`
 }
 
 // Telemetry is a GPU's counter series, oldest first, one sample per interval.
@@ -195,6 +209,10 @@ type VM struct {
 	Datastores          []string `json:"datastores"`
 	RestartPriority     *string  `json:"restart_priority"`
 	GPUs                []VMGPU  `json:"gpus"`
+	Firmware            string   `json:"firmware"`
+	// ExtraConfig entries of config.extraConfig, served sorted by key.
+	ExtraConfig map[string]string `json:"extra_config"`
+	MinEVCMode  *string           `json:"min_evc_mode"`
 }
 
 // VMGPU is one of three forms: Vgpu, Passthrough or Dynamic is set.

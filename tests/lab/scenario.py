@@ -194,6 +194,8 @@ ESXI_DATACENTER = "ha-datacenter"
 # (at most 14 ids from gpu_counter_key) stay below them.
 ESXI_COUNTER_KEY_MAX = 65536 - 14
 HOST_EDITION = "esx.enterprisePlus.cpuPackageCoreLimited"
+# The EVC baseline of the lab's CPUs (Xeon Gold 6448Y, Sapphire Rapids).
+DEFAULT_MAX_EVC_MODE = "intel-sapphirerapids"
 VCENTER_EDITION = "vc.standard.instance"
 # The lab's stand-ins for what vSphere reports per edition. vSphere's own key for
 # the shared passthrough graphics (vGPU) feature is not confirmed; "vgpu" is ours.
@@ -741,7 +743,7 @@ class _Normaliser:
 
     def cluster(self, c: Any, line: int | None, index: int, dc: str) -> dict[str, Any]:
         label = f"cluster #{index + 1} of datacenter {dc}"
-        c = self.mapping(c, label, line, ("name", "ha", "drs", "hosts"), kind="cluster")
+        c = self.mapping(c, label, line, ("name", "ha", "drs", "hosts", "evc_mode"), kind="cluster")
         name = self.name(c, label)
         self.unique(self.clusters, name, "cluster", _line_of(c, "name"))
         what = f"cluster {name}"
@@ -822,6 +824,7 @@ class _Normaliser:
                 ),
             },
             "hosts": hosts,
+            "evc_mode": self.string(c, "evc_mode", what, None),
         }
         self.clusters[name] = result
         return result
@@ -838,7 +841,7 @@ class _Normaliser:
             (
                 "name", "version", "build", "vendor", "model", "cpu_cores", "cpu_mhz",
                 "memory_gb", "connection", "maintenance", "graphics", "gpus", "vgpu_profiles",
-                "adapters", "vmotion", "gpu_counter_instances", "licence",
+                "adapters", "vmotion", "gpu_counter_instances", "licence", "max_evc_mode",
             ),
             kind="host",
         )  # fmt: skip
@@ -888,6 +891,7 @@ class _Normaliser:
                 h, "gpu_counter_instances", what, "pci", COUNTER_INSTANCES
             ),
             "licence": self.licence(h, what, HOST_EDITION),
+            "max_evc_mode": self.string(h, "max_evc_mode", what, DEFAULT_MAX_EVC_MODE),
         }
         self.hosts[name] = result
         self.host_dc[name] = dc
@@ -931,7 +935,7 @@ class _Normaliser:
             (
                 "pci_id", "vendor_id", "device_id", "sub_vendor_id", "sub_device_id", "vendor_name",
                 "device_name", "class_id", "memory_mb", "passthrough", "graphics_type", "vgpu_mode",
-                "telemetry",
+                "telemetry", "sriov",
             ),
             ("pci_id", "device_id"),
         )  # fmt: skip
@@ -947,6 +951,7 @@ class _Normaliser:
         passthrough = self.section(g, "passthrough", what, ("capable", "enabled", "active"))
         enabled = self.boolean(passthrough, "enabled", f"the passthrough of {what}", False)
         default_type = "direct" if enabled else "sharedDirect" if offers_vgpu else "basic"
+        graphics_type = self.string(g, "graphics_type", what, default_type, GPU_GRAPHICS_TYPES)
         return {
             "pci_id": pci_id,
             "vendor_id": vendor_id,
@@ -971,11 +976,35 @@ class _Normaliser:
                     passthrough, "active", f"the passthrough of {what}", enabled
                 ),
             },
-            "graphics_type": self.string(
-                g, "graphics_type", what, default_type, GPU_GRAPHICS_TYPES
-            ),
+            "graphics_type": graphics_type,
             "vgpu_mode": self.string(g, "vgpu_mode", what, None, VGPU_MODES),
             "telemetry": self.telemetry(g, what),
+            "sriov": self.sriov(g, what, model, graphics_type),
+        }
+
+    def sriov(
+        self, g: dict[Any, Any], what: str, model: Any, graphics_type: str
+    ) -> dict[str, Any] | None:
+        """SR-IOV as the host reports it. By default an Ampere or later GPU is SR-IOV
+        capable, with its virtual functions enabled and active when it serves vGPUs;
+        ``sriov: false`` serves none (SR-IOV off in the BIOS)."""
+        value, _, given = self.get(g, "sriov", None)
+        if given and value is False:
+            return None
+        if not given and (model is None or not catalog.vgpu_needs_sriov(model)):
+            return None
+        s = self.section(g, "sriov", what, ("capable", "enabled", "active", "vfs", "max_vfs"))
+        label = f"the SR-IOV of {what}"
+        capable = self.boolean(s, "capable", label, True)
+        enabled = self.boolean(s, "enabled", label, capable and graphics_type == "sharedDirect")
+        active = self.boolean(s, "active", label, enabled)
+        max_vfs = self.integer(s, "max_vfs", label, 16 if capable else 0, maximum=256)
+        return {
+            "capable": capable,
+            "enabled": enabled,
+            "active": active,
+            "vfs": self.integer(s, "vfs", label, max_vfs if active else 0, maximum=max_vfs),
+            "max_vfs": max_vfs,
         }
 
     def telemetry(self, g: dict[Any, Any], what: str) -> dict[str, Any] | None:
@@ -1245,7 +1274,8 @@ class _Normaliser:
             line,
             (
                 "name", "host", "power", "memory_mb", "memory_reservation_mb",
-                "memory_locked_to_max", "datastores", "restart_priority", "gpus",
+                "memory_locked_to_max", "datastores", "restart_priority", "gpus", "firmware",
+                "extra_config", "min_evc_mode",
             ),
             ("host",),
             kind="VM",
@@ -1313,9 +1343,33 @@ class _Normaliser:
             "datastores": datastores,
             "restart_priority": priority,
             "gpus": gpus,
+            "firmware": self.string(v, "firmware", what, "efi", ("bios", "efi")),
+            "extra_config": self.extra_config(v, what),
+            "min_evc_mode": self.string(v, "min_evc_mode", what, None),
         }
         self.vms[name] = result
         return result
+
+    def extra_config(self, v: dict[Any, Any], what: str) -> dict[str, str]:
+        """config.extraConfig entries: string keys to string (or whole number) values."""
+        value, line, given = self.get(v, "extra_config", None)
+        if not given:
+            return {}
+        if not isinstance(value, dict):
+            self.fail(line, f"'extra_config' of {what} must be a mapping, not {_kind(value)}")
+        entries = {}
+        for key, entry in value.items():
+            entry_line = _line_of(value, key) or line
+            if not isinstance(key, str) or not key:
+                self.fail(entry_line, f"an extra_config key of {what} must be a string")
+            if isinstance(entry, bool) or not isinstance(entry, (str, int)):
+                self.fail(
+                    entry_line,
+                    f"extra_config {key!r} of {what} must be a string or a whole number, "
+                    f'not {_kind(entry)} (write booleans as "TRUE" or "FALSE")',
+                )
+            entries[key] = str(entry)
+        return entries
 
     def vm_gpu(
         self, g: Any, line: int | None, index: int, vm_what: str, host: str, power: str
