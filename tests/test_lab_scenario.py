@@ -126,6 +126,7 @@ def test_base_loads_with_every_default(tmp_path: Path) -> None:
         },
     }
     assert cluster["drs"] == {"enabled": False, "automation": "fullyAutomated"}
+    assert cluster["evc_mode"] is None
     esx01, esx02 = cluster["hosts"]
     assert {k: esx01[k] for k in ("version", "build", "vendor", "model")} == {
         "version": "8.0.3",
@@ -151,9 +152,19 @@ def test_base_loads_with_every_default(tmp_path: Path) -> None:
         "graphics_type": "sharedDirect",  # the host offers vGPU profiles
         "vgpu_mode": None,
         "telemetry": None,
+        # An Ada GPU serving vGPUs reports SR-IOV with every virtual function active.
+        "sriov": {
+            "reported": True,
+            "capable": True,
+            "enabled": True,
+            "active": True,
+            "vfs": 16,
+            "max_vfs": 16,
+        },
     }
     assert esx01["gpu_counter_instances"] == "pci"
     assert esx01["licence"]["edition"] == "esx.enterprisePlus.cpuPackageCoreLimited"
+    assert esx01["max_evc_mode"] == "intel-sapphirerapids"
     assert "vgpu" in [f["key"] for f in esx01["licence"]["features"]]
     # An unquoted PCI id stays a string (YAML 1.1 would read a sexagesimal float).
     assert esx02["gpus"][0]["pci_id"] == "0000:41:00.0"
@@ -199,6 +210,9 @@ def test_base_loads_with_every_default(tmp_path: Path) -> None:
         "datastores": ["ds1"],  # the first datastore its host mounts
         "restart_priority": None,
         "gpus": [{"vgpu": "grid_l4-4q", "migrate_supported": None, "on": "0000:3b:00.0"}],
+        "firmware": "efi",
+        "extra_config": {},
+        "min_evc_mode": None,
     }
     assert vm2["gpus"] == [{"passthrough": "0000:41:00.0"}]
     assert s["expect"] == []

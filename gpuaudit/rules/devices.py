@@ -199,13 +199,13 @@ def evc_mode(ctx: Context, vm: Vm) -> Outcome | None:
     hosts = [h for h in f.active_hosts(cluster.name) if h.max_evc_mode]
     if not hosts:
         return None
-    offered = {h.name: h.max_evc_mode for h in hosts}
+    offered = {h.name: h.max_evc_mode or "" for h in hosts}
     problems = []
     if vm.min_evc_mode:
         short = sorted(
             h.name
             for h in hosts
-            if h.name != vm.host and evc.covers(h.max_evc_mode or "", vm.min_evc_mode) is False
+            if h.name != vm.host and evc.covers(offered[h.name], vm.min_evc_mode) is False
         )
         if short:
             verb = "offers" if len(short) == 1 else "offer"

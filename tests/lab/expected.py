@@ -379,7 +379,7 @@ def _gpu(g: dict[str, Any], host: dict[str, Any], vms: dict[str, dict[str, Any]]
     graphics_type = g.get("graphics_type")
     in_graphics_info = graphics_type not in (None, "none")
     pt = g.get("passthrough", {})
-    sriov = g.get("sriov") or {}
+    sriov = g["sriov"] if g["sriov"]["reported"] else {}
     return Gpu(
         pci_id=g["pci_id"],
         vendor_id=vendor,

@@ -189,12 +189,15 @@ func passthruInfo(h *Host) []types.BaseHostPciPassthruInfo {
 	for _, d := range pciDevices(h) {
 		info := &types.HostPciPassthruInfo{Id: d.Id, DependentDevice: d.Id}
 		var sriov *SRIOV
-		for _, g := range h.GPUs {
+		for i := range h.GPUs {
+			g := &h.GPUs[i]
 			if g.PciID == d.Id {
 				info.PassthruCapable = g.Passthrough.Capable
 				info.PassthruEnabled = g.Passthrough.Enabled
 				info.PassthruActive = g.Passthrough.Active
-				sriov = g.SRIOV
+				if g.SRIOV.Reported {
+					sriov = &g.SRIOV
+				}
 			}
 		}
 		if d.ClassId == 0x0200 { // network controllers can be passed through

@@ -128,16 +128,17 @@ type GPU struct {
 	GraphicsType string      `json:"graphics_type"`
 	VgpuMode     *string     `json:"vgpu_mode"`
 	Telemetry    *Telemetry  `json:"telemetry"`
-	// SRIOV, when set, makes the device's pciPassthruInfo a HostSriovInfo.
-	SRIOV *SRIOV `json:"sriov"`
+	SRIOV        SRIOV       `json:"sriov"`
 }
 
+// SRIOV, when Reported, makes the device's pciPassthruInfo a HostSriovInfo.
 type SRIOV struct {
-	Capable bool  `json:"capable"`
-	Enabled bool  `json:"enabled"`
-	Active  bool  `json:"active"`
-	VFs     int32 `json:"vfs"`
-	MaxVFs  int32 `json:"max_vfs"`
+	Reported bool  `json:"reported"`
+	Capable  bool  `json:"capable"`
+	Enabled  bool  `json:"enabled"`
+	Active   bool  `json:"active"`
+	VFs      int32 `json:"vfs"`
+	MaxVFs   int32 `json:"max_vfs"`
 }
 
 // Telemetry is a GPU's counter series, oldest first, one sample per interval.

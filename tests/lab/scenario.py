@@ -982,24 +982,22 @@ class _Normaliser:
             "sriov": self.sriov(g, what, model, graphics_type),
         }
 
-    def sriov(
-        self, g: dict[Any, Any], what: str, model: Any, graphics_type: str
-    ) -> dict[str, Any] | None:
-        """SR-IOV as the host reports it. By default an Ampere or later GPU is SR-IOV
-        capable, with its virtual functions enabled and active when it serves vGPUs;
-        ``sriov: false`` serves none (SR-IOV off in the BIOS)."""
+    def sriov(self, g: dict[Any, Any], what: str, model: Any, graphics_type: str) -> dict[str, Any]:
+        """SR-IOV as the host reports it. By default an Ampere or later GPU reports it,
+        with its virtual functions enabled and active when it serves vGPUs, and an older
+        one does not; ``sriov: false`` reports none (SR-IOV off in the BIOS)."""
         value, _, given = self.get(g, "sriov", None)
-        if given and value is False:
-            return None
-        if not given and (model is None or not catalog.vgpu_needs_sriov(model)):
-            return None
-        s = self.section(g, "sriov", what, ("capable", "enabled", "active", "vfs", "max_vfs"))
+        keys = ("reported", "capable", "enabled", "active", "vfs", "max_vfs")
+        s = _Map() if value is False else self.section(g, "sriov", what, keys)
         label = f"the SR-IOV of {what}"
-        capable = self.boolean(s, "capable", label, True)
+        newer = model is not None and catalog.vgpu_needs_sriov(model)
+        reported = self.boolean(s, "reported", label, value is not False and (given or newer))
+        capable = self.boolean(s, "capable", label, reported)
         enabled = self.boolean(s, "enabled", label, capable and graphics_type == "sharedDirect")
         active = self.boolean(s, "active", label, enabled)
         max_vfs = self.integer(s, "max_vfs", label, 16 if capable else 0, maximum=256)
         return {
+            "reported": reported,
             "capable": capable,
             "enabled": enabled,
             "active": active,
