@@ -24,7 +24,14 @@ REFERENCES: dict[str, list[tuple[str, str]]] = {
         ),
         (
             "VMware: Using GPUs with Virtual Machines on vSphere, Part 2: VMDirectPath I/O",
-            "https://blogs.vmware.com/apps/2018/09/using-gpus-with-virtual-machines-on-vsphere-part-2-vmdirectpath-i-o.html",
+            "https://blogs.vmware.com/apps/2018/09/"
+            "using-gpus-with-virtual-machines-on-vsphere-part-2-vmdirectpath-i-o.html",
+        ),
+        (
+            "VMware Edge Compute Stack reference architecture: PCI passthrough of GPUs "
+            "(EFI and 64-bit MMIO)",
+            "https://docs.vmware.com/en/VMware-Edge-Compute-Stack/3.0/ecs-enterprise-edge-ref-arch/"
+            "GUID-412AD9B3-6B9B-4BE0-B833-9205ACBCF956.html",
         ),
         (
             "NVIDIA Virtual GPU Software for VMware vSphere Release Notes (GPUs that need "
@@ -39,8 +46,9 @@ REFERENCES: dict[str, list[tuple[str, str]]] = {
             "https://docs.nvidia.com/vgpu/latest/grid-vgpu-user-guide/index.html",
         ),
         (
-            "vSphere API reference: HostSriovInfo",
-            "https://developer.broadcom.com/xapis/vsphere-web-services-api/latest/vim.host.SriovInfo.html",
+            "vSphere Web Services API: HostSriovInfo",
+            "https://developer.broadcom.com/xapis/vsphere-web-services-api/8.0U3/"
+            "vim.host.SriovInfo.html",
         ),
     ],
     "VM-08": [
@@ -49,8 +57,10 @@ REFERENCES: dict[str, list[tuple[str, str]]] = {
             "https://knowledge.broadcom.com/external/article?legacyId=1003212",
         ),
         (
-            "vSphere: CPU compatibility and EVC (vCenter and Host Management)",
-            "https://docs.vmware.com/en/VMware-vSphere/8.0/vsphere-vcenter-esxi-management/GUID-9F444D9B-44A0-4967-8C07-693C6B40278A.html",
+            "vSphere 6.7: About Enhanced vMotion Compatibility (vCenter Server and Host "
+            "Management)",
+            "https://docs.vmware.com/en/VMware-vSphere/6.7/com.vmware.vsphere.vcenterhost.doc/"
+            "GUID-9F444D9B-44A0-4967-8C07-693C6B40278A.html",
         ),
     ],
 }
@@ -65,7 +75,7 @@ def next_power_of_two_above(gigabytes: int) -> int:
     return size
 
 
-def _large_bar_memory_mb(ctx: Context, vm: Vm, gpu: GpuAttachment) -> tuple[int, str] | None:
+def _large_bar_memory_mb(gpu: GpuAttachment) -> tuple[int, str] | None:
     """(frame buffer in MB, model) of one large-BAR GPU device of the VM, else None.
 
     A passthrough device counts its GPU's frame buffer; a C-series vGPU its profile's.
@@ -107,7 +117,7 @@ def _large_bar_memory_mb(ctx: Context, vm: Vm, gpu: GpuAttachment) -> tuple[int,
         pciPassthru.64bitMMIOSizeGB = the size in the finding.""",
 )
 def large_bar(ctx: Context, vm: Vm) -> Outcome | None:
-    devices = [d for g in vm.gpus if (d := _large_bar_memory_mb(ctx, vm, g)) is not None]
+    devices = [d for g in vm.gpus if (d := _large_bar_memory_mb(g)) is not None]
     if not devices:
         return None
     total_gb = -(-sum(mb for mb, _ in devices) // 1024)
