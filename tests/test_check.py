@@ -133,7 +133,17 @@ def test_rules_of_every_module_are_registered() -> None:
     modules = {spec.check.__module__ for spec in registry.registered()}
     assert modules == {
         f"gpuaudit.rules.{m}"
-        for m in ("data", "design", "gpu", "ha", "licensing", "monitoring", "storage", "vmotion")
+        for m in (
+            "data",
+            "design",
+            "devices",
+            "gpu",
+            "ha",
+            "licensing",
+            "monitoring",
+            "storage",
+            "vmotion",
+        )
     }
 
 
