@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 NVIDIA = 0x10DE
 AMD = 0x1002
@@ -31,29 +32,64 @@ class GpuModel:
     # Short name used in vGPU profile names (grid_l4-4q -> "l4").
     profile_prefix: str
     mixed_size: bool = True  # supports mixed-size vGPU mode (T4 does not)
+    architecture: str = ""  # turing, ampere, ada, hopper
+    # BAR1 (the frame buffer aperture) in MB, where NVIDIA's product brief gives it.
+    bar1_mb: int | None = None
+    # Needs 64-bit MMIO above 4 GB in a VM: NVIDIA's vGPU release notes list it among
+    # the GPUs that need large MMIO space in passthrough (and for C-series vGPUs).
+    large_bar: bool = False
 
 
 _GB = 1024
 
 # (vendor id, device id) -> model. A2 and A16 share an id: the host's device name
 # tells them apart (see model_for).
+# The large-BAR families, with BAR1 where NVIDIA's product briefs give it.
+_AMPERE_32: dict[str, Any] = {"architecture": "ampere", "bar1_mb": 32 * _GB, "large_bar": True}
+_AMPERE_64: dict[str, Any] = {"architecture": "ampere", "bar1_mb": 64 * _GB, "large_bar": True}
+_AMPERE_128: dict[str, Any] = {"architecture": "ampere", "bar1_mb": 128 * _GB, "large_bar": True}
+_ADA_LARGE: dict[str, Any] = {"architecture": "ada", "bar1_mb": 64 * _GB, "large_bar": True}
+_HOPPER_128: dict[str, Any] = {"architecture": "hopper", "bar1_mb": 128 * _GB, "large_bar": True}
+_HOPPER: dict[str, Any] = {"architecture": "hopper", "large_bar": True}
+
 MODELS: dict[tuple[int, int], GpuModel] = {
-    (NVIDIA, 0x1EB8): GpuModel("NVIDIA T4", 16 * _GB, "t4", mixed_size=False),
-    (NVIDIA, 0x25B6): GpuModel("NVIDIA A16", 16 * _GB, "a16"),
-    (NVIDIA, 0x2236): GpuModel("NVIDIA A10", 24 * _GB, "a10"),
-    (NVIDIA, 0x27B8): GpuModel("NVIDIA L4", 24 * _GB, "l4"),
-    (NVIDIA, 0x26B5): GpuModel("NVIDIA L40", 48 * _GB, "l40"),
-    (NVIDIA, 0x26B9): GpuModel("NVIDIA L40S", 48 * _GB, "l40s"),
-    (NVIDIA, 0x20F1): GpuModel("NVIDIA A100 PCIe 40GB", 40 * _GB, "a100"),
-    (NVIDIA, 0x20B1): GpuModel("NVIDIA A100 PCIe 40GB", 40 * _GB, "a100"),
-    (NVIDIA, 0x20B5): GpuModel("NVIDIA A100 PCIe 80GB", 80 * _GB, "a100d"),
-    (NVIDIA, 0x20B0): GpuModel("NVIDIA A100 SXM4 40GB", 40 * _GB, "a100x"),
-    (NVIDIA, 0x20B2): GpuModel("NVIDIA A100 SXM4 80GB", 80 * _GB, "a100dx"),
-    (NVIDIA, 0x2331): GpuModel("NVIDIA H100 PCIe", 80 * _GB, "h100"),
-    (NVIDIA, 0x2330): GpuModel("NVIDIA H100 SXM5", 80 * _GB, "h100x"),
-    (NVIDIA, 0x2321): GpuModel("NVIDIA H100 NVL", 94 * _GB, "h100l"),
+    (NVIDIA, 0x1EB8): GpuModel(
+        "NVIDIA T4", 16 * _GB, "t4", mixed_size=False, architecture="turing", bar1_mb=256
+    ),
+    (NVIDIA, 0x25B6): GpuModel("NVIDIA A16", 16 * _GB, "a16", architecture="ampere"),
+    (NVIDIA, 0x2236): GpuModel("NVIDIA A10", 24 * _GB, "a10", architecture="ampere"),
+    (NVIDIA, 0x27B8): GpuModel("NVIDIA L4", 24 * _GB, "l4", architecture="ada"),
+    (NVIDIA, 0x26B5): GpuModel("NVIDIA L40", 48 * _GB, "l40", **_ADA_LARGE),
+    (NVIDIA, 0x26B9): GpuModel("NVIDIA L40S", 48 * _GB, "l40s", **_ADA_LARGE),
+    (NVIDIA, 0x2235): GpuModel("NVIDIA A40", 48 * _GB, "a40", **_AMPERE_64),
+    (NVIDIA, 0x20B7): GpuModel("NVIDIA A30", 24 * _GB, "a30", **_AMPERE_32),
+    (NVIDIA, 0x20F1): GpuModel("NVIDIA A100 PCIe 40GB", 40 * _GB, "a100", **_AMPERE_64),
+    (NVIDIA, 0x20B1): GpuModel("NVIDIA A100 PCIe 40GB", 40 * _GB, "a100", **_AMPERE_64),
+    (NVIDIA, 0x20B5): GpuModel("NVIDIA A100 PCIe 80GB", 80 * _GB, "a100d", **_AMPERE_128),
+    (NVIDIA, 0x20B0): GpuModel("NVIDIA A100 SXM4 40GB", 40 * _GB, "a100x", **_AMPERE_64),
+    (NVIDIA, 0x20B2): GpuModel("NVIDIA A100 SXM4 80GB", 80 * _GB, "a100dx", **_AMPERE_128),
+    (NVIDIA, 0x2331): GpuModel("NVIDIA H100 PCIe", 80 * _GB, "h100", **_HOPPER_128),
+    (NVIDIA, 0x2330): GpuModel("NVIDIA H100 SXM5", 80 * _GB, "h100x", **_HOPPER_128),
+    (NVIDIA, 0x2321): GpuModel("NVIDIA H100 NVL", 94 * _GB, "h100l", **_HOPPER_128),
+    (NVIDIA, 0x2335): GpuModel("NVIDIA H200 SXM", 141 * _GB, "h200x", **_HOPPER),
+    (NVIDIA, 0x233B): GpuModel("NVIDIA H200 NVL", 141 * _GB, "h200", **_HOPPER),
 }
-_A2 = GpuModel("NVIDIA A2", 16 * _GB, "a2")
+_A2 = GpuModel("NVIDIA A2", 16 * _GB, "a2", architecture="ampere")
+
+
+# GPU architectures from Ampere on: their vGPUs run on SR-IOV virtual functions.
+SRIOV_ARCHITECTURES = frozenset({"ampere", "ada", "hopper", "blackwell"})
+
+
+def vgpu_needs_sriov(model: GpuModel) -> bool:
+    """Ampere and later GPUs back each vGPU with an SR-IOV virtual function."""
+    return model.architecture in SRIOV_ARCHITECTURES
+
+
+def model_for_profile(prefix: str) -> GpuModel | None:
+    """The catalogue model whose vGPU profiles start with ``prefix`` (grid_a100-... -> a100)."""
+    every = [*MODELS.values(), _A2]
+    return next((m for m in every if m.profile_prefix == prefix), None)
 
 
 def unsigned16(value: int) -> int:

@@ -93,6 +93,8 @@ class Cluster:
     heartbeat_policy: str | None = None
     heartbeat_datastores: list[str] = field(default_factory=list)  # the user's preference
     config_issues: list[ConfigIssue] = field(default_factory=list)
+    # summary.currentEVCModeKey: the cluster's EVC baseline; None when EVC is off.
+    evc_mode: str | None = None
 
 
 @dataclass
@@ -150,6 +152,12 @@ class Gpu:
     # (shared / sharedDirect), which overrides the host default; None when the
     # device has no setting of its own.
     configured_graphics_type: str | None = None
+    # SR-IOV (config.pciPassthruInfo as HostSriovInfo); all None when the host reports
+    # no SR-IOV for the device.
+    sriov_capable: bool | None = None
+    sriov_enabled: bool | None = None
+    sriov_active: bool | None = None
+    sriov_vfs: int | None = None  # virtual functions in use (numVirtualFunction)
 
 
 @dataclass
@@ -236,6 +244,8 @@ class Host:
     # "" when the host reports none, None when it was not read.
     ha_state: str | None = None
     config_issues: list[ConfigIssue] = field(default_factory=list)
+    # summary.maxEVCModeKey: the newest EVC baseline its CPUs offer; None when unknown.
+    max_evc_mode: str | None = None
 
     @property
     def connected(self) -> bool:
@@ -304,6 +314,12 @@ class Vm:
     datastores: list[str] = field(default_factory=list)
     restart_priority: str | None = None  # the override, or None for the default
     gpus: list[GpuAttachment] = field(default_factory=list)
+    # Read with the devices, for the VMs that may hold a GPU; None when not read.
+    firmware: str | None = None  # config.firmware: "bios" or "efi"
+    # The pciPassthru.use64bitMMIO and pciPassthru.64bitMMIOSizeGB entries of
+    # config.extraConfig, as set (only those keys are kept).
+    mmio_options: dict[str, str] = field(default_factory=dict)
+    min_evc_mode: str | None = None  # runtime.minRequiredEVCModeKey
 
     @property
     def powered_on(self) -> bool:

@@ -35,7 +35,12 @@ MODELS = {
     "l4": (0x27B8, "NVIDIA L4", 24 * 1024),
     "t4": (0x1EB8, "NVIDIA T4", 16 * 1024),
     "a10": (0x2236, "NVIDIA A10", 24 * 1024),
+    "a100": (0x20B5, "NVIDIA A100 PCIe 80GB", 80 * 1024),
+    "l40s": (0x26B9, "NVIDIA L40S", 48 * 1024),
 }
+# GPUs whose vGPUs run on SR-IOV virtual functions (Ampere and later), as the host
+# reports them: SR-IOV capable, with every virtual function active in vGPU mode.
+SRIOV_MODELS = {"l4", "a10", "a100", "l40s"}
 
 
 class Estate:
@@ -67,6 +72,7 @@ class Estate:
             cluster=cluster,
             version="8.0.3",
             build="24022510",
+            max_evc_mode="intel-sapphirerapids",
             default_graphics_type="sharedDirect",
             vgpu_profiles=[VgpuProfile(p, migrate_supported=True) for p in profiles],
             adapters=[StorageAdapter("vmhba0", "block", status="online")]
@@ -106,6 +112,10 @@ class Estate:
             else "basic",
             vgpu_mode=vgpu_mode,
         )
+        if model in SRIOV_MODELS:
+            vgpu = mode == "vgpu"
+            g.sriov_capable, g.sriov_enabled, g.sriov_active = True, vgpu, vgpu
+            g.sriov_vfs = 16 if vgpu else 0
         host.gpus.append(g)
         return g
 
@@ -152,6 +162,7 @@ class Estate:
             memory_reservation_mb=16384,
             datastores=datastores,
             restart_priority=priority,
+            firmware="efi",
         )
         on = power == "poweredOn"
         if vgpu is not None:

@@ -137,6 +137,7 @@ def test_rules_of_every_module_are_registered() -> None:
         for m in (
             "data",
             "design",
+            "devices",
             "drs",
             "gpu",
             "ha",

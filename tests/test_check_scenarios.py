@@ -34,6 +34,7 @@ BROKEN = SCENARIOS / "broken.yaml"
 TELEMETRY = SCENARIOS / "telemetry.yaml"
 VMOTION = SCENARIOS / "vmotion.yaml"
 HAHEALTH = SCENARIOS / "hahealth.yaml"
+DEVICES = SCENARIOS / "devices.yaml"
 TODAY = date(2027, 1, 15)
 
 # The intent that broken.yaml's DS-02 expectations assume (see its header).
@@ -126,6 +127,7 @@ TWIN_SCENARIOS: dict[Path, Callable[[], Policy | None]] = {
     TELEMETRY: lambda: None,
     VMOTION: lambda: None,
     HAHEALTH: lambda: None,
+    DEVICES: lambda: None,
 }
 
 

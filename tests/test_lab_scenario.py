@@ -131,6 +131,7 @@ def test_base_loads_with_every_default(tmp_path: Path) -> None:
     assert cluster["config_issues"] == []
     assert [h["ha_state"] for h in cluster["hosts"]] == ["master", "connectedToMaster"]
     assert cluster["drs"] == {"enabled": False, "automation": "fullyAutomated", "options": {}}
+    assert cluster["evc_mode"] is None
     esx01, esx02 = cluster["hosts"]
     assert {k: esx01[k] for k in ("version", "build", "vendor", "model")} == {
         "version": "8.0.3",
@@ -157,9 +158,19 @@ def test_base_loads_with_every_default(tmp_path: Path) -> None:
         "vgpu_mode": None,
         "telemetry": None,
         "device_type": "sharedDirect",  # its own setting, of its graphics type
+        # An Ada GPU serving vGPUs reports SR-IOV with every virtual function active.
+        "sriov": {
+            "reported": True,
+            "capable": True,
+            "enabled": True,
+            "active": True,
+            "vfs": 16,
+            "max_vfs": 16,
+        },
     }
     assert esx01["gpu_counter_instances"] == "pci"
     assert esx01["licence"]["edition"] == "esx.enterprisePlus.cpuPackageCoreLimited"
+    assert esx01["max_evc_mode"] == "intel-sapphirerapids"
     assert "vgpu" in [f["key"] for f in esx01["licence"]["features"]]
     # An unquoted PCI id stays a string (YAML 1.1 would read a sexagesimal float).
     assert esx02["gpus"][0]["pci_id"] == "0000:41:00.0"
@@ -206,6 +217,9 @@ def test_base_loads_with_every_default(tmp_path: Path) -> None:
         "restart_priority": None,
         "gpus": [{"vgpu": "grid_l4-4q", "migrate_supported": None, "on": "0000:3b:00.0"}],
         "isolation_response": None,
+        "firmware": "efi",
+        "extra_config": {},
+        "min_evc_mode": None,
     }
     assert vm2["gpus"] == [{"passthrough": "0000:41:00.0"}]
     assert s["expect"] == []

@@ -66,6 +66,7 @@ def build_host(obj: ObjectProps, vm_names: dict[str, str]) -> Host:
             gpu.configured_graphics_type = own.get(gpu.pci_id) or None
     host.adapters = [_adapter(hba) for hba in obj.get("config.storageDevice.hostBusAdapter", [])]
     host.vmotion_nics = _vmotion_nics(obj)
+    host.max_evc_mode = obj.get("summary.maxEVCModeKey") or None
     return host
 
 
@@ -97,6 +98,11 @@ def _gpus(obj: ObjectProps, vm_names: dict[str, str]) -> list[Gpu]:
             gpu.passthrough_capable = bool(pt.passthruCapable)
             gpu.passthrough_enabled = bool(pt.passthruEnabled)
             gpu.passthrough_active = bool(pt.passthruActive)
+            if isinstance(pt, vim.host.SriovInfo):
+                gpu.sriov_capable = bool(pt.sriovCapable)
+                gpu.sriov_enabled = bool(pt.sriovEnabled)
+                gpu.sriov_active = bool(pt.sriovActive)
+                gpu.sriov_vfs = int(pt.numVirtualFunction or 0)
         info = graphics.get(dev.id)
         if info is not None:
             gpu.graphics_type = info.graphicsType or None

@@ -34,6 +34,7 @@ HOST_PATHS = (
     "config.storageDevice.scsiLun",
     "config.storageDevice.multipathInfo",
     "configIssue",
+    "summary.maxEVCModeKey",
 )
 
 VM_PATHS = (
@@ -45,11 +46,18 @@ VM_PATHS = (
     "config.memoryReservationLockedToMax",
     "resourceConfig.memoryAllocation.reservation",
     "datastore",
+    "config.firmware",
+    "runtime.minRequiredEVCModeKey",
 )
 
-VM_DEVICE_PATHS = ("config.hardware.device",)
+# The first path is the device list. extraConfig (for the 64-bit MMIO options of
+# large-BAR GPUs) cannot be narrowed to two keys in a property path, so it is read
+# here, for the few VMs that may hold a GPU, rather than for every VM.
+VM_DEVICE_PATHS = ("config.hardware.device", "config.extraConfig")
 
-CLUSTER_PATHS = ("name", "parent", "configurationEx", "configIssue")
+# summary is read whole: ClusterComputeResource.summary is declared as
+# ComputeResourceSummary, so vCenter refuses "summary.currentEVCModeKey".
+CLUSTER_PATHS = ("name", "parent", "configurationEx", "configIssue", "summary")
 
 DATASTORE_PATHS = ("name", "parent", "summary", "host", "info")
 

@@ -31,7 +31,25 @@ def build_vm(obj: ObjectProps, host_names: dict[str, str], ds_names: dict[str, s
             for dev in obj.get("config.hardware.device", [])
             if (gpu := gpu_attachment(dev)) is not None
         ],
+        firmware=obj.get("config.firmware") or None,
+        mmio_options=mmio_options(obj.get("config.extraConfig", [])),
+        min_evc_mode=obj.get("runtime.minRequiredEVCModeKey") or None,
     )
+
+
+MMIO_KEYS = ("pciPassthru.use64bitMMIO", "pciPassthru.64bitMMIOSizeGB")
+
+
+def mmio_options(extra_config: Any) -> dict[str, str]:
+    """The 64-bit MMIO entries of a VM's extraConfig; keys match case-insensitively, as
+    the VMX file's do."""
+    wanted = {k.lower(): k for k in MMIO_KEYS}
+    found = {}
+    for option in extra_config or []:
+        key = wanted.get(str(option.key).lower())
+        if key is not None:
+            found[key] = str(option.value)
+    return found
 
 
 def device_candidates(objects: Mapping[str, ObjectProps]) -> list[str]:
@@ -150,6 +168,8 @@ def build_cluster(
         defaults = das.defaultVmSettings
         if defaults is not None and defaults.restartPriority:
             cluster.default_restart_priority = defaults.restartPriority
+    summary = obj.get("summary")
+    cluster.evc_mode = getattr(summary, "currentEVCModeKey", None) or None
     if drs is not None:
         cluster.drs_enabled = bool(drs.enabled)
         cluster.drs_automation = str(drs.defaultVmBehavior) if drs.defaultVmBehavior else None

@@ -10,6 +10,7 @@ from gpuaudit.results import Rule
 from gpuaudit.rules import (
     data,
     design,
+    devices,
     drs,
     gpu,
     ha,
@@ -23,7 +24,19 @@ from gpuaudit.rules.registry import Context, Outcome, RuleSpec, Scope, Verdict, 
 
 __all__ = ["Context", "Outcome", "RuleSpec", "Scope", "Verdict", "catalogue", "rule", "specs"]
 
-_MODULES = (data, design, drs, gpu, ha, ha_health, licensing, monitoring, storage, vmotion)
+_MODULES = (
+    data,
+    design,
+    devices,
+    drs,
+    gpu,
+    ha,
+    ha_health,
+    licensing,
+    monitoring,
+    storage,
+    vmotion,
+)
 
 
 def specs() -> list[RuleSpec]:

@@ -147,6 +147,9 @@ func (e *estate) configureCluster(c *clusterEntry) {
 
 	summary := c.obj.Summary.(*types.ClusterComputeResourceSummary)
 	summary.ComputeResourceSummary = e.computeSummary(spec.Hosts)
+	if spec.EVCMode != nil {
+		summary.CurrentEVCModeKey = *spec.EVCMode
+	}
 	summary.CurrentFailoverLevel = 0
 	if spec.HA.Enabled {
 		summary.CurrentFailoverLevel = spec.HA.AdmissionControl.FailoverLevel

@@ -62,6 +62,10 @@ _GPU_MODELS: dict[int, tuple[str, int]] = {
     0x2331: ("NVIDIA H100 PCIe", 80),
     0x2330: ("NVIDIA H100 SXM5", 80),
     0x2321: ("NVIDIA H100 NVL", 94),
+    0x2235: ("NVIDIA A40", 48),
+    0x20B7: ("NVIDIA A30", 24),
+    0x2335: ("NVIDIA H200 SXM", 141),
+    0x233B: ("NVIDIA H200 NVL", 141),
 }
 _A2 = ("NVIDIA A2", 16)
 
@@ -343,6 +347,7 @@ def _cluster(
         heartbeat_policy=ha["heartbeat"]["policy"],
         heartbeat_datastores=list(ha["heartbeat"]["datastores"]),
         config_issues=_issues(cl),
+        evc_mode=cl.get("evc_mode"),
     )
 
 
@@ -366,6 +371,7 @@ def _host(
         licence=_licence(spec["licence"]),
         ha_state=spec.get("ha_state") or "",
         config_issues=_issues(spec),
+        max_evc_mode=spec.get("max_evc_mode"),
     )
     if spec["connection"] != "connected":
         return host  # a disconnected host reports no config and no hardware
@@ -424,6 +430,7 @@ def _gpu(g: dict[str, Any], host: dict[str, Any], vms: dict[str, dict[str, Any]]
     graphics_type = g.get("graphics_type")
     in_graphics_info = graphics_type not in (None, "none")
     pt = g.get("passthrough", {})
+    sriov = g["sriov"] if g["sriov"]["reported"] else {}
     return Gpu(
         pci_id=g["pci_id"],
         vendor_id=vendor,
@@ -444,6 +451,10 @@ def _gpu(g: dict[str, Any], host: dict[str, Any], vms: dict[str, dict[str, Any]]
         vgpu_mode=g.get("vgpu_mode") if in_graphics_info else None,
         vms=_vms_on_gpu(g["pci_id"], host["name"], vms) if in_graphics_info else [],
         configured_graphics_type=None if g["device_type"] == "none" else g["device_type"],
+        sriov_capable=sriov.get("capable"),
+        sriov_enabled=sriov.get("enabled"),
+        sriov_active=sriov.get("active"),
+        sriov_vfs=sriov.get("vfs"),
     )
 
 
@@ -609,7 +620,34 @@ def _vm(
         datastores=list(vm["datastores"]),
         restart_priority=vm.get("restart_priority"),
         gpus=attachments,
+        firmware=vm.get("firmware"),
+        mmio_options=_mmio_options(vm) if _devices_read(vm) else {},
+        min_evc_mode=vm.get("min_evc_mode"),
     )
+
+
+def _devices_read(vm: dict[str, Any]) -> bool:
+    """Whether the collector reads the VM's devices and extraConfig: every VM that may
+    hold a GPU (a GPU device, not powered on, or all its memory reserved)."""
+    return (
+        bool(vm.get("gpus"))
+        or vm["power"] != "poweredOn"
+        or vm["memory_locked_to_max"]
+        or vm["memory_reservation_mb"] >= vm["memory_mb"]
+    )
+
+
+def _mmio_options(vm: dict[str, Any]) -> dict[str, str]:
+    """The two 64-bit MMIO entries of the VM's extraConfig, under their documented names."""
+    names = {
+        "pcipassthru.use64bitmmio": "pciPassthru.use64bitMMIO",
+        "pcipassthru.64bitmmiosizegb": "pciPassthru.64bitMMIOSizeGB",
+    }
+    return {
+        names[key.lower()]: value
+        for key, value in vm.get("extra_config", {}).items()
+        if key.lower() in names
+    }
 
 
 def comparable(inv: Inventory) -> dict[str, Any]:

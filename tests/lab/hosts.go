@@ -53,6 +53,9 @@ func (e *estate) configureHost(h *hostEntry) {
 	obj.Runtime.InMaintenanceMode = spec.Maintenance
 	obj.Runtime.ConnectionState = types.HostSystemConnectionState(spec.Connection)
 	obj.Summary.OverallStatus = types.ManagedEntityStatusGreen
+	if spec.MaxEVCMode != nil {
+		obj.Summary.MaxEVCModeKey = *spec.MaxEVCMode
+	}
 	switch spec.Connection {
 	case "disconnected":
 		obj.Runtime.PowerState = types.HostSystemPowerStateUnknown
@@ -185,15 +188,33 @@ func passthruInfo(h *Host) []types.BaseHostPciPassthruInfo {
 	var out []types.BaseHostPciPassthruInfo
 	for _, d := range pciDevices(h) {
 		info := &types.HostPciPassthruInfo{Id: d.Id, DependentDevice: d.Id}
-		for _, g := range h.GPUs {
+		var sriov *SRIOV
+		for i := range h.GPUs {
+			g := &h.GPUs[i]
 			if g.PciID == d.Id {
 				info.PassthruCapable = g.Passthrough.Capable
 				info.PassthruEnabled = g.Passthrough.Enabled
 				info.PassthruActive = g.Passthrough.Active
+				if g.SRIOV.Reported {
+					sriov = &g.SRIOV
+				}
 			}
 		}
 		if d.ClassId == 0x0200 { // network controllers can be passed through
 			info.PassthruCapable = true
+		}
+		if sriov != nil {
+			// An SR-IOV capable device is described by the HostSriovInfo subclass.
+			out = append(out, &types.HostSriovInfo{
+				HostPciPassthruInfo:         *info,
+				SriovCapable:                sriov.Capable,
+				SriovEnabled:                sriov.Enabled,
+				SriovActive:                 sriov.Active,
+				NumVirtualFunctionRequested: sriov.VFs,
+				NumVirtualFunction:          sriov.VFs,
+				MaxVirtualFunctionSupported: sriov.MaxVFs,
+			})
+			continue
 		}
 		out = append(out, info)
 	}

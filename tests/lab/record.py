@@ -38,6 +38,7 @@ RECORDED = (
     "licensing",
     "hahealth",
     "corrections",
+    "devices",
 )
 
 # Values a server chooses afresh in every session: they differ between two

@@ -62,6 +62,8 @@ type Cluster struct {
 	DRS          DRS           `json:"drs"`
 	Hosts        []Host        `json:"hosts"`
 	ConfigIssues []ConfigIssue `json:"config_issues"`
+	// EVCMode is the cluster's EVC baseline (summary.currentEVCModeKey); nil: EVC off.
+	EVCMode *string `json:"evc_mode"`
 }
 
 // ConfigIssue is an event vCenter keeps open in an entity's configIssue (clusters.go).
@@ -129,6 +131,8 @@ type Host struct {
 	// The HA agent state (runtime.dasHostState); nil: none reported.
 	HAState      *string       `json:"ha_state"`
 	ConfigIssues []ConfigIssue `json:"config_issues"`
+	// MaxEVCMode is summary.maxEVCModeKey; nil serves none.
+	MaxEVCMode *string `json:"max_evc_mode"`
 }
 
 type HostGraphics struct {
@@ -152,6 +156,17 @@ type GPU struct {
 	Telemetry    *Telemetry  `json:"telemetry"`
 	// The GPU's own graphicsConfig.deviceType entry; "none" for none.
 	DeviceType string `json:"device_type"`
+	SRIOV      SRIOV  `json:"sriov"`
+}
+
+// SRIOV, when Reported, makes the device's pciPassthruInfo a HostSriovInfo.
+type SRIOV struct {
+	Reported bool  `json:"reported"`
+	Capable  bool  `json:"capable"`
+	Enabled  bool  `json:"enabled"`
+	Active   bool  `json:"active"`
+	VFs      int32 `json:"vfs"`
+	MaxVFs   int32 `json:"max_vfs"`
 }
 
 // Telemetry is a GPU's counter series, oldest first, one sample per interval.
@@ -225,6 +240,10 @@ type VM struct {
 	RestartPriority     *string  `json:"restart_priority"`
 	GPUs                []VMGPU  `json:"gpus"`
 	IsolationResponse   *string  `json:"isolation_response"`
+	Firmware            string   `json:"firmware"`
+	// ExtraConfig entries of config.extraConfig, served sorted by key.
+	ExtraConfig map[string]string `json:"extra_config"`
+	MinEVCMode  *string           `json:"min_evc_mode"`
 }
 
 // VMGPU is one of three forms: Vgpu, Passthrough or Dynamic is set.

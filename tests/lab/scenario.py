@@ -213,6 +213,8 @@ ESXI_DATACENTER = "ha-datacenter"
 # (at most 14 ids from gpu_counter_key) stay below them.
 ESXI_COUNTER_KEY_MAX = 65536 - 14
 HOST_EDITION = "esx.enterprisePlus.cpuPackageCoreLimited"
+# The EVC baseline of the lab's CPUs (Xeon Gold 6448Y, Sapphire Rapids).
+DEFAULT_MAX_EVC_MODE = "intel-sapphirerapids"
 VCENTER_EDITION = "vc.standard.instance"
 # The lab's stand-ins for what vSphere reports per edition. vSphere's own key for
 # the shared passthrough graphics (vGPU) feature is not confirmed; "vgpu" is ours.
@@ -776,7 +778,11 @@ class _Normaliser:
     def cluster(self, c: Any, line: int | None, index: int, dc: str) -> dict[str, Any]:
         label = f"cluster #{index + 1} of datacenter {dc}"
         c = self.mapping(
-            c, label, line, ("name", "ha", "drs", "hosts", "config_issues"), kind="cluster"
+            c,
+            label,
+            line,
+            ("name", "ha", "drs", "hosts", "config_issues", "evc_mode"),
+            kind="cluster",
         )
         name = self.name(c, label)
         self.unique(self.clusters, name, "cluster", _line_of(c, "name"))
@@ -865,6 +871,7 @@ class _Normaliser:
             },
             "hosts": hosts,
             "config_issues": self.config_issues(c, what),
+            "evc_mode": self.string(c, "evc_mode", what, None),
         }
         ha_result: dict[str, Any] = result["ha"]
         ha_result |= {
@@ -935,7 +942,7 @@ class _Normaliser:
                 "name", "version", "build", "vendor", "model", "cpu_cores", "cpu_mhz",
                 "memory_gb", "connection", "maintenance", "graphics", "gpus", "vgpu_profiles",
                 "adapters", "vmotion", "gpu_counter_instances", "licence", "ha_state",
-                "config_issues",
+                "config_issues", "max_evc_mode",
             ),
             kind="host",
         )  # fmt: skip
@@ -987,6 +994,7 @@ class _Normaliser:
             "licence": self.licence(h, what, HOST_EDITION),
             "ha_state": self.string(h, "ha_state", what, None, HA_STATES),
             "config_issues": self.config_issues(h, what),
+            "max_evc_mode": self.string(h, "max_evc_mode", what, DEFAULT_MAX_EVC_MODE),
         }
         self.hosts[name] = result
         self.host_dc[name] = dc
@@ -1043,7 +1051,7 @@ class _Normaliser:
             (
                 "pci_id", "vendor_id", "device_id", "sub_vendor_id", "sub_device_id", "vendor_name",
                 "device_name", "class_id", "memory_mb", "passthrough", "graphics_type", "vgpu_mode",
-                "telemetry", "device_type",
+                "telemetry", "device_type", "sriov",
             ),
             ("pci_id", "device_id"),
         )  # fmt: skip
@@ -1095,6 +1103,30 @@ class _Normaliser:
             ),
             "vgpu_mode": self.string(g, "vgpu_mode", what, None, VGPU_MODES),
             "telemetry": self.telemetry(g, what),
+            "sriov": self.sriov(g, what, model, graphics_type),
+        }
+
+    def sriov(self, g: dict[Any, Any], what: str, model: Any, graphics_type: str) -> dict[str, Any]:
+        """SR-IOV as the host reports it. By default an Ampere or later GPU reports it,
+        with its virtual functions enabled and active when it serves vGPUs, and an older
+        one does not; ``sriov: false`` reports none (SR-IOV off in the BIOS)."""
+        value, _, given = self.get(g, "sriov", None)
+        keys = ("reported", "capable", "enabled", "active", "vfs", "max_vfs")
+        s = _Map() if value is False else self.section(g, "sriov", what, keys)
+        label = f"the SR-IOV of {what}"
+        newer = model is not None and catalog.vgpu_needs_sriov(model)
+        reported = self.boolean(s, "reported", label, value is not False and (given or newer))
+        capable = self.boolean(s, "capable", label, reported)
+        enabled = self.boolean(s, "enabled", label, capable and graphics_type == "sharedDirect")
+        active = self.boolean(s, "active", label, enabled)
+        max_vfs = self.integer(s, "max_vfs", label, 16 if capable else 0, maximum=256)
+        return {
+            "reported": reported,
+            "capable": capable,
+            "enabled": enabled,
+            "active": active,
+            "vfs": self.integer(s, "vfs", label, max_vfs if active else 0, maximum=max_vfs),
+            "max_vfs": max_vfs,
         }
 
     def telemetry(self, g: dict[Any, Any], what: str) -> dict[str, Any] | None:
@@ -1369,7 +1401,7 @@ class _Normaliser:
             (
                 "name", "host", "power", "memory_mb", "memory_reservation_mb",
                 "memory_locked_to_max", "datastores", "restart_priority", "gpus",
-                "isolation_response",
+                "isolation_response", "firmware", "extra_config", "min_evc_mode",
             ),
             ("host",),
             kind="VM",
@@ -1446,9 +1478,33 @@ class _Normaliser:
             "restart_priority": priority,
             "gpus": gpus,
             "isolation_response": isolation,
+            "firmware": self.string(v, "firmware", what, "efi", ("bios", "efi")),
+            "extra_config": self.extra_config(v, what),
+            "min_evc_mode": self.string(v, "min_evc_mode", what, None),
         }
         self.vms[name] = result
         return result
+
+    def extra_config(self, v: dict[Any, Any], what: str) -> dict[str, str]:
+        """config.extraConfig entries: string keys to string (or whole number) values."""
+        value, line, given = self.get(v, "extra_config", None)
+        if not given:
+            return {}
+        if not isinstance(value, dict):
+            self.fail(line, f"'extra_config' of {what} must be a mapping, not {_kind(value)}")
+        entries = {}
+        for key, entry in value.items():
+            entry_line = _line_of(value, key) or line
+            if not isinstance(key, str) or not key:
+                self.fail(entry_line, f"an extra_config key of {what} must be a string")
+            if isinstance(entry, bool) or not isinstance(entry, (str, int)):
+                self.fail(
+                    entry_line,
+                    f"extra_config {key!r} of {what} must be a string or a whole number, "
+                    f'not {_kind(entry)} (write booleans as "TRUE" or "FALSE")',
+                )
+            entries[key] = str(entry)
+        return entries
 
     def vm_gpu(
         self, g: Any, line: int | None, index: int, vm_what: str, host: str, power: str

@@ -7,6 +7,7 @@ package main
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/vmware/govmomi/simulator"
@@ -75,7 +76,8 @@ func (e *estate) addVM(dc *datacenterEntry, spec *VM) error {
 		GuestId:                      string(types.VirtualMachineGuestOsIdentifierUbuntu64Guest),
 		AlternateGuestName:           "",
 		Files:                        types.VirtualMachineFileInfo{VmPathName: vmx, SnapshotDirectory: dir, SuspendDirectory: dir, LogDirectory: dir},
-		Firmware:                     string(types.GuestOsDescriptorFirmwareTypeEfi),
+		Firmware:                     spec.Firmware,
+		ExtraConfig:                  extraConfig(spec.ExtraConfig),
 		Hardware:                     types.VirtualHardware{NumCPU: 8, NumCoresPerSocket: 8, MemoryMB: spec.MemoryMB, Device: devices},
 		CpuAllocation:                &cpuAllocation,
 		MemoryAllocation:             &memoryAllocation,
@@ -103,6 +105,9 @@ func (e *estate) addVM(dc *datacenterEntry, spec *VM) error {
 		PowerState:      power,
 		MaxCpuUsage:     8 * host.spec.CPUMhz,
 		MaxMemoryUsage:  spec.MemoryMB,
+	}
+	if spec.MinEVCMode != nil {
+		vm.Runtime.MinRequiredEVCModeKey = *spec.MinEVCMode
 	}
 	if power == types.VirtualMachinePowerStatePoweredOn {
 		boot := epoch
@@ -263,6 +268,20 @@ func (e *estate) vmDevices(spec *VM, vm *simulator.VirtualMachine, host *hostEnt
 		devices = append(devices, d)
 	}
 	return devices, nil
+}
+
+// extraConfig serves a VM's advanced settings in a stable order.
+func extraConfig(entries map[string]string) []types.BaseOptionValue {
+	keys := make([]string, 0, len(entries))
+	for k := range entries {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []types.BaseOptionValue
+	for _, k := range keys {
+		out = append(out, &types.OptionValue{Key: k, Value: entries[k]})
+	}
+	return out
 }
 
 func findGPU(h *Host, pciID string) *GPU {

@@ -1,0 +1,269 @@
+"""GPU-06, GPU-07 and VM-08 as one rule on one object, and the data they rest on.
+
+The expectations follow docs/rules.md: a large-BAR GPU needs EFI, use64bitMMIO and a
+64-bit MMIO window at least the next power of two above the GPUs' memory; an Ampere or
+later GPU in vGPU mode needs SR-IOV enabled and active; a vGPU VM needs an EVC baseline
+every other active host of its cluster offers, and a cluster without EVC needs hosts of
+one CPU baseline. The estates come from tests/builders.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import SimpleNamespace
+from typing import TypeVar
+
+import pytest
+
+from gpuaudit import catalog, evc
+from gpuaudit.collect.vms import mmio_options
+from gpuaudit.inventory import Inventory, Vm
+from gpuaudit.rules import devices
+from gpuaudit.rules.registry import Context, Outcome
+from gpuaudit.rules.scopes import HostGpu
+from tests.builders import Estate, context, healthy, passthrough_estate
+
+T = TypeVar("T")
+
+GOOD_MMIO = {"pciPassthru.use64bitMMIO": "TRUE", "pciPassthru.64bitMMIOSizeGB": "256"}
+
+
+def judge(check: Callable[[Context, T], Outcome | None], inv: Inventory, obj: T) -> Outcome:
+    outcome = check(context(inv), obj)
+    assert outcome is not None, "the rule does not apply to the object"
+    return outcome
+
+
+def a100_vm(firmware: str = "efi", mmio: dict[str, str] | None = None) -> tuple[Estate, Vm]:
+    """A VM with two A100 80GB GPUs in passthrough: 160 GB, so it needs a 256 GB window."""
+    e = Estate()
+    e.cluster("c1")
+    h = e.host("h1", "c1", profiles=())
+    g1 = e.gpu(h, "0000:3b:00.0", model="a100", mode="passthrough")
+    g2 = e.gpu(h, "0000:af:00.0", model="a100", mode="passthrough")
+    e.datastore("san1", [h])
+    vm = e.vm("big", h, ["san1"], passthrough=g1)
+    vm.gpus += e.vm("other", h, ["san1"], passthrough=g2).gpus
+    e.inv.vms.remove(next(v for v in e.inv.vms if v.name == "other"))
+    vm.firmware = firmware
+    vm.mmio_options = dict(GOOD_MMIO if mmio is None else mmio)
+    return e, vm
+
+
+# --- GPU-06 ---------------------------------------------------------------------------
+
+
+def test_gpu06_passes_efi_with_a_window_above_the_gpus_memory() -> None:
+    e, vm = a100_vm()
+    outcome = judge(devices.large_bar, e.inv, vm)
+    assert outcome.passed
+    assert outcome.evidence["gpu_memory_gb"] == 160
+    assert outcome.evidence["needed_mmio_gb"] == 256
+
+
+def test_gpu06_fails_bios_firmware() -> None:
+    e, vm = a100_vm(firmware="bios")
+    outcome = judge(devices.large_bar, e.inv, vm)
+    assert not outcome.passed
+    assert "not EFI" in outcome.message
+
+
+def test_gpu06_fails_without_use64bitmmio() -> None:
+    e, vm = a100_vm(mmio={"pciPassthru.64bitMMIOSizeGB": "256"})
+    outcome = judge(devices.large_bar, e.inv, vm)
+    assert not outcome.passed
+    assert "use64bitMMIO is not TRUE" in outcome.message
+
+
+def test_gpu06_fails_a_window_at_the_sum_itself() -> None:
+    # 160 GB of GPUs: 128 is below it, and the window must be the power of two above.
+    e, vm = a100_vm(mmio={**GOOD_MMIO, "pciPassthru.64bitMMIOSizeGB": "128"})
+    outcome = judge(devices.large_bar, e.inv, vm)
+    assert not outcome.passed
+    assert "is 128, below the 256" in outcome.message
+
+
+def test_gpu06_fails_an_unset_window() -> None:
+    e, vm = a100_vm(mmio={"pciPassthru.use64bitMMIO": "TRUE"})
+    outcome = judge(devices.large_bar, e.inv, vm)
+    assert not outcome.passed
+    assert "not set (needs 256)" in outcome.message
+
+
+def test_gpu06_judges_a_c_series_vgpu_of_a_large_bar_gpu_by_its_frame_buffer() -> None:
+    e = Estate()
+    e.cluster("c1")
+    h = e.host("h1", "c1", profiles=("grid_a100d-40c",))
+    e.gpu(h, model="a100")
+    e.datastore("san1", [h])
+    vm = e.vm("c-vm", h, ["san1"], vgpu="grid_a100d-40c")
+    vm.mmio_options = {"pciPassthru.use64bitMMIO": "TRUE", "pciPassthru.64bitMMIOSizeGB": "64"}
+    outcome = judge(devices.large_bar, e.inv, vm)
+    assert outcome.passed  # 40 GB needs 64
+    vm.mmio_options = {}
+    assert not judge(devices.large_bar, e.inv, vm).passed
+
+
+def test_gpu06_ignores_small_gpus_and_q_series_vgpus() -> None:
+    e = healthy()  # L4 vGPUs, Q series
+    assert all(devices.large_bar(context(e.inv), vm) is None for vm in e.inv.vms)
+    e = Estate()
+    e.cluster("c1")
+    h = e.host("h1", "c1", profiles=("grid_l40s-24q",))
+    e.gpu(h, model="l40s")
+    e.datastore("san1", [h])
+    vm = e.vm("q-vm", h, ["san1"], vgpu="grid_l40s-24q")
+    assert devices.large_bar(context(e.inv), vm) is None
+
+
+def test_gpu06_takes_the_largest_model_a_dynamic_device_allows() -> None:
+    e = Estate()
+    e.cluster("c1")
+    h = e.host("h1", "c1", profiles=())
+    g = e.gpu(h, model="l40s", mode="passthrough")
+    e.datastore("san1", [h])
+    vm = e.vm("dyn", h, ["san1"], dynamic=g)
+    vm.gpus[0].allowed.append((catalog.NVIDIA, 0x20B5))  # A100 80GB
+    vm.mmio_options = {"pciPassthru.use64bitMMIO": "TRUE", "pciPassthru.64bitMMIOSizeGB": "64"}
+    outcome = judge(devices.large_bar, e.inv, vm)
+    assert not outcome.passed  # an A100 80GB may be assigned: 80 GB needs 128
+    assert outcome.evidence["needed_mmio_gb"] == 128
+
+
+@pytest.mark.parametrize(("gigabytes", "window"), [(1, 2), (32, 64), (40, 64), (80, 128)])
+def test_next_power_of_two_above(gigabytes: int, window: int) -> None:
+    assert devices.next_power_of_two_above(gigabytes) == window
+
+
+# --- GPU-07 ---------------------------------------------------------------------------
+
+
+def l4_gpu() -> tuple[Estate, HostGpu]:
+    e = healthy()
+    host = e.inv.hosts[0]
+    return e, HostGpu(host, host.gpus[0])
+
+
+def test_gpu07_passes_active_sriov() -> None:
+    e, item = l4_gpu()
+    assert judge(devices.sriov, e.inv, item).passed
+
+
+def test_gpu07_fails_when_the_host_reports_no_sriov() -> None:
+    e, item = l4_gpu()
+    gpu = item.gpu
+    gpu.sriov_capable = gpu.sriov_enabled = gpu.sriov_active = gpu.sriov_vfs = None
+    outcome = judge(devices.sriov, e.inv, item)
+    assert not outcome.passed
+    assert "no SR-IOV" in outcome.message
+
+
+def test_gpu07_fails_sriov_disabled() -> None:
+    e, item = l4_gpu()
+    item.gpu.sriov_enabled = item.gpu.sriov_active = False
+    assert not judge(devices.sriov, e.inv, item).passed
+
+
+def test_gpu07_fails_sriov_enabled_but_not_active() -> None:
+    e, item = l4_gpu()
+    item.gpu.sriov_active = False
+    outcome = judge(devices.sriov, e.inv, item)
+    assert not outcome.passed
+    assert "reboot pending" in outcome.message
+
+
+def test_gpu07_ignores_turing_and_gpus_not_in_vgpu_mode() -> None:
+    e = Estate()
+    e.cluster("c1")
+    h = e.host("h1", "c1")
+    t4 = e.gpu(h, "0000:3b:00.0", model="t4")
+    passthrough = e.gpu(h, "0000:af:00.0", model="l4", mode="passthrough")
+    assert devices.sriov(context(e.inv), HostGpu(h, t4)) is None
+    assert devices.sriov(context(e.inv), HostGpu(h, passthrough)) is None
+
+
+# --- VM-08 ----------------------------------------------------------------------------
+
+
+def test_vm08_passes_when_every_host_offers_the_vms_baseline() -> None:
+    e = healthy()
+    vm = e.inv.vms[0]
+    vm.min_evc_mode = "intel-icelake"
+    assert judge(devices.evc_mode, e.inv, vm).passed
+
+
+def test_vm08_fails_a_vm_needing_more_than_another_host_offers() -> None:
+    e = healthy()
+    e.inv.clusters[0].evc_mode = "intel-cascadelake"
+    e.inv.hosts[2].max_evc_mode = "intel-cascadelake"
+    vm = e.inv.vms[0]  # on h1
+    vm.min_evc_mode = "intel-sapphirerapids"
+    outcome = judge(devices.evc_mode, e.inv, vm)
+    assert not outcome.passed
+    assert "above what h3 offers" in outcome.message
+
+
+def test_vm08_fails_a_cluster_without_evc_whose_hosts_differ() -> None:
+    e = healthy()
+    e.inv.hosts[2].max_evc_mode = "intel-icelake"
+    vm = e.inv.vms[0]
+    vm.min_evc_mode = "intel-icelake"  # fits every host today
+    outcome = judge(devices.evc_mode, e.inv, vm)
+    assert not outcome.passed
+    assert "no EVC mode" in outcome.message
+
+
+def test_vm08_leaves_out_hosts_in_maintenance_and_passthrough_vms() -> None:
+    e = healthy()
+    e.inv.hosts[2].max_evc_mode = "intel-icelake"
+    e.inv.hosts[2].in_maintenance = True
+    vm = e.inv.vms[0]
+    vm.min_evc_mode = "intel-sapphirerapids"
+    assert judge(devices.evc_mode, e.inv, vm).passed
+    pt = passthrough_estate()
+    assert devices.evc_mode(context(pt.inv), pt.inv.vms[0]) is None
+
+
+@pytest.mark.parametrize(
+    ("offered", "required", "covers"),
+    [
+        ("intel-sapphirerapids", "intel-icelake", True),
+        ("intel-cascadelake", "intel-icelake", False),
+        ("amd-zen4", "amd-zen2", True),
+        ("amd-zen4", "intel-merom", False),
+        ("intel-future", "intel-icelake", None),
+        ("intel-future", "intel-future", True),
+    ],
+)
+def test_evc_baselines_cover_older_ones_of_their_vendor(
+    offered: str, required: str, covers: bool | None
+) -> None:
+    assert evc.covers(offered, required) is covers
+
+
+# --- the collector's reading and the catalogue ------------------------------------------
+
+
+def test_mmio_options_keeps_the_two_keys_whatever_their_case() -> None:
+    options = [
+        SimpleNamespace(key="pcipassthru.use64bitmmio", value="TRUE"),
+        SimpleNamespace(key="pciPassthru.64bitMMIOSizeGB", value="128"),
+        SimpleNamespace(key="guestinfo.other", value="x"),
+    ]
+    assert mmio_options(options) == {
+        "pciPassthru.use64bitMMIO": "TRUE",
+        "pciPassthru.64bitMMIOSizeGB": "128",
+    }
+    assert mmio_options(None) == {}
+
+
+def test_catalogue_marks_large_bar_models_and_sriov_architectures() -> None:
+    large = {m.name for m in catalog.MODELS.values() if m.large_bar}
+    assert {"NVIDIA A100 PCIe 80GB", "NVIDIA H100 PCIe", "NVIDIA L40S", "NVIDIA A30"} <= large
+    assert {"NVIDIA L4", "NVIDIA T4", "NVIDIA A16"}.isdisjoint(large)
+    t4 = catalog.model_for(catalog.NVIDIA, 0x1EB8)
+    l4 = catalog.model_for(catalog.NVIDIA, 0x27B8)
+    assert t4 is not None and not catalog.vgpu_needs_sriov(t4)
+    assert l4 is not None and catalog.vgpu_needs_sriov(l4)
+    a100d = catalog.model_for_profile("a100d")
+    assert a100d is not None and a100d.name == "NVIDIA A100 PCIe 80GB"
