@@ -7,7 +7,9 @@ in maintenance mode taken for a restart target, a table column miscounted.
 
 from __future__ import annotations
 
+import http.client
 import io
+import logging
 from typing import Any
 from unittest.mock import patch
 from urllib.parse import quote
@@ -336,3 +338,71 @@ def test_datastores_sheet_dead_paths_and_inaccessible_mounts(realistic_workbook:
     ]  # fmt: skip
     assert _sheet_column(realistic_workbook, "Datastores", "# Dead Paths") == [1, 0, 0, 0, 0]
     assert _sheet_column(realistic_workbook, "Datastores", "# Inaccessible") == [0, 0, 0, 0, 1]
+
+
+# -- debuglog.py: the forms, the order and the records it redacts ----------------------------
+
+
+def test_the_xml_escaped_password_in_a_bytes_repr_is_masked() -> None:
+    secret = "Mole&Vole<93>'\"ü /x"
+    debuglog.add_secret(secret)
+    # repr(escape(secret).encode()) without b'...': how a logged request body shows it.
+    form = "Mole&amp;Vole&lt;93&gt;\\'\"\\xc3\\xbc /x"
+    assert debuglog.redact(f"body {form} end") == "body ***** end"
+
+
+def test_a_one_character_password_is_still_masked() -> None:
+    debuglog.add_secret("Q")
+    assert debuglog.redact("user Q logged in") == "user ***** logged in"
+
+
+def test_a_longer_secret_is_masked_before_a_shorter_one_inside_it() -> None:
+    # "s3" sorts after "Xs3" by text but is shorter: masking it first would leave the X.
+    debuglog.add_secret("s3")
+    debuglog.add_secret("Xs3")
+    assert debuglog.redact("[Xs3] [s3]") == "[*****] [*****]"
+
+
+def _record(msg: str, args: Any = None, stack_info: str | None = None) -> logging.LogRecord:
+    return logging.LogRecord(
+        "gpuaudit", logging.INFO, __file__, 1, msg, args, None, None, stack_info
+    )
+
+
+def test_a_record_whose_format_string_breaks_is_redacted_not_dropped() -> None:
+    debuglog.add_secret("Hunter-77")
+    record = _record("password Hunter-77 %s %s", ("one",))  # two %s, one argument
+    assert debuglog.RedactingFilter().filter(record) is True
+    assert record.getMessage() == "password ***** %s %s"
+
+
+def test_a_records_stack_is_redacted() -> None:
+    debuglog.add_secret("Hunter-77")
+    record = _record("call", stack_info='Stack:\n  login("Hunter-77")')
+    debuglog.RedactingFilter().filter(record)
+    assert record.stack_info == 'Stack:\n  login("*****")'
+
+
+def test_wire_logging_goes_to_the_log_redacted_and_is_undone(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    debuglog.add_secret("Hunter-77")
+    root = logging.getLogger()
+    handler = logging.StreamHandler(io.StringIO())
+    root.addHandler(handler)
+    try:
+        debuglog.install(wire=True)
+        assert http.client.HTTPConnection.debuglevel == 1
+        assert debuglog._FILTER in handler.filters
+        with caplog.at_level(logging.DEBUG, logger="http.client"):
+            http.client.print("send:", b"<password>Hunter-77</password>")  # type: ignore[attr-defined]
+        lines = [r.getMessage() for r in caplog.records if r.name == "http.client"]
+        # Every handler of the root logger redacts, pytest's own included.
+        assert lines == ["send: b'<password>*****</password>'"]
+        debuglog.uninstall()
+        assert http.client.HTTPConnection.debuglevel == 0
+        assert not hasattr(http.client, "print")
+        assert debuglog._FILTER not in handler.filters
+    finally:
+        debuglog.uninstall()
+        root.removeHandler(handler)
