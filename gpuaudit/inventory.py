@@ -246,6 +246,10 @@ class Host:
     config_issues: list[ConfigIssue] = field(default_factory=list)
     # summary.maxEVCModeKey: the newest EVC baseline its CPUs offer; None when unknown.
     max_evc_mode: str | None = None
+    # hardware.biosInfo: the system BIOS version and its release date (YYYY-MM-DD);
+    # None when not read.
+    bios_version: str | None = None
+    bios_release_date: str | None = None
 
     @property
     def connected(self) -> bool:

@@ -138,6 +138,7 @@ def test_rules_of_every_module_are_registered() -> None:
             "data",
             "design",
             "devices",
+            "drift",
             "drs",
             "gpu",
             "ha",

@@ -67,6 +67,11 @@ def build_host(obj: ObjectProps, vm_names: dict[str, str]) -> Host:
     host.adapters = [_adapter(hba) for hba in obj.get("config.storageDevice.hostBusAdapter", [])]
     host.vmotion_nics = _vmotion_nics(obj)
     host.max_evc_mode = obj.get("summary.maxEVCModeKey") or None
+    bios = obj.get("hardware.biosInfo")
+    if bios is not None:
+        host.bios_version = str(getattr(bios, "biosVersion", "") or "") or None
+        released = getattr(bios, "releaseDate", None)
+        host.bios_release_date = released.date().isoformat() if released else None
     return host
 
 

@@ -19,6 +19,7 @@ HOST_PATHS = (
     "runtime.inMaintenanceMode",
     "runtime.dasHostState",
     "hardware.pciDevice",
+    "hardware.biosInfo",
     "config.pciPassthruInfo",
     "config.graphicsInfo",
     "config.graphicsConfig",

@@ -375,6 +375,8 @@ def _host(
     )
     if spec["connection"] != "connected":
         return host  # a disconnected host reports no config and no hardware
+    host.bios_version = spec["bios"]["version"]
+    host.bios_release_date = spec["bios"]["release_date"]
     graphics = spec.get("graphics", {})
     host.default_graphics_type = graphics.get("default_type")
     host.assignment_policy = graphics.get("assignment_policy")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/vmware/govmomi/vim25/types"
 )
@@ -84,6 +85,16 @@ func (e *estate) configureHost(h *hostEntry) {
 		Hz:             int64(spec.CPUMhz) * 1000 * 1000,
 	}
 	obj.Hardware.MemorySize = spec.MemoryGB << 30
+	// A BIOS of its own: the simulator's hosts share one HostBIOSInfo.
+	released, err := time.Parse("2006-01-02", spec.BIOS.ReleaseDate)
+	if err != nil {
+		panic(fmt.Sprintf("host %s: bios release_date %q: %v", spec.Name, spec.BIOS.ReleaseDate, err))
+	}
+	obj.Hardware.BiosInfo = &types.HostBIOSInfo{
+		BiosVersion: spec.BIOS.Version,
+		ReleaseDate: &released,
+		Vendor:      spec.Vendor,
+	}
 	obj.Hardware.PciDevice = pciDevices(spec)
 
 	cfg := obj.Config

@@ -132,7 +132,14 @@ type Host struct {
 	HAState      *string       `json:"ha_state"`
 	ConfigIssues []ConfigIssue `json:"config_issues"`
 	// MaxEVCMode is summary.maxEVCModeKey; nil serves none.
-	MaxEVCMode *string `json:"max_evc_mode"`
+	MaxEVCMode *string  `json:"max_evc_mode"`
+	BIOS       HostBIOS `json:"bios"`
+}
+
+// HostBIOS is hardware.biosInfo; ReleaseDate is YYYY-MM-DD.
+type HostBIOS struct {
+	Version     string `json:"version"`
+	ReleaseDate string `json:"release_date"`
 }
 
 type HostGraphics struct {

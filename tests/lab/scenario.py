@@ -215,6 +215,8 @@ ESXI_COUNTER_KEY_MAX = 65536 - 14
 HOST_EDITION = "esx.enterprisePlus.cpuPackageCoreLimited"
 # The EVC baseline of the lab's CPUs (Xeon Gold 6448Y, Sapphire Rapids).
 DEFAULT_MAX_EVC_MODE = "intel-sapphirerapids"
+# hardware.biosInfo of a host that names none (a Dell PowerEdge R760 BIOS).
+DEFAULT_BIOS = {"version": "2.1.5", "release_date": "2024-05-15"}
 VCENTER_EDITION = "vc.standard.instance"
 # The lab's stand-ins for what vSphere reports per edition. vSphere's own key for
 # the shared passthrough graphics (vGPU) feature is not confirmed; "vgpu" is ours.
@@ -942,7 +944,7 @@ class _Normaliser:
                 "name", "version", "build", "vendor", "model", "cpu_cores", "cpu_mhz",
                 "memory_gb", "connection", "maintenance", "graphics", "gpus", "vgpu_profiles",
                 "adapters", "vmotion", "gpu_counter_instances", "licence", "ha_state",
-                "config_issues", "max_evc_mode",
+                "config_issues", "max_evc_mode", "bios",
             ),
             kind="host",
         )  # fmt: skip
@@ -995,11 +997,25 @@ class _Normaliser:
             "ha_state": self.string(h, "ha_state", what, None, HA_STATES),
             "config_issues": self.config_issues(h, what),
             "max_evc_mode": self.string(h, "max_evc_mode", what, DEFAULT_MAX_EVC_MODE),
+            "bios": self.bios(h, what),
         }
         self.hosts[name] = result
         self.host_dc[name] = dc
         self.host_cluster[name] = cluster
         return result
+
+    def bios(self, h: dict[Any, Any], what: str) -> dict[str, str]:
+        """hardware.biosInfo: its version and release date (YYYY-MM-DD)."""
+        bios = self.section(h, "bios", what, ("version", "release_date"))
+        label = f"the bios of {what}"
+        version = self.string(bios, "version", label, DEFAULT_BIOS["version"])
+        released, line, given = self.get(bios, "release_date", DEFAULT_BIOS["release_date"])
+        if given and not isinstance(released, date):
+            try:
+                released = date.fromisoformat(str(released))
+            except ValueError:
+                self.fail(line, f"'release_date' of {label} must be a date (YYYY-MM-DD)")
+        return {"version": version, "release_date": str(released)}
 
     def config_issues(self, m: dict[Any, Any], what: str) -> list[dict[str, Any]]:
         issues = []
