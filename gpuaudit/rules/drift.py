@@ -162,8 +162,9 @@ def vgpu_hosts(ctx: Context, cluster: Cluster) -> list[Host]:
         initialise its vGPU after vMotion, DRS or an HA restart onto an older one. vSphere
         reports the manager version only through the installed software
         ({SOFTWARE_CALL}), which needs the {SOFTWARE_PRIVILEGE} privilege: the Read-only
-        role lacks it, so the collector does not read it, and the rule says so rather than
-        passing on a guess. A saved inventory that carries the versions is judged.""",
+        role lacks it, so the collector does not read it, and the rule then gives no verdict
+        rather than a pass on a guess. A saved inventory that carries the versions is
+        judged.""",
     remediation="""Install the same NVIDIA vGPU manager (host driver VIB) release on every vGPU
         host of the cluster, in maintenance mode, and keep the guest drivers at that release
         or the branch before it. To let the audit read the versions, compare them with
@@ -184,16 +185,7 @@ def vgpu_manager(ctx: Context, cluster: Cluster) -> Outcome | None:
             False, f"{len(versions)} vGPU manager versions: {_listed(versions)}", evidence
         )
     if unknown:
-        evidence["not_read"] = {
-            "hosts": unknown,
-            "call": SOFTWARE_CALL,
-            "privilege": SOFTWARE_PRIVILEGE,
-        }
-        message = (
-            f"could not be examined: the vGPU manager version of {len(unknown)} host(s) was not "
-            f"read ({SOFTWARE_CALL} needs the {SOFTWARE_PRIVILEGE} privilege, which the "
-            "Read-only role lacks)"
-        )
-        return Outcome(True, message, evidence, severity="info")
+        # Not read (the Read-only role cannot): no verdict rather than a pass on a guess.
+        return None
     only = next(iter(versions))
     return Outcome(True, f"every vGPU host runs vGPU manager {only}", evidence)
