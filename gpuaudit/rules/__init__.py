@@ -18,6 +18,7 @@ from gpuaudit.rules import (
     licensing,
     monitoring,
     storage,
+    stun,
     vmotion,
 )
 from gpuaudit.rules.registry import Context, Outcome, RuleSpec, Scope, Verdict, registered, rule
@@ -35,6 +36,7 @@ _MODULES = (
     licensing,
     monitoring,
     storage,
+    stun,
     vmotion,
 )
 
