@@ -35,6 +35,7 @@ TELEMETRY = SCENARIOS / "telemetry.yaml"
 VMOTION = SCENARIOS / "vmotion.yaml"
 HAHEALTH = SCENARIOS / "hahealth.yaml"
 DEVICES = SCENARIOS / "devices.yaml"
+STUNTIME = SCENARIOS / "stuntime.yaml"
 TODAY = date(2027, 1, 15)
 
 # The intent that broken.yaml's DS-02 expectations assume (see its header).
@@ -128,6 +129,7 @@ TWIN_SCENARIOS: dict[Path, Callable[[], Policy | None]] = {
     VMOTION: lambda: None,
     HAHEALTH: lambda: None,
     DEVICES: lambda: None,
+    STUNTIME: lambda: None,
 }
 
 

@@ -39,6 +39,7 @@ RECORDED = (
     "hahealth",
     "corrections",
     "devices",
+    "stuntime",
 )
 
 # Values a server chooses afresh in every session: they differ between two
