@@ -57,10 +57,6 @@ API_VGPU_PROFILE_INFO = Reference(
     "https://developer.broadcom.com/xapis/virtual-infrastructure-json-api/latest/"
     "data-structures/VirtualMachineVgpuProfileInfo",
 )
-API_VMIOP_BACKING = Reference(
-    "vSphere API reference: VirtualPCIPassthroughVmiopBackingInfo (vgpuMigrateDataSizeMB)",
-    sources.API_VMIOP_BACKING.url,
-)
 
 
 def model_for(release: R.Release | None) -> StunModel:
@@ -121,7 +117,7 @@ def tolerated_s(cluster: Cluster | None) -> tuple[int, str]:
         sources.VGPU_VMOTION_67,
         sources.VGPU_VMOTION_7,
         sources.VGPU_STUN_TIME_LIMIT,
-        API_VMIOP_BACKING,
+        sources.API_VMIOP_BACKING,
         API_VGPU_PROFILE_INFO,
         *REFERENCES["VM-09"][1:2],
     ),
