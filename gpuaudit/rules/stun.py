@@ -99,7 +99,7 @@ def tolerated_s(cluster: Cluster | None) -> tuple[int, str]:
     scope=scopes.GPU_VMS,
     rationale=f"""A vGPU VM is stunned while its vGPU state crosses the vMotion network. The
         estimate takes the vGPU's migration data (vgpuMigrateDataSizeMB of its backing, from
-        vSphere 8.0; otherwise the profile's frame buffer, an upper bound), the slower of the
+        vSphere 8.0 U1; otherwise the profile's frame buffer, an upper bound), the slower of the
         vMotion uplinks of its host and of the slowest host that offers its profile, and a
         model fitted to VMware's published stun times (ESXi 6.7: about 7.5 s per GB at 10 GbE;
         ESXi 7.0 and later, worst case: about 2.8 s per GB). DRS and maintenance mode skip a
