@@ -178,3 +178,21 @@ def test_the_collector_reads_vgpu_migrate_data_size() -> None:
     attachment = gpu_attachment(device)
     assert attachment is not None
     assert attachment.migrate_data_mb == 49_664
+
+
+def test_vm10_a_slow_source_fails_though_no_destination_bandwidth_is_known() -> None:
+    e = estate("grid_l40s-8q", speeds=(1_000, 10_000, 10_000))
+    for h in e.inv.hosts[1:]:
+        h.vmotion_nics[0].uplink_speed_mbps = None
+    outcome = judge(e.inv, vm_named(e, "v1"))
+    assert not outcome.passed
+    assert outcome.evidence["estimated_stun_s"] == 226  # 2.0 + 2.8 * 8 * 10 = 226 s
+    assert outcome.evidence["destinations_bandwidth_unknown"] == ["h2", "h3"]
+    assert "at least 226 s" in outcome.message
+
+
+def test_vm10_does_not_judge_a_fast_source_whose_destinations_are_unknown() -> None:
+    e = estate("grid_l40s-8q")
+    for h in e.inv.hosts[1:]:
+        h.vmotion_nics[0].uplink_speed_mbps = None
+    assert stun.stun_time(context(e.inv), vm_named(e, "v1")) is None

@@ -139,12 +139,13 @@ def stun_time(ctx: Context, vm: Vm) -> Outcome | None:
         for h in f.active_hosts(cluster_name)
         if h.name != vm.host and all(p in F.offered(h) for p in wanted)
     ]
+    if not targets:
+        return None  # VM-02 judges a VM with no host to move to
     known = [(vmotion_bandwidth_mbps(h), h.name) for h in targets]
     destinations = sorted((bw, name) for bw, name in known if bw is not None)
-    if not destinations:
-        return None  # VM-02 judges a VM with no target, VM-07 an unknown bandwidth
-    dest_bw, dest = destinations[0]
-    bandwidth = min(source_bw, dest_bw)
+    # With no destination's bandwidth known, the source's still bounds the estimate below.
+    dest_bw, dest = destinations[0] if destinations else (None, None)
+    bandwidth = min(source_bw, dest_bw or source_bw)
     data_mb = sum(mb or 0 for mb, _ in sizes)
     model = model_for(R.esxi_release(host.version, host.build))
     estimate = round(model.seconds(data_mb / 1024, bandwidth))
@@ -161,9 +162,18 @@ def stun_time(ctx: Context, vm: Vm) -> Outcome | None:
         "tolerated_from": limit_source,
         "destinations_bandwidth_unknown": [name for bw, name in known if bw is None],
     }
-    path = f"{data_mb / 1024:g} GB of vGPU data at {bandwidth / 1000:g} Gb/s (to {dest})"
-    if estimate > limit:
-        message = f"estimated stun time {estimate} s ({path}) exceeds the tolerated {limit} s"
+    path = f"for {data_mb / 1024:g} GB of vGPU data at {bandwidth / 1000:g} Gb/s"
+    if dest is None:
+        if estimate <= limit:
+            return None  # VM-07 reports the unknown bandwidth of the destinations
+        message = (
+            f"estimated stun time at least {estimate} s {path} (the vMotion bandwidth of "
+            f"every destination is unknown) exceeds the tolerated {limit} s"
+        )
         return Outcome(False, message, evidence)
-    message = f"estimated stun time {estimate} s ({path}) is within the tolerated {limit} s"
+    path += f" to {dest}"
+    if estimate > limit:
+        message = f"estimated stun time {estimate} s {path} exceeds the tolerated {limit} s"
+        return Outcome(False, message, evidence)
+    message = f"estimated stun time {estimate} s {path} is within the tolerated {limit} s"
     return Outcome(True, message, evidence)
