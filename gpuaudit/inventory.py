@@ -302,6 +302,8 @@ class GpuAttachment:
     # Dynamic DirectPath: allowed (vendor_id, device_id) pairs.
     allowed: list[tuple[int, int]] = field(default_factory=list)
     custom_label: str | None = None
+    # vgpuMigrateDataSizeMB of the vGPU backing (vSphere 8.0 U1 and later); None when absent.
+    migrate_data_mb: int | None = None
 
 
 @dataclass

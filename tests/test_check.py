@@ -146,6 +146,7 @@ def test_rules_of_every_module_are_registered() -> None:
             "licensing",
             "monitoring",
             "storage",
+            "stun",
             "vmotion",
         )
     }

@@ -36,6 +36,7 @@ VMOTION = SCENARIOS / "vmotion.yaml"
 HAHEALTH = SCENARIOS / "hahealth.yaml"
 DEVICES = SCENARIOS / "devices.yaml"
 DRIFT = SCENARIOS / "drift.yaml"
+STUNTIME = SCENARIOS / "stuntime.yaml"
 TODAY = date(2027, 1, 15)
 
 # The intent that broken.yaml's DS-02 expectations assume (see its header).
@@ -134,6 +135,7 @@ TWIN_SCENARIOS: dict[Path, Callable[[], Policy | None]] = {
     HAHEALTH: lambda: None,
     DEVICES: lambda: None,
     DRIFT: lambda: None,
+    STUNTIME: lambda: None,
 }
 
 

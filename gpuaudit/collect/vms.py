@@ -113,6 +113,7 @@ def gpu_attachment(device: Any) -> GpuAttachment | None:
             label=label,
             profile=backing.vgpu,
             migrate_supported=getattr(backing, "migrateSupported", None),
+            migrate_data_mb=getattr(backing, "vgpuMigrateDataSizeMB", None),
         )
     if isinstance(backing, _Passthrough.DynamicBackingInfo):
         return GpuAttachment(

@@ -19,6 +19,7 @@ from gpuaudit.rules import (
     licensing,
     monitoring,
     storage,
+    stun,
     vmotion,
 )
 from gpuaudit.rules.registry import Context, Outcome, RuleSpec, Scope, Verdict, registered, rule
@@ -37,6 +38,7 @@ _MODULES = (
     licensing,
     monitoring,
     storage,
+    stun,
     vmotion,
 )
 

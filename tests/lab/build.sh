@@ -1,9 +1,10 @@
 #!/bin/sh
 # Build the lab binary (tests/lab/bin/gpuaudit-lab) on the govmomi simulator.
 #
-# Debian packages govmomi 0.24.2 as Go source; that release predates two fields
+# Debian packages govmomi 0.24.2 as Go source; that release predates three fields
 # the lab must serve (HostGraphicsInfo.vgpuMode, 8.0 U3, and
-# VirtualPCIPassthroughVmiopBackingInfo.migrateSupported, 7.0 U2). We copy the
+# VirtualPCIPassthroughVmiopBackingInfo.migrateSupported, 7.0 U2, and its
+# vgpuMigrateDataSizeMB, 8.0 U1). We copy the
 # tree into tests/lab/.gopath, add the fields with govmomi-fields.patch and build
 # in GOPATH mode with the copy ahead of /usr/share/gocode.
 #
@@ -54,7 +55,8 @@ if [ ! -f "$GOPATH_DIR/.stamp" ] || [ "$(cat "$GOPATH_DIR/.stamp")" != "$stamp" 
     if patch --dry-run -s -p1 -d "$GOVMOMI_DST" <"$PATCH_FILE" >/dev/null 2>&1; then
         patch -s -p1 -d "$GOVMOMI_DST" <"$PATCH_FILE"
     elif grep -q 'xml:"vgpuMode,omitempty"' "$types_go" &&
-        grep -q 'xml:"migrateSupported,omitempty"' "$types_go"; then
+        grep -q 'xml:"migrateSupported,omitempty"' "$types_go" &&
+        grep -q 'xml:"vgpuMigrateDataSizeMB,omitempty"' "$types_go"; then
         echo "build.sh: this govmomi already has the fields; not patching" >&2
     else
         echo "build.sh: govmomi-fields.patch does not apply to $GOVMOMI_SRC" >&2

@@ -584,7 +584,10 @@ def _vm(
         if "vgpu" in dev:
             attachments.append(
                 GpuAttachment(
-                    kind="vgpu", profile=dev["vgpu"], migrate_supported=dev.get("migrate_supported")
+                    kind="vgpu",
+                    profile=dev["vgpu"],
+                    migrate_supported=dev.get("migrate_supported"),
+                    migrate_data_mb=dev.get("migrate_data_mb"),
                 )
             )
         elif "passthrough" in dev:

@@ -40,6 +40,7 @@ RECORDED = (
     "corrections",
     "devices",
     "drift",
+    "stuntime",
 )
 
 # Values a server chooses afresh in every session: they differ between two

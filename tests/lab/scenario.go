@@ -257,6 +257,7 @@ type VM struct {
 type VMGPU struct {
 	Vgpu             *string  `json:"vgpu"`
 	MigrateSupported *bool    `json:"migrate_supported"`
+	MigrateDataMB    *int32   `json:"migrate_data_mb"`
 	On               *string  `json:"on"`
 	Passthrough      *string  `json:"passthrough"`
 	Dynamic          *Dynamic `json:"dynamic"`

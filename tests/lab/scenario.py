@@ -1534,13 +1534,14 @@ class _Normaliser:
     ) -> dict[str, Any]:
         label = f"GPU #{index + 1} of {vm_what}"
         forms = ("vgpu", "passthrough", "dynamic")
-        g = self.mapping(g, label, line, (*forms, "migrate_supported", "on"))
+        vgpu_only = ("migrate_supported", "migrate_data_mb", "on")
+        g = self.mapping(g, label, line, (*forms, *vgpu_only))
         given = [f for f in forms if f in g]
         if len(given) != 1:
             self.fail(line, f"{label} must have exactly one of vgpu, passthrough, dynamic")
         form = given[0]
         if form != "vgpu":
-            for key in ("migrate_supported", "on"):
+            for key in vgpu_only:
                 if key in g:
                     self.fail(_line_of(g, key), f"{key!r} of {label} is for vGPUs only")
         gpus = {gpu["pci_id"]: gpu for gpu in self.hosts[host]["gpus"]}
@@ -1556,11 +1557,16 @@ class _Normaliser:
                     self.fail(
                         _line_of(g, "on"), f"{label} is on {on}, which host {host} does not have"
                     )
-            return {
+            vgpu = {
                 "vgpu": profile,
                 "migrate_supported": self.boolean(g, "migrate_supported", label, None),
                 "on": on if powered_on else None,
             }
+            if "migrate_data_mb" in g:  # left out, the backing has no vgpuMigrateDataSizeMB
+                vgpu["migrate_data_mb"] = self.integer(
+                    g, "migrate_data_mb", label, minimum=1, maximum=2**31 - 1
+                )
+            return vgpu
         if form == "passthrough":
             pci_id = self.pci_id(
                 g["passthrough"], _line_of(g, "passthrough"), f"'passthrough' of {label}"

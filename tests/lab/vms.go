@@ -222,6 +222,10 @@ func (e *estate) vmDevices(spec *VM, vm *simulator.VirtualMachine, host *hostEnt
 			if e.api.atLeast(7, 0, 2, 0) {
 				backing.MigrateSupported = g.MigrateSupported
 			}
+			// vgpuMigrateDataSizeMB is an 8.0 U1 (8.0.0.1) field.
+			if g.MigrateDataMB != nil && e.api.atLeast(8, 0, 0, 1) {
+				backing.VgpuMigrateDataSizeMB = *g.MigrateDataMB
+			}
 			d.Backing = backing
 			d.DeviceInfo = info(label, "NVIDIA GRID vGPU "+*g.Vgpu)
 			if g.On != nil {

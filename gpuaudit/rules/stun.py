@@ -1,0 +1,179 @@
+"""vMotion stun time of vGPU VMs: will a vGPU VM's stun time stay within the tolerance?
+
+During a vGPU vMotion the VM is stunned while its vGPU state (mostly the frame
+buffer) crosses the vMotion network: the stun time grows with the data and shrinks
+with the bandwidth. The model, per GB of vGPU migration data at 10 Gb/s, is a
+straight line fitted to VMware's published figures for a full frame buffer:
+
+- ESXi 6.7 (vCenter Server and Host Management 6.7, first edition, 10 GbE):
+  1 GB 9.0 s, 8 GB 61.3 s, 12 GB 91.2 s, 16 GB or more over 100 s.
+  Model: 1.5 s + 7.5 s per GB.
+- ESXi 7.0 and later (vCenter Server and Host Management 7.0, estimated worst-case
+  stun times at 10 GbE, VM memory 4 GB): 1 GB 5 s, 2 GB 7 s, 4 GB 13 s, 8 GB 24 s,
+  16 GB 47 s, 32 GB 91 s. Model: 2.0 s + 2.8 s per GB. The same page's expected
+  times (8 GB 12 s, 32 GB 39 s) are for a partly used frame buffer and stay below it.
+
+The per-GB term scales with 10 Gb/s over the bandwidth of the migration, which is
+the slower of the source host's vMotion uplink and the destination's; the
+destination is the slowest eligible host, because DRS or maintenance mode may pick
+any of them (the stun-time limit page of vSphere 8.0 U2 says the estimate follows
+the destination's bandwidth at migration time). tests/test_rules_stun.py checks
+that the model reproduces every figure above within 1 s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpuaudit import catalog
+from gpuaudit import facts as F
+from gpuaudit import vgpu_releases as R
+from gpuaudit.inventory import Cluster, GpuAttachment, Host, Vm
+from gpuaudit.results import Reference
+from gpuaudit.rules import scopes, sources
+from gpuaudit.rules.drs import DEFAULT_STUN_TOLERATED_S, REFERENCES, STUN_TOLERATED
+from gpuaudit.rules.registry import Context, Outcome, rule
+
+REFERENCE_BANDWIDTH_MBPS = 10_000
+
+
+@dataclass(frozen=True)
+class StunModel:
+    """Stun time at 10 Gb/s: a fixed part plus a part per GB of vGPU migration data."""
+
+    fixed_s: float
+    per_gb_s: float
+
+    def seconds(self, data_gb: float, bandwidth_mbps: int) -> float:
+        scale = REFERENCE_BANDWIDTH_MBPS / bandwidth_mbps
+        return self.fixed_s + self.per_gb_s * data_gb * scale
+
+
+ESXI_67 = StunModel(fixed_s=1.5, per_gb_s=7.5)
+ESXI_70 = StunModel(fixed_s=2.0, per_gb_s=2.8)
+
+API_VGPU_PROFILE_INFO = Reference(
+    "vSphere API reference: VirtualMachineVgpuProfileInfo (stunTimeEstimates, 8.0.2)",
+    "https://developer.broadcom.com/xapis/virtual-infrastructure-json-api/latest/"
+    "data-structures/VirtualMachineVgpuProfileInfo",
+)
+
+
+def model_for(release: R.Release | None) -> StunModel:
+    """The model of a source host's release; an unknown release gets the current one."""
+    if release is not None and release < R.Release(7, 0):
+        return ESXI_67
+    return ESXI_70
+
+
+def migrate_data_mb(attachment: GpuAttachment) -> tuple[int | None, str]:
+    """The vGPU's migration data in MB and where it comes from (backing or profile)."""
+    if attachment.migrate_data_mb:
+        return attachment.migrate_data_mb, "vgpuMigrateDataSizeMB"
+    info = catalog.parse_profile(attachment.profile or "")
+    if info is None:
+        return None, "unknown"
+    return info.memory_mb, "profile frame buffer"
+
+
+def vmotion_bandwidth_mbps(host: Host) -> int | None:
+    """The fastest known vMotion uplink of a host (as VM-07 judges it); None if unknown."""
+    speeds = [n.uplink_speed_mbps for n in host.vmotion_nics if n.uplink_speed_mbps]
+    return max(speeds) if speeds else None
+
+
+def tolerated_s(cluster: Cluster | None) -> tuple[int, str]:
+    """The cluster's tolerated stun time and where it comes from."""
+    value = (cluster.drs_options if cluster else {}).get(STUN_TOLERATED)
+    try:
+        return int(str(value).strip()), STUN_TOLERATED
+    except ValueError:
+        return DEFAULT_STUN_TOLERATED_S, "default"
+
+
+@rule(
+    id="VM-10",
+    title="A vGPU VM's estimated vMotion stun time exceeds the tolerated stun time",
+    category="vmotion",
+    severity="medium",
+    scope=scopes.GPU_VMS,
+    rationale=f"""A vGPU VM is stunned while its vGPU state crosses the vMotion network. The
+        estimate takes the vGPU's migration data (vgpuMigrateDataSizeMB of its backing, from
+        vSphere 8.0 U1; otherwise the profile's frame buffer, an upper bound), the slower of the
+        vMotion uplinks of its host and of the slowest host that offers its profile, and a
+        model fitted to VMware's published stun times (ESXi 6.7: about 7.5 s per GB at 10 GbE;
+        ESXi 7.0 and later, worst case: about 2.8 s per GB). DRS and maintenance mode skip a
+        VM whose stun time exceeds {STUN_TOLERATED} (default {DEFAULT_STUN_TOLERATED_S} s),
+        and ESXi 6.7 U1 and U2 abort such a vMotion. vCenter's own estimates
+        (stunTimeEstimates, 8.0 U2) come only from EnvironmentBrowser.QueryConfigTarget, a
+        call per host, and the per-VM stun time limit of 8.0 U2 is not a VM property the API
+        exposes: neither can be read in the bulk retrieval, so the cluster's tolerance is the
+        limit judged.""",
+    remediation=f"""Put the vMotion network of the VM's host and of the hosts offering its
+        profile on 25 GbE or faster (or several vMotion adapters), use a smaller profile, or
+        raise {STUN_TOLERATED} (and the VM's stun time limit) above the estimate if the
+        workload tolerates the pause.""",
+    references=(
+        sources.VGPU_VMOTION_67,
+        sources.VGPU_VMOTION_7,
+        sources.VGPU_STUN_TIME_LIMIT,
+        sources.API_VMIOP_BACKING,
+        API_VGPU_PROFILE_INFO,
+        *REFERENCES["VM-09"][1:2],
+    ),
+)
+def stun_time(ctx: Context, vm: Vm) -> Outcome | None:
+    f = ctx.facts
+    vgpus = [a for a in vm.gpus if a.kind == "vgpu"]
+    host = f.vm_host(vm)
+    cluster_name = f.vm_cluster(vm)
+    if f.inventory.vcenter.standalone_esxi or not vgpus or host is None or not cluster_name:
+        return None  # vMotion needs a vCenter and a cluster to move within
+    sizes = [migrate_data_mb(a) for a in vgpus]
+    source_bw = vmotion_bandwidth_mbps(host)
+    if any(mb is None for mb, _ in sizes) or source_bw is None:
+        return None  # an unknown profile, or VM-04 and VM-07 judge the missing bandwidth
+    wanted = [p.lower() for p in F.profiles(vm)]
+    targets = [
+        h
+        for h in f.active_hosts(cluster_name)
+        if h.name != vm.host and all(p in F.offered(h) for p in wanted)
+    ]
+    if not targets:
+        return None  # VM-02 judges a VM with no host to move to
+    known = [(vmotion_bandwidth_mbps(h), h.name) for h in targets]
+    destinations = sorted((bw, name) for bw, name in known if bw is not None)
+    # With no destination's bandwidth known, the source's still bounds the estimate below.
+    dest_bw, dest = destinations[0] if destinations else (None, None)
+    bandwidth = min(source_bw, dest_bw or source_bw)
+    data_mb = sum(mb or 0 for mb, _ in sizes)
+    model = model_for(R.esxi_release(host.version, host.build))
+    estimate = round(model.seconds(data_mb / 1024, bandwidth))
+    cluster = next((c for c in f.inventory.clusters if c.name == cluster_name), None)
+    limit, limit_source = tolerated_s(cluster)
+    evidence = {
+        "migrate_data_mb": data_mb,
+        "data_source": sorted({source for _, source in sizes}),
+        "source_bandwidth_mbps": source_bw,
+        "slowest_destination": dest,
+        "destination_bandwidth_mbps": dest_bw,
+        "estimated_stun_s": estimate,
+        "tolerated_s": limit,
+        "tolerated_from": limit_source,
+        "destinations_bandwidth_unknown": [name for bw, name in known if bw is None],
+    }
+    path = f"for {data_mb / 1024:g} GB of vGPU data at {bandwidth / 1000:g} Gb/s"
+    if dest is None:
+        if estimate <= limit:
+            return None  # VM-07 reports the unknown bandwidth of the destinations
+        message = (
+            f"estimated stun time at least {estimate} s {path} (the vMotion bandwidth of "
+            f"every destination is unknown) exceeds the tolerated {limit} s"
+        )
+        return Outcome(False, message, evidence)
+    path += f" to {dest}"
+    if estimate > limit:
+        message = f"estimated stun time {estimate} s {path} exceeds the tolerated {limit} s"
+        return Outcome(False, message, evidence)
+    message = f"estimated stun time {estimate} s {path} is within the tolerated {limit} s"
+    return Outcome(True, message, evidence)
