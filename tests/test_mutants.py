@@ -10,6 +10,7 @@ from __future__ import annotations
 import http.client
 import io
 import logging
+from pathlib import Path
 from typing import Any
 from unittest.mock import patch
 from urllib.parse import quote
@@ -18,11 +19,12 @@ import openpyxl
 import pytest
 from pyVmomi import vim
 
-from gpuaudit import cassette, connect, debuglog
+from gpuaudit import cassette, connect, credentials, debuglog
 from gpuaudit.collect import collect
 from gpuaudit.collect.hosts import build_host
 from gpuaudit.collect.retrieve import ObjectProps
 from gpuaudit.connect import ConnectError, parse_server
+from gpuaudit.credentials import CredentialError, Credentials
 from gpuaudit.inventory import CounterStats, GpuTelemetry, LunPath, StorageAdapter
 from gpuaudit.report import render_xlsx
 from gpuaudit.results import HostFailure
@@ -406,3 +408,99 @@ def test_wire_logging_goes_to_the_log_redacted_and_is_undone(
     finally:
         debuglog.uninstall()
         root.removeHandler(handler)
+
+
+# -- credentials.py: environment, standard input and password files ---------------------------
+
+
+def _resolve(env: dict[str, str], stdin: str = "", **kwargs: Any) -> Credentials:
+    return credentials.resolve(None, None, env=env, stdin=io.StringIO(stdin), **kwargs)
+
+
+GOVC = {"GOVC_URL": "vc01.example.com", "GOVC_USERNAME": "audit", "GOVC_PASSWORD": "pw-1"}
+
+
+@pytest.mark.parametrize("value", ["1", "true", "TRUE", " Yes ", "on", "ON"])
+def test_govc_insecure_is_on_for_every_spelling_govc_accepts(value: str) -> None:
+    assert _resolve({**GOVC, "GOVC_INSECURE": value}).insecure is True
+
+
+@pytest.mark.parametrize("value", ["0", "false", "no", "off", ""])
+def test_govc_insecure_is_off_otherwise_and_by_default(value: str) -> None:
+    assert _resolve({**GOVC, "GOVC_INSECURE": value}).insecure is False
+    assert _resolve(GOVC).insecure is False
+
+
+def test_govc_username_and_password_are_read_from_the_environment() -> None:
+    creds = _resolve(GOVC)
+    assert (creds.server, creds.user, creds.password) == ("vc01.example.com", "audit", "pw-1")
+
+
+def test_missing_server_and_user_are_told_by_name() -> None:
+    with pytest.raises(CredentialError) as no_server:
+        _resolve({})
+    assert str(no_server.value) == "no server: pass --server (or set GOVC_URL)"
+    with pytest.raises(CredentialError) as no_user:
+        _resolve({"GOVC_URL": "vc01"})
+    assert str(no_user.value) == "no user: pass --user (or set GOVC_USERNAME)"
+
+
+@pytest.mark.parametrize("url", ["https://audit:@vc01", "https://audit@vc01"])
+def test_a_govc_url_without_a_password_gives_none(url: str) -> None:
+    with pytest.raises(CredentialError, match=r"^no password for audit: "):
+        _resolve({"GOVC_URL": url})
+
+
+def _stdin_password(text: str) -> str:
+    return _resolve({"GOVC_URL": "vc01", "GOVC_USERNAME": "u"}, text, password_stdin=True).password
+
+
+def test_standard_input_keeps_the_passwords_own_spaces_and_letters() -> None:
+    assert _stdin_password("Se cret X \r\n") == "Se cret X "
+    assert _stdin_password("no-newline-at-end") == "no-newline-at-end"
+
+
+def test_standard_input_takes_a_line_of_the_maximum_length_and_refuses_a_longer_one() -> None:
+    most = credentials.MAX_PASSWORD_FILE
+    assert _stdin_password("a" * most) == "a" * most
+    assert _stdin_password("a" * most + "\n") == "a" * most
+    with pytest.raises(CredentialError, match="longer than 4096 characters"):
+        _stdin_password("a" * (most + 1) + "\n")
+    with pytest.raises(CredentialError) as empty:
+        _stdin_password("\n")
+    assert str(empty.value) == "standard input gave no password (an empty first line)"
+
+
+def test_a_password_file_keeps_trailing_spaces_and_drops_only_the_line_end(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "pw"
+    path.write_bytes(b"Se cret \r\nsecond line\n")
+    path.chmod(0o600)
+    assert credentials.read_password_file(str(path)) == "Se cret "
+    path.write_bytes(b"\rleading-cr\n")
+    assert credentials.read_password_file(str(path)) == "\rleading-cr"
+
+
+def test_a_password_file_of_the_maximum_length_is_read_and_a_longer_one_refused(
+    tmp_path: Path,
+) -> None:
+    most = credentials.MAX_PASSWORD_FILE
+    path = tmp_path / "pw"
+    path.write_bytes(b"b" * most)
+    path.chmod(0o600)
+    assert credentials.read_password_file(str(path)) == "b" * most
+    path.write_bytes(b"b" * (most + 1))
+    with pytest.raises(CredentialError) as long:
+        credentials.read_password_file(str(path))
+    assert str(long.value) == (
+        f"password file {path}: its first line is longer than {most} bytes; is it the right file?"
+    )
+
+
+def test_an_unreadable_password_file_is_named(tmp_path: Path) -> None:
+    missing = tmp_path / "absent"
+    with pytest.raises(CredentialError) as error:
+        credentials.read_password_file(str(missing))
+    assert str(error.value).startswith(f"cannot read password file {missing}: ")
+    assert "No such file" in str(error.value)
