@@ -504,3 +504,29 @@ def test_an_unreadable_password_file_is_named(tmp_path: Path) -> None:
         credentials.read_password_file(str(missing))
     assert str(error.value).startswith(f"cannot read password file {missing}: ")
     assert "No such file" in str(error.value)
+
+
+def test_a_password_ending_in_a_letter_x_keeps_it(tmp_path: Path) -> None:
+    assert _stdin_password("passX\r\n") == "passX"
+    path = tmp_path / "pw"
+    path.write_bytes(b"passX\r\n")
+    path.chmod(0o600)
+    assert credentials.read_password_file(str(path)) == "passX"
+
+
+def test_a_password_file_whose_first_line_ends_past_the_limit_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "pw"
+    path.write_bytes(b"b" * (credentials.MAX_PASSWORD_FILE + 1) + b"\n")
+    path.chmod(0o600)
+    with pytest.raises(CredentialError, match="is it the right file"):
+        credentials.read_password_file(str(path))
+
+
+def test_a_password_file_that_is_not_utf8_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "pw"
+    path.write_bytes(b"\xff\xfe-not-utf-8\n")
+    path.chmod(0o600)
+    with pytest.raises(CredentialError) as error:
+        credentials.read_password_file(str(path))
+    assert str(error.value).startswith(f"cannot read password file {path}: ")
+    assert "utf-8" in str(error.value)
