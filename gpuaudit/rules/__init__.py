@@ -7,7 +7,9 @@ check function. docs/rules.md describes every rule.
 from __future__ import annotations
 
 from gpuaudit.results import Rule
-from gpuaudit.rules import (
+
+# Importing a category's module registers its rules.
+from gpuaudit.rules import (  # noqa: F401
     data,
     design,
     devices,
@@ -25,22 +27,6 @@ from gpuaudit.rules import (
 from gpuaudit.rules.registry import Context, Outcome, RuleSpec, Scope, Verdict, registered, rule
 
 __all__ = ["Context", "Outcome", "RuleSpec", "Scope", "Verdict", "catalogue", "rule", "specs"]
-
-_MODULES = (
-    data,
-    design,
-    devices,
-    drift,
-    drs,
-    gpu,
-    ha,
-    ha_health,
-    licensing,
-    monitoring,
-    storage,
-    stun,
-    vmotion,
-)
 
 
 def specs() -> list[RuleSpec]:
