@@ -9,10 +9,10 @@ a consumer that honours suppressions hides them.
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 import gpuaudit
+from gpuaudit.report.actions import finding_id
 from gpuaudit.report.licences import licence_summary
 from gpuaudit.report.summary import parse_time
 from gpuaudit.results import AuditResult, Finding, Rule
@@ -80,11 +80,7 @@ def _result(f: Finding, index: int | None, datacenter: str) -> dict[str, Any]:
                 ]
             }
         ],
-        "partialFingerprints": {
-            "gpuaudit/v1": hashlib.sha256(
-                f"{f.rule}\0{f.object_kind}\0{f.object}".encode("utf-8", "replace")
-            ).hexdigest()
-        },
+        "partialFingerprints": {"gpuaudit/v1": finding_id(f)},
         "properties": {
             "severity": f.severity,
             "status": f.status,
