@@ -164,7 +164,8 @@ def _unwaivable(rule: Rule, verdict: Verdict, policy: Policy, today: date) -> Fi
 def _gaps(inventory: Inventory) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for gap in inventory.gaps:
-        out.setdefault(gap.object, []).append(f"{gap.property}: {gap.reason}")
+        if gap.uncertain:  # a read beyond the role leaves other verdicts certain
+            out.setdefault(gap.object, []).append(f"{gap.property}: {gap.reason}")
     return out
 
 

@@ -11,6 +11,7 @@ guessing at fields it does not know.
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import json
 import types
@@ -332,15 +333,35 @@ class Vm:
         return self.power_state == "poweredOn"
 
 
+# The NVIDIA vGPU manager's version is in a host's installed software only:
+# HostImageConfigManager.fetchSoftwarePackages, one call per host, which needs a privilege
+# the Read-only role lacks. The collector does not make the call and records a Gap.
+VGPU_MANAGER_CALL = "HostImageConfigManager.fetchSoftwarePackages"
+VGPU_MANAGER_PRIVILEGE = "Host.Config.Image"
+
+
 @dataclass
 class Gap:
-    """Something the collector could not read: the verdicts that need it are uncertain."""
+    """Something the collector could not read: the verdicts that need it are uncertain.
+
+    A gap with a ``privilege`` is one the Read-only role cannot read by design: the
+    collector does not ask, and the rules that need it give no verdict. Those gaps are
+    reported but fail nothing (DATA-01 passes over them): an audit account is expected
+    to hold the Read-only role, and a finding on every scan would teach people to ignore
+    the rule.
+    """
 
     object: str  # name, or moref when the name is unknown
     kind: str  # HostSystem, VirtualMachine, ...
     property: str
     reason: str  # e.g. NoPermission, notResponding, notInApiVersion
     moref: str = ""
+    privilege: str = ""  # the vCenter privilege it needs beyond Read-only, if that is why
+
+    @builtins.property  # the field above named "property" hides the builtin here
+    def uncertain(self) -> bool:
+        """True when the gap makes verdicts uncertain (it is not a known limit of the role)."""
+        return not self.privilege
 
 
 @dataclass

@@ -397,7 +397,9 @@ def assert_summary_sheets_match(doc: dict[str, Any], sheets: dict[str, list[list
     }
     for item, n in counts.items():
         assert summary[("Inventory", item)] == str(n), item
-    assert summary[("Data", "Data gaps")] == str(len(inv["gaps"]))
+    beyond_role = sum(1 for g in inv["gaps"] if g.get("privilege"))
+    assert summary[("Data", "Data gaps")] == str(len(inv["gaps"]) - beyond_role)
+    assert summary[("Data", "Not read by the Read-only role")] == str(beyond_role)
     assert summary[("Data", "Rule errors")] == str(len(doc["errors"]))
     scanned = datetime.fromisoformat(inv["collected_at"].replace("Z", "+00:00"))
     assert summary[("Estate", "Scanned (UTC)")] == as_csv(scanned)

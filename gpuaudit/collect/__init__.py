@@ -28,7 +28,13 @@ from gpuaudit.collect.retrieve import (
 )
 from gpuaudit.collect.storage import HostLunPaths, build_datastore, host_lun_paths
 from gpuaudit.collect.vms import build_cluster, build_vm, device_candidates
-from gpuaudit.inventory import Gap, Inventory, VCenter
+from gpuaudit.inventory import (
+    VGPU_MANAGER_CALL,
+    VGPU_MANAGER_PRIVILEGE,
+    Gap,
+    Inventory,
+    VCenter,
+)
 from gpuaudit.progress import Progress, Step, ignore
 
 HOTMIGRATE = "vgpu.hotmigrate.enabled"
@@ -60,6 +66,7 @@ def collect(
     say("reading GPU telemetry and licences")
     collect_operations(si, content, inv, telemetry_window, say)
     _version_gaps(inv, si._stub.version)
+    _vgpu_manager_gaps(inv)
     return inv
 
 
@@ -208,6 +215,31 @@ def _assemble(inv: Inventory, objects: dict[str, ObjectProps]) -> None:
     inv.hosts.sort(key=lambda o: o.name)
     inv.datastores.sort(key=lambda o: o.name)
     inv.vms.sort(key=lambda o: o.name)
+
+
+def _vgpu_manager_gaps(inv: Inventory) -> None:
+    """A gap naming the privilege, on every connected vGPU host whose manager version is unknown.
+
+    A vGPU host offers vGPU profiles or runs a vGPU VM; GPU-08 and VM-06 need the version.
+    """
+    vgpu_vm_hosts = {
+        vm.host for vm in inv.vms if any(g.kind == "vgpu" for g in vm.gpus) and vm.host
+    }
+    for host in inv.hosts:
+        if not host.connected or host.vgpu_manager_version:
+            continue
+        if host.vgpu_profiles or host.name in vgpu_vm_hosts:
+            reason = f"needs the {VGPU_MANAGER_PRIVILEGE} privilege, which the Read-only role lacks"
+            inv.gaps.append(
+                Gap(
+                    host.name,
+                    "HostSystem",
+                    f"vGPU manager version ({VGPU_MANAGER_CALL})",
+                    reason,
+                    moref=host.moref,
+                    privilege=VGPU_MANAGER_PRIVILEGE,
+                )
+            )
 
 
 def _version_gaps(inv: Inventory, negotiated: str) -> None:

@@ -53,7 +53,7 @@ class Summary:
     failed_by_severity: dict[str, int]
     failed_by_category: dict[str, int]
     clusters: list[ClusterSummary]
-    gaps: int
+    gaps: int  # gaps that make verdicts uncertain
     rule_errors: int
     waivers_applied: int
     expired_waivers: int
@@ -62,6 +62,9 @@ class Summary:
     # DATA-02's message when the audit read no host, else None: every format says
     # so first, not only a count of findings.
     nothing_examined: str | None = None
+    # Properties only a privilege beyond the Read-only role reads (Gap.privilege):
+    # listed with the gaps, but they leave the other verdicts certain.
+    beyond_role: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -113,18 +116,20 @@ def summarize(result: AuditResult) -> Summary:
     for name, n in counts["category"].items():
         by_category.setdefault(name, n)
     worst = next((s for s in SEVERITIES if by_severity[s]), None)
+    uncertain = [g for g in result.inventory.gaps if g.uncertain]
     empty = next(
         (f.message for f in result.findings if f.rule == NOTHING_EXAMINED and f.failed), None
     )
     return Summary(
         verdict="fail" if results.get("fail") else "pass",
         worst_severity=worst,
-        incomplete=bool(result.inventory.gaps or result.errors),
+        incomplete=bool(uncertain or result.errors),
         results=results,
         failed_by_severity=by_severity,
         failed_by_category=by_category,
         clusters=cluster_summaries(result),
-        gaps=len(result.inventory.gaps),
+        gaps=len(uncertain),
+        beyond_role=len(result.inventory.gaps) - len(uncertain),
         rule_errors=len(result.errors),
         waivers_applied=results.get("waived", 0),
         expired_waivers=len(result.expired_waivers),

@@ -116,6 +116,7 @@ def summary_table(result: AuditResult, summary: Summary) -> Table:
         ("Inventory", "GPU VMs", sum(1 for v in inv.vms if v.gpus)),
         ("Inventory", "Datastores", len(inv.datastores)),
         ("Data", "Data gaps", summary.gaps),
+        ("Data", "Not read by the Read-only role", summary.beyond_role),
         ("Data", "Rule errors", summary.rule_errors),
     ]
     rows += [("Cluster N+k", c.name, tolerance(c.tolerates)) for c in summary.clusters]

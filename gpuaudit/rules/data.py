@@ -19,7 +19,9 @@ from gpuaudit.rules.registry import Context, Outcome, Verdict, rule
     rationale="""A property the collector could not read (no permission, a host not responding, a
         field newer than the API version) is not evidence of a problem, nor of its absence. Every
         verdict that depends on it is uncertain; findings on such objects carry the gap in their
-        evidence under "uncertain".""",
+        evidence under "uncertain". A property only a privilege beyond the Read-only role can
+        read (the NVIDIA vGPU manager version: Host.Config.Image) is listed, not failed: the
+        rules that need it give no verdict.""",
     remediation="""Give the audit account read access to the whole inventory (the read-only role
         propagated from the root), reconnect hosts that are not responding, and scan again.""",
     references=(sources.API_MISSING_PROPERTY, sources.SYSTEM_ROLES),
@@ -28,7 +30,12 @@ def gaps(ctx: Context) -> Iterator[Verdict]:
     inv = ctx.facts.inventory
     by_object: dict[str, list[dict[str, str]]] = {}
     kinds: dict[str, str] = {}
+    # Reads the Read-only role cannot make are reported, not failed (Gap.privilege).
+    beyond_role: dict[str, list[str]] = {}
     for gap in inv.gaps:
+        if not gap.uncertain:
+            beyond_role.setdefault(gap.object, []).append(f"{gap.property} (needs {gap.privilege})")
+            continue
         by_object.setdefault(gap.object, []).append(
             {"kind": gap.kind, "property": gap.property, "reason": gap.reason}
         )
@@ -45,11 +52,13 @@ def gaps(ctx: Context) -> Iterator[Verdict]:
             kinds[host.name] = "HostSystem"
     for host in inv.hosts:
         if host.name not in by_object:
+            unread = beyond_role.get(host.name, [])
             yield Verdict(
                 host.name,
                 True,
-                "no gaps",
-                {},
+                "no gaps"
+                + (f"; not read by the Read-only role: {'; '.join(unread)}" if unread else ""),
+                {"beyond_role": unread} if unread else {},
                 cluster=host.cluster,
                 host=host.name,
                 object_kind="host",

@@ -7,15 +7,14 @@ from collections.abc import Callable, Iterable
 
 from gpuaudit import facts as F
 from gpuaudit import vgpu_releases as R
-from gpuaudit.inventory import Cluster, Host
+from gpuaudit.inventory import VGPU_MANAGER_CALL, VGPU_MANAGER_PRIVILEGE, Cluster, Host
 from gpuaudit.rules import scopes, sources
 from gpuaudit.rules.registry import Context, Outcome, rule
 
-# Reading installed software (esxcli software vib get) is
-# HostImageConfigManager.fetchSoftwarePackages, one call per host, and it needs this
-# privilege, which the Read-only role lacks: the collector does not make the call.
-SOFTWARE_CALL = "HostImageConfigManager.fetchSoftwarePackages"
-SOFTWARE_PRIVILEGE = "Host.Config.Image"
+# Reading installed software (esxcli software vib get) needs a privilege the Read-only
+# role lacks: the collector does not make the call, and records a gap naming it.
+SOFTWARE_CALL = VGPU_MANAGER_CALL
+SOFTWARE_PRIVILEGE = VGPU_MANAGER_PRIVILEGE
 
 # The release notes of the newest catalogued branch state the compatibility rules.
 _NEWEST = R.BRANCHES[-1]
@@ -162,9 +161,9 @@ def vgpu_hosts(ctx: Context, cluster: Cluster) -> list[Host]:
         initialise its vGPU after vMotion, DRS or an HA restart onto an older one. vSphere
         reports the manager version only through the installed software
         ({SOFTWARE_CALL}), which needs the {SOFTWARE_PRIVILEGE} privilege: the Read-only
-        role lacks it, so the collector does not read it, and the rule then gives no verdict
-        rather than a pass on a guess. A saved inventory that carries the versions is
-        judged.""",
+        role lacks it, so the collector does not read it: it records a data gap that names
+        the privilege, and the rule gives no verdict rather than a pass on a guess. A saved
+        inventory that carries the versions is judged.""",
     remediation="""Install the same NVIDIA vGPU manager (host driver VIB) release on every vGPU
         host of the cluster, in maintenance mode, and keep the guest drivers at that release
         or the branch before it. To let the audit read the versions, compare them with

@@ -307,6 +307,24 @@ def _add_datacenter(inv: Inventory, dc: dict[str, Any]) -> None:
     for vm in dc.get("vms", []):
         inv.vms.append(_vm(vm, dc_name, host_cluster, host_specs))
 
+    # The vGPU manager's version needs Host.Config.Image, beyond the Read-only role: on
+    # every connected host that offers vGPU profiles or runs a vGPU VM, a gap names it.
+    vgpu_vm_hosts = {
+        vm["host"] for vm in dc.get("vms", []) if any("vgpu" in g for g in vm.get("gpus", []))
+    }
+    for name, spec in host_specs.items():
+        connected = spec.get("connection", "connected") == "connected"
+        if connected and (spec.get("vgpu_profiles") or name in vgpu_vm_hosts):
+            inv.gaps.append(
+                Gap(
+                    object=name,
+                    kind="HostSystem",
+                    property="vGPU manager version (HostImageConfigManager.fetchSoftwarePackages)",
+                    reason="needs the Host.Config.Image privilege, which the Read-only role lacks",
+                    privilege="Host.Config.Image",
+                )
+            )
+
 
 def _issues(spec: dict[str, Any]) -> list[ConfigIssue]:
     return [ConfigIssue(i["kind"], i["message"]) for i in spec.get("config_issues", [])]
