@@ -84,18 +84,11 @@ def render_junit(result: AuditResult) -> bytes:
             "skipped": sum(1 for f in findings if f.status == "waived"),
         }
         name = f"gpuaudit.{category}"
-        suite = _el(
-            root,
-            "testsuite",
-            name=name,
-            package=name,
-            id=str(suite_id),
-            hostname=source,
-            time="0",
-            **{k: str(v) for k, v in counts.items()},
-        )
+        attrs = {"name": name, "package": name, "id": str(suite_id)}
         if stamp:  # UTC, written without a zone as Ant's schema requires
-            suite.set("timestamp", stamp.strftime("%Y-%m-%dT%H:%M:%S"))
+            attrs["timestamp"] = stamp.strftime("%Y-%m-%dT%H:%M:%S")
+        attrs |= {"hostname": source, "time": "0"} | {k: str(v) for k, v in counts.items()}
+        suite = _el(root, "testsuite", **attrs)
         props = _el(suite, "properties")
         _el(props, "property", name="source", value=source)
         _el(props, "property", name="rules_version", value=result.rules_version)
