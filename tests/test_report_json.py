@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import typing
 from pathlib import Path
@@ -17,6 +18,7 @@ from gpuaudit.report import (
     ReportError,
     load_json_report,
     render_json,
+    render_sarif,
     report_schema,
     write_reports,
 )
@@ -198,3 +200,60 @@ def test_schema_requires_only_fields_that_exist(name: str) -> None:
     required = set(report_schema()["$defs"][name]["required"])
     assert required <= fields, f"schema requires {sorted(required - fields)} on {name}"
     assert typing.get_type_hints(SCHEMA_DEFS[name])
+
+
+def test_each_finding_leads_with_its_stable_id() -> None:
+    result = ALL["realistic"]()
+    doc = render_json(result)
+    validate(doc)
+    for data in doc["findings"]:
+        assert next(iter(data)) == "id"
+        # The id is documented as the SHA-256 of rule, kind and object, NUL-separated.
+        key = "\0".join((data["rule"], data["object_kind"], data["object"]))
+        assert data["id"] == hashlib.sha256(key.encode("utf-8")).hexdigest()
+    edge = next(f for f in doc["findings"] if (f["rule"], f["object"]) == ("HA-03", "gpu-pt-edge"))
+    expected = "HA-03\0cluster\0gpu-pt-edge"
+    assert edge["id"] == hashlib.sha256(expected.encode()).hexdigest()
+    assert len({f["id"] for f in doc["findings"]}) == len(doc["findings"])
+
+
+def test_finding_ids_are_the_sarif_fingerprints() -> None:
+    result = ALL["realistic"]()
+    ids = {
+        (f["rule"], f["object"]): f["id"]
+        for f in render_json(result)["findings"]
+        if f["status"] != "pass"
+    }
+    sarif = render_sarif(result)["runs"][0]["results"]
+    fingerprints = {
+        (r["ruleId"], r["locations"][0]["logicalLocations"][0]["name"]): r["partialFingerprints"][
+            "gpuaudit/v1"
+        ]
+        for r in sarif
+    }
+    assert ids == fingerprints
+
+
+def test_finding_id_stays_when_the_message_changes() -> None:
+    result = ALL["realistic"]()
+    before = render_json(result)["findings"][0]["id"]
+    result.findings[0].message = "something else"
+    result.findings[0].status = "pass"
+    assert render_json(result)["findings"][0]["id"] == before
+
+
+def test_a_report_without_ids_still_loads(tmp_path: Path) -> None:
+    doc = render_json(ALL["realistic"]())
+    for finding in doc["findings"]:
+        del finding["id"]
+    validate(doc)  # an earlier report, written before findings carried their id
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    assert render_json(load_json_report(path)) == render_json(ALL["realistic"]())
+
+
+def test_schema_rejects_a_malformed_id() -> None:
+    doc = render_json(ALL["realistic"]())
+    doc["findings"][0]["id"] = "HA-03"
+    with pytest.raises(jsonschema.ValidationError):
+        validate(doc)

@@ -10,6 +10,7 @@ from typing import Any
 
 import gpuaudit
 from gpuaudit.inventory import Inventory, InventoryError, _build
+from gpuaudit.report.actions import finding_id
 from gpuaudit.report.summary import summarize
 from gpuaudit.results import (
     AuditResult,
@@ -71,6 +72,11 @@ def render_json(result: AuditResult) -> dict[str, Any]:
     # that the C encoder does it.
     text = json.dumps(doc, ensure_ascii=False, allow_nan=False, default=_jsonable)
     loaded: dict[str, Any] = json.loads(text)
+    # Each finding leads with its stable id, the one the workbook and SARIF show.
+    loaded["findings"] = [
+        {"id": finding_id(f), **data}
+        for f, data in zip(result.findings, loaded["findings"], strict=True)
+    ]
     return loaded
 
 
@@ -94,6 +100,13 @@ def load_json_report(path: str | Path) -> AuditResult:
     return from_json_data(data)
 
 
+def _without_id(finding: Any) -> Any:
+    """A finding's data less its id, which is derived from the rule and object."""
+    if isinstance(finding, dict):
+        return {k: v for k, v in finding.items() if k != "id"}
+    return finding
+
+
 def from_json_data(data: Any) -> AuditResult:
     if not isinstance(data, dict):
         raise ReportError("a report is a JSON object")
@@ -110,7 +123,7 @@ def from_json_data(data: Any) -> AuditResult:
         return AuditResult(
             inventory=Inventory.from_dict(data["inventory"]),
             rules=[_build(Rule, r, "rules[]") for r in data["rules"]],
-            findings=[_build(Finding, f, "findings[]") for f in data["findings"]],
+            findings=[_build(Finding, _without_id(f), "findings[]") for f in data["findings"]],
             simulations=[
                 _build(ClusterSimulation, s, "simulations[]") for s in data["simulations"]
             ],

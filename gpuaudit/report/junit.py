@@ -3,6 +3,11 @@
 Each category is a test suite; a test case's classname is ``gpuaudit.<category>.<rule id>``
 and its name the object. A failed finding is a <failure>, a waived one <skipped>,
 and a rule that raised an <error>.
+
+The document is valid against both schemas CI servers read JUnit with: Jenkins'
+xUnit junit-10.xsd and Apache Ant's aggregated JUnitReport schema. Ant's allows no
+attribute on <testsuites> (the totals live on each suite), and requires each suite's
+package, id, timestamp (local form, no zone), hostname, <system-out> and <system-err>.
 """
 
 from __future__ import annotations
@@ -64,13 +69,12 @@ def render_junit(result: AuditResult) -> bytes:
         rule = rules.get(e.rule)
         errors_by_suite[rule.category if rule else "other"].append((e.rule, e.error))
 
-    stamp = parse_time(result.checked_at)
-    timestamp = stamp.strftime("%Y-%m-%dT%H:%M:%S") if stamp else ""
-    source = result.inventory.source
-    root = ET.Element("testsuites", {"name": "gpuaudit"})
+    stamp = parse_time(result.checked_at) or parse_time(result.inventory.collected_at)
+    # The schemas' own word for a host that is not known.
+    source = result.inventory.source or "localhost"
+    root = ET.Element("testsuites")
     licences = licence_properties(result)
-    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-    for category in sorted(set(suites) | set(errors_by_suite)):
+    for suite_id, category in enumerate(sorted(set(suites) | set(errors_by_suite))):
         findings = suites.get(category, [])
         errors = errors_by_suite.get(category, [])
         counts = {
@@ -79,17 +83,12 @@ def render_junit(result: AuditResult) -> bytes:
             "errors": len(errors),
             "skipped": sum(1 for f in findings if f.status == "waived"),
         }
-        for k, v in counts.items():
-            totals[k] += v
-        suite = _el(
-            root,
-            "testsuite",
-            name=f"gpuaudit.{category}",
-            timestamp=timestamp,
-            hostname=source,
-            time="0",
-            **{k: str(v) for k, v in counts.items()},
-        )
+        name = f"gpuaudit.{category}"
+        attrs = {"name": name, "package": name, "id": str(suite_id)}
+        if stamp:  # UTC, written without a zone as Ant's schema requires
+            attrs["timestamp"] = stamp.strftime("%Y-%m-%dT%H:%M:%S")
+        attrs |= {"hostname": source, "time": "0"} | {k: str(v) for k, v in counts.items()}
+        suite = _el(root, "testsuite", **attrs)
         props = _el(suite, "properties")
         _el(props, "property", name="source", value=source)
         _el(props, "property", name="rules_version", value=result.rules_version)
@@ -122,9 +121,8 @@ def render_junit(result: AuditResult) -> bytes:
             )
             err = _el(case, "error", message=one_line(error), type="RuleError")
             err.text = xml_text(error)
-    for k, v in totals.items():
-        root.set(k, str(v))
-    root.set("time", "0")
+        _el(suite, "system-out")
+        _el(suite, "system-err")
     ET.indent(root)
     body: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
     return body

@@ -1,15 +1,19 @@
 """SARIF 2.1.0: failed findings as results, for tools that ingest SARIF.
 
 Rules go in tool.driver.rules (help: the remediation and the rule's references;
-helpUri: its first reference); a result's level follows its severity; its
-location is a logicalLocation naming the vSphere object. Waived findings are
-results too, each with an external suppression that carries the waiver, so that
-a consumer that honours suppressions hides them.
+helpUri: its first reference); a result's level follows its severity. Its
+location names the vSphere object twice: a logicalLocation, and a
+physicalLocation whose artifact is a relative path under the ``VCENTER`` base
+(``vsphere/DATACENTER/CLUSTER/HOST/OBJECT``), because GitHub code scanning drops
+a result without an artifact URI and accepts only relative paths. Waived
+findings are results too, each with an external suppression that carries the
+waiver, so that a consumer that honours suppressions hides them.
 """
 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 import gpuaudit
 from gpuaudit.report.actions import finding_id
@@ -21,6 +25,8 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"critical": "error", "high": "error", "medium": "warning", "low": "note", "info": "note"}
 # GitHub code scanning reads this property to rank security results.
 SECURITY_SEVERITY = {"critical": "9.5", "high": "8.0", "medium": "5.5", "low": "3.0", "info": "0.0"}
+# The URI base id of every result's artifact: the vCenter's inventory, not a file tree.
+URI_BASE_ID = "VCENTER"
 
 
 def _help(rule: Rule) -> dict[str, str]:
@@ -48,7 +54,8 @@ def _rule(rule: Rule) -> dict[str, Any]:
             "category": rule.category,
             "severity": rule.severity,
             "object_kind": rule.object_kind,
-            "tags": ["vsphere", "gpu", rule.category],
+            # SARIF wants the tags unique: the gpu category is already a tag.
+            "tags": list(dict.fromkeys(["vsphere", "gpu", rule.category])),
             "security-severity": SECURITY_SEVERITY.get(rule.severity, "5.5"),
         },
     }
@@ -57,11 +64,24 @@ def _rule(rule: Rule) -> dict[str, Any]:
     return descriptor
 
 
-def _qualified(f: Finding, datacenter: str) -> str:
+def _path(f: Finding, datacenter: str) -> list[str]:
+    """Datacenter, cluster, host and object, the empty ones left out."""
     parts = [p for p in (datacenter, f.cluster, f.host) if p]
     if not parts or parts[-1] != f.object:
         parts.append(f.object)
-    return "/".join(parts)
+    return parts
+
+
+def _segment(name: str) -> str:
+    """A name as one URI path segment: percent-encoded, "/" included, never "." or ".."."""
+    if name in (".", ".."):
+        return name.replace(".", "%2E")
+    return quote(name, safe="", errors="backslashreplace")
+
+
+def artifact_uri(f: Finding, datacenter: str) -> str:
+    """The finding's object as a relative URI: ``vsphere/DATACENTER/CLUSTER/HOST/OBJECT``."""
+    return "/".join(["vsphere", *(_segment(p) for p in _path(f, datacenter))])
 
 
 def _result(f: Finding, index: int | None, datacenter: str) -> dict[str, Any]:
@@ -71,13 +91,19 @@ def _result(f: Finding, index: int | None, datacenter: str) -> dict[str, Any]:
         "message": {"text": f.message or f.rule},
         "locations": [
             {
+                "physicalLocation": {
+                    "artifactLocation": {
+                        "uri": artifact_uri(f, datacenter),
+                        "uriBaseId": URI_BASE_ID,
+                    }
+                },
                 "logicalLocations": [
                     {
                         "name": f.object,
-                        "fullyQualifiedName": _qualified(f, datacenter),
+                        "fullyQualifiedName": "/".join(_path(f, datacenter)),
                         "kind": f.object_kind,
                     }
-                ]
+                ],
             }
         ],
         "partialFingerprints": {"gpuaudit/v1": finding_id(f)},
@@ -136,6 +162,14 @@ def render_sarif(result: AuditResult) -> dict[str, Any]:
                     }
                 },
                 "invocations": [invocation],
+                # The base is named, not given a URI: it is a vCenter's inventory, which
+                # no file system holds (SARIF lets a base id's uri be left out).
+                "originalUriBaseIds": {
+                    URI_BASE_ID: {
+                        "description": {"text": f"the vSphere inventory of {inv.source}"},
+                        "properties": {"vcenter": inv.source},
+                    }
+                },
                 "results": results,
                 "properties": {
                     "source": inv.source,

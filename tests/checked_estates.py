@@ -1,0 +1,33 @@
+"""AuditResults of the lab's estates, built once per session for the report-format tests.
+
+The recorded scenarios are replayed from their cassettes (offline) and checked by
+the real rules, as `gpuaudit scan --replay` does. The large estate is
+tests/lab/generate.py's 64 clusters of 16 hosts and 10,240 VMs, built straight
+from the scenario (the inventory a correct collector returns) and checked offline,
+which takes seconds where serving it through the lab takes minutes.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from gpuaudit import scan
+from gpuaudit.check import run_checks
+from gpuaudit.results import AuditResult
+from tests.conftest import CASSETTES
+from tests.lab import generate
+from tests.lab.expected import expected_inventory
+from tests.lab.scenario import normalise
+
+
+@functools.cache
+def recorded(name: str) -> AuditResult:
+    """The checked result of a recorded scenario, replayed from its cassette."""
+    return run_checks(scan.obtain_inventory(scan.Replay(CASSETTES / f"{name}.yaml")))
+
+
+@functools.cache
+def large() -> AuditResult:
+    """The checked result of the large generated estate."""
+    scenario = normalise(generate.generate(64, 16, 4, 10_240), "large estate")
+    return run_checks(expected_inventory(scenario))
