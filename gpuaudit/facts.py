@@ -85,14 +85,25 @@ def gpu_memory(gpu: Gpu) -> int:
     """The frame buffer in MB: as the host reports it, else from the catalogue."""
     if gpu.memory_mb > 0:
         return gpu.memory_mb
-    model = catalog.model_for(gpu.vendor_id, gpu.device_id, gpu.device_name)
+    model = gpu_model(gpu)
     return model.memory_mb if model else 0
 
 
 def gpu_prefix(gpu: Gpu) -> str | None:
     """The GPU's short name in vGPU profile names (grid_l4-4q -> l4), when known."""
-    model = catalog.model_for(gpu.vendor_id, gpu.device_id, gpu.device_name)
+    model = gpu_model(gpu)
     return model.profile_prefix if model else None
+
+
+def gpu_model(gpu: Gpu) -> catalog.GpuModel | None:
+    """The catalogue's model of a GPU, told by its ids and subsystem ids."""
+    return catalog.model_for(
+        gpu.vendor_id,
+        gpu.device_id,
+        gpu.device_name,
+        sub_vendor_id=gpu.sub_vendor_id,
+        sub_device_id=gpu.sub_device_id,
+    )
 
 
 def gpu_usable(gpu: Gpu) -> bool:

@@ -20,7 +20,7 @@ all the VM's datastores and, per GPU device of the VM:
   mode, and that GPU can take it. In equal-size mode (the default) a GPU holds
   vGPUs of one frame-buffer size only, at most floor(GPU memory / profile memory)
   of them, counting those already there; in mixed-size mode the frame buffers must
-  fit together.
+  fit together. A legacy 0 GB type (grid_m10-0b) has 512 MB (gpuaudit.catalog).
 - Dynamic DirectPath: a free passthrough-active GPU whose vendor/device id is
   allowed.
 - Fixed DirectPath: never; the VM is bound to a device of the failed host.

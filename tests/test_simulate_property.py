@@ -41,12 +41,16 @@ from gpuaudit.simulate import ClusterModel, simulate_cluster
 ORDER = ["highest", "high", "medium", "low", "lowest", "disabled"]
 GPU_TYPES = {"l4": (0x27B8, "NVIDIA L4", 24576), "t4": (0x1EB8, "NVIDIA T4", 16384)}
 PROFILES = ["grid_l4-4q", "grid_l4-8q", "grid_l4-12q", "grid_l4-24q", "grid_t4-8q", "grid_t4-4c"]
+# A Maxwell GPU with the legacy 0B type: 512 MB each (NVIDIA's "Virtual GPU Types"), 16 a GPU.
+GPU_TYPES["m10"] = (0x13BD, "NVIDIA M10", 8192)
+PROFILES += ["grid_m10-0b", "grid_m10-2b"]
+LEGACY_ZERO_MB = 512
 
 
 def profile_mb(name: str) -> int:
     match = re.search(r"-(\d+)[abcq]$", name)
     assert match
-    return int(match.group(1)) * 1024
+    return int(match.group(1)) * 1024 or LEGACY_ZERO_MB
 
 
 # --- the reference model -------------------------------------------------------------
@@ -264,7 +268,7 @@ def clusters(draw: st.DrawFn, dense: bool = False) -> Inventory:
             memory_mb=draw(st.sampled_from([0, 40960, 65536, 98304, 131072])),
         )
         for j in range(draw(st.integers(1 if dense else 0, 2 if dense else 3))):  # GPUs
-            kind = draw(st.sampled_from(["l4", "t4"]))
+            kind = draw(st.sampled_from(sorted(GPU_TYPES)))
             device, model, memory = GPU_TYPES[kind]
             mode = draw(st.sampled_from(["equal", "mixed", "passthrough"]))
             host.gpus.append(

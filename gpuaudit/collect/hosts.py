@@ -85,16 +85,21 @@ def _gpus(obj: ObjectProps, vm_names: dict[str, str]) -> list[Gpu]:
         vendor = catalog.unsigned16(dev.vendorId)
         device = catalog.unsigned16(dev.deviceId)
         name = dev.deviceName or ""
-        model = catalog.model_for(vendor, device, name)
+        # The subsystem ids tell apart boards that share a device id (A2 and A16).
+        sub_vendor = catalog.unsigned16(dev.subVendorId or 0)
+        sub_device = catalog.unsigned16(dev.subDeviceId or 0)
+        model = catalog.model_for(
+            vendor, device, name, sub_vendor_id=sub_vendor, sub_device_id=sub_device
+        )
         gpu = Gpu(
             pci_id=dev.id,
             vendor_id=vendor,
             device_id=device,
-            sub_vendor_id=catalog.unsigned16(dev.subVendorId or 0),
-            sub_device_id=catalog.unsigned16(dev.subDeviceId or 0),
+            sub_vendor_id=sub_vendor,
+            sub_device_id=sub_device,
             vendor_name=dev.vendorName or "",
             device_name=name,
-            model=catalog.model_name(vendor, device, name),
+            model=model.name if model else catalog.model_name(vendor, device, name),
             known_model=model is not None,
             memory_mb=model.memory_mb if model else 0,
         )

@@ -167,7 +167,7 @@ def large_bar(ctx: Context, vm: Vm) -> Outcome | None:
 )
 def sriov(ctx: Context, item: HostGpu) -> Outcome | None:
     gpu = item.gpu
-    model = catalog.model_for(gpu.vendor_id, gpu.device_id, gpu.device_name)
+    model = F.gpu_model(gpu)
     if model is None or not catalog.vgpu_needs_sriov(model) or gpu.graphics_type != F.SHARED_DIRECT:
         return None
     evidence = {

@@ -43,30 +43,37 @@ from gpuaudit.inventory import (
 _LOCAL_KINDS = {"sas", "block", "pscsi", "pcie"}
 
 # The GPUs gpuaudit names, stated here rather than read from gpuaudit.catalog so that a
-# catalogue mistake cannot hide in its own expectation. Device ids (vendor 0x10de) as the
-# PCI ID Repository (pci.ids) lists them; frame buffer per GPU in GB from NVIDIA's product
-# datasheets (T4, A2, A16, A10, L4, L40, L40S, A100, H100).
+# catalogue mistake cannot hide in its own expectation. Device ids (vendor 0x10de) and
+# their names as the PCI ID Repository's pci.ids lists them (https://pci-ids.ucw.cz/);
+# frame buffer of one GPU in GB from NVIDIA's "Virtual GPU Types for Supported GPUs"
+# (the largest vGPU type of each board: M10-8Q, T4-16Q, A16-16Q, H100L-94C, ...).
 _NVIDIA = 0x10DE
 _GPU_MODELS: dict[int, tuple[str, int]] = {
-    0x1EB8: ("NVIDIA T4", 16),
-    0x25B6: ("NVIDIA A16", 16),  # pci.ids "GA107GL [A2 / A16]": A2 only by device name
-    0x2236: ("NVIDIA A10", 24),
-    0x27B8: ("NVIDIA L4", 24),
-    0x26B5: ("NVIDIA L40", 48),
-    0x26B9: ("NVIDIA L40S", 48),
-    0x20F1: ("NVIDIA A100 PCIe 40GB", 40),
-    0x20B1: ("NVIDIA A100 PCIe 40GB", 40),
-    0x20B5: ("NVIDIA A100 PCIe 80GB", 80),
-    0x20B0: ("NVIDIA A100 SXM4 40GB", 40),
-    0x20B2: ("NVIDIA A100 SXM4 80GB", 80),
-    0x2331: ("NVIDIA H100 PCIe", 80),
-    0x2330: ("NVIDIA H100 SXM5", 80),
-    0x2321: ("NVIDIA H100 NVL", 94),
-    0x2235: ("NVIDIA A40", 48),
-    0x20B7: ("NVIDIA A30", 24),
-    0x2335: ("NVIDIA H200 SXM", 141),
-    0x233B: ("NVIDIA H200 NVL", 141),
+    0x13BD: ("NVIDIA M10", 8),  # GM107GL [Tesla M10], four GPUs per board
+    0x13F2: ("NVIDIA M60", 8),  # GM204GL [Tesla M60], two GPUs per board
+    0x1EB8: ("NVIDIA T4", 16),  # TU104GL [Tesla T4]
+    0x25B6: ("NVIDIA A16", 16),  # GA107GL [A2 / A16]: the subsystem id tells the A2
+    0x2236: ("NVIDIA A10", 24),  # GA102GL [A10]
+    0x27B8: ("NVIDIA L4", 24),  # AD104GL [L4]
+    0x26B5: ("NVIDIA L40", 48),  # AD102GL [L40]
+    0x26B9: ("NVIDIA L40S", 48),  # AD102GL [L40S]
+    0x26B1: ("NVIDIA RTX 6000 Ada Generation", 48),  # AD102GL [RTX 6000 Ada Generation]
+    0x20F1: ("NVIDIA A100 PCIe 40GB", 40),  # GA100 [A100 PCIe 40GB]
+    0x20B1: ("NVIDIA A100 PCIe 40GB", 40),  # GA100 [A100 PCIe 40GB]
+    0x20B5: ("NVIDIA A100 PCIe 80GB", 80),  # GA100 [A100 PCIe 80GB]
+    0x20B0: ("NVIDIA A100 SXM4 40GB", 40),  # GA100 [A100 SXM4 40GB]
+    0x20B2: ("NVIDIA A100 SXM4 80GB", 80),  # GA100 [A100 SXM4 80GB]
+    0x2331: ("NVIDIA H100 PCIe", 80),  # GH100 [H100 PCIe]
+    0x2330: ("NVIDIA H100 SXM5", 80),  # GH100 [H100 SXM5 80GB]
+    0x2321: ("NVIDIA H100 NVL", 94),  # GH100 [H100L 94GB]
+    0x2235: ("NVIDIA A40", 48),  # GA102GL [A40]
+    0x20B7: ("NVIDIA A30", 24),  # GA100GL [A30 PCIe]
+    0x2335: ("NVIDIA H200 SXM", 141),  # GH100 [H200 SXM 141GB]
+    0x233B: ("NVIDIA H200 NVL", 141),  # GH100 [H200 NVL]
 }
+# pci.ids: "A16 - 25B6 10DE 14A9 / A2 - 25B6 10DE 157E".
+_A16_SUBSYSTEM = (0x25B6, 0x10DE, 0x14A9)
+_A2_SUBSYSTEM = (0x25B6, 0x10DE, 0x157E)
 _A2 = ("NVIDIA A2", 16)
 
 
@@ -75,12 +82,21 @@ def _u16(value: int) -> int:
     return value & 0xFFFF
 
 
-def _known_gpu(vendor: int, device: int, device_name: str) -> tuple[str, int] | None:
+def _names_the_a2_alone(device_name: str) -> bool:
+    return bool(re.search(r"\bA2\b", device_name)) and not re.search(r"\bA16\b", device_name)
+
+
+def _known_gpu(
+    vendor: int, device: int, device_name: str, sub_vendor: int, sub_device: int
+) -> tuple[str, int] | None:
     """(display name, frame buffer in MB) of a GPU gpuaudit knows, else None."""
     if vendor != _NVIDIA or device not in _GPU_MODELS:
         return None
     name, gigabytes = _GPU_MODELS[device]
-    if device == 0x25B6 and re.search(r"\bA2\b", device_name):
+    board = (device, sub_vendor, sub_device)
+    # Without a subsystem id to go by, only a name that names the A2 alone says A2.
+    unknown_board = device == 0x25B6 and board not in (_A16_SUBSYSTEM, _A2_SUBSYSTEM)
+    if board == _A2_SUBSYSTEM or (unknown_board and _names_the_a2_alone(device_name)):
         name, gigabytes = _A2
     return name, gigabytes * 1024
 
@@ -444,7 +460,9 @@ def _vmotion_gaps(name: str, spec: dict[str, Any]) -> list[Gap]:
 def _gpu(g: dict[str, Any], host: dict[str, Any], vms: dict[str, dict[str, Any]]) -> Gpu:
     vendor = _u16(g["vendor_id"])
     device = _u16(g["device_id"])
-    known = _known_gpu(vendor, device, g["device_name"])
+    known = _known_gpu(
+        vendor, device, g["device_name"], _u16(g["sub_vendor_id"]), _u16(g["sub_device_id"])
+    )
     # An unknown GPU keeps the name its host gives it, else its raw ids.
     model = known[0] if known else g["device_name"] or f"{vendor:04x}:{device:04x}"
     graphics_type = g.get("graphics_type")

@@ -1076,7 +1076,17 @@ class _Normaliser:
         vendor_id = self.integer(g, "vendor_id", what, catalog.NVIDIA, maximum=0xFFFF, hex_ok=True)
         device_id = self.integer(g, "device_id", what, maximum=0xFFFF, hex_ok=True)
         device_name_given = self.string(g, "device_name", what, None)
-        model = catalog.model_for(vendor_id, device_id, device_name_given or "")
+        sub_vendor_id = self.integer(
+            g, "sub_vendor_id", what, vendor_id, maximum=0xFFFF, hex_ok=True
+        )
+        sub_device_id = self.integer(g, "sub_device_id", what, 0, maximum=0xFFFF, hex_ok=True)
+        model = catalog.model_for(
+            vendor_id,
+            device_id,
+            device_name_given or "",
+            sub_vendor_id=sub_vendor_id,
+            sub_device_id=sub_device_id,
+        )
         device_name = device_name_given
         if device_name is None:
             device_name = model.name if model else f"Device {device_id:04x}"
@@ -1088,10 +1098,8 @@ class _Normaliser:
             "pci_id": pci_id,
             "vendor_id": vendor_id,
             "device_id": device_id,
-            "sub_vendor_id": self.integer(
-                g, "sub_vendor_id", what, vendor_id, maximum=0xFFFF, hex_ok=True
-            ),
-            "sub_device_id": self.integer(g, "sub_device_id", what, 0, maximum=0xFFFF, hex_ok=True),
+            "sub_vendor_id": sub_vendor_id,
+            "sub_device_id": sub_device_id,
             "vendor_name": self.string(
                 g,
                 "vendor_name",
@@ -1742,7 +1750,13 @@ class _Normaliser:
         if gpu["passthrough"]["enabled"]:
             return "it is enabled for passthrough"
         info = catalog.parse_profile(profile)
-        model = catalog.model_for(gpu["vendor_id"], gpu["device_id"], gpu["device_name"])
+        model = catalog.model_for(
+            gpu["vendor_id"],
+            gpu["device_id"],
+            gpu["device_name"],
+            sub_vendor_id=gpu["sub_vendor_id"],
+            sub_device_id=gpu["sub_device_id"],
+        )
         if info is not None and model is not None and info.gpu != model.profile_prefix:
             return f"{profile} is not a profile of the {model.name}"
         mode = gpu["vgpu_mode"]
