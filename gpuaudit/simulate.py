@@ -683,18 +683,31 @@ class ClusterModel:
             key=lambda g: (g.rank, g.name),
         )
         placed: Assignment = {}
+        # _policy_choice per demands and host; a placement changes one host only.
+        memo: dict[tuple[Demand, ...], dict[str, Any]] = {}
+
+        def room(host: str) -> float:
+            return math.inf if self.nodes[host].memory == UNLIMITED else state.free[host]
+
         for guest in guests:
-            best: tuple[float, str, tuple[int, ...]] | None = None
-            for host in self.eligible[guest.index]:
-                if host in down or state.free[host] < guest.memory:
-                    continue
-                idx = _policy_choice(state[host], guest.demands, self.nodes[host].policy)
-                room = math.inf if self.nodes[host].memory == UNLIMITED else state.free[host]
-                if idx is not None and (best is None or room > best[0]):
-                    best = (room, host, idx)
-            if best is not None:
-                self._apply(guest, best[1], best[2], state)
-                placed[guest.index] = (best[1], best[2])
+            hosts = [
+                h
+                for h in self.eligible[guest.index]
+                if h not in down and state.free[h] >= guest.memory
+            ]
+            hosts.sort(key=room, reverse=True)  # stable: the cluster's order on a tie
+            known = memo.setdefault(guest.demands, {})
+            for host in hosts:
+                idx = known.get(host, _UNKNOWN)
+                if idx is _UNKNOWN:
+                    policy = self.nodes[host].policy
+                    idx = known[host] = _policy_choice(state[host], guest.demands, policy)
+                if idx is not None:
+                    self._apply(guest, host, idx, state)
+                    placed[guest.index] = (host, idx)
+                    for entries in memo.values():
+                        entries.pop(host, None)
+                    break
         return Outcome(placed, state)
 
 
@@ -1054,7 +1067,7 @@ def _tolerance(
         return top, []
     if not singles_ok:
         return 0, []
-    classes = _host_classes(model)
+    classes = _policy_classes(model) if by_policy else _host_classes(model)
     loaded = [h for h in hosts if model.by_host.get(h)]
     for k in range(2, top + 1):
         combos = list(itertools.islice(_combinations(classes, k, loaded), COMBINATION_LIMIT + 1))
@@ -1182,7 +1195,7 @@ def _group_tolerance(model: ClusterModel, groups: dict[int, set[Group]]) -> dict
         return dict.fromkeys(every, 0)
     result = dict.fromkeys(every, top)
     open_groups = set(every)
-    classes = _host_classes(model)
+    classes = _policy_classes(model)
     loaded = [h for h in hosts if model.by_host.get(h)]
     for k in range(1, top + 1):
         combos = list(itertools.islice(_combinations(classes, k, loaded), COMBINATION_LIMIT + 1))
@@ -1200,6 +1213,16 @@ def _group_tolerance(model: ClusterModel, groups: dict[int, set[Group]]) -> dict
                         result[group] = k - 1
                         open_groups.discard(group)
     return result
+
+
+def _policy_classes(model: ClusterModel) -> list[list[str]]:
+    """Host classes for the policy pass: each host on its own while every combination fits in
+    the limit, since the pass breaks ties between hosts by their order in the cluster."""
+    hosts = list(model.nodes)
+    top = min(MAX_FAILURES, len(hosts))
+    if all(math.comb(len(hosts), k) <= COMBINATION_LIMIT for k in range(1, top + 1)):
+        return [[h] for h in hosts]
+    return _host_classes(model)
 
 
 def _host_classes(model: ClusterModel) -> list[list[str]]:
