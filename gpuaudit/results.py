@@ -127,6 +127,26 @@ class HostFailure:
     unplaced: list[Placement] = field(default_factory=list)
     # GPU VMs whose HA restart priority is disabled: HA never restarts them.
     not_restarted: list[Placement] = field(default_factory=list)
+    # GPU VMs that fit only if placed by hand: the exact search finds room for them, the
+    # hosts' own GPU choice (their assignment policy) does not. N+k counts them as lost.
+    manual_only: list[Placement] = field(default_factory=list)
+
+
+@dataclass
+class SpareCapacity:
+    """Spare capacity of one GPU model, or of one vGPU profile family on it, in a cluster."""
+
+    model: str
+    # None for the whole model; else the profile family ("l4 q": GPU and series; "a100 mig"
+    # for MIG-backed profiles) or "passthrough" for DirectPath devices
+    family: str | None = None
+    gpus: int = 0  # usable GPUs of the model on connected hosts out of maintenance
+    idle_gpus: int = 0  # of those, GPUs that run nothing
+    vms: int = 0  # powered-on GPU VMs that HA restarts, running on the model (or family)
+    # How many more of the family's largest device fit on the model's GPUs now; for a
+    # whole model, its idle GPUs
+    spare: int = 0
+    tolerates: int = 0  # the k of N+k for these VMs alone, by the hosts' own GPU choice
 
 
 @dataclass
@@ -147,6 +167,7 @@ class ClusterSimulation:
     ha_restarts: bool = True
     manual_tolerates: int = 0  # the k of N+k when every VM is restarted by hand
     restart_disabled: list[str] = field(default_factory=list)  # powered-on, priority disabled
+    spare: list[SpareCapacity] = field(default_factory=list)  # per GPU model and family
 
 
 @dataclass

@@ -34,6 +34,30 @@ lexicographically largest placement by priority class (as many highest-priority
 VMs as possible, then as many high, and so on). The search is bounded; if it hits
 the bound, the unplaced VMs are reported as "not proven" rather than as having no
 room.
+
+Which GPU a restarted VM gets is not HA's choice but ESXi's, by the host's
+``config.graphicsConfig.sharedPassthruAssignmentPolicy`` (vSphere API reference,
+HostGraphicsConfigSharedPassthruAssignmentPolicy): ``performance`` (the default)
+assigns a vGPU to the GPU with the fewest VMs that can take it, ``consolidation``
+groups like VMs on a GPU until it is full. Spreading locks an empty GPU to the first
+profile that lands on it, and can strand room that another choice would have used.
+So the reported verdict comes from a policy pass: the VMs in restart-priority order
+(then by name), each host choosing its GPUs by its own policy, the first in the
+host's order on a tie; a Dynamic DirectPath device takes the first free allowed GPU,
+as no policy governs that choice. Which host HA picks is not something gpuaudit can
+know: it assumes the surviving host with the most free memory among those whose own
+GPU choice can take the VM (HA places by unreserved capacity). That host choice is a
+guess, but the GPU choice is never better than the host's own: a VM is counted as
+restarted only where a host, choosing by its policy, takes it. A VM that the policy
+pass leaves out but the exact search places is "restartable only with manual
+placement" (HostFailure.manual_only); N+k (``tolerates``) counts it as not restarted,
+while ``manual_tolerates`` counts any valid placement.
+
+Mixing GPU models in a cluster is supported; what matters is the spare capacity of
+each model. ``spare`` lists, per GPU model and per profile family on it (the profile
+name's GPU and series, "l4 q"; "<gpu> mig" for MIG-backed profiles; "passthrough"
+for DirectPath devices), the usable and idle GPUs, how many more of the family's
+largest device fit now, and the N+k of those VMs alone by the policy pass.
 """
 
 from __future__ import annotations
@@ -55,12 +79,14 @@ from gpuaudit.facts import (
     vm_memory_need_mb,
 )
 from gpuaudit.inventory import Host, Inventory, Vm
-from gpuaudit.results import ClusterSimulation, GpuSlots, HostFailure, Placement
+from gpuaudit.results import ClusterSimulation, GpuSlots, HostFailure, Placement, SpareCapacity
 
 MAX_FAILURES = 3  # N+k is computed for k up to 3
 SEARCH_WORK = 400_000  # GPU fit checks one exact search may spend
 COMBINATION_LIMIT = 200  # distinct host combinations checked per k before sampling
 MAX_SEARCH_GUESTS = 400
+PERFORMANCE = "performance"  # ESXi's default assignment policy: spread
+CONSOLIDATION = "consolidation"  # pack
 UNLIMITED = 1 << 60  # the free memory of a host whose memory size is unknown
 _UNKNOWN: Any = object()  # not yet in a memo
 
@@ -217,6 +243,7 @@ class Node:
     datastores: frozenset[str]
     static: int = 0
     memory: int = UNLIMITED  # MB for VMs; UNLIMITED when the host's size is unknown
+    policy: str = PERFORMANCE  # sharedPassthruAssignmentPolicy: how the host picks a GPU
 
 
 class State(dict[str, list[Slot]]):
@@ -276,10 +303,11 @@ class ClusterModel:
                 ),
             )
             node.memory = UNLIMITED if memory is None else memory
+            node.policy = host.assignment_policy or PERFORMANCE
             self.nodes[host.name] = node
             self.initial[host.name] = [_slot(host, g) for g in host.gpus]
             self.free[host.name] = node.memory - facts.host_memory_used_mb(host.name)
-            sig = (node.active, node.offers, node.datastores, node.memory)
+            sig = (node.active, node.offers, node.datastores, node.memory, node.policy)
             node.static = statics.setdefault(sig, len(statics))
         vms = [
             vm for vm in facts.cluster_gpu_vms(cluster) if vm.powered_on and vm.host in self.nodes
@@ -640,6 +668,48 @@ class ClusterModel:
                 out.append(_view(slot))
         return out
 
+    # What ESXi itself would do
+    def by_policy(self, failed: Iterable[str]) -> Outcome:
+        """Place the VMs in restart-priority order, each host picking the GPUs by its policy.
+
+        Of the surviving hosts whose own choice can take a VM, the one with the most free
+        memory takes it (the first in the cluster's order on a tie; a host of unknown memory
+        size counts as having the most).
+        """
+        down = set(failed)
+        state = State({h: slots for h, slots in self.initial.items() if h not in down}, self.free)
+        guests = sorted(
+            (g for h in sorted(down) for g in self.by_host.get(h, [])),
+            key=lambda g: (g.rank, g.name),
+        )
+        placed: Assignment = {}
+        # _policy_choice per demands and host; a placement changes one host only.
+        memo: dict[tuple[Demand, ...], dict[str, Any]] = {}
+
+        def room(host: str) -> float:
+            return math.inf if self.nodes[host].memory == UNLIMITED else state.free[host]
+
+        for guest in guests:
+            hosts = [
+                h
+                for h in self.eligible[guest.index]
+                if h not in down and state.free[h] >= guest.memory
+            ]
+            hosts.sort(key=room, reverse=True)  # stable: the cluster's order on a tie
+            known = memo.setdefault(guest.demands, {})
+            for host in hosts:
+                idx = known.get(host, _UNKNOWN)
+                if idx is _UNKNOWN:
+                    policy = self.nodes[host].policy
+                    idx = known[host] = _policy_choice(state[host], guest.demands, policy)
+                if idx is not None:
+                    self._apply(guest, host, idx, state)
+                    placed[guest.index] = (host, idx)
+                    for entries in memo.values():
+                        entries.pop(host, None)
+                    break
+        return Outcome(placed, state)
+
 
 def _slot(host: Host, gpu: Any) -> Slot:
     slot = Slot(host.name, gpu.pci_id)
@@ -706,6 +776,28 @@ def _best_on(
         chosen.append(pick[1])
         total = (total[0] + pick[0][0], total[1] + pick[0][1])
     return total, tuple(chosen)
+
+
+def _policy_choice(
+    slots: list[Slot], demands: tuple[Demand, ...], policy: str
+) -> tuple[int, ...] | None:
+    """The GPUs ESXi picks for the devices, one after another, under the host's policy.
+
+    ``performance`` takes the GPU with the fewest VMs that can take the device,
+    ``consolidation`` the one with the most; the first in the host's order on a tie.
+    """
+    chosen: list[int] = []
+    for d in demands:
+        fitting = [i for i, slot in enumerate(slots) if i not in chosen and slot.fits(d)]
+        if not fitting:
+            return None
+        sign = -1 if policy == CONSOLIDATION else 1
+        chosen.append(min(fitting, key=lambda i: sign * _residents(slots[i])))
+    return tuple(chosen)
+
+
+def _residents(slot: Slot) -> int:
+    return len(slot.vgpus) + (slot.owner is not None)
 
 
 def _assignments(
@@ -875,15 +967,20 @@ def simulate_cluster_notes(
     worst: tuple[tuple[int, int], str, State] | None = None
     all_placed = True
     all_exact = True
+    by_policy = True
     for host in model.nodes:
         outcome = model.fail([host])
-        failure = _failure(model, {host}, outcome)
+        exact = _failure(model, {host}, outcome)
+        chosen = model.by_policy([host])
+        failure = _with_policy(model, exact, chosen)
         sim.failures.append(failure)
-        all_placed = all_placed and not failure.unplaced
+        all_placed = all_placed and not exact.unplaced
+        by_policy = by_policy and not failure.unplaced and not failure.manual_only
         all_exact = all_exact and outcome.exact
-        rank = (len(failure.unplaced), len(failure.placed) + len(failure.unplaced))
+        lost = len(failure.unplaced) + len(failure.manual_only)
+        rank = (lost, len(failure.placed) + lost)
         if rank[1] and (worst is None or rank > worst[0]):
-            worst = (rank, host, outcome.state)
+            worst = (rank, host, chosen.state)
     if worst is not None:
         sim.worst_host = worst[1]
         sim.after_worst = model.gpu_slots(worst[2])
@@ -893,9 +990,12 @@ def simulate_cluster_notes(
             "placed there may still have a valid placement"
         )
     sim.manual_tolerates, notes = _tolerance(model, all_placed)
+    # HA restarts a VM only where a host's own GPU choice takes it.
+    policy_tolerates, _ = _tolerance(model, by_policy, by_policy=True)
     # With HA off nothing restarts, so no failure leaves every GPU VM running (N+0),
     # unless there is no GPU VM at all.
-    sim.tolerates = sim.manual_tolerates if model.ha_restarts or not sim.gpu_vms else 0
+    sim.tolerates = policy_tolerates if model.ha_restarts or not sim.gpu_vms else 0
+    sim.spare = spare_capacity(model)
     out.notes.extend(notes)
     return out
 
@@ -926,15 +1026,48 @@ def _failure(model: ClusterModel, down: set[str], outcome: Outcome) -> HostFailu
     return failure
 
 
-def _tolerance(model: ClusterModel, singles_ok: bool) -> tuple[int, list[str]]:
-    """The k of N+k, never more than every combination of k failures proves."""
+def _with_policy(model: ClusterModel, exact: HostFailure, chosen: Outcome) -> HostFailure:
+    """The failure as the hosts' own GPU choice leaves it.
+
+    A VM restarts where the policy pass places it. A VM the policy pass leaves out but the
+    exact search places is restartable only by hand; the others keep the exact search's
+    reason.
+    """
+    out = HostFailure(exact.host, exact.displaced, not_restarted=exact.not_restarted)
+    index = {g.name: g for g in model.by_host.get(exact.host, [])}
+    for p in (*exact.placed, *exact.unplaced):
+        where = chosen.assignment.get(index[p.vm].index)
+        if where is not None:
+            host, idx = where
+            gpus = ", ".join(chosen.state[host][i].pci_id for i in idx)
+            out.placed.append(Placement(p.vm, p.from_host, host, gpus, None, p.restart_priority))
+        elif p.to_host is None:
+            out.unplaced.append(p)
+        else:
+            policies = sorted({model.nodes[h].policy for h in model.nodes if h != exact.host})
+            p.reason = (
+                f"the hosts' own GPU choice (assignment policy {', '.join(policies)}) leaves no "
+                f"GPU for it; a manual placement fits on {p.to_host} ({p.to_gpu})"
+            )
+            out.manual_only.append(p)
+    out.placed.sort(key=lambda p: (PRIORITIES.index(p.restart_priority), p.vm))
+    return out
+
+
+def _tolerance(
+    model: ClusterModel, singles_ok: bool, by_policy: bool = False
+) -> tuple[int, list[str]]:
+    """The k of N+k, never more than every combination of k failures proves.
+
+    With ``by_policy`` the hosts pick the GPUs by their own policy, else any valid placement
+    counts."""
     hosts = list(model.nodes)
     top = min(MAX_FAILURES, len(hosts))
     if not model.guests:
         return top, []
     if not singles_ok:
         return 0, []
-    classes = _host_classes(model)
+    classes = _policy_classes(model) if by_policy else _host_classes(model)
     loaded = [h for h in hosts if model.by_host.get(h)]
     for k in range(2, top + 1):
         combos = list(itertools.islice(_combinations(classes, k, loaded), COMBINATION_LIMIT + 1))
@@ -946,7 +1079,7 @@ def _tolerance(model: ClusterModel, singles_ok: bool) -> tuple[int, list[str]]:
                 m += 1
             combos = list(itertools.combinations(busiest[:m], k))
         for combo in combos:
-            outcome = model.fail(combo, require_all=True)
+            outcome = model.by_policy(combo) if by_policy else model.fail(combo, require_all=True)
             placed = len(outcome.assignment)
             needed = sum(len(model.by_host.get(h, [])) for h in combo)
             if placed < needed:
@@ -964,6 +1097,132 @@ def _tolerance(model: ClusterModel, singles_ok: bool) -> tuple[int, list[str]]:
                 "distinct combinations"
             ]
     return top, []
+
+
+def profile_family(profile: str) -> str | None:
+    """A vGPU profile's family: its GPU and series ("l4 q"), or "<gpu> mig" when MIG-backed."""
+    info = catalog.parse_profile(profile)
+    if info is None:
+        return None
+    return f"{info.gpu} mig" if info.mig_slices else f"{info.gpu} {info.series}"
+
+
+Group = tuple[str, str]  # (GPU model, family)
+
+
+def _groups(model: ClusterModel) -> dict[int, set[Group]]:
+    """The GPU model and family of each device of each restarted VM, where it runs now."""
+    out: dict[int, set[Group]] = {}
+    for guest in model.guests:
+        groups = out.setdefault(guest.index, set())
+        for slot in model.initial[guest.host]:
+            if slot.owner == guest.name:
+                groups.add((slot.model, "passthrough"))
+            for vm, profile, _ in slot.vgpus:
+                if vm == guest.name:
+                    groups.add((slot.model, profile_family(profile) or profile))
+    return out
+
+
+def spare_capacity(model: ClusterModel) -> list[SpareCapacity]:
+    """Spare GPUs and N+k per GPU model and per profile family on it."""
+    groups = _groups(model)
+    tolerates = _group_tolerance(model, groups)
+    usable = [
+        s
+        for h, slots in model.initial.items()
+        if model.nodes[h].active
+        for s in slots
+        if s.vgpu_ok or s.pt_ok
+    ]
+    state = State(dict(model.initial), model.free)
+    rows: list[SpareCapacity] = []
+    for gpu_model in sorted({s.model for s in usable} | {m for g in groups.values() for m, _ in g}):
+        slots = [s for s in usable if s.model == gpu_model]
+        idle = sum(1 for s in slots if not s.vgpus and s.owner is None)
+        families = sorted({f for g in groups.values() for m, f in g if m == gpu_model})
+        members = {f: [i for i, g in groups.items() if (gpu_model, f) in g] for f in families}
+        family_rows = []
+        for family in families:
+            family_rows.append(
+                SpareCapacity(
+                    gpu_model,
+                    family,
+                    gpus=len(slots),
+                    idle_gpus=idle,
+                    vms=len(members[family]),
+                    spare=_family_spare(model, state, gpu_model, family, members[family]),
+                    tolerates=tolerates[(gpu_model, family)],
+                )
+            )
+        on_model = {i for ids in members.values() for i in ids}
+        k = min((r.tolerates for r in family_rows), default=min(MAX_FAILURES, len(model.nodes)))
+        rows.append(SpareCapacity(gpu_model, None, len(slots), idle, len(on_model), idle, k))
+        rows.extend(family_rows)
+    return rows
+
+
+def _family_spare(
+    model: ClusterModel, state: State, gpu_model: str, family: str, members: list[int]
+) -> int:
+    """How many more of the family's largest device the model's GPUs take now."""
+    guests = {g.index: g for g in model.guests}
+    if family == "passthrough":
+        d = Demand(kind="dynamic")
+        return sum(
+            1
+            for h, slots in state.items()
+            if model.nodes[h].active
+            for s in slots
+            if s.model == gpu_model and s.fits(d)
+        )
+    sizes = [
+        d.size
+        for i in members
+        for d in guests[i].demands
+        if d.kind == "vgpu" and d.model == gpu_model and profile_family(d.profile or "") == family
+    ]
+    d = Demand(kind="vgpu", size=max(sizes, default=0), model=gpu_model)
+    return _pool_capacity(_pool(d), state, model.nodes)
+
+
+def _group_tolerance(model: ClusterModel, groups: dict[int, set[Group]]) -> dict[Group, int]:
+    """The k of N+k per group: every k failures leave all its VMs restarted by policy."""
+    hosts = list(model.nodes)
+    top = min(MAX_FAILURES, len(hosts))
+    every = {g for gs in groups.values() for g in gs}
+    if not model.ha_restarts:
+        return dict.fromkeys(every, 0)
+    result = dict.fromkeys(every, top)
+    open_groups = set(every)
+    classes = _policy_classes(model)
+    loaded = [h for h in hosts if model.by_host.get(h)]
+    for k in range(1, top + 1):
+        combos = list(itertools.islice(_combinations(classes, k, loaded), COMBINATION_LIMIT + 1))
+        if len(combos) > COMBINATION_LIMIT:  # not proven beyond k - 1
+            for group in open_groups:
+                result[group] = k - 1
+            break
+        for combo in combos:
+            outcome = model.by_policy(combo)
+            for host in combo:
+                for guest in model.by_host.get(host, []):
+                    if guest.index in outcome.assignment:
+                        continue
+                    for group in groups[guest.index] & open_groups:
+                        result[group] = k - 1
+                        open_groups.discard(group)
+    return result
+
+
+def _policy_classes(model: ClusterModel) -> list[list[str]]:
+    """Host classes for the policy pass: each host on its own while every combination fits in
+    the limit, since the pass breaks ties between hosts by their order in the cluster."""
+    hosts = list(model.nodes)
+    top = min(MAX_FAILURES, len(hosts))
+    if all(math.comb(len(hosts), k) <= COMBINATION_LIMIT for k in range(1, top + 1)):
+        return [[h] for h in hosts]
+    return _host_classes(model)
 
 
 def _host_classes(model: ClusterModel) -> list[list[str]]:

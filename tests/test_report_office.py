@@ -288,6 +288,10 @@ def expected_sheets(doc: dict[str, Any]) -> dict[str, list[list[Any]]]:
             "; ".join(
                 f"{p['vm']} ({p['reason']})" if p["reason"] else p["vm"] for p in f["unplaced"]
             ),
+            len(f["manual_only"]),
+            "; ".join(
+                f"{p['vm']} ({p['reason']})" if p["reason"] else p["vm"] for p in f["manual_only"]
+            ),
             "\u2013" if sim["tolerates"] is None else f"N+{sim['tolerates']}",
         ]
         for sim in doc["simulations"]

@@ -85,10 +85,10 @@ def test_exact_search_finds_what_greedy_misses() -> None:
     e.vm("b-l4-only", src, ["nfs"], dynamic=l4)
     failure = simulate_cluster(e.inv, "x").failures[0]
     assert failure.unplaced == []
-    assert {p.vm: p.to_gpu for p in failure.placed} == {
-        "a-flexible": "0000:02:00.0",
-        "b-l4-only": "0000:01:00.0",
-    }
+    # The host itself gives the flexible VM its first free allowed device, the L4; the
+    # exact search finds that the L4-only VM fits when the flexible one takes the T4.
+    assert [(p.vm, p.to_gpu) for p in failure.placed] == [("a-flexible", "0000:01:00.0")]
+    assert [(p.vm, p.to_gpu) for p in failure.manual_only] == [("b-l4-only", "0000:01:00.0")]
 
 
 def test_search_limit_is_reported_never_claimed_as_no_room() -> None:
@@ -96,6 +96,7 @@ def test_search_limit_is_reported_never_claimed_as_no_room() -> None:
     with (
         patch.object(ClusterModel, "_greedy", lambda self, guests, state, down: {}),
         patch("gpuaudit.simulate.SEARCH_WORK", 0),
+        patch("gpuaudit.simulate._policy_choice", lambda slots, demands, policy: None),
     ):
         result = simulate_cluster_notes(e.inv, "c1")
     unplaced = [p for f in result.simulation.failures for p in f.unplaced]

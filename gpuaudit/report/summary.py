@@ -15,6 +15,7 @@ from gpuaudit.results import (
     AuditResult,
     ClusterSimulation,
     Finding,
+    SpareCapacity,
 )
 from gpuaudit.rules.data import NOTHING_EXAMINED
 
@@ -40,6 +41,8 @@ class ClusterSummary:
     gpu_vms: int = 0
     worst_host: str | None = None
     unplaced_worst: int = 0  # VMs left without a GPU by the worst single-host failure
+    # Spare capacity and N+k per GPU model and profile family, in one line
+    spare: str = ""
     failed: int = 0
     failed_by_severity: dict[str, int] = field(default_factory=dict)
 
@@ -100,10 +103,27 @@ def parse_time(text: str) -> datetime | None:
 
 
 def unplaced_by_worst(sim: ClusterSimulation) -> int:
+    """VMs HA does not restart after the worst failure: no room, or room only by hand."""
     for failure in sim.failures:
         if failure.host == sim.worst_host:
-            return len(failure.unplaced)
+            return len(failure.unplaced) + len(failure.manual_only)
     return 0
+
+
+def spare_line(rows: list[SpareCapacity]) -> str:
+    """'NVIDIA L4: 1 of 3 GPUs idle, N+2 (l4 q: room for 7 more, N+2); ...'"""
+    parts = []
+    for row in rows:
+        if row.family is not None:
+            continue
+        families = [
+            f"{r.family}: room for {r.spare} more, N+{r.tolerates}"
+            for r in rows
+            if r.model == row.model and r.family is not None
+        ]
+        text = f"{row.model}: {row.idle_gpus} of {row.gpus} GPUs idle, N+{row.tolerates}"
+        parts.append(text + (f" ({', '.join(families)})" if families else ""))
+    return "; ".join(parts)
 
 
 def summarize(result: AuditResult) -> Summary:
@@ -177,6 +197,7 @@ def cluster_summaries(result: AuditResult) -> list[ClusterSummary]:
             summary.tolerates = sim.tolerates
             summary.worst_host = sim.worst_host
             summary.unplaced_worst = unplaced_by_worst(sim)
+            summary.spare = spare_line(sim.spare)
             summary.hosts = summary.hosts or sim.hosts
             summary.gpu_vms = summary.gpu_vms or sim.gpu_vms
         for finding in failed_by.get(name, []):

@@ -193,6 +193,7 @@ def clusters_table(result: AuditResult, summary: Summary) -> Table:
         ("Tolerates", INT, lambda p: p[0].tolerates),
         ("Worst Host", TEXT, lambda p: p[0].worst_host),
         ("Unplaced (Worst)", INT, lambda p: p[0].unplaced_worst if p[0].simulated else None),
+        ("Spare per Model", TEXT, lambda p: p[0].spare if p[0].simulated else None),
         ("Failed", INT, lambda p: p[0].failed),
         ("Critical", INT, lambda p: p[0].failed_by_severity.get("critical", 0)),
         ("High", INT, lambda p: p[0].failed_by_severity.get("high", 0)),
@@ -443,6 +444,10 @@ def _unplaced(f: HostFailure) -> str:
     return "; ".join(f"{p.vm} ({p.reason})" if p.reason else p.vm for p in f.unplaced)
 
 
+def _manual_only(f: HostFailure) -> str:
+    return "; ".join(f"{p.vm} ({p.reason})" if p.reason else p.vm for p in f.manual_only)
+
+
 def failover_table(result: AuditResult) -> Table:
     Row = tuple[ClusterSimulation, HostFailure]
     spec: list[tuple[str, str, Callable[[Row], Value]]] = [
@@ -454,6 +459,8 @@ def failover_table(result: AuditResult) -> Table:
         ("Placed", INT, lambda r: len(r[1].placed)),
         ("Unplaced", INT, lambda r: len(r[1].unplaced)),
         ("Unplaced VMs", TEXT, lambda r: _unplaced(r[1])),
+        ("Manual Only", INT, lambda r: len(r[1].manual_only)),
+        ("Manual Only VMs", TEXT, lambda r: _manual_only(r[1])),
         ("N+k", TEXT, lambda r: tolerance(r[0].tolerates)),
     ]
     rows = [(s, f) for s in result.simulations for f in s.failures]

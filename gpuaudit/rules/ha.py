@@ -213,7 +213,12 @@ def _graded_verdicts(ctx: Context, verdicts: Iterable[Verdict]) -> Iterator[Verd
     rationale=f"""HA restarts a VM only where a GPU can take it: the same vGPU profile on the same
         GPU model with room left, a free matching GPU for Dynamic DirectPath, and access to all its
         datastores. The host-failure simulation fails each host in turn and places its GPU VMs in
-        restart-priority order; a VM reported here has no valid placement (or, when stated, none
+        restart-priority order. ESXi, not HA, picks the GPU on the target host, by the host's
+        shared passthrough assignment policy: "performance" takes the GPU with the fewest VMs,
+        "consolidation" packs like VMs onto a GPU until it is full. Spreading locks empty GPUs
+        to the first profile that lands on them, so a VM can find no GPU although a different
+        choice would have left room: such a VM is reported as restartable only with manual
+        placement. Any other VM reported here has no valid placement (or, when stated, none
         was found within the search limit). A placement needs the target host's memory too: GPU
         VMs reserve all their memory. A VM whose restart priority is disabled, or on a cluster
         where HA is off or host monitoring is disabled, is not restarted at all: it is reported
@@ -225,6 +230,7 @@ def _graded_verdicts(ctx: Context, verdicts: Iterable[Verdict]) -> Iterator[Verd
         sources.HA_VM_RESPONSES,
         sources.PCI_DEVICES_7,
         sources.HA_ADMISSION_CONTROL,
+        sources.API_ASSIGNMENT_POLICY,
         *REFERENCES["HA-05"],
     ),
 )
@@ -263,13 +269,23 @@ def _restarts(name: str, simulated: Simulated) -> Iterator[Verdict]:
             }
             message = f"nowhere to restart if {failure.host} fails: {p.reason}"
             yield Verdict(p.vm, False, message, evidence, cluster=name, host=p.from_host)
+        for p in failure.manual_only:
+            evidence = {
+                "failed_host": failure.host,
+                "reason": p.reason,
+                "restart_priority": p.restart_priority,
+                "manual_restart_host": p.to_host,
+                "manual_restart_gpu": p.to_gpu,
+            }
+            message = f"restartable only with manual placement if {failure.host} fails: {p.reason}"
+            yield Verdict(p.vm, False, message, evidence, cluster=name, host=p.from_host)
 
 
 def _no_restarts(name: str, simulated: Simulated) -> Iterator[Verdict]:
     """HA is off: nothing restarts; say where a manual restart would fit."""
     off = f"vSphere HA does not restart VMs on {name} (HA off or host monitoring disabled)"
     for failure in simulated.simulation.failures:
-        for p in (*failure.placed, *failure.unplaced):
+        for p in (*failure.placed, *failure.manual_only, *failure.unplaced):
             evidence: dict[str, Any] = {
                 "failed_host": failure.host,
                 "ha_restarts": False,
@@ -375,14 +391,21 @@ def restart_priority(ctx: Context, vm: Vm) -> Outcome | None:
     object_kind="cluster",
     rationale=f"""The cluster-level view of the host-failure simulation: N+k is the number of
         simultaneous host failures after which every powered-on GPU VM still has a valid
-        placement. GPU HA needs N+1 at least. k is checked up to 3; it is never claimed
+        placement, with each host picking the GPUs by its own assignment policy (a VM that fits
+        only with manual placement counts as not restarted; the evidence's manual N+k counts
+        any valid placement). GPU HA needs N+1 at least. k is checked up to 3; it is never claimed
         beyond what every combination of failures proves. Placements count host memory as well
         as GPUs. VMs whose restart priority is disabled are not counted (HA-05 lists them); on a
         cluster where HA is off or host monitoring is disabled nothing is restarted, so N+k is
         N+0 and the evidence gives the N+k of a manual restart. {_INTENT_NOTE}""",
     remediation="""See the worst host's unplaced VMs in the simulation and free or add the GPU
         capacity they need.""",
-    references=(sources.HA_ADMISSION_CONTROL, sources.HA_HOW_IT_WORKS, *REFERENCES["HA-08"]),
+    references=(
+        sources.HA_ADMISSION_CONTROL,
+        sources.HA_HOW_IT_WORKS,
+        sources.API_ASSIGNMENT_POLICY,
+        *REFERENCES["HA-08"],
+    ),
 )
 def cluster_tolerance(ctx: Context) -> Iterator[Verdict]:
     return _graded_verdicts(ctx, _cluster_tolerance(ctx))
@@ -394,7 +417,7 @@ def _cluster_tolerance(ctx: Context) -> Iterator[Verdict]:
         if not sim.gpu_vms:
             continue
         worst = next((x for x in sim.failures if x.host == sim.worst_host), None)
-        unplaced = [p.vm for p in worst.unplaced] if worst else []
+        unplaced = [p.vm for p in (*worst.unplaced, *worst.manual_only)] if worst else []
         evidence = {
             "tolerates": sim.tolerates,
             "ha_restarts": sim.ha_restarts,
@@ -423,6 +446,12 @@ def _cluster_tolerance(ctx: Context) -> Iterator[Verdict]:
                 f"the loss of {sim.worst_host} leaves {len(unplaced)} GPU VM(s) with nowhere to "
                 "restart (N+0)"
             )
+            manual = len(worst.manual_only) if worst else 0
+            if manual:
+                message += (
+                    f": {manual} of them restartable only with manual placement (manual "
+                    f"N+{sim.manual_tolerates})"
+                )
         if sim.restart_disabled and restarted:
             message += (
                 f"; {len(sim.restart_disabled)} GPU VM(s) with HA restart disabled are not counted"

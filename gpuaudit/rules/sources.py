@@ -63,6 +63,12 @@ API_HOST_GRAPHICS_CONFIG = Reference(
     "https://developer.broadcom.com/xapis/virtual-infrastructure-json-api/latest/"
     "data-structures/HostGraphicsConfig",
 )
+API_ASSIGNMENT_POLICY = Reference(
+    "vSphere API reference: HostGraphicsConfigSharedPassthruAssignmentPolicy "
+    "(performance, consolidation)",
+    "https://developer.broadcom.com/xapis/virtual-infrastructure-json-api/latest/"
+    "data-structures/HostGraphicsConfigSharedPassthruAssignmentPolicy_enum",
+)
 API_VMIOP_BACKING = Reference(
     "vSphere API reference: VirtualPCIPassthroughVmiopBackingInfo (migrateSupported)",
     "https://developer.broadcom.com/xapis/virtual-infrastructure-json-api/latest/"

@@ -82,13 +82,18 @@ def profile_elsewhere(ctx: Context, vm: Vm) -> Outcome | None:
     id="VM-03",
     title="A cluster mixes GPU models",
     category="vmotion",
-    severity="medium",
+    severity="low",
     scope=scopes.CLUSTERS_WITH_GPUS,
-    rationale=f"""{_PREREQ} In a cluster with several GPU models a vGPU VM can move, or restart,
-        only among the hosts with its own model; Dynamic DirectPath VMs only among hosts with an
-        allowed device. Only usable GPUs count (passthrough active or in Shared Direct mode).""",
-    remediation="""Keep one GPU model per cluster, or at least two hosts of each model, and size
-        spare capacity per model.""",
+    rationale=f"""{_PREREQ} Mixing GPU models in one cluster is supported: Assignable Hardware
+        places a VM by the attributes of the device it needs, on any host that has one. The
+        risk is spare capacity per model: a vGPU VM can move, or restart, only among the hosts
+        with its own model, a Dynamic DirectPath VM only among hosts with an allowed device.
+        The host-failure simulation reports spare capacity and N+k per GPU model and profile
+        family; HA-08 judges the cluster. Only usable GPUs count (passthrough active or in
+        Shared Direct mode).""",
+    remediation="""Watch the spare capacity and N+k of each GPU model in the cluster's
+        simulation; keep at least two hosts of each model, and spare GPUs of each model for
+        its largest profile.""",
     references=(
         sources.VGPU_VMOTION_67,
         sources.NVIDIA_VGPU_USER_GUIDE,
@@ -107,7 +112,10 @@ def mixed_models(ctx: Context, cluster: Cluster) -> Outcome | None:
         message = f"one GPU model: {next(iter(by_model))}"
     else:
         groups = "; ".join(f"{m}: {', '.join(h)}" for m, h in sorted(by_model.items()))
-        message = f"{len(by_model)} GPU models; vGPU VMs can move only within a group ({groups})"
+        message = (
+            f"{len(by_model)} GPU models (supported; watch the spare capacity per model): vGPU "
+            f"VMs can move only within a group ({groups})"
+        )
     return Outcome(len(by_model) == 1, message, evidence)
 
 

@@ -42,6 +42,7 @@ RECORDED = (
     "drift",
     "stuntime",
     "boards",
+    "assignment",
 )
 
 # Values a server chooses afresh in every session: they differ between two
