@@ -11,7 +11,6 @@ import io
 import json
 import re
 import subprocess
-import uuid
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 from gpuaudit.cli import main
 from gpuaudit.report import render_json, render_xlsx
 from tests.conftest import require_tool
+from tests.lab.expected import uuid_from
 from tests.report_fixtures import build_result, realistic_result
 from tests.report_tools import xlsx_to_csv
 
@@ -204,14 +204,6 @@ def test_libreoffice_keeps_the_chart_and_the_columns(tmp_path: Path) -> None:
     assert ids == [stable_id(f["rule"], f["object_kind"], f["object"]) for f in doc["findings"]]
 
 
-def lab_uuid(*parts: str) -> str:
-    """The lab's name-derived UUID (tests/lab/estate.go uuidFrom), written out."""
-    digest = bytearray(hashlib.sha1(b"".join(p.encode() + b"\0" for p in parts)).digest()[:16])
-    digest[6] = (digest[6] & 0x0F) | 0x50
-    digest[8] = (digest[8] & 0x3F) | 0x80
-    return str(uuid.UUID(bytes=bytes(digest)))
-
-
 def scan(tmp_path: Path, out: str, *extra: str) -> Path:
     folder = tmp_path / out
     run = CliRunner().invoke(
@@ -229,8 +221,8 @@ def test_vms_join_by_moref_and_uuids_the_lab_serves(tmp_path: Path) -> None:
     for vm in vms:
         assert vm["vCenter"] == "demo"
         assert re.fullmatch(r"vm-\d+", vm["MoRef ID"]), vm["MoRef ID"]
-        assert vm["BIOS UUID"] == lab_uuid("vm-bios", vm["VM"])
-        assert vm["Instance UUID"] == lab_uuid("vm-instance", vm["VM"])
+        assert vm["BIOS UUID"] == uuid_from("vm-bios", vm["VM"])
+        assert vm["Instance UUID"] == uuid_from("vm-instance", vm["VM"])
     hosts = rows(wb["Hosts"])
     assert all(re.fullmatch(r"host-\d+", h["MoRef ID"]) for h in hosts)
     host_ids = {h["Host"]: h["MoRef ID"] for h in hosts}
