@@ -148,10 +148,16 @@ class _Sheet(WriteOnlyWorksheet):
         super().__init__(parent, title)
         self.kinds = kinds
         self.wrapped = wrapped  # the indexes of the columns whose text wraps
+        self.wrap_style = ""  # ' s="N"': the wrapping style's index, once registered
         self.letters = [get_column_letter(i + 1) for i in range(len(kinds))]
         self.texts: dict[str, str | None] = {}  # the same strings recur: status, rule, host
 
     def _write_rows(self) -> Any:
+        if self.wrapped:
+            # Registered once: the wrapped text cells then take the fast path too.
+            styled = WriteOnlyCell(self, value="")
+            styled.alignment = _WRAP
+            self.wrap_style = f' s="{styled.style_id}"'
         xf = self._writer.xf.send(True)
         write = getattr(xf, "_file", None)  # et_xmlfile's writer of text; lxml's has none
         with xf.element("sheetData"):
@@ -178,13 +184,14 @@ class _Sheet(WriteOnlyWorksheet):
                 continue
             kind = type(value)
             ref = self.letters[i] + r
-            if kind is str and i not in self.wrapped:
+            if kind is str:
                 text = cast(str, value)
                 tail = self.texts.get(text, _UNKNOWN)
                 if tail is _UNKNOWN:
                     tail = self.texts[text] = _text_cell(text)
                 if tail is not None:
-                    out.append(f'<c r="{ref}"{tail}')
+                    style = self.wrap_style if i in self.wrapped else ""
+                    out.append(f'<c r="{ref}"{style}{tail}')
                     continue
             elif kind is int:
                 out.append(f'<c r="{ref}" t="n"><v>{cast(int, value):.16g}</v></c>')
