@@ -11,6 +11,8 @@ import io
 import json
 import re
 import subprocess
+import time
+import zipfile
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -21,10 +23,14 @@ from click.testing import CliRunner
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
+from gpuaudit.check import run_checks
 from gpuaudit.cli import main
 from gpuaudit.report import render_json, render_xlsx
+from gpuaudit.results import AuditResult
 from tests.conftest import require_tool
-from tests.lab.expected import uuid_from
+from tests.lab import generate
+from tests.lab.expected import expected_inventory, uuid_from
+from tests.lab.scenario import normalise
 from tests.report_fixtures import build_result, realistic_result
 from tests.report_tools import xlsx_to_csv
 
@@ -261,3 +267,35 @@ def test_first_seen_is_carried_forward_from_a_baseline(tmp_path: Path) -> None:
     assert by_id[key(dated)] == "2025-11-03"
     assert by_id[key(undated)] == "2026-01-10"
     assert by_id[key(dropped)] is None
+
+
+@pytest.fixture(scope="session")
+def large_estate() -> AuditResult:
+    """The large estate (64 clusters x 16 hosts x 4 GPUs, 10,240 VMs), checked offline."""
+    scenario = normalise(generate.generate(64, 16, 4, 10_240), source="generated")
+    inventory = expected_inventory(scenario)
+    inventory.source = "vc-large.example"
+    return run_checks(inventory, None)
+
+
+def test_large_estate_workbook_prints_and_charts_every_cluster(large_estate: AuditResult) -> None:
+    started = time.monotonic()
+    data = render_xlsx(large_estate)
+    elapsed = time.monotonic() - started
+    wb = openpyxl.load_workbook(io.BytesIO(data), read_only=True)
+    capacity = rows(wb["GPU Capacity"])
+    assert len(capacity) == 64
+    assert all(r["GPUs"] == 64 and r["GPUs After Worst"] == 60 for r in capacity)
+    vms = rows(wb["VMs"])
+    assert len(vms) == 10_240
+    assert len({v["Instance UUID"] for v in vms}) == 10_240
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        chart = z.read("xl/charts/chart1.xml").decode()
+        findings = z.read(f"xl/worksheets/sheet{wb.sheetnames.index('Findings') + 1}.xml")
+    assert "'GPU Capacity'!$C$2:$C$65" in chart
+    assert "'GPU Capacity'!$D$2:$D$65" in chart
+    assert b'fitToWidth="1"' in findings and b'fitToHeight="0"' in findings
+    assert b'orientation="landscape"' in findings
+    last = len(large_estate.findings) + 1  # the filter covers every finding
+    assert re.search(rb'<autoFilter ref="A1:[A-Z]+%d"' % last, findings)
+    assert elapsed < 60, f"{elapsed:.1f} s"
