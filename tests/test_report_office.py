@@ -349,6 +349,7 @@ def expected_sheets(doc: dict[str, Any]) -> dict[str, list[list[Any]]]:
     ]
     sheets["Failover Simulation"] = [
         [
+            server,
             sim["cluster"],
             sim["hosts"],
             f["host"],
@@ -429,7 +430,8 @@ def expected_sheets(doc: dict[str, Any]) -> dict[str, list[list[Any]]]:
         if sim["capacity"]
     ]
     sheets["Data Gaps"] = [
-        [g["object"], g["kind"], g["property"], g["reason"], g["moref"]] for g in inv["gaps"]
+        [server, g["object"], g["kind"], g["property"], g["reason"], g["moref"]]
+        for g in inv["gaps"]
     ]
     return sheets
 

@@ -259,9 +259,9 @@ def audit_tables(result: AuditResult, report_version: int) -> list[Table]:
         ),
         _by_host(adapters_table(inv), server, host_morefs),
         _by_host(vmotion_table(inv), server, host_morefs),
-        failover_table(result),
+        _joinable(failover_table(result), server, lambda r: [], []),
         licences_table(summary),
         _by_host(host_licences_table(inv), server, host_morefs),
-        gaps_table(inv),
+        _joinable(gaps_table(inv), server, lambda r: [], []),
         about_table(result, report_version),
     ]
