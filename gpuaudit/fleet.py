@@ -25,6 +25,7 @@ from gpuaudit import connect, scan
 from gpuaudit.credentials import CredentialError, Credentials, read_password_file
 from gpuaudit.errors import AuditError, ExitCode, ReportWriteError, exit_code
 from gpuaudit.files import write_new
+from gpuaudit.results import AuditResult
 from gpuaudit.yamlread import InputFileError, InputModel, Text, YamlReader, problem
 
 log = logging.getLogger("gpuaudit.fleet")
@@ -152,6 +153,7 @@ class TargetOutcome:
     gpu_vms: int = 0
     designs: dict[str, str] = field(default_factory=dict)
     tolerates: dict[str, int] = field(default_factory=dict)
+    result: AuditResult | None = None  # the audit, for the fleet workbook's merged sheets
 
 
 def _password(target: Target, env: dict[str, str]) -> str:
@@ -214,6 +216,7 @@ def scan_target(
         gpu_vms=sum(1 for v in inventory.vms if v.gpus),
         designs=summary.designs,
         tolerates=summary.tolerates,
+        result=done.result,
     )
 
 
@@ -293,7 +296,7 @@ def write_fleet_summary(
     data = fleet_json(outcomes, now)
     files = [
         (".html", render_fleet_html(data).encode("utf-8")),
-        (".xlsx", render_fleet_xlsx(data)),
+        (".xlsx", render_fleet_xlsx(data, [o.result for o in outcomes if o.result is not None])),
         (
             ".json",
             (json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False) + "\n").encode(

@@ -327,6 +327,9 @@ class Vm:
     # config.extraConfig, as set (only those keys are kept).
     mmio_options: dict[str, str] = field(default_factory=dict)
     min_evc_mode: str | None = None  # runtime.minRequiredEVCModeKey
+    # The join keys of other inventories (RVTools' "VM UUID"): empty when not read.
+    bios_uuid: str = ""  # config.uuid
+    instance_uuid: str = ""  # config.instanceUuid
 
     @property
     def powered_on(self) -> bool:

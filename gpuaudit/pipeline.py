@@ -66,9 +66,14 @@ def audit(
     say = progress or (lambda _m: None)
     loaded_policy = load_policy(policy)
     known = load_baseline(baseline)
+    first_seen = load_first_seen(baseline)
     inventory = obtain(source, say)
     say("checking")
     result = check(inventory, loaded_policy, policy, say)
+    if first_seen:
+        from gpuaudit.first_seen import carry_first_seen
+
+        carry_first_seen(result, first_seen)
     say("writing reports")
     name = server if server is not None else scan.server_name(source)
     reports = write(result, out, formats, name, now)
@@ -95,6 +100,18 @@ def load_baseline(path: str | None) -> set[tuple[str, str]] | None:
         return None
     try:
         return baseline_keys(path)
+    except ValueError as exc:
+        raise InputError(str(exc)) from exc
+
+
+def load_first_seen(path: str | None) -> dict[str, str]:
+    """Finding id to the date it was first seen, from the baseline report at ``path``."""
+    if not path:
+        return {}
+    from gpuaudit.first_seen import first_seen_dates
+
+    try:
+        return first_seen_dates(path)
     except ValueError as exc:
         raise InputError(str(exc)) from exc
 

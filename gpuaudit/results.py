@@ -87,6 +87,9 @@ class Finding:
     host: str | None = None
     evidence: dict[str, Any] = field(default_factory=dict)
     waiver: Waiver | None = None
+    # The date (ISO 8601) the finding was first seen, carried from a baseline report;
+    # None without a baseline, or when the baseline did not have it.
+    first_seen: str | None = None
 
     @property
     def failed(self) -> bool:

@@ -9,6 +9,7 @@ back as the same text: had LibreOffice evaluated "+1+1" the CSV would hold 2.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Callable
@@ -116,6 +117,42 @@ def _telemetry(gpu: dict[str, Any]) -> list[Any]:
     return out
 
 
+def stable_id(finding: dict[str, Any]) -> str:
+    """The SARIF fingerprint: SHA-256 of rule, object kind and object, NUL-separated."""
+    key = "\0".join((finding["rule"], finding["object_kind"], finding["object"]))
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def evidence_text(evidence: dict[str, Any]) -> str:
+    """Evidence as docs/report-formats.md describes it: sorted ``key: value`` lines."""
+    lines: list[str] = []
+
+    def scalar(value: Any) -> str:
+        if value is None:
+            return "(none)"
+        if isinstance(value, bool):
+            return "yes" if value else "no"
+        return str(value)
+
+    def walk(prefix: str, value: Any) -> None:
+        if isinstance(value, dict):
+            if not value:
+                lines.append(f"{prefix}: (none)")
+            for key in sorted(value):
+                walk(f"{prefix}.{key}" if prefix else key, value[key])
+        elif isinstance(value, list) and any(isinstance(i, (dict, list)) for i in value):
+            for index, item in enumerate(value):
+                walk(f"{prefix}.{index}", item)
+        elif isinstance(value, list):
+            lines.append(f"{prefix}: {', '.join(scalar(i) for i in value) or '(none)'}")
+        else:
+            lines.append(f"{prefix}: {scalar(value)}")
+
+    if evidence:
+        walk("", evidence)
+    return "\n".join(lines)
+
+
 def expected_sheets(doc: dict[str, Any]) -> dict[str, list[list[Any]]]:
     """The rows of the sheets that list the report's records, from the JSON document."""
     inv = doc["inventory"]
@@ -123,8 +160,17 @@ def expected_sheets(doc: dict[str, Any]) -> dict[str, list[list[Any]]]:
     rules = {r["id"]: r for r in doc["rules"]}
     slots = {(s["host"], s["pci_id"]): s for sim in doc["simulations"] for s in sim["capacity"]}
     sheets: dict[str, list[list[Any]]] = {}
+    server = inv["source"]
+    morefs = {h["name"]: h["moref"] for h in hosts}
+
+    def by_host(name: str) -> list[Any]:
+        return [server, morefs[name]]
+
     sheets["Findings"] = [
         [
+            stable_id(f),
+            _date_or_text(f.get("first_seen")),
+            server,
             f["status"],
             f["severity"],
             f["rule"],
@@ -135,7 +181,7 @@ def expected_sheets(doc: dict[str, Any]) -> dict[str, list[list[Any]]]:
             f["cluster"],
             f["host"],
             f["message"],
-            json.dumps(f["evidence"], sort_keys=True, ensure_ascii=False) if f["evidence"] else "",
+            evidence_text(f["evidence"]),
             rules.get(f["rule"], {}).get("remediation"),
             *(
                 [f["waiver"]["reason"], f["waiver"]["owner"], _date_or_text(f["waiver"]["expires"])]
@@ -151,6 +197,8 @@ def expected_sheets(doc: dict[str, Any]) -> dict[str, list[list[Any]]]:
     ]
     sheets["Hosts"] = [
         [
+            server,
+            h["moref"],
             h["name"],
             h["cluster"],
             h["datacenter"],
@@ -190,6 +238,7 @@ def expected_sheets(doc: dict[str, Any]) -> dict[str, list[list[Any]]]:
             )
             gpu_rows.append(
                 [
+                    *by_host(h["name"]),
                     h["name"],
                     h["cluster"],
                     g["pci_id"],
@@ -212,12 +261,23 @@ def expected_sheets(doc: dict[str, Any]) -> dict[str, list[list[Any]]]:
             )
     sheets["GPUs"] = gpu_rows
     sheets["vGPU Profiles"] = [
-        [h["name"], h["cluster"], p["name"], p["migrate_supported"], p["suspend_supported"]]
+        [
+            *by_host(h["name"]),
+            h["name"],
+            h["cluster"],
+            p["name"],
+            p["migrate_supported"],
+            p["suspend_supported"],
+        ]
         for h in hosts
         for p in h["vgpu_profiles"]
     ]
     sheets["VMs"] = [
         [
+            server,
+            v["moref"],
+            v.get("bios_uuid", ""),
+            v.get("instance_uuid", ""),
             v["name"],
             v["power_state"],
             v["host"],
@@ -238,6 +298,8 @@ def expected_sheets(doc: dict[str, Any]) -> dict[str, list[list[Any]]]:
     ]
     sheets["Datastores"] = [
         [
+            server,
+            d["moref"],
             d["name"],
             d["datacenter"],
             d["type"],
@@ -257,6 +319,7 @@ def expected_sheets(doc: dict[str, Any]) -> dict[str, list[list[Any]]]:
     ]
     sheets["Adapters"] = [
         [
+            *by_host(h["name"]),
             h["name"],
             h["cluster"],
             a["device"],
@@ -272,12 +335,21 @@ def expected_sheets(doc: dict[str, Any]) -> dict[str, list[list[Any]]]:
         for a in h["adapters"]
     ]
     sheets["vMotion Network"] = [
-        [h["name"], h["cluster"], n["device"], n["ip"], n["portgroup"], n["uplink_speed_mbps"]]
+        [
+            *by_host(h["name"]),
+            h["name"],
+            h["cluster"],
+            n["device"],
+            n["ip"],
+            n["portgroup"],
+            n["uplink_speed_mbps"],
+        ]
         for h in hosts
         for n in h["vmotion_nics"]
     ]
     sheets["Failover Simulation"] = [
         [
+            server,
             sim["cluster"],
             sim["hosts"],
             f["host"],
@@ -299,6 +371,7 @@ def expected_sheets(doc: dict[str, Any]) -> dict[str, list[list[Any]]]:
     ]
     sheets["Host Licences"] = [
         [
+            *by_host(h["name"]),
             h["name"],
             h["cluster"],
             *(
@@ -318,8 +391,51 @@ def expected_sheets(doc: dict[str, Any]) -> dict[str, list[list[Any]]]:
         ]
         for h in hosts
     ]
+    severity_rank = {s: i for i, s in enumerate(SEVERITIES)}
+    failed: dict[str, list[dict[str, Any]]] = {}
+    for f in doc["findings"]:
+        if f["status"] == "fail":
+            failed.setdefault(f["rule"], []).append(f)
+    for group in failed.values():
+        group.sort(key=lambda f: (severity_rank[f["severity"]], f["cluster"] or "", f["object"]))
+    order = sorted(
+        failed, key=lambda r: (severity_rank[failed[r][0]["severity"]], -len(failed[r]), r)
+    )
+    sheets["Top Actions"] = [
+        [
+            rank,
+            failed[rule][0]["severity"],
+            rule,
+            rules[rule]["title"],
+            len(failed[rule]),
+            ", ".join(
+                c or "(no cluster)" for c in sorted({f["cluster"] or "" for f in failed[rule]})
+            ),
+            ", ".join(f["object"] for f in failed[rule]),
+            rules[rule]["remediation"],
+            "\n".join(stable_id(f) for f in failed[rule]),
+        ]
+        for rank, rule in enumerate(order, start=1)
+    ]
+    sheets["GPU Capacity"] = [
+        [
+            sim["cluster"],
+            sim["worst_host"],
+            len(sim["capacity"]),
+            len(sim["after_worst"]) if sim["worst_host"] else None,
+            sum(s["capacity"] for s in sim["capacity"]),
+            sum(s["capacity"] for s in sim["after_worst"]) if sim["worst_host"] else None,
+            sum(max(s["capacity"] - s["used"], 0) for s in sim["capacity"]),
+            sum(max(s["capacity"] - s["used"], 0) for s in sim["after_worst"])
+            if sim["worst_host"]
+            else None,
+        ]
+        for sim in doc["simulations"]
+        if sim["capacity"]
+    ]
     sheets["Data Gaps"] = [
-        [g["object"], g["kind"], g["property"], g["reason"], g["moref"]] for g in inv["gaps"]
+        [server, g["object"], g["kind"], g["property"], g["reason"], g["moref"]]
+        for g in inv["gaps"]
     ]
     return sheets
 
@@ -418,6 +534,10 @@ def assert_summary_sheets_match(doc: dict[str, Any], sheets: dict[str, list[list
         assert row["# Hosts"] == str(sum(h["cluster"] == c["name"] for h in inv["hosts"]))
         assert row["Tolerates"] == as_csv(tolerates.get(c["name"]))
         assert row["Failed"] == str(sum(f["cluster"] == c["name"] for f in failed))
+        assert row["vCenter"] == shown(inv["source"]) and row["MoRef ID"] == c["moref"]
+        for severity in SEVERITIES:
+            n = sum(f["cluster"] == c["name"] and f["severity"] == severity for f in failed)
+            assert row[severity.capitalize()] == str(n), (c["name"], severity)
     about = {r["Item"]: r["Value"] for r in _sheet(sheets, "About")}
     assert about["Tool Version"] == doc["generator"]["version"]
     assert about["Rules Version"] == doc["rules_version"]

@@ -10,6 +10,7 @@ from datetime import datetime
 
 import openpyxl
 import pytest
+from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
 from gpuaudit.report import render_xlsx
@@ -17,7 +18,8 @@ from gpuaudit.results import RULES_VERSION
 from tests.report_fixtures import ALL, HOSTILE, build_result, large_result
 
 SHEETS = [
-    "Summary", "Findings", "Clusters", "Hosts", "GPUs", "vGPU Profiles", "VMs", "Datastores",
+    "Summary", "Top Actions", "Findings", "Clusters", "GPU Capacity", "Hosts", "GPUs",
+    "vGPU Profiles", "VMs", "Datastores",
     "Adapters", "vMotion Network", "Failover Simulation", "Licences", "Host Licences", "Data Gaps",
     "About",
 ]  # fmt: skip
@@ -94,8 +96,11 @@ def test_values_keep_their_types(realistic: openpyxl.Workbook) -> None:
 def test_severity_and_status_are_coloured(realistic: openpyxl.Workbook) -> None:
     ws = realistic["Findings"]
     ranges = {str(cf.sqref): [r.formula[0] for r in cf.rules] for cf in ws.conditional_formatting}
-    severity = [f for k, v in ranges.items() if k.startswith("B2:") for f in v]
-    status = [f for k, v in ranges.items() if k.startswith("A2:") for f in v]
+    names = header(ws)
+    severity_at = get_column_letter(names.index("Severity") + 1) + "2:"
+    status_at = get_column_letter(names.index("Status") + 1) + "2:"
+    severity = [f for k, v in ranges.items() if k.startswith(severity_at) for f in v]
+    status = [f for k, v in ranges.items() if k.startswith(status_at) for f in v]
     assert sorted(severity) == sorted(
         f'"{s}"' for s in ("critical", "high", "medium", "low", "info")
     )
@@ -117,7 +122,7 @@ FORMULA_LIKE = {
 def test_formula_like_names_are_strings_not_formulas(hostile_bytes: bytes) -> None:
     wb = openpyxl.load_workbook(io.BytesIO(hostile_bytes))
     ws = wb["VMs"]
-    cells = {c.value: c for c in ws["A"][1:]}
+    cells = {c.value: c for c in ws[get_column_letter(header(ws).index("VM") + 1)][1:]}
     for key, stored in FORMULA_LIKE.items():
         cell = cells[stored]
         assert cell.data_type == "s", (HOSTILE[key], cell.data_type)
@@ -171,12 +176,13 @@ def test_large_estate_is_fast_enough() -> None:
 def test_documented_columns_match_the_workbook() -> None:
     from pathlib import Path
 
-    from gpuaudit.report.tables import TEXT, workbook_tables
+    from gpuaudit.report.tables import TEXT
+    from gpuaudit.report.workbook import audit_tables
 
     doc = (Path(__file__).resolve().parent.parent / "docs" / "report-formats.md").read_text(
         encoding="utf-8"
     )
-    for table in workbook_tables(ALL["realistic"](), 1):
+    for table in audit_tables(ALL["realistic"](), 1):
         columns = ", ".join(
             c.name if c.type == TEXT else f"{c.name} ({c.type})" for c in table.columns
         )

@@ -49,6 +49,8 @@ VM_PATHS = (
     "datastore",
     "config.firmware",
     "runtime.minRequiredEVCModeKey",
+    "config.uuid",
+    "config.instanceUuid",
 )
 
 # The first path is the device list. extraConfig (for the 64-bit MMIO options of

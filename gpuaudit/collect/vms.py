@@ -34,6 +34,8 @@ def build_vm(obj: ObjectProps, host_names: dict[str, str], ds_names: dict[str, s
         firmware=obj.get("config.firmware") or None,
         mmio_options=mmio_options(obj.get("config.extraConfig", [])),
         min_evc_mode=obj.get("runtime.minRequiredEVCModeKey") or None,
+        bios_uuid=str(obj.get("config.uuid") or ""),
+        instance_uuid=str(obj.get("config.instanceUuid") or ""),
     )
 
 

@@ -1,15 +1,25 @@
-"""The fleet summary: one row per vCenter of a `gpuaudit scan --targets` run."""
+"""The fleet summary: one row per vCenter of a `gpuaudit scan --targets` run.
+
+Its workbook also merges the targets' Findings, Clusters, Hosts, GPUs and VMs
+sheets into one of each, every row led by the vCenter it came from.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from markupsafe import Markup
 
 from gpuaudit.report.html import _asset, _csp_hash, environment
+from gpuaudit.report.json_report import REPORT_SCHEMA_VERSION
 from gpuaudit.report.tables import INT, Column, Table
+from gpuaudit.report.workbook import audit_tables
 from gpuaudit.report.xlsx import tables_xlsx
-from gpuaudit.results import SEVERITIES
+from gpuaudit.results import SEVERITIES, AuditResult
+
+# The sheets of each target's workbook that the fleet workbook merges, in order.
+MERGED = ("findings", "clusters", "hosts", "gpus", "vms")
 
 
 def _verdict(data: dict[str, Any]) -> str:
@@ -66,5 +76,24 @@ def fleet_table(data: dict[str, Any]) -> Table:
     return Table("targets", "Targets", columns, rows)
 
 
-def render_fleet_xlsx(data: dict[str, Any]) -> bytes:
-    return tables_xlsx([fleet_table(data)], "gpuaudit fleet summary")
+def merged_tables(results: Sequence[AuditResult]) -> list[Table]:
+    """Each MERGED sheet with every target's rows, target by target.
+
+    Every target's sheet has the same columns, the vCenter first, so the rows of
+    one fleet sheet filter and join like those of one target's workbook.
+    """
+    merged: dict[str, Table] = {}
+    for result in results:
+        for table in audit_tables(result, REPORT_SCHEMA_VERSION):
+            if table.key not in MERGED:
+                continue
+            if table.key in merged:
+                merged[table.key].rows.extend(table.rows)
+            else:
+                merged[table.key] = table
+    return [merged[key] for key in MERGED if key in merged]
+
+
+def render_fleet_xlsx(data: dict[str, Any], results: Sequence[AuditResult] = ()) -> bytes:
+    """The Targets sheet, then the targets' merged sheets (of those that were audited)."""
+    return tables_xlsx([fleet_table(data), *merged_tables(results)], "gpuaudit fleet summary")

@@ -22,7 +22,6 @@ from gpuaudit.report.summary import (
     ClusterSummary,
     Summary,
     parse_time,
-    summarize,
     tolerance,
 )
 from gpuaudit.results import AuditResult, ClusterSimulation, Finding, GpuSlots, HostFailure, Rule
@@ -508,29 +507,6 @@ def about_table(result: AuditResult, report_version: int) -> Table:
         ("Value", TEXT, lambda r: r[1]),
     ]
     return _table("about", "About", spec, rows)
-
-
-def workbook_tables(result: AuditResult, report_version: int) -> list[Table]:
-    """Every sheet of the workbook, in order."""
-    summary = summarize(result)
-    inv = result.inventory
-    return [
-        summary_table(result, summary),
-        findings_table(result),
-        clusters_table(result, summary),
-        hosts_table(inv),
-        gpus_table(result),
-        profiles_table(inv),
-        vms_table(inv),
-        datastores_table(inv),
-        adapters_table(inv),
-        vmotion_table(inv),
-        failover_table(result),
-        licences_table(summary),
-        host_licences_table(inv),
-        gaps_table(inv),
-        about_table(result, report_version),
-    ]
 
 
 def inventory_tables(result: AuditResult) -> list[Table]:

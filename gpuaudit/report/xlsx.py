@@ -1,7 +1,10 @@
 """The Excel workbook, for auditors: one sheet per table, in openpyxl's write-only mode.
 
 Every sheet has a frozen, bold header row, an autofilter over its data and column
-widths fitted to its contents. Values keep their types: numbers are numbers,
+widths fitted to its contents. Every sheet prints landscape with its header row
+on each page; the sheets auditors print (Top Actions, Findings) also fit the page
+width and wrap their long text. The GPU Capacity sheet carries a native bar chart.
+Values keep their types: numbers are numbers,
 times are dates, booleans are TRUE/FALSE. Every string is written as a string
 cell, never as a formula, and one that a spreadsheet would take for a formula
 when retyped also gets the quote-prefix style.
@@ -18,14 +21,17 @@ from typing import Any, cast
 from openpyxl import Workbook
 from openpyxl.cell import Cell, WriteOnlyCell
 from openpyxl.cell._writer import write_cell
+from openpyxl.chart import BarChart, Reference
 from openpyxl.formatting.rule import CellIsRule
 from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet._write_only import WriteOnlyWorksheet
+from openpyxl.worksheet.properties import PageSetupProperties
 
 from gpuaudit.report.json_report import REPORT_SCHEMA_VERSION
-from gpuaudit.report.tables import BOOL, DATE, DATETIME, FLOAT, Table, Value, workbook_tables
+from gpuaudit.report.tables import BOOL, DATE, DATETIME, FLOAT, Table, Value
 from gpuaudit.report.text import looks_like_formula, xml_text
+from gpuaudit.report.workbook import audit_tables
 from gpuaudit.results import SEVERITIES, AuditResult
 
 MAX_CELL = 32767  # the most characters a cell holds
@@ -53,10 +59,19 @@ STATUS_VALUES = ("fail", "waived", "pass", "FAIL", "PASS")
 # Per table: the columns coloured by value.
 COLOURED: dict[str, dict[str, tuple[str, ...]]] = {
     "Findings": {"Status": STATUS_VALUES, "Severity": SEVERITIES},
+    "Top Actions": {"Severity": SEVERITIES},
     "Summary": {"Value": STATUS_VALUES + SEVERITIES},
     "Targets": {"Verdict": ("PASS", "FAIL", "ERROR")},
 }
 
+# The sheets auditors print, and their columns of long text: these wrap within a
+# column of at most WRAP_WIDTH characters, and the sheet fits the page width.
+PRINTED: dict[str, tuple[str, ...]] = {
+    "Top Actions": ("Title", "Clusters", "Objects", "Remediation", "Finding IDs"),
+    "Findings": ("Title", "Message", "Evidence", "Remediation", "References"),
+}
+WRAP_WIDTH = 48
+_WRAP = Alignment(wrap_text=True, vertical="top")
 
 # OOXML escapes a character as _xHHHH_: a literal "_x0041_" must become
 # "_x005F_x0041_", and a carriage return (which XML parsers turn into a line
@@ -127,13 +142,22 @@ class _Sheet(WriteOnlyWorksheet):
     row goes through openpyxl.
     """
 
-    def __init__(self, parent: Workbook, title: str, kinds: list[str]) -> None:
+    def __init__(
+        self, parent: Workbook, title: str, kinds: list[str], wrapped: frozenset[int] = frozenset()
+    ) -> None:
         super().__init__(parent, title)
         self.kinds = kinds
+        self.wrapped = wrapped  # the indexes of the columns whose text wraps
+        self.wrap_style = ""  # ' s="N"': the wrapping style's index, once registered
         self.letters = [get_column_letter(i + 1) for i in range(len(kinds))]
         self.texts: dict[str, str | None] = {}  # the same strings recur: status, rule, host
 
     def _write_rows(self) -> Any:
+        if self.wrapped:
+            # Registered once: the wrapped text cells then take the fast path too.
+            styled = WriteOnlyCell(self, value="")
+            styled.alignment = _WRAP
+            self.wrap_style = f' s="{styled.style_id}"'
         xf = self._writer.xf.send(True)
         write = getattr(xf, "_file", None)  # et_xmlfile's writer of text; lxml's has none
         with xf.element("sheetData"):
@@ -145,7 +169,7 @@ class _Sheet(WriteOnlyWorksheet):
                         self._write_values(xf, write, row, row_idx)
                     else:
                         if isinstance(row, _Values):
-                            row = [_cell(self, v, self.kinds[i]) for i, v in enumerate(row)]
+                            row = [self._cell(v, i) for i, v in enumerate(row)]
                         self._writer.write_row(xf, self._values_to_row(row, row_idx), row_idx)
                     row_idx += 1
             except GeneratorExit:
@@ -166,7 +190,8 @@ class _Sheet(WriteOnlyWorksheet):
                 if tail is _UNKNOWN:
                     tail = self.texts[text] = _text_cell(text)
                 if tail is not None:
-                    out.append(f'<c r="{ref}"{tail}')
+                    style = self.wrap_style if i in self.wrapped else ""
+                    out.append(f'<c r="{ref}"{style}{tail}')
                     continue
             elif kind is int:
                 out.append(f'<c r="{ref}" t="n"><v>{cast(int, value):.16g}</v></c>')
@@ -177,7 +202,7 @@ class _Sheet(WriteOnlyWorksheet):
             # Anything else is written by openpyxl, in its place in the row.
             write("".join(out))
             out = []
-            cell = _cell(self, value, self.kinds[i])
+            cell = self._cell(value, i)
             if not isinstance(cell, Cell):
                 cell = WriteOnlyCell(self, value=cell)
             cell.column = i + 1
@@ -185,6 +210,12 @@ class _Sheet(WriteOnlyWorksheet):
             write_cell(xf, self, cell, cell.has_style)
         out.append("</row>")
         write("".join(out))
+
+    def _cell(self, value: Value, index: int) -> Any:
+        cell = _cell(self, value, self.kinds[index])
+        if index in self.wrapped and isinstance(cell, Cell):
+            cell.alignment = _WRAP
+        return cell
 
 
 def _text_cell(value: str) -> str | None:
@@ -208,6 +239,8 @@ class _Values(tuple[Value, ...]):
 
 def _width(table: Table, index: int) -> float:
     column = table.columns[index]
+    if column.name in PRINTED.get(table.title, ()):
+        return WRAP_WIDTH
     if column.type == DATETIME:
         return 20
     if column.type == DATE:
@@ -223,7 +256,9 @@ def _width(table: Table, index: int) -> float:
 
 def _write_table(wb: Workbook, table: Table) -> None:
     kinds = [c.type for c in table.columns]
-    ws = _Sheet(parent=wb, title=table.title[:31], kinds=kinds)
+    printed = PRINTED.get(table.title, ())
+    wrapped = frozenset(i for i, c in enumerate(table.columns) if c.name in printed)
+    ws = _Sheet(parent=wb, title=table.title[:31], kinds=kinds, wrapped=wrapped)
     wb._add_sheet(ws)
     ncols = len(table.columns)
     last = get_column_letter(ncols)
@@ -233,6 +268,13 @@ def _write_table(wb: Workbook, table: Table) -> None:
     # Auditors print evidence: landscape, with the header row on every page.
     ws.page_setup.orientation = "landscape"
     ws.print_title_rows = "1:1"
+    if printed:
+        # As many pages down as it takes, never wider than one.
+        ws.sheet_properties.pageSetUpPr = PageSetupProperties(fitToPage=True)
+        ws.page_setup.fitToWidth = 1
+        ws.page_setup.fitToHeight = 0
+    if table.key == "gpu-capacity" and table.rows:
+        ws.add_chart(capacity_chart(ws, len(table.rows)), f"{get_column_letter(ncols + 2)}2")
     ws.auto_filter.ref = f"A1:{last}{len(table.rows) + 1}"
     for name, values in COLOURED.get(table.title, {}).items():
         letter = get_column_letter(table.column_index(name) + 1)
@@ -262,8 +304,25 @@ def _write_table(wb: Workbook, table: Table) -> None:
         ws.append(_Values(row))
 
 
+def capacity_chart(ws: WriteOnlyWorksheet, clusters: int) -> BarChart:
+    """GPUs per cluster now and after its worst host failure, from the GPU Capacity sheet."""
+    chart = BarChart()
+    chart.type = "bar"  # horizontal: cluster names read along the axis
+    chart.grouping = "clustered"
+    chart.title = "GPUs per cluster: now and after the worst host failure"
+    chart.y_axis.title = "GPUs"
+    chart.x_axis.title = "Cluster"
+    # Columns C and D: "GPUs" and "GPUs After Worst", with their headers as series names.
+    data = Reference(ws, min_col=3, max_col=4, min_row=1, max_row=clusters + 1)
+    chart.add_data(data, titles_from_data=True)
+    chart.set_categories(Reference(ws, min_col=1, min_row=2, max_row=clusters + 1))
+    chart.width = 18
+    chart.height = max(7.5, 0.6 * clusters + 3)
+    return chart
+
+
 def render_xlsx(result: AuditResult) -> bytes:
-    tables = workbook_tables(result, REPORT_SCHEMA_VERSION)
+    tables = audit_tables(result, REPORT_SCHEMA_VERSION)
     return tables_xlsx(tables, f"gpuaudit report: {result.inventory.source}")
 
 

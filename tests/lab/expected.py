@@ -12,7 +12,9 @@ UUID) are left empty here; ``comparable`` blanks them on both sides.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import re
+import uuid
 from typing import Any
 
 from gpuaudit.inventory import (
@@ -661,6 +663,8 @@ def _vm(
         datastores=list(vm["datastores"]),
         restart_priority=vm.get("restart_priority"),
         gpus=attachments,
+        bios_uuid=uuid_from("vm-bios", vm["name"]),
+        instance_uuid=uuid_from("vm-instance", vm["name"]),
         firmware=vm.get("firmware"),
         mmio_options=_mmio_options(vm) if _devices_read(vm) else {},
         min_evc_mode=vm.get("min_evc_mode"),
@@ -676,6 +680,14 @@ def _devices_read(vm: dict[str, Any]) -> bool:
         or vm["memory_locked_to_max"]
         or vm["memory_reservation_mb"] >= vm["memory_mb"]
     )
+
+
+def uuid_from(*parts: str) -> str:
+    """The lab's name-derived UUID (estate.go's uuidFrom): SHA-1 of the NUL-ended parts."""
+    digest = bytearray(hashlib.sha1(b"".join(p.encode() + b"\0" for p in parts)).digest()[:16])
+    digest[6] = (digest[6] & 0x0F) | 0x50
+    digest[8] = (digest[8] & 0x3F) | 0x80
+    return str(uuid.UUID(bytes=bytes(digest)))
 
 
 def _mmio_options(vm: dict[str, Any]) -> dict[str, str]:
