@@ -121,8 +121,9 @@ def model_name(vendor_id: int, device_id: int, device_name: str = "") -> str:
     return f"{unsigned16(vendor_id):04x}:{unsigned16(device_id):04x}"
 
 
-# grid_l4-4q, grid_a100-3-20c (MIG-backed), nvidia_l40s-48q
-_PROFILE = re.compile(r"^(grid|nvidia)_([a-z0-9]+)-(?:(\d+)-)?(\d+)([abcq])$")
+# grid_l4-4q, grid_a100-3-20c (MIG-backed), grid_a100-1-5cme (MIG with media
+# extensions), nvidia_l40s-48q
+_PROFILE = re.compile(r"^(grid|nvidia)_([a-z0-9]+)-(?:(\d+)-)?(\d+)([abcq])(?:me)?$")
 
 SERIES_EDITIONS = {
     "q": "NVIDIA RTX Virtual Workstation",

@@ -44,7 +44,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuaudit import catalog
+from gpuaudit import catalog, sharing
 from gpuaudit.facts import (
     PRIORITIES,
     SHARED_DIRECT,
@@ -113,6 +113,7 @@ class Slot:
     __slots__ = (
         "device",
         "host",
+        "known",
         "memory",
         "mixed",
         "model",
@@ -120,6 +121,7 @@ class Slot:
         "pci_id",
         "prefix",
         "pt_ok",
+        "rule",
         "static",
         "used",
         "vendor",
@@ -137,6 +139,8 @@ class Slot:
         self.memory = 0
         self.vgpu_ok = False
         self.mixed = False
+        self.rule = sharing.EXACT  # what may share the GPU (gpuaudit.sharing)
+        self.known = False  # the host reports the GPU's vGPU mode
         self.pt_ok = False
         self.static: tuple[Any, ...] = ()
         self.owner: str | None = None  # the passthrough VM that holds it
@@ -150,11 +154,13 @@ class Slot:
         new.memory, new.vgpu_ok, new.mixed = self.memory, self.vgpu_ok, self.mixed
         new.pt_ok, new.static, new.owner = self.pt_ok, self.static, self.owner
         new.vgpus, new.used = list(self.vgpus), self.used
+        new.rule, new.known = self.rule, self.known
         return new
 
     def key(self) -> tuple[Any, ...]:
         size = self.vgpus[0][2] if self.vgpus else 0
-        return (self.static, self.owner is not None, size, len(self.vgpus), self.used)
+        profiles = tuple(sorted(p for _, p, _ in self.vgpus))
+        return (self.static, self.owner is not None, size, len(self.vgpus), self.used, profiles)
 
     def compatible(self, d: Demand) -> bool:
         """Could this GPU ever take the device (ignoring what runs on it now)?"""
@@ -176,11 +182,19 @@ class Slot:
         size = d.size or self.memory
         if size <= 0:
             return False
-        if self.mixed:
-            return self.used + size <= self.memory
-        if self.vgpus and self.vgpus[0][2] != size:
-            return False
-        return (len(self.vgpus) + 1) * size <= self.memory
+        return sharing.accepts(
+            self.rule, self.known, self.memory, self.vgpus, d.profile or "", size
+        )
+
+    def room(self, d: Demand) -> int:
+        """How many more vGPUs like ``d`` this GPU takes, on its own."""
+        n = 0
+        while self.fits(d):
+            self.take("\0", d)
+            n += 1
+        for _ in range(n):
+            self.release("\0", d)
+        return n
 
     def score(self, d: Demand) -> tuple[int, int]:
         """Best fit: join a GPU already in use, and leave as little room as possible."""
@@ -647,10 +661,12 @@ def _slot(host: Host, gpu: Any) -> Slot:
     slot.prefix = gpu_prefix(gpu)
     slot.vendor = gpu.vendor_id
     slot.device = gpu.device_id
-    slot.memory = gpu_memory(gpu)
+    slot.memory = sharing.nominal_memory(gpu) or gpu_memory(gpu)
     slot.pt_ok = gpu.passthrough_active
     slot.vgpu_ok = gpu.graphics_type == SHARED_DIRECT and not gpu.passthrough_active
-    slot.mixed = gpu.vgpu_mode in ("mixedSize", "multiInstanceGpu")
+    slot.rule = sharing.policy(host, gpu)
+    slot.known = sharing.mode_known(gpu)
+    slot.mixed = slot.rule in (sharing.MIXED_SIZE, sharing.MIG)
     slot.static = (
         slot.model,
         slot.prefix,
@@ -660,6 +676,8 @@ def _slot(host: Host, gpu: Any) -> Slot:
         slot.pt_ok,
         slot.vgpu_ok,
         slot.mixed,
+        slot.rule,
+        slot.known,
     )
     return slot
 
@@ -746,13 +764,13 @@ def _assignments(
 
 
 def _pool(d: Demand) -> tuple[Any, ...]:
-    return (d.kind, d.model, d.prefix, d.size, d.allowed)
+    return (d.kind, d.model, d.prefix, d.size, d.allowed, d.profile)
 
 
 def _pool_capacity(pool: tuple[Any, ...], state: State, nodes: dict[str, Node]) -> int:
     """How many devices of one kind the surviving GPUs could take, each GPU on its own."""
-    kind, model, prefix, size, allowed = pool
-    d = Demand(kind=kind, size=size, model=model, prefix=prefix, allowed=allowed, profile="")
+    kind, model, prefix, size, allowed, profile = pool
+    d = Demand(kind=kind, size=size, model=model, prefix=prefix, allowed=allowed, profile=profile)
     total = 0
     for host, slots in state.items():
         if not nodes[host].active:
@@ -763,11 +781,7 @@ def _pool_capacity(pool: tuple[Any, ...], state: State, nodes: dict[str, Node]) 
             if kind != "vgpu":
                 total += 1
                 continue
-            need = size or slot.memory
-            if slot.mixed:
-                total += (slot.memory - slot.used) // need
-            else:
-                total += catalog.vgpus_per_gpu(slot.memory, need) - len(slot.vgpus)
+            total += slot.room(d)
     return total
 
 
@@ -811,13 +825,18 @@ def _view(slot: Slot) -> GpuSlots:
         view.profile = slot.vgpus[0][1]
         view.used = len(sizes)
         view.used_mb = sum(sizes)
-        smallest = min(sizes)
-        if slot.mixed:
-            view.capacity = len(sizes) + max(0, slot.memory - view.used_mb) // smallest
-        else:
-            view.capacity = catalog.vgpus_per_gpu(slot.memory, smallest)
+        view.capacity = _capacity(slot)
         view.vms = [vm for vm, _, _ in slot.vgpus]
     return view
+
+
+def _capacity(slot: Slot) -> int:
+    """The vGPUs the GPU holds with more of its smallest profile added while they fit."""
+    placed = list(slot.vgpus)
+    _, profile, size = min(placed, key=lambda v: v[2])
+    while sharing.accepts(slot.rule, slot.known, slot.memory, placed, profile, size):
+        placed.append(("", profile, size))
+    return len(placed)
 
 
 # Public API
