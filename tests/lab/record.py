@@ -41,6 +41,8 @@ RECORDED = (
     "devices",
     "drift",
     "stuntime",
+    "mig",
+    "sharing",
 )
 
 # Values a server chooses afresh in every session: they differ between two
