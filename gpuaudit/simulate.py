@@ -17,10 +17,14 @@ not checked, and the notes say so. The target host must also mount and access
 all the VM's datastores and, per GPU device of the VM:
 
 - vGPU: the host offers the profile, on a GPU of the same model in Shared Direct
-  mode, and that GPU can take it. In equal-size mode (the default) a GPU holds
-  vGPUs of one frame-buffer size only, at most floor(GPU memory / profile memory)
-  of them, counting those already there; in mixed-size mode the frame buffers must
-  fit together.
+  mode, and that GPU can take it, counting the vGPUs already there, by the rule of
+  the host's ESXi release and the GPU's vGPU mode (gpuaudit.sharing): before 8.0 U2
+  one exact profile per GPU; from 8.0 U2 one frame-buffer size of any series, at
+  most floor(GPU memory / profile memory); different sizes only in mixed-size mode
+  (8.0 U3), within NVIDIA's per-profile maximums for that mode. GPU memory is the
+  catalogue's nominal frame buffer. MIG-backed profiles follow MIG geometry
+  (gpuaudit.mig: NVIDIA's instances per GPU and start slices), on a GPU in MIG mode
+  or, where the mode is unreadable, one that runs no time-sliced vGPU.
 - Dynamic DirectPath: a free passthrough-active GPU whose vendor/device id is
   allowed.
 - Fixed DirectPath: never; the VM is bound to a device of the failed host.
