@@ -114,3 +114,19 @@ def accepts(rule: str, known: bool, memory: int, placed: Placed, profile: str, s
     if any(s != size for _, _, s in placed):
         return False
     return (len(placed) + 1) * size <= memory
+
+
+def room(rule: str, known: bool, memory: int, placed: Placed, profile: str, size: int) -> int:
+    """How many more vGPUs of ``profile`` the GPU takes, on its own."""
+    if not accepts(rule, known, memory, placed, profile, size):
+        return 0
+    if is_mig(profile):
+        more = list(placed)
+        while accepts(rule, known, memory, more, profile, size):
+            more.append(("", profile, size))
+        return len(more) - len(placed)
+    if rule == MIXED_SIZE:
+        free = (memory - sum(s for _, _, s in placed)) // size
+        same = sum(1 for _, p, _ in placed if p == profile)
+        return min(free, mixed_size_maximum(memory, size) - same)
+    return memory // size - len(placed)

@@ -192,13 +192,10 @@ class Slot:
 
     def room(self, d: Demand) -> int:
         """How many more vGPUs like ``d`` this GPU takes, on its own."""
-        n = 0
-        while self.fits(d):
-            self.take("\0", d)
-            n += 1
-        for _ in range(n):
-            self.release("\0", d)
-        return n
+        if not self.fits(d):
+            return 0
+        size = d.size or self.memory
+        return sharing.room(self.rule, self.known, self.memory, self.vgpus, d.profile or "", size)
 
     def score(self, d: Demand) -> tuple[int, int]:
         """Best fit: join a GPU already in use, and leave as little room as possible."""
@@ -836,11 +833,9 @@ def _view(slot: Slot) -> GpuSlots:
 
 def _capacity(slot: Slot) -> int:
     """The vGPUs the GPU holds with more of its smallest profile added while they fit."""
-    placed = list(slot.vgpus)
-    _, profile, size = min(placed, key=lambda v: v[2])
-    while sharing.accepts(slot.rule, slot.known, slot.memory, placed, profile, size):
-        placed.append(("", profile, size))
-    return len(placed)
+    _, profile, size = min(slot.vgpus, key=lambda v: v[2])
+    more = sharing.room(slot.rule, slot.known, slot.memory, slot.vgpus, profile, size)
+    return len(slot.vgpus) + more
 
 
 # Public API
