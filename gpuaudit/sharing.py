@@ -130,3 +130,26 @@ def room(rule: str, known: bool, memory: int, placed: Placed, profile: str, size
         same = sum(1 for _, p, _ in placed if p == profile)
         return min(free, mixed_size_maximum(memory, size) - same)
     return memory // size - len(placed)
+
+
+def refusal(rule: str, known: bool, memory: int, placed: Placed, profile: str, size: int) -> str:
+    """Why a release- or mode-specific rule keeps the vGPU off the GPU; "" if not."""
+    if not placed or accepts(rule, known, memory, placed, profile, size):
+        return ""
+    running = sorted({p for _, p, _ in placed})
+    mig_form = is_mig(profile)
+    if rule == MIG or (not known and (mig_form or any(is_mig(p) for p in running))):
+        if not mig_form or not all(is_mig(p) for p in running):
+            return "a GPU runs either MIG-backed or time-sliced vGPUs, not both"
+        return f"no MIG placement left next to {', '.join(running)} (NVIDIA's MIG geometry)"
+    if mig_form:
+        return "the GPU is not in MIG mode"
+    if rule == MIXED_SIZE:
+        if sum(s for _, _, s in placed) + size > memory:
+            return ""
+        most = mixed_size_maximum(memory, size)
+        return f"NVIDIA allows {most} of {profile} per GPU in mixed-size mode"
+    same_size = all(s == size for _, _, s in placed)
+    if rule == EXACT and same_size and any(p != profile for p in running):
+        return f"it runs {', '.join(running)}, and before ESXi 8.0 U2 a GPU runs one profile"
+    return ""  # a full GPU, or one of another size in equal-size mode: capacity

@@ -643,6 +643,7 @@ class ClusterModel:
             )
         if roomy:
             parts.append(f"no GPU capacity left for {need} on {', '.join(_few(roomy))}")
+            parts.extend(_sharing_refusals(guest, roomy, outcome.state))
         return (
             "; ".join(parts) + " (counting the VMs running there and restarts of equal or "
             "higher priority)"
@@ -829,6 +830,25 @@ def _view(slot: Slot) -> GpuSlots:
         view.capacity = _capacity(slot)
         view.vms = [vm for vm, _, _ in slot.vgpus]
     return view
+
+
+def _sharing_refusals(guest: Guest, hosts: list[str], state: State) -> list[str]:
+    """Where the sharing rule of a GPU, not its frame buffer, refuses the VM's vGPUs."""
+    out = []
+    for d in guest.demands:
+        if d.kind != "vgpu":
+            continue
+        for host in hosts:
+            for slot in state.get(host, []):
+                if slot.owner is not None or not slot.compatible(d):
+                    continue
+                size = d.size or slot.memory
+                why = sharing.refusal(
+                    slot.rule, slot.known, slot.memory, slot.vgpus, d.profile or "", size
+                )
+                if why:
+                    out.append(f"{host} {slot.pci_id}: {why}")
+    return _few(sorted(set(out)), 2)
 
 
 def _capacity(slot: Slot) -> int:

@@ -146,3 +146,17 @@ def test_scenario_expectations_hold() -> None:
             assert found.get(name) == "fail", (expect["rule"], name)
         for name in expect.get("pass", []):
             assert found.get(name) == "pass", (expect["rule"], name)
+
+
+def test_unplaced_reason_names_the_sharing_rule() -> None:
+    inv = replayed()
+    reasons = {
+        p.vm: p.reason or ""
+        for cluster in ("share-703", "share-max")
+        for f in simulate_cluster(inv, cluster).failures
+        for p in f.unplaced
+    }
+    assert (
+        "it runs grid_l4-8c, and before ESXi 8.0 U2 a GPU runs one profile" in (reasons["s703-8q"])
+    )
+    assert "NVIDIA allows 2 of grid_l4-8q per GPU in mixed-size mode" in reasons["max-low"]
