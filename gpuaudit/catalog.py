@@ -211,10 +211,12 @@ def model_name(
     return f"{unsigned16(vendor_id):04x}:{unsigned16(device_id):04x}"
 
 
-# grid_l4-4q, grid_a100-3-20c (MIG-backed), nvidia_l40s-48q, grid_rtx6000-ada-48q: a
-# board's prefix may hold hyphens, each followed by a letter, so a MIG slice count
-# never joins it.
-_PROFILE = re.compile(r"^(grid|nvidia)_([a-z0-9]+(?:-[a-z][a-z0-9]*)*)-(?:(\d+)-)?(\d+)([abcq])$")
+# grid_l4-4q, grid_a100-3-20c (MIG-backed), grid_a100-1-5cme (MIG with media
+# extensions), nvidia_l40s-48q, grid_rtx6000-ada-48q: a board's prefix may hold
+# hyphens, each followed by a letter, so a MIG slice count never joins it.
+_PROFILE = re.compile(
+    r"^(grid|nvidia)_([a-z0-9]+(?:-[a-z][a-z0-9]*)*)-(?:(\d+)-)?(\d+)([abcq])(?:me)?$"
+)
 
 # The Maxwell-era types of size 0 (M10-0B, M10-0Q, M60-0B, M60-0Q) have a 512 MB
 # frame buffer (NVIDIA's vGPU 10 user guide, "Virtual GPU Types").

@@ -17,10 +17,15 @@ not checked, and the notes say so. The target host must also mount and access
 all the VM's datastores and, per GPU device of the VM:
 
 - vGPU: the host offers the profile, on a GPU of the same model in Shared Direct
-  mode, and that GPU can take it. In equal-size mode (the default) a GPU holds
-  vGPUs of one frame-buffer size only, at most floor(GPU memory / profile memory)
-  of them, counting those already there; in mixed-size mode the frame buffers must
-  fit together. A legacy 0 GB type (grid_m10-0b) has 512 MB (gpuaudit.catalog).
+  mode, and that GPU can take it, counting the vGPUs already there, by the rule of
+  the host's ESXi release and the GPU's vGPU mode (gpuaudit.sharing): before 8.0 U2
+  one exact profile per GPU; from 8.0 U2 one frame-buffer size of any series, at
+  most floor(GPU memory / profile memory); different sizes only in mixed-size mode
+  (8.0 U3), within NVIDIA's per-profile maximums for that mode. GPU memory is the
+  catalogue's nominal frame buffer. MIG-backed profiles follow MIG geometry
+  (gpuaudit.mig: NVIDIA's instances per GPU and start slices), on a GPU in MIG mode
+  or, where the mode is unreadable, one that runs no time-sliced vGPU. A legacy
+  0 GB type (grid_m10-0b) has 512 MB (gpuaudit.catalog).
 - Dynamic DirectPath: a free passthrough-active GPU whose vendor/device id is
   allowed.
 - Fixed DirectPath: never; the VM is bound to a device of the failed host.
@@ -68,7 +73,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuaudit import catalog
+from gpuaudit import catalog, sharing
 from gpuaudit.facts import (
     PRIORITIES,
     SHARED_DIRECT,
@@ -139,6 +144,7 @@ class Slot:
     __slots__ = (
         "device",
         "host",
+        "known",
         "memory",
         "mixed",
         "model",
@@ -146,6 +152,7 @@ class Slot:
         "pci_id",
         "prefix",
         "pt_ok",
+        "rule",
         "static",
         "used",
         "vendor",
@@ -163,6 +170,8 @@ class Slot:
         self.memory = 0
         self.vgpu_ok = False
         self.mixed = False
+        self.rule = sharing.EXACT  # what may share the GPU (gpuaudit.sharing)
+        self.known = False  # the host reports the GPU's vGPU mode
         self.pt_ok = False
         self.static: tuple[Any, ...] = ()
         self.owner: str | None = None  # the passthrough VM that holds it
@@ -176,11 +185,13 @@ class Slot:
         new.memory, new.vgpu_ok, new.mixed = self.memory, self.vgpu_ok, self.mixed
         new.pt_ok, new.static, new.owner = self.pt_ok, self.static, self.owner
         new.vgpus, new.used = list(self.vgpus), self.used
+        new.rule, new.known = self.rule, self.known
         return new
 
     def key(self) -> tuple[Any, ...]:
         size = self.vgpus[0][2] if self.vgpus else 0
-        return (self.static, self.owner is not None, size, len(self.vgpus), self.used)
+        profiles = tuple(sorted(p for _, p, _ in self.vgpus))
+        return (self.static, self.owner is not None, size, len(self.vgpus), self.used, profiles)
 
     def compatible(self, d: Demand) -> bool:
         """Could this GPU ever take the device (ignoring what runs on it now)?"""
@@ -202,11 +213,16 @@ class Slot:
         size = d.size or self.memory
         if size <= 0:
             return False
-        if self.mixed:
-            return self.used + size <= self.memory
-        if self.vgpus and self.vgpus[0][2] != size:
-            return False
-        return (len(self.vgpus) + 1) * size <= self.memory
+        return sharing.accepts(
+            self.rule, self.known, self.memory, self.vgpus, d.profile or "", size
+        )
+
+    def room(self, d: Demand) -> int:
+        """How many more vGPUs like ``d`` this GPU takes, on its own."""
+        if not self.fits(d):
+            return 0
+        size = d.size or self.memory
+        return sharing.room(self.rule, self.known, self.memory, self.vgpus, d.profile or "", size)
 
     def score(self, d: Demand) -> tuple[int, int]:
         """Best fit: join a GPU already in use, and leave as little room as possible."""
@@ -656,6 +672,7 @@ class ClusterModel:
             )
         if roomy:
             parts.append(f"no GPU capacity left for {need} on {', '.join(_few(roomy))}")
+            parts.extend(_sharing_refusals(guest, roomy, outcome.state))
         return (
             "; ".join(parts) + " (counting the VMs running there and restarts of equal or "
             "higher priority)"
@@ -717,10 +734,12 @@ def _slot(host: Host, gpu: Any) -> Slot:
     slot.prefix = gpu_prefix(gpu)
     slot.vendor = gpu.vendor_id
     slot.device = gpu.device_id
-    slot.memory = gpu_memory(gpu)
+    slot.memory = sharing.nominal_memory(gpu) or gpu_memory(gpu)
     slot.pt_ok = gpu.passthrough_active
     slot.vgpu_ok = gpu.graphics_type == SHARED_DIRECT and not gpu.passthrough_active
-    slot.mixed = gpu.vgpu_mode in ("mixedSize", "multiInstanceGpu")
+    slot.rule = sharing.policy(host, gpu)
+    slot.known = sharing.mode_known(gpu)
+    slot.mixed = slot.rule in (sharing.MIXED_SIZE, sharing.MIG)
     slot.static = (
         slot.model,
         slot.prefix,
@@ -730,6 +749,8 @@ def _slot(host: Host, gpu: Any) -> Slot:
         slot.pt_ok,
         slot.vgpu_ok,
         slot.mixed,
+        slot.rule,
+        slot.known,
     )
     return slot
 
@@ -838,13 +859,13 @@ def _assignments(
 
 
 def _pool(d: Demand) -> tuple[Any, ...]:
-    return (d.kind, d.model, d.prefix, d.size, d.allowed)
+    return (d.kind, d.model, d.prefix, d.size, d.allowed, d.profile)
 
 
 def _pool_capacity(pool: tuple[Any, ...], state: State, nodes: dict[str, Node]) -> int:
     """How many devices of one kind the surviving GPUs could take, each GPU on its own."""
-    kind, model, prefix, size, allowed = pool
-    d = Demand(kind=kind, size=size, model=model, prefix=prefix, allowed=allowed, profile="")
+    kind, model, prefix, size, allowed, profile = pool
+    d = Demand(kind=kind, size=size, model=model, prefix=prefix, allowed=allowed, profile=profile)
     total = 0
     for host, slots in state.items():
         if not nodes[host].active:
@@ -855,11 +876,7 @@ def _pool_capacity(pool: tuple[Any, ...], state: State, nodes: dict[str, Node]) 
             if kind != "vgpu":
                 total += 1
                 continue
-            need = size or slot.memory
-            if slot.mixed:
-                total += (slot.memory - slot.used) // need
-            else:
-                total += catalog.vgpus_per_gpu(slot.memory, need) - len(slot.vgpus)
+            total += slot.room(d)
     return total
 
 
@@ -903,13 +920,35 @@ def _view(slot: Slot) -> GpuSlots:
         view.profile = slot.vgpus[0][1]
         view.used = len(sizes)
         view.used_mb = sum(sizes)
-        smallest = min(sizes)
-        if slot.mixed:
-            view.capacity = len(sizes) + max(0, slot.memory - view.used_mb) // smallest
-        else:
-            view.capacity = catalog.vgpus_per_gpu(slot.memory, smallest)
+        view.capacity = _capacity(slot)
         view.vms = [vm for vm, _, _ in slot.vgpus]
     return view
+
+
+def _sharing_refusals(guest: Guest, hosts: list[str], state: State) -> list[str]:
+    """Where the sharing rule of a GPU, not its frame buffer, refuses the VM's vGPUs."""
+    out = []
+    for d in guest.demands:
+        if d.kind != "vgpu":
+            continue
+        for host in hosts:
+            for slot in state.get(host, []):
+                if slot.owner is not None or not slot.compatible(d):
+                    continue
+                size = d.size or slot.memory
+                why = sharing.refusal(
+                    slot.rule, slot.known, slot.memory, slot.vgpus, d.profile or "", size
+                )
+                if why:
+                    out.append(f"{host} {slot.pci_id}: {why}")
+    return _few(sorted(set(out)), 2)
+
+
+def _capacity(slot: Slot) -> int:
+    """The vGPUs the GPU holds with more of its smallest profile added while they fit."""
+    _, profile, size = min(slot.vgpus, key=lambda v: v[2])
+    more = sharing.room(slot.rule, slot.known, slot.memory, slot.vgpus, profile, size)
+    return len(slot.vgpus) + more
 
 
 # Public API

@@ -45,18 +45,91 @@ from gpuaudit.results import HostFailure
 from gpuaudit.simulate import ClusterModel, simulate_cluster
 
 ORDER = ["highest", "high", "medium", "low", "lowest", "disabled"]
-GPU_TYPES = {"l4": (0x27B8, "NVIDIA L4", 24576), "t4": (0x1EB8, "NVIDIA T4", 16384)}
-PROFILES = ["grid_l4-4q", "grid_l4-8q", "grid_l4-12q", "grid_l4-24q", "grid_t4-8q", "grid_t4-4c"]
+GPU_TYPES = {
+    "l4": (0x27B8, "NVIDIA L4", 24576),
+    "t4": (0x1EB8, "NVIDIA T4", 16384),
+    "a100": (0x20F1, "NVIDIA A100 PCIe 40GB", 40960),
+}
+PROFILES = [
+    "grid_l4-4q",
+    "grid_l4-8q",
+    "grid_l4-12q",
+    "grid_l4-24q",
+    "grid_t4-8q",
+    "grid_t4-4c",
+    "grid_l4-8c",
+    "grid_a100-10c",
+    "grid_a100-1-5c",
+    "grid_a100-2-10c",
+    "grid_a100-3-20c",
+    "grid_a100-1-5cme",
+]
 # A Maxwell GPU with the legacy 0B type: 512 MB each (NVIDIA's "Virtual GPU Types"), 16 a GPU.
 GPU_TYPES["m10"] = (0x13BD, "NVIDIA M10", 8192)
 PROFILES += ["grid_m10-0b", "grid_m10-2b"]
 LEGACY_ZERO_MB = 512
+VERSIONS = ["7.0.3", "8.0.2", "8.0.3", ""]
+
+# Sharing by ESXi release: before 8.0 U2 one exact profile per GPU; from 8.0 U2 one
+# frame-buffer size of any series; mixed sizes only in mixedSize mode (8.0 U3), within
+# NVIDIA's maximum per profile in mixed-size mode; T4 and M10 have no mixed-size mode.
+MIXED_MAXIMUM = {
+    "grid_l4-4q": 4,
+    "grid_l4-8q": 2,
+    "grid_l4-8c": 2,
+    "grid_l4-12q": 2,
+    "grid_l4-24q": 1,
+    "grid_a100-10c": 4,
+}
+# NVIDIA MIG user guide, A100 40GB: (compute slices, memory slices, start slices, maximum)
+A100_MIG = {
+    "grid_a100-1-5c": (1, 1, (0, 1, 2, 3, 4, 5, 6), 7),
+    "grid_a100-1-5cme": (1, 1, (0, 1, 2, 3, 4, 5, 6), 1),
+    "grid_a100-2-10c": (2, 2, (0, 2, 4), 3),
+    "grid_a100-3-20c": (3, 4, (0, 4), 2),
+}
 
 
 def profile_mb(name: str) -> int:
-    match = re.search(r"-(\d+)[abcq]$", name)
+    match = re.search(r"-(\d+)[abcq](?:me)?$", name)
     assert match
     return int(match.group(1)) * 1024 or LEGACY_ZERO_MB
+
+
+def mig_form(name: str) -> bool:
+    return re.search(r"-\d+-\d+[abcq](?:me)?$", name) is not None
+
+
+def release(host: Host | None) -> tuple[int, ...] | None:
+    if host is None or not host.version:
+        return None
+    return tuple(int(p) for p in host.version.split("."))
+
+
+def nominal_mb(gpu: Gpu) -> int:
+    return next(mb for dev, _, mb in GPU_TYPES.values() if dev == gpu.device_id)
+
+
+def mig_fits(profiles: list[str]) -> bool:
+    """Every MIG instance on a start slice of its own, none overlapping (brute force)."""
+    if any(p not in A100_MIG for p in profiles):
+        return False
+    if any(profiles.count(p) > A100_MIG[p][3] for p in profiles):
+        return False
+    if sum(A100_MIG[p][0] for p in profiles) > 7 or profiles.count("grid_a100-1-5cme") > 1:
+        return False
+
+    def walk(i: int, used: frozenset[int]) -> bool:
+        if i == len(profiles):
+            return True
+        _, span, starts, _ = A100_MIG[profiles[i]]
+        for start in starts:
+            cover = frozenset(range(start, start + span))
+            if max(cover) < 8 and not cover & used and walk(i + 1, used | cover):
+                return True
+        return False
+
+    return walk(0, frozenset())
 
 
 # --- the reference model -------------------------------------------------------------
@@ -86,6 +159,7 @@ class Occupant:
     vm: str
     exclusive: bool
     size: int = 0
+    profile: str = ""
 
 
 def occupancy(inv: Inventory) -> dict[tuple[str, str], list[Occupant]]:
@@ -99,7 +173,8 @@ def occupancy(inv: Inventory) -> dict[tuple[str, str], list[Occupant]]:
                 vm = vms[name]
                 for att in vm.gpus:
                     if att.kind == "vgpu":
-                        slot.append(Occupant(name, False, profile_mb(att.profile or "")))
+                        p = att.profile or ""
+                        slot.append(Occupant(name, False, profile_mb(p), p))
                         break
                     if att.pci_id == gpu.pci_id:
                         slot.append(Occupant(name, True))
@@ -113,7 +188,13 @@ def source_model(inv: Inventory, vm: Vm) -> str | None:
     return next((g.model for g in host.gpus if vm.name in g.vms), None)
 
 
-def gpu_accepts(gpu: Gpu, occupants: list[Occupant], att: GpuAttachment, model: str | None) -> bool:
+def gpu_accepts(
+    gpu: Gpu,
+    occupants: list[Occupant],
+    att: GpuAttachment,
+    model: str | None,
+    host: Host | None = None,
+) -> bool:
     if any(o.exclusive for o in occupants):
         return False
     if att.kind == "dynamic":
@@ -126,12 +207,26 @@ def gpu_accepts(gpu: Gpu, occupants: list[Occupant], att: GpuAttachment, model: 
         return False
     if gpu.graphics_type != "sharedDirect" or gpu.passthrough_active or gpu.model != model:
         return False
-    size = profile_mb(att.profile or "")
-    if gpu.vgpu_mode == "mixedSize":
-        return sum(o.size for o in occupants) + size <= gpu.memory_mb
+    profile = att.profile or ""
+    size, memory, version = profile_mb(profile), nominal_mb(gpu), release(host)
+    if gpu.vgpu_mode == "multiInstanceGpu" or (
+        gpu.vgpu_mode is None and (mig_form(profile) or any(mig_form(o.profile) for o in occupants))
+    ):
+        if not mig_form(profile) or not all(mig_form(o.profile) for o in occupants):
+            return False
+        return mig_fits([o.profile for o in occupants] + [profile])
+    if mig_form(profile):
+        return False
+    mixed = gpu.vgpu_mode == "mixedSize" and gpu.model not in ("NVIDIA T4", "NVIDIA M10")
+    if mixed and (version is None or version >= (8, 0, 3)):
+        if sum(o.size for o in occupants) + size > memory:
+            return False
+        return sum(1 for o in occupants if o.profile == profile) < MIXED_MAXIMUM[profile]
+    if (version is None or version < (8, 0, 2)) and any(o.profile != profile for o in occupants):
+        return False
     if any(o.size != size for o in occupants):
         return False
-    return (len(occupants) + 1) * size <= gpu.memory_mb
+    return (len(occupants) + 1) * size <= memory
 
 
 def host_accepts(inv: Inventory, host: Host, vm: Vm) -> bool:
@@ -189,10 +284,10 @@ def best_vector(inv: Inventory, cluster: str, failed: set[str]) -> tuple[int, ..
                     taken = []
                     for att, gpu in zip(vm.gpus, gpus, strict=True):
                         slot = occ[(host.name, gpu.pci_id)]
-                        if not gpu_accepts(gpu, slot, att, model):
+                        if not gpu_accepts(gpu, slot, att, model, host):
                             break
                         size = profile_mb(att.profile or "") if att.kind == "vgpu" else 0
-                        slot.append(Occupant(vm.name, att.kind != "vgpu", size))
+                        slot.append(Occupant(vm.name, att.kind != "vgpu", size, att.profile or ""))
                         taken.append(slot)
                     else:
                         counts[priority(inv, vm)] += 1
@@ -227,9 +322,9 @@ def check_placements(inv: Inventory, failure: HostFailure, failed: set[str]) -> 
         for att, pci_id in zip(vm.gpus, pci_ids, strict=True):
             gpu = next(g for g in host.gpus if g.pci_id == pci_id)
             slot = occ[(host.name, pci_id)]
-            assert gpu_accepts(gpu, slot, att, model), (p, slot)
+            assert gpu_accepts(gpu, slot, att, model, host), (p, slot)
             size = profile_mb(att.profile or "") if att.kind == "vgpu" else 0
-            slot.append(Occupant(vm.name, att.kind != "vgpu", size))
+            slot.append(Occupant(vm.name, att.kind != "vgpu", size, att.profile or ""))
 
 
 def vector(inv: Inventory, failure: HostFailure) -> tuple[int, ...]:
@@ -268,8 +363,9 @@ def tolerance(inv: Inventory, cluster: str) -> int:
 
 
 @st.composite
-def clusters(draw: st.DrawFn, dense: bool = False) -> Inventory:
-    """A random cluster; ``dense`` ones are all up, share storage and compete for GPUs."""
+def clusters(draw: st.DrawFn, dense: bool = False, mig: bool = False) -> Inventory:
+    """A random cluster; ``dense`` ones are all up, share storage and compete for GPUs;
+    ``mig`` ones have only A100s, mostly in MIG mode, and their MIG-backed profiles."""
     ha = draw(st.sampled_from([True, True, True, False]))
     inv = Inventory(clusters=[Cluster(name="c", moref="c", ha_enabled=ha, ha_host_monitoring=True)])
     n_hosts = draw(st.integers(2, 4))
@@ -284,11 +380,16 @@ def clusters(draw: st.DrawFn, dense: bool = False) -> Inventory:
             in_maintenance=not dense and draw(st.integers(0, 9)) == 0,
             memory_mb=draw(st.sampled_from([0, 40960, 65536, 98304, 131072])),
             assignment_policy=draw(st.sampled_from([None, "performance", "consolidation"])),
+            version=draw(st.sampled_from(VERSIONS)),
         )
         for j in range(draw(st.integers(1 if dense else 0, 2 if dense else 3))):  # GPUs
-            kind = draw(st.sampled_from(sorted(GPU_TYPES)))
+            kind = draw(st.sampled_from(["a100"] if mig else ["l4", "t4", "a100", "m10"]))
             device, model, memory = GPU_TYPES[kind]
-            mode = draw(st.sampled_from(["equal", "mixed", "passthrough"]))
+            modes = ["mig", "mig", "equal"] if mig else ["equal", "mixed", "passthrough", "mig"]
+            mode = draw(st.sampled_from(modes))
+            # ESXi may report a little less than the nominal frame buffer
+            memory -= draw(st.sampled_from([0, 0, 512]))
+            vgpu_mode = {"mixed": "mixedSize", "mig": "multiInstanceGpu"}.get(mode)
             host.gpus.append(
                 Gpu(
                     pci_id=f"0000:{j + 1:02x}:00.0",
@@ -300,14 +401,14 @@ def clusters(draw: st.DrawFn, dense: bool = False) -> Inventory:
                     passthrough_enabled=mode == "passthrough",
                     passthrough_active=mode == "passthrough",
                     graphics_type="direct" if mode == "passthrough" else "sharedDirect",
-                    vgpu_mode="mixedSize" if mode == "mixed" else None,
+                    vgpu_mode=vgpu_mode if host.version.startswith("8.0.3") else None,
                 )
             )
         # Mostly the profiles of its own GPU models, sometimes one of another model.
-        models = {g.model.split()[-1].lower() for g in host.gpus}
+        models = {k for k, t in GPU_TYPES.items() if any(g.device_id == t[0] for g in host.gpus)}
         host.vgpu_profiles = [
             VgpuProfile(p)
-            for p in PROFILES
+            for p in (list(A100_MIG) if mig else PROFILES)
             if draw(st.integers(0, 9)) < (8 if p.split("_")[1].split("-")[0] in models else 1)
         ]
         inv.hosts.append(host)
@@ -408,7 +509,7 @@ def _seat(
             for g in host.gpus
             if g not in used
             and (
-                gpu_accepts(g, occ.get((host.name, g.pci_id), []), att, model)
+                gpu_accepts(g, occ.get((host.name, g.pci_id), []), att, model, host)
                 if kind != "fixed"
                 else g.passthrough_active and not occ.get((host.name, g.pci_id))
             )
@@ -427,7 +528,9 @@ def _seat(
             att.pci_id = gpu.pci_id
         vm.gpus.append(att)
         size = profile_mb(profile) if kind == "vgpu" else 0
-        occ.setdefault((host.name, gpu.pci_id), []).append(Occupant(vm.name, kind != "vgpu", size))
+        occ.setdefault((host.name, gpu.pci_id), []).append(
+            Occupant(vm.name, kind != "vgpu", size, profile if kind == "vgpu" else "")
+        )
     for gpu in used:
         if on:
             gpu.vms.append(vm.name)
@@ -454,6 +557,12 @@ def test_simulation_matches_brute_force(inv: Inventory) -> None:
 @SETTINGS
 @given(clusters(dense=True))
 def test_simulation_matches_brute_force_under_contention(inv: Inventory) -> None:
+    check_simulation(inv)
+
+
+@SETTINGS
+@given(clusters(dense=True, mig=True))
+def test_simulation_matches_brute_force_on_mig(inv: Inventory) -> None:
     check_simulation(inv)
 
 

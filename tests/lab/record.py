@@ -43,6 +43,8 @@ RECORDED = (
     "stuntime",
     "boards",
     "assignment",
+    "mig",
+    "sharing",
 )
 
 # Values a server chooses afresh in every session: they differ between two
