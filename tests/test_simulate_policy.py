@@ -189,7 +189,7 @@ def host_choice(
         fitting = [
             g
             for g in host.gpus
-            if g not in chosen and gpu_accepts(g, occ[(host.name, g.pci_id)], att, model)
+            if g not in chosen and gpu_accepts(g, occ[(host.name, g.pci_id)], att, model, host)
         ]
         if not fitting:
             return None
@@ -228,7 +228,9 @@ def policy_pass(inv: Inventory, cluster: str, failed: set[str]) -> dict[str, tup
             free[host.name] -= vm_need(vm)
             for att, gpu in zip(vm.gpus, gpus, strict=True):
                 size = profile_mb(att.profile or "") if att.kind == "vgpu" else 0
-                occ[(host.name, gpu.pci_id)].append(Occupant(vm.name, att.kind != "vgpu", size))
+                occ[(host.name, gpu.pci_id)].append(
+                    Occupant(vm.name, att.kind != "vgpu", size, att.profile or "")
+                )
             out[vm.name] = (host.name, ", ".join(g.pci_id for g in gpus))
             break
     return out
