@@ -2,15 +2,23 @@
 
 No network fetch of any kind: styles and script are inline, pictures are inline
 SVG, and a Content-Security-Policy with hashes of the one script and one style
-sheet forbids everything else. Autoescaping is on for every template; the large
-tables travel as JSON inside a non-executed <script type="application/json">,
-escaped so that no name can close it, and are drawn a page at a time.
+sheet forbids everything else. Autoescaping is on for every template.
+
+What a reader needs first is rendered on the server, so that a mail client, a
+printed copy or a browser without JavaScript shows it: the verdict, the top
+actions with every failed finding, and the clusters, worst first. The large
+tables (every finding and the inventory) travel as gzip-compressed JSON, base64
+inside a non-executed <script type="application/octet-stream">, and are drawn a
+page at a time: compressed, they keep a report of ten thousand VMs small enough
+to open in well under two seconds.
 """
 
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
+import json
 from datetime import date, datetime
 from functools import lru_cache
 from importlib.abc import Traversable
@@ -21,14 +29,17 @@ from markupsafe import Markup
 
 import gpuaudit
 from gpuaudit import shipped
+from gpuaudit.report.actions import top_actions
 from gpuaudit.report.capacity import build_chart
 from gpuaudit.report.json_report import REPORT_SCHEMA_VERSION
 from gpuaudit.report.operations import SPARK_HEIGHT, SPARK_WIDTH, operations_view
-from gpuaudit.report.summary import DESIGNS, parse_time, summarize, tolerance
+from gpuaudit.report.summary import DESIGNS, ClusterSummary, parse_time, summarize, tolerance
 from gpuaudit.report.tables import Table, Value, inventory_tables
-from gpuaudit.results import CATEGORIES, SEVERITIES, AuditResult
+from gpuaudit.results import CATEGORIES, SEVERITIES, AuditResult, severity_rank
 
 TEMPLATE = "report.html.j2"
+# Cluster cards shown open; the others wait, worst first, behind one click.
+OPEN_CLUSTERS = 6
 
 
 def template_root() -> Traversable:
@@ -67,6 +78,31 @@ def environment() -> jinja2.Environment:
 def _when(text: str) -> str:
     value = parse_time(text)
     return value.strftime("%Y-%m-%d %H:%M UTC") if value else (text or "unknown")
+
+
+def worst_first(clusters: list[ClusterSummary]) -> list[ClusterSummary]:
+    """Clusters by their worst failed severity, then fewest host failures tolerated, then name."""
+
+    def key(c: ClusterSummary) -> tuple[int, int, str]:
+        failed = [s for s in SEVERITIES if c.failed_by_severity.get(s)]
+        rank = severity_rank(failed[0]) if failed else len(SEVERITIES)
+        # Not simulated sorts after every N+k: there is no tolerance to compare.
+        tolerates = c.tolerates if c.tolerates is not None else 1 << 30
+        return (rank, tolerates, c.name)
+
+    return sorted(clusters, key=key)
+
+
+def worst_severity(c: ClusterSummary) -> str | None:
+    return next((s for s in SEVERITIES if c.failed_by_severity.get(s)), None)
+
+
+def packed(data: dict[str, Any]) -> str:
+    """``data`` as JSON, gzip-compressed and base64-encoded, for the page's script to unpack."""
+    # allow_nan=False: a NaN would stop the page's JSON.parse and show no rows.
+    text = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    raw = gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0)
+    return base64.b64encode(raw).decode("ascii")
 
 
 def _csp_hash(text: str) -> str:
@@ -142,8 +178,14 @@ def render_html(result: AuditResult) -> str:
                 worst[sim.cluster] = failure
     tables = inventory_tables(result)
     rule_categories = {r.id: r.category for r in result.rules}
+    clusters = worst_first(summary.clusters)
     html = env.get_template(TEMPLATE).render(
         result=result,
+        server=inv.source or inv.vcenter.name or "unknown server",
+        actions=top_actions(result),
+        clusters=clusters,
+        open_clusters=OPEN_CLUSTERS,
+        worst_severity=worst_severity,
         inv=inv,
         summary=summary,
         severities=SEVERITIES,
@@ -160,7 +202,7 @@ def render_html(result: AuditResult) -> str:
         rule_categories=rule_categories,
         gpus=sum(len(h.gpus) for h in inv.hosts),
         gpu_vms=sum(1 for v in inv.vms if v.gpus),
-        data=_data(result, tables),
+        data=packed(_data(result, tables)),
         script=Markup(script),  # our own static file, checked above
         style=Markup(style),
         script_hash=_csp_hash(script),
