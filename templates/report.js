@@ -35,7 +35,23 @@
     // Findings: [severity, status, rule, object, kind, cluster, host, message, evidence, waiver]
     var F = data.findings;
     var rules = data.rules;
-    var hay = new Array(F.length);
+    var hay = [];
+    // Passed findings and the inventory tables: unpacked the first time they are needed.
+    var more = null, loaded = false;
+    function ensureMore() {
+      if (!more) {
+        more = unpack("gpuaudit-more").then(function (m) {
+          F = F.concat(m.findings);
+          data.tables = m.tables;
+          loaded = true;
+        });
+      }
+      return more;
+    }
+    // Work that waits for them; window.gpuauditPending lets a test wait for it too.
+    function afterMore(then) {
+      window.gpuauditPending = ensureMore().then(then);
+    }
     var state = {
       sev: new Set(SEV), status: new Set(["fail"]), rule: "", cluster: "", q: "",
       sort: 0, dir: 1, page: 0, open: -1
@@ -124,6 +140,11 @@
 
     function renderFindings() {
       var body = $("findings-body");
+      if (state.status.has("pass") && !loaded) {
+        $("findings-pager").textContent = "Unpacking the passed results\u2026";
+        afterMore(renderFindings);
+        return;
+      }
       var rows = [];
       for (var i = 0; i < F.length; i++) if (matches(i)) rows.push(i);
       rows.sort(compare);
@@ -162,7 +183,7 @@
       var hidden = [];
       ["waived", "pass"].forEach(function (s) {
         if (state.status.has(s)) return;
-        var n = F.filter(function (f) { return f[1] === s; }).length;
+        var n = s === "pass" ? data.passed : F.filter(function (f) { return f[1] === s; }).length;
         if (n) hidden.push(nf.format(n) + " " + STATUS_WORD[s]);
       });
       $("f-hidden").textContent = hidden.length ?
@@ -335,7 +356,9 @@
       d.addEventListener("toggle", function () {
         if (d.open && !d.dataset.drawn) {
           d.dataset.drawn = "1";
-          inventoryTable(d.querySelector(".inv-body"), data.tables[Number(d.dataset.table)]);
+          afterMore(function () {
+            inventoryTable(d.querySelector(".inv-body"), data.tables[Number(d.dataset.table)]);
+          });
         }
       });
     });

@@ -51,18 +51,32 @@ def parse(html: str) -> Page:
 
 
 def embedded(page: Page) -> dict:
-    """The page's tables: JSON, gzip-compressed, base64-encoded."""
-    (data,) = [
-        text for attrs, text in page.scripts if attrs.get("type") == "application/octet-stream"
-    ]
-    return json.loads(gzip.decompress(base64.b64decode(data, validate=True)))
+    """The page's data: two blocks of JSON, gzip-compressed, base64-encoded.
+
+    The first holds the rules and the failed and waived findings; the second the
+    passed findings and the inventory tables. Findings come back in report order.
+    """
+    first, more = (
+        json.loads(gzip.decompress(base64.b64decode(text, validate=True)))
+        for attrs, text in page.scripts
+        if attrs.get("type") == "application/octet-stream"
+    )
+    order = {"fail": 0, "waived": 0, "pass": 1}
+    assert [order[f[1]] for f in first["findings"]] == [0] * len(first["findings"])
+    assert [f[1] for f in more["findings"]] == ["pass"] * len(more["findings"])
+    assert first["passed"] == len(more["findings"])
+    return {**first, "findings": first["findings"] + more["findings"], "tables": more["tables"]}
 
 
 def assert_safe(html: str) -> Page:
     page = parse(html)
-    # Exactly our two scripts: the data block and the code; nothing else executes.
-    assert [a.get("type") for a, _ in page.scripts] == ["application/octet-stream", None]
-    assert sum(1 for tag, _ in page.tags if tag == "script") == 2
+    # Exactly our three scripts: the two data blocks and the code; nothing else executes.
+    assert [a.get("type") for a, _ in page.scripts] == [
+        "application/octet-stream",
+        "application/octet-stream",
+        None,
+    ]
+    assert sum(1 for tag, _ in page.tags if tag == "script") == 3
     for tag, attrs in page.tags:
         assert tag not in ("img", "iframe", "object", "embed", "link", "base", "form"), tag
         for name, value in attrs.items():
@@ -96,10 +110,11 @@ def test_hostile_names_are_text_not_markup() -> None:
 
 def test_embedded_json_cannot_be_closed_by_a_name() -> None:
     html = render_html(ALL["hostile"]())
-    opening = '<script type="application/octet-stream" id="gpuaudit-data">'
-    start = html.index(opening) + len(opening)
-    block = html[start : html.index("</script>", start)]
-    assert re.fullmatch(r"[A-Za-z0-9+/=]+", block)
+    for block_id in ("gpuaudit-data", "gpuaudit-more"):
+        opening = f'<script type="application/octet-stream" id="{block_id}">'
+        start = html.index(opening) + len(opening)
+        block = html[start : html.index("</script>", start)]
+        assert re.fullmatch(r"[A-Za-z0-9+/=]+", block)
     data = embedded(parse(html))
     objects = {f[3] for f in data["findings"]}
     assert HOSTILE["vdi1"] in objects and HOSTILE["c3"] in objects
@@ -200,7 +215,9 @@ def test_any_names_render_safely(names: dict[str, str]) -> None:
     result = build_result(names)
     page = assert_safe(render_html(result))
     data = embedded(page)
-    assert [f[3] for f in data["findings"]] == [f.object for f in result.findings]
+    unpassed = [f.object for f in result.findings if f.status != "pass"]
+    passed = [f.object for f in result.findings if f.status == "pass"]
+    assert [f[3] for f in data["findings"]] == unpassed + passed
 
 
 def test_a_long_host_name_is_cut_in_the_panel_title_not_the_restart_kind() -> None:
