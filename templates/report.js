@@ -1,6 +1,7 @@
 (function () {
   "use strict";
-  // The tables travel gzip-compressed and base64-encoded (see gpuaudit/report/html.py).
+  // The passed findings and the inventory tables travel gzip-compressed and
+  // base64-encoded (see gpuaudit/report/html.py).
   function unpack(id) {
     var text = atob(document.getElementById(id).textContent.trim());
     var bytes = new Uint8Array(text.length);
@@ -8,9 +9,7 @@
     var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
     return new Response(stream).text().then(JSON.parse);
   }
-  unpack("gpuaudit-data").then(start).catch(function (e) {
-    console.error("gpuaudit: the report's tables could not be read: " + e);
-  });
+  start(JSON.parse(document.getElementById("gpuaudit-data").textContent));
 
   function start(data) {
     var SEV = data.severities;
@@ -44,6 +43,8 @@
           F = F.concat(m.findings);
           data.tables = m.tables;
           loaded = true;
+        }).catch(function (e) {
+          console.error("gpuaudit: the passed findings and inventory could not be read: " + e);
         });
       }
       return more;

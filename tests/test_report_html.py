@@ -51,16 +51,20 @@ def parse(html: str) -> Page:
 
 
 def embedded(page: Page) -> dict:
-    """The page's data: two blocks of JSON, gzip-compressed, base64-encoded.
+    """The page's data, in two blocks.
 
-    The first holds the rules and the failed and waived findings; the second the
-    passed findings and the inventory tables. Findings come back in report order.
+    The first, JSON, holds the rules and the failed and waived findings; the second,
+    JSON gzip-compressed and base64-encoded, the passed findings and the inventory
+    tables. Failed and waived findings come first, then the passed ones.
     """
-    first, more = (
+    (first,) = [
+        json.loads(text) for attrs, text in page.scripts if attrs.get("type") == "application/json"
+    ]
+    (more,) = [
         json.loads(gzip.decompress(base64.b64decode(text, validate=True)))
         for attrs, text in page.scripts
         if attrs.get("type") == "application/octet-stream"
-    )
+    ]
     order = {"fail": 0, "waived": 0, "pass": 1}
     assert [order[f[1]] for f in first["findings"]] == [0] * len(first["findings"])
     assert [f[1] for f in more["findings"]] == ["pass"] * len(more["findings"])
@@ -72,7 +76,7 @@ def assert_safe(html: str) -> Page:
     page = parse(html)
     # Exactly our three scripts: the two data blocks and the code; nothing else executes.
     assert [a.get("type") for a, _ in page.scripts] == [
-        "application/octet-stream",
+        "application/json",
         "application/octet-stream",
         None,
     ]
@@ -110,11 +114,13 @@ def test_hostile_names_are_text_not_markup() -> None:
 
 def test_embedded_json_cannot_be_closed_by_a_name() -> None:
     html = render_html(ALL["hostile"]())
-    for block_id in ("gpuaudit-data", "gpuaudit-more"):
-        opening = f'<script type="application/octet-stream" id="{block_id}">'
-        start = html.index(opening) + len(opening)
-        block = html[start : html.index("</script>", start)]
-        assert re.fullmatch(r"[A-Za-z0-9+/=]+", block)
+    opening = '<script type="application/json" id="gpuaudit-data">'
+    start = html.index(opening) + len(opening)
+    block = html[start : html.index("</script>", start)]
+    assert "<!--" not in block and "</" not in block and "<script" not in block.lower()
+    opening = '<script type="application/octet-stream" id="gpuaudit-more">'
+    start = html.index(opening) + len(opening)
+    assert re.fullmatch(r"[A-Za-z0-9+/=]+", html[start : html.index("</script>", start)])
     data = embedded(parse(html))
     objects = {f[3] for f in data["findings"]}
     assert HOSTILE["vdi1"] in objects and HOSTILE["c3"] in objects
