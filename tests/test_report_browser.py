@@ -19,6 +19,10 @@ from tests.report_tools import ARTIFACTS, Chromium
 pytestmark = pytest.mark.browser
 
 ROWS = "[...document.querySelectorAll('#findings-body tr.row')]"
+# The milliseconds from navigation until the page's script has drawn the findings
+# (it unpacks the tables first, so that is after the load event).
+READY = """new Promise(resolve => { const wait = () => window.gpuauditReady ?
+    resolve(performance.now()) : setTimeout(wait, 5); wait(); })"""
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +35,7 @@ def open_report(browser: Chromium, result: AuditResult, folder: Path) -> float:
     (path,) = write_reports(result, folder, ["html"], result.inventory.source)
     browser.events.clear()
     seconds = browser.open(path)
-    assert browser.evaluate("window.gpuauditReady === true")
+    assert browser.evaluate(READY) > 0
     return seconds
 
 
@@ -51,6 +55,12 @@ def select(browser: Chromium, element: str, value: str) -> None:
 
 def click(browser: Chromium, selector: str) -> None:
     browser.evaluate(f"document.querySelector({json.dumps(selector)}).click()")
+    settle(browser)
+
+
+def settle(browser: Chromium) -> None:
+    """Wait for what the page unpacks on demand (passed findings, inventory tables)."""
+    browser.evaluate("window.gpuauditPending")
 
 
 def assert_clean(browser: Chromium) -> None:
@@ -109,6 +119,7 @@ def test_realistic_report_loads_and_filters(browser: Chromium, tmp_path: Path) -
 
     browser.evaluate("document.getElementById('inv-hosts').open = true")
     browser.drain(0.2)
+    settle(browser)
     assert browser.evaluate("document.querySelectorAll('#inv-hosts tbody tr').length") == 9
     assert_clean(browser)
     browser.evaluate("window.scrollTo(0, 0)")
@@ -121,7 +132,8 @@ def test_hostile_names_never_execute(browser: Chromium, tmp_path: Path) -> None:
     titles = browser.evaluate(
         "[...document.querySelectorAll('.card-title')].map(e => e.textContent)"
     )
-    assert titles == [HOSTILE["c1"], HOSTILE["c2"], HOSTILE["c3"]]
+    # Cards come worst first; every name shows as text.
+    assert sorted(titles) == sorted([HOSTILE["c1"], HOSTILE["c2"], HOSTILE["c3"]])
     # Show everything a name can reach: every finding with its details, every table.
     click(browser, "#f-status button[data-value='waived']")
     click(browser, "#f-status button[data-value='pass']")
@@ -129,6 +141,7 @@ def test_hostile_names_never_execute(browser: Chromium, tmp_path: Path) -> None:
         browser.evaluate(f"{ROWS}[{i}].click()")
     browser.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
     browser.drain(0.3)
+    settle(browser)
     sections = browser.evaluate("document.querySelectorAll('details.inv table').length")
     assert sections == 10
     objects = {r[3] for r in rows(browser)}
@@ -144,8 +157,10 @@ def test_ten_thousand_vms_stay_responsive(browser: Chromium, tmp_path: Path) -> 
     seconds = open_report(browser, large_result(), tmp_path)
     assert seconds < 20, f"the page took {seconds:.1f} s to load"
     assert_clean(browser)
-    timing = """(() => { const t = performance.now();
+    # Showing the passed results unpacks them first: that counts too.
+    timing = """(async () => { const t = performance.now();
         document.querySelector('#f-status button[data-value="pass"]').click();
+        await window.gpuauditPending;
         document.querySelector('#findings-table th button[data-sort="3"]').click();
         return performance.now() - t; })()"""
     assert browser.evaluate(timing) < 3000
@@ -154,6 +169,7 @@ def test_ten_thousand_vms_stay_responsive(browser: Chromium, tmp_path: Path) -> 
     assert pager == "Showing 1\u201350 of 30,000"
     browser.evaluate("document.getElementById('inv-gpu-vms').open = true")
     browser.drain(0.3)
+    settle(browser)
     assert browser.evaluate("document.querySelectorAll('#inv-gpu-vms tbody tr').length") == 100
     assert_clean(browser)
     browser.evaluate("window.scrollTo(0, 0)")

