@@ -15,9 +15,7 @@ from gpuaudit import scan
 from gpuaudit.check import run_checks
 from gpuaudit.results import AuditResult
 from tests.conftest import CASSETTES
-from tests.lab import generate
-from tests.lab.expected import expected_inventory
-from tests.lab.scenario import normalise
+from tests.large_estate import large_estate_result
 
 
 @functools.cache
@@ -26,8 +24,6 @@ def recorded(name: str) -> AuditResult:
     return run_checks(scan.obtain_inventory(scan.Replay(CASSETTES / f"{name}.yaml")))
 
 
-@functools.cache
 def large() -> AuditResult:
-    """The checked result of the large generated estate."""
-    scenario = normalise(generate.generate(64, 16, 4, 10_240), "large estate")
-    return run_checks(expected_inventory(scenario))
+    """The checked result of the large generated estate (tests/large_estate.py)."""
+    return large_estate_result()

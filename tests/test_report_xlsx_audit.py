@@ -23,14 +23,12 @@ from click.testing import CliRunner
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
-from gpuaudit.check import run_checks
 from gpuaudit.cli import main
 from gpuaudit.report import render_json, render_xlsx
 from gpuaudit.results import AuditResult
 from tests.conftest import require_tool
-from tests.lab import generate
-from tests.lab.expected import expected_inventory, uuid_from
-from tests.lab.scenario import normalise
+from tests.lab.expected import uuid_from
+from tests.large_estate import large_estate_result
 from tests.report_fixtures import build_result, realistic_result
 from tests.report_tools import xlsx_to_csv
 
@@ -272,10 +270,7 @@ def test_first_seen_is_carried_forward_from_a_baseline(tmp_path: Path) -> None:
 @pytest.fixture(scope="session")
 def large_estate() -> AuditResult:
     """The large estate (64 clusters x 16 hosts x 4 GPUs, 10,240 VMs), checked offline."""
-    scenario = normalise(generate.generate(64, 16, 4, 10_240), source="generated")
-    inventory = expected_inventory(scenario)
-    inventory.source = "vc-large.example"
-    return run_checks(inventory, None)
+    return large_estate_result()
 
 
 def test_large_estate_workbook_prints_and_charts_every_cluster(large_estate: AuditResult) -> None:
