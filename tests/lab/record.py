@@ -41,6 +41,7 @@ RECORDED = (
     "devices",
     "drift",
     "stuntime",
+    "drsrules",
 )
 
 # Values a server chooses afresh in every session: they differ between two
