@@ -441,7 +441,8 @@ class ClusterModel:
             if not any(s.compatible(d) for s in slots):
                 if d.kind == "vgpu":
                     return f"no Shared Direct GPU of model {d.model or d.prefix or '?'}"
-                return "no passthrough-active GPU matching the allowed devices"
+                label = f" labelled '{d.label}'" if d.label is not None else ""
+                return f"no passthrough-active GPU{label} matching the allowed devices"
         if sum(1 for s in slots if any(s.compatible(d) for d in guest.demands)) < len(
             guest.demands
         ):

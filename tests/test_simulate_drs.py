@@ -262,3 +262,25 @@ def test_replay_outcomes_follow_the_scenario() -> None:
             (p,) = [p for p in failure.unplaced if p.vm == vm]
             assert (p.reason or "").startswith("blocked by"), case
             assert f"rule '{rule}'" in (p.reason or ""), case
+
+
+def test_an_inventory_saved_without_rules_labels_or_sub_ids_still_loads() -> None:
+    inv = replayed()
+    data = inv.to_dict()
+    for cluster in data["clusters"]:
+        for key in ("vm_host_rules", "vm_vm_rules", "ha_options"):
+            del cluster[key]
+    for host in data["hosts"]:
+        for gpu in host["gpus"]:
+            del gpu["hardware_label"]
+    for vm in data["vms"]:
+        for att in vm["gpus"]:
+            del att["allowed_sub_ids"]
+    old = Inventory.from_dict(data)
+    must = old.cluster("must-rack")
+    assert must is not None and must.vm_host_rules == [] and must.ha_options == {}
+    assert all(g.hardware_label == "" for h in old.hosts for g in h.gpus)
+    assert all(a.allowed_sub_ids == [] for v in old.vms for a in v.gpus)
+    # Without the rules, the VM the must rule stranded restarts where there is room.
+    failure = next(f for f in simulate_cluster(old, "must-rack").failures if f.host == "must-esx01")
+    assert placed(failure) == {"must-vm-01": "must-esx03"}
