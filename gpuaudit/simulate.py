@@ -22,10 +22,25 @@ all the VM's datastores and, per GPU device of the VM:
   of them, counting those already there; in mixed-size mode the frame buffers must
   fit together.
 - Dynamic DirectPath: a free passthrough-active GPU whose vendor/device id is
-  allowed.
+  allowed, and its sub vendor/sub device id where the allowed entry gives them; a
+  device with a custom label takes only a GPU whose host hardware label
+  (``pciPassthruInfo.hardwareLabel``, vSphere 8.0) is that label
+  (VirtualPCIPassthroughDynamicBackingInfo.customLabel: "If set, the device must
+  also have the same customLabel attribute set").
 - Fixed DirectPath: never; the VM is bound to a device of the failed host.
 
 The devices of one VM go to distinct GPUs of one host.
+
+DRS rules bind the placement as vSphere HA honours them (gpuaudit.placement_rules,
+after VMware's "vSphere Availability", "vSphere HA and DRS Affinity Rules"): an
+enabled required ("must") VM-Host rule keeps the VM on the hosts of an affine group
+and off those of an anti-affine one; an enabled VM-VM anti-affinity rule, unless the
+HA advanced option das.respectVmVmAntiAffinityRules is false (true by default from
+vSphere 6.5), keeps two of its VMs off one host, counting the VMs powered on there
+(with or without GPU) and those restarted onto it. "Should" VM-Host rules and VM-VM
+affinity rules never block a restart: HA restarts the VM where it fits and DRS
+corrects later. A VM that fits on a surviving host only if a rule is ignored is
+reported as blocked by that rule.
 
 Guarantee: a VM is reported as unplaceable only when no valid placement exists.
 A greedy best-fit pass runs first. When it leaves VMs unplaced and a bound does not
