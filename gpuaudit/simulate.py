@@ -26,7 +26,9 @@ all the VM's datastores and, per GPU device of the VM:
   device with a custom label takes only a GPU whose host hardware label
   (``pciPassthruInfo.hardwareLabel``, vSphere 8.0) is that label
   (VirtualPCIPassthroughDynamicBackingInfo.customLabel: "If set, the device must
-  also have the same customLabel attribute set").
+  also have the same customLabel attribute set"). When the GPU the VM runs on now
+  reports no such label (a vCenter before 8.0 serves none), labels are unknown and
+  the label is not checked.
 - Fixed DirectPath: never; the VM is bound to a device of the failed host.
 
 The devices of one VM go to distinct GPUs of one host.
@@ -387,6 +389,7 @@ class ClusterModel:
                     slot.take(vm.name, d)
                     if d.kind == "vgpu":
                         d = _with_model(d, slot.model)
+                    d = _label_as_seen(d, slot)
                 elif d.kind in ("vgpu", "dynamic"):
                     missing.append(j)
                 demands.append(d)
@@ -817,6 +820,15 @@ def _dynamic_wants(d: Demand, att: GpuAttachment) -> Demand:
             )
         )
     return dataclasses.replace(d, label=att.custom_label or None, allowed_sub=subs)
+
+
+def _label_as_seen(d: Demand, slot: Slot) -> Demand:
+    """A label the GPU the device runs on does not carry cannot be checked: vCenters before
+    8.0 serve no hardware label, so "" there means unknown. The VM runs, so the label
+    holds where it is; it is then not required elsewhere either."""
+    if d.kind == "dynamic" and d.label is not None and slot.label != d.label:
+        return dataclasses.replace(d, label=None)
+    return d
 
 
 def _kept_apart(guest: Guest, state: State, host: str) -> bool:

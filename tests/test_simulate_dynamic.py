@@ -134,3 +134,11 @@ def test_replay_reads_labels_and_sub_ids_and_places_by_them() -> None:
     sim = simulate_cluster(inv, "labels")
     failure = next(f for f in sim.failures if f.host == vm_spec["host"])
     assert [p.to_host for p in failure.placed if p.vm == "label-vm-01"] == fits
+
+
+def test_a_label_its_own_gpu_does_not_report_is_not_checked() -> None:
+    """Before vSphere 8.0 hosts serve no hardware label: the running VM shows the label
+    holds on its GPU, so "" means unknown, not unlabelled."""
+    e, _ = passthrough_hosts(["", ""], [0x16CA] * 2)
+    the_vm(e).gpus[0].custom_label = "train"
+    assert target(failure_of(e.inv, "d1")) == "d2"
