@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from gpuaudit import scan
@@ -20,6 +21,7 @@ from gpuaudit.results import HostFailure
 from gpuaudit.simulate import simulate_cluster
 from tests.builders import Estate
 from tests.conftest import CASSETTES
+from tests.lab.scenario import ScenarioError, load_scenario
 
 SCENARIO = Path(__file__).resolve().parent / "scenarios" / "drsrules.yaml"
 
@@ -284,3 +286,63 @@ def test_an_inventory_saved_without_rules_labels_or_sub_ids_still_loads() -> Non
     # Without the rules, the VM the must rule stranded restarts where there is room.
     failure = next(f for f in simulate_cluster(old, "must-rack").failures if f.host == "must-esx01")
     assert placed(failure) == {"must-vm-01": "must-esx03"}
+
+
+# --- the scenario format's groups and rules ---------------------------------------------
+
+SMALL = """\
+datacenters:
+  - name: dc
+    clusters:
+      - name: c
+        hosts: [{name: esx01}, {name: esx02}]
+        groups: GROUPS
+        rules: RULES
+    vms:
+      - {name: vm1, host: esx01}
+      - {name: vm2, host: esx02}
+"""
+
+
+def load_small(tmp_path: Path, groups: str, rules: str) -> dict[str, Any]:
+    path = tmp_path / "s.yaml"
+    path.write_text(SMALL.replace("GROUPS", groups).replace("RULES", rules))
+    return load_scenario(path)
+
+
+def test_the_scenario_format_takes_groups_and_rules(tmp_path: Path) -> None:
+    s = load_small(
+        tmp_path,
+        "[{name: g, vms: [vm1]}, {name: h, hosts: [esx02]}]",
+        "[{name: r, vm_group: g, anti_affine_host_group: h, mandatory: true},"
+        " {name: a, kind: anti-affinity, vms: [vm1, vm2], enabled: false}]",
+    )
+    cluster = s["datacenters"][0]["clusters"][0]
+    assert cluster["rules"][0] == {
+        "name": "r",
+        "enabled": True,
+        "mandatory": True,
+        "kind": "vm-host",
+        "vm_group": "g",
+        "affine_host_group": "",
+        "anti_affine_host_group": "h",
+        "vms": [],
+    }
+    assert (cluster["rules"][1]["kind"], cluster["rules"][1]["enabled"]) == ("anti-affinity", False)
+
+
+@pytest.mark.parametrize(
+    ("groups", "rules", "message"),
+    [
+        ("[{name: h, hosts: [esx09]}]", "[]", "names 'esx09', not a host of it"),
+        ("[{name: g, vms: [vm1], hosts: [esx01]}]", "[]", "must list either vms or hosts"),
+        ("[{name: g, vms: [vm1]}]", "[{name: r, vm_group: g, affine_host_group: x}]", "no group"),
+        ("[]", "[{name: a, kind: anti-affinity, vms: [vm1]}]", "needs two VMs or more"),
+        ("[]", "[{name: a, kind: anti-affinity, vms: [vm1, vm9]}]", "'vm9' is not a VM"),
+    ],
+)
+def test_the_scenario_format_refuses_bad_groups_and_rules(
+    tmp_path: Path, groups: str, rules: str, message: str
+) -> None:
+    with pytest.raises(ScenarioError, match=message):
+        load_small(tmp_path, groups, rules)
