@@ -346,3 +346,41 @@ def test_the_scenario_format_refuses_bad_groups_and_rules(
 ) -> None:
     with pytest.raises(ScenarioError, match=message):
         load_small(tmp_path, groups, rules)
+
+
+def test_the_collector_reads_must_not_rules_affinity_rules_and_resolves_names() -> None:
+    from pyVmomi import vim
+
+    from gpuaudit.collect.retrieve import ObjectProps
+    from gpuaudit.collect.vms import build_cluster
+
+    def ref(kind: Any, moid: str) -> Any:
+        return kind(moid)
+
+    vm1, vm2 = ref(vim.VirtualMachine, "vm-1"), ref(vim.VirtualMachine, "vm-2")
+    host = ref(vim.HostSystem, "host-9")
+    config = vim.cluster.ConfigInfoEx(
+        dasConfig=vim.cluster.DasConfigInfo(
+            enabled=True, option=[vim.option.OptionValue(key="das.x", value="1")]
+        ),
+        group=[
+            vim.cluster.VmGroup(name="g", vm=[vm1]),
+            vim.cluster.HostGroup(name="h", host=[host]),
+        ],
+        rule=[
+            vim.cluster.VmHostRuleInfo(
+                name="off-h", enabled=True, mandatory=True, vmGroupName="g",
+                antiAffineHostGroupName="h",
+            ),
+            vim.cluster.AffinityRuleSpec(name="together", enabled=False, vm=[vm1, vm2]),
+        ],
+    )  # fmt: skip
+    obj = ObjectProps(
+        "domain-c1", "ClusterComputeResource", {"name": "c", "configurationEx": config}
+    )
+    cluster = build_cluster(obj, {"host-9": "esx09"}, {"vm-1": "one", "vm-2": "two"})
+    assert cluster.vm_host_rules == [
+        VmHostRule("off-h", True, True, False, "g", "h", ["one"], ["esx09"])
+    ]
+    assert cluster.vm_vm_rules == [VmVmRule("together", False, True, False, ["one", "two"])]
+    assert cluster.ha_options == {"das.x": "1"}

@@ -142,3 +142,25 @@ def test_a_label_its_own_gpu_does_not_report_is_not_checked() -> None:
     e, _ = passthrough_hosts(["", ""], [0x16CA] * 2)
     the_vm(e).gpus[0].custom_label = "train"
     assert target(failure_of(e.inv, "d1")) == "d2"
+
+
+def test_the_collector_reads_each_allowed_entrys_sub_ids() -> None:
+    from pyVmomi import vim
+
+    from gpuaudit.collect.vms import gpu_attachment
+
+    passthrough = vim.vm.device.VirtualPCIPassthrough
+    allowed = passthrough.AllowedDevice
+
+    def device(*entries: Any) -> Any:
+        backing = passthrough.DynamicBackingInfo(allowedDevice=list(entries), customLabel="a")
+        return passthrough(key=1, backing=backing, deviceInfo=vim.Description(label="PCI 0"))
+
+    both = allowed(vendorId=NVIDIA, deviceId=L4, subVendorId=NVIDIA, subDeviceId=0x16CA)
+    one = allowed(vendorId=NVIDIA, deviceId=L4, subDeviceId=0x1612)
+    plain = allowed(vendorId=NVIDIA, deviceId=L4)
+    att = gpu_attachment(device(both, one, plain))
+    assert att is not None and att.custom_label == "a"
+    assert att.allowed_sub_ids == [(NVIDIA, 0x16CA), (-1, 0x1612), None]
+    att = gpu_attachment(device(plain))
+    assert att is not None and att.allowed_sub_ids == []
