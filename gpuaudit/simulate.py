@@ -347,9 +347,10 @@ class _Search:
 class ClusterModel:
     """A cluster's hosts, GPUs and powered-on GPU VMs, ready to fail hosts."""
 
-    def __init__(self, facts: Facts, cluster: str) -> None:
+    def __init__(self, facts: Facts, cluster: str, max_failures: int = MAX_FAILURES) -> None:
         self.cluster = cluster
         self.facts = facts
+        self.max_failures = max_failures  # N+k is searched for k up to this
         hosts = facts.cluster_hosts(cluster)
         self.nodes: dict[str, Node] = {}
         self.initial: dict[str, list[Slot]] = {}
@@ -1172,10 +1173,14 @@ def simulate_all(inventory: Inventory, facts: Facts | None = None) -> list[Simul
 
 
 def simulate_cluster_notes(
-    inventory: Inventory, cluster_name: str, facts: Facts | None = None
+    inventory: Inventory,
+    cluster_name: str,
+    facts: Facts | None = None,
+    max_failures: int = MAX_FAILURES,
 ) -> Simulated:
+    """The cluster's simulation and the notes on its limits; N+k searched up to ``max_failures``."""
     facts = facts or Facts(inventory)
-    model = ClusterModel(facts, cluster_name)
+    model = ClusterModel(facts, cluster_name, max_failures)
     disabled = sorted(vm.name for vms in model.disabled.values() for vm in vms)
     sim = ClusterSimulation(
         cluster=cluster_name,
@@ -1294,7 +1299,7 @@ def _tolerance(
     With ``by_policy`` the hosts pick the GPUs by their own policy, else any valid placement
     counts."""
     hosts = list(model.nodes)
-    top = min(MAX_FAILURES, len(hosts))
+    top = min(model.max_failures, len(hosts))
     if not model.guests:
         return top, []
     if not singles_ok:
@@ -1388,7 +1393,9 @@ def spare_capacity(model: ClusterModel) -> list[SpareCapacity]:
                 )
             )
         on_model = {i for ids in members.values() for i in ids}
-        k = min((r.tolerates for r in family_rows), default=min(MAX_FAILURES, len(model.nodes)))
+        k = min(
+            (r.tolerates for r in family_rows), default=min(model.max_failures, len(model.nodes))
+        )
         rows.append(SpareCapacity(gpu_model, None, len(slots), idle, len(on_model), idle, k))
         rows.extend(family_rows)
     return rows
@@ -1421,7 +1428,7 @@ def _family_spare(
 def _group_tolerance(model: ClusterModel, groups: dict[int, set[Group]]) -> dict[Group, int]:
     """The k of N+k per group: every k failures leave all its VMs restarted by policy."""
     hosts = list(model.nodes)
-    top = min(MAX_FAILURES, len(hosts))
+    top = min(model.max_failures, len(hosts))
     every = {g for gs in groups.values() for g in gs}
     if not model.ha_restarts:
         return dict.fromkeys(every, 0)
@@ -1451,7 +1458,7 @@ def _policy_classes(model: ClusterModel) -> list[list[str]]:
     """Host classes for the policy pass: each host on its own while every combination fits in
     the limit, since the pass breaks ties between hosts by their order in the cluster."""
     hosts = list(model.nodes)
-    top = min(MAX_FAILURES, len(hosts))
+    top = min(model.max_failures, len(hosts))
     if all(math.comb(len(hosts), k) <= COMBINATION_LIMIT for k in range(1, top + 1)):
         return [[h] for h in hosts]
     return _host_classes(model)
