@@ -140,7 +140,11 @@ def send_mail(target: Target, message: Message) -> None:
     mail.set_content(message.text)
     if message.html is not None:
         mail.add_attachment(
-            message.html.read_bytes(), maintype="text", subtype="html", filename=message.html.name
+            message.html.read_bytes(),
+            maintype="text",
+            subtype="html",
+            filename=message.html.name,
+            params={"charset": "utf-8"},
         )
     context = ssl.create_default_context()
     smtp: smtplib.SMTP
