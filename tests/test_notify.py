@@ -96,9 +96,8 @@ class Received:
     posts: list[tuple[str, dict[str, str], bytes]] = field(default_factory=list)
 
 
-@pytest.fixture
-def webhook() -> Iterator[tuple[Received, str]]:
-    received = Received()
+def start_webhook(received: Received) -> tuple[http.server.ThreadingHTTPServer, str]:
+    """An HTTP server on loopback that records every POST and answers received.status."""
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_POST(self) -> None:
@@ -111,9 +110,15 @@ def webhook() -> Iterator[tuple[Received, str]]:
             pass
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield received, f"http://127.0.0.1:{server.server_address[1]}"
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
+@pytest.fixture
+def webhook() -> Iterator[tuple[Received, str]]:
+    received = Received()
+    server, url = start_webhook(received)
+    yield received, url
     server.shutdown()
     server.server_close()
 
