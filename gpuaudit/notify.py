@@ -5,10 +5,10 @@ Targets are URLs (docs/scheduling.md):
 
 - ``smtp://[user@]host[:port]/?to=a@example.com&from=gpuaudit@example.com``
   (STARTTLS when the server offers it) or ``smtps://`` (TLS from the start, port
-  465). The password is best taken from GPUAUDIT_SMTP_PASSWORD; one in the URL
-  works too, and is never logged.
-- ``https://...`` (or ``http://``) with ``format=slack|teams|json`` in its query,
-  or the default format given by the caller.
+  465). A password is sent only encrypted, or to this machine; it is best taken
+  from GPUAUDIT_SMTP_PASSWORD, one in the URL works too, and neither is logged.
+- ``https://...`` (``http://`` only to this machine) with ``format=slack|teams|json``
+  in its query, or the default format given by the caller.
 
 A notification that fails is returned as a one-line message: it never stops the
 others, and never touches the reports already written.
@@ -16,6 +16,7 @@ others, and never touches the reports already written.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import smtplib
@@ -79,6 +80,8 @@ def parse_target(url: str, default_format: str = "json") -> Target:
     if scheme in WEB_SCHEMES:
         if not parts.hostname:
             raise NotifyError(f"{_shown(parts)}: a webhook URL needs a host")
+        if scheme == "http" and not is_loopback(parts.hostname):
+            raise NotifyError(f"{_shown(parts)}: http:// only to this machine; use https://")
         fmt = query.pop("format", [default_format])[-1].lower()
         if fmt not in WEBHOOK_FORMATS:
             raise NotifyError(
@@ -105,6 +108,16 @@ def _mail_target(url: str, scheme: str, parts: Any, query: dict[str, list[str]])
         scheme, url, _shown(parts), "email", parts.hostname, port, user, password, sender,
         recipients,
     )  # fmt: skip
+
+
+def is_loopback(host: str) -> bool:
+    """localhost or a loopback address: what is sent there never crosses a network."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _shown(parts: Any) -> str:
@@ -158,6 +171,12 @@ def send_mail(target: Target, message: Message) -> None:
             smtp.starttls(context=context)
             smtp.ehlo()
         if target.user:
+            # smtps and STARTTLS leave a TLS socket; a plain one would carry the password.
+            if not isinstance(smtp.sock, ssl.SSLSocket) and not is_loopback(target.host):
+                raise OSError(
+                    "the server offers no STARTTLS: the password is not sent in clear "
+                    "(use smtps://)"
+                )
             smtp.login(target.user, target.password or "")
         smtp.send_message(mail)
 

@@ -262,6 +262,7 @@ def test_a_failing_webhook_is_one_line_and_the_next_target_still_gets_it(
         ("ftp://example.com", "starts with smtp://"),
         ("smtp://mail.example.com", "?to=ADDRESS"),
         ("https://hooks.example.com/x?format=xml", "format=xml is not one of"),
+        ("http://hooks.example.com/x", "http:// only to this machine; use https://"),
     ],
 )
 def test_a_bad_notify_url_is_a_usage_error_before_scanning(
@@ -292,3 +293,17 @@ def test_webhook_shapes_are_what_slack_and_teams_take() -> None:
     assert webhook_body("json", message) == {"subject": "subject", "summary": {"verdict": "PASS"}}
     card = webhook_body("teams", message)["attachments"][0]["content"]
     assert [block["text"] for block in card["body"]] == ["subject", "line one\nline two\n"]
+
+
+def test_a_password_is_never_sent_in_clear_beyond_this_machine(
+    tmp_path: Path, smtp_server: tuple[Mailbox, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gpuaudit import notify
+
+    mailbox, port = smtp_server
+    # The test server is on loopback and offers no STARTTLS: take it for a remote one.
+    monkeypatch.setattr(notify, "is_loopback", lambda host: False)
+    result = scan(tmp_path, "--notify", f"smtp://{USER}:{PASSWORD}@127.0.0.1:{port}/?to=a@b.c")
+    assert mailbox.logins == [] and mailbox.messages == []
+    assert "the password is not sent in clear (use smtps://)" in result.output
+    assert result.exit_code == 1 and len(reports(tmp_path)) == 2
