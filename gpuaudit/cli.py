@@ -463,6 +463,7 @@ def record_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option(
     "--keep",
     type=click.IntRange(min=1),
+    metavar="N",
     help="Keep only the newest N report sets of this server in --output-dir.",
 )
 @click.option(

@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from gpuaudit import retention
 from gpuaudit.cli import main
 from gpuaudit.connect import parse_server
+from gpuaudit.report.naming import safe_server
 from tests.conftest import require_tool
 from tests.test_notify import Mailbox, Received, start_smtp, start_webhook
 
@@ -286,7 +287,7 @@ def test_three_nights_of_the_documented_job(
     assert len(sets) == 2  # the first night's set went
     assert all(sorted(p.suffix for p in s) == [".html", ".json", ".xml"] for s in sets)
     jsons = [next(p for p in s if p.suffix == ".json") for s in sets]
-    latest = reports / f"gpuaudit-{retention.safe_server(server)}-latest.json"
+    latest = reports / f"gpuaudit-{safe_server(server)}-latest.json"
     assert latest.resolve() == jsons[-1].resolve()
 
     baseline = failed_pairs(tmp_path / "srv" / "baseline.json")
