@@ -30,6 +30,7 @@ import click
 from gpuaudit import __version__, connect, credentials, interrupts, logs, scan
 from gpuaudit.console import Console, colour_allowed
 from gpuaudit.errors import AuditError, ExitCode, InputError, exit_code
+from gpuaudit.outcome import FAIL_ON_CHOICES
 from gpuaudit.results import SEVERITIES
 from gpuaudit.terminal import printable
 
@@ -437,10 +438,11 @@ def record_options(func: Callable[..., Any]) -> Callable[..., Any]:
 )
 @click.option(
     "--fail-on",
-    type=click.Choice(SEVERITIES),
+    type=click.Choice(FAIL_ON_CHOICES),
     default="high",
     show_default=True,
-    help="Exit 1 when a failed finding is at or above this severity.",
+    help="Exit 1 when a failed finding is at or above this severity; never: report only "
+    "(DATA-02, nothing examined, still exits 1).",
 )
 @click.option(
     "--policy",
@@ -451,6 +453,37 @@ def record_options(func: Callable[..., Any]) -> Callable[..., Any]:
     "--baseline",
     type=click.Path(dir_okay=False),
     help="An earlier JSON report: count only new findings.",
+)
+@click.option(
+    "--baseline-create",
+    is_flag=True,
+    help="With --baseline: if that file does not exist, create it from this scan "
+    "(the first night of a scheduled job).",
+)
+@click.option(
+    "--keep",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Keep only the newest N report sets of this server in --output-dir.",
+)
+@click.option(
+    "--latest",
+    is_flag=True,
+    help="Also name this scan's reports gpuaudit-SERVER-latest.EXT (a symlink, or a copy).",
+)
+@click.option(
+    "--notify",
+    multiple=True,
+    metavar="URL",
+    help="Send the summary when the scan ends: smtp://, smtps:// (email with the HTML "
+    "report) or https:// (webhook); repeatable. See docs/scheduling.md.",
+)
+@click.option(
+    "--notify-format",
+    type=click.Choice(["json", "slack", "teams"]),
+    default="json",
+    show_default=True,
+    help="The webhooks' JSON shape, unless a URL says format=... in its query.",
 )
 @click.option(
     "--targets",
@@ -471,6 +504,11 @@ def scan_command(
     fail_on: str,
     policy: str | None,
     baseline: str | None,
+    baseline_create: bool,
+    keep: int | None,
+    latest: bool,
+    notify: tuple[str, ...],
+    notify_format: str,
     targets: str | None,
     **opts: Any,
 ) -> None:
@@ -506,6 +544,10 @@ def scan_command(
                 ("--anonymize", anonymize),
                 ("--policy", policy),
                 ("--baseline", baseline),
+                ("--baseline-create", baseline_create),
+                ("--keep", keep),
+                ("--latest", latest),
+                ("--notify", notify),
             )
             if on
         ]
@@ -514,12 +556,26 @@ def scan_command(
         if given:
             raise click.UsageError(f"--targets cannot be combined with {given[0]}")
         _scan_fleet(console, targets, Path(output_dir), formats, fail_on)
+    if baseline_create and not baseline:
+        raise click.UsageError("--baseline-create needs --baseline FILE: the file to create")
+    if to_stdout and (keep or latest):
+        raise click.UsageError(f"{'--keep' if keep else '--latest'} needs an --output-dir")
+    notify_targets = _notify_targets(notify, notify_format)
     source = _pick_source(
         console, opts, from_file, replay, demo, record, anonymize, telemetry_window
     )
     out: Path | BinaryIO = sys.stdout.buffer if to_stdout else Path(output_dir)
     done = pipeline.audit(
-        source, out, formats, fail_on, policy, baseline, progress=console.progress
+        source,
+        out,
+        formats,
+        fail_on,
+        policy,
+        baseline,
+        progress=console.progress,
+        create_baseline=baseline_create,
+        keep=keep,
+        latest=latest,
     )
     console.done()
     # With -o -, standard output holds the report and nothing else.
@@ -528,10 +584,43 @@ def scan_command(
     )
     with shown:
         console.print_summary(done.summary, done.reports)
+    _send_notifications(console, notify_targets, done, scan.server_name(source))
     sys.exit(exit_code(done))
 
 
 scan_command.name = "scan"
+
+
+def _notify_targets(urls: Sequence[str], fmt: str) -> list[Any]:
+    """Every --notify URL, checked before the scan starts."""
+    from gpuaudit import notify
+
+    try:
+        return [notify.parse_target(url, fmt) for url in urls]
+    except notify.NotifyError as exc:
+        raise click.UsageError(f"--notify {exc}") from exc
+
+
+def _send_notifications(console: Console, targets: list[Any], done: Any, server: str) -> None:
+    """Send the summary; a failure is one warning line, and the exit status stays the scan's."""
+    if not targets:
+        return
+    from gpuaudit import notify
+    from gpuaudit.console import summary_text
+    from gpuaudit.outcome import verdict
+
+    summary = done.summary
+    counts = summary.new if summary.new is not None else summary.failed
+    label = "new failed findings" if summary.new is not None else "failed findings"
+    data = {"server": server, **summary.to_dict(), "reports": [str(p) for p in done.reports]}
+    message = notify.Message(
+        subject=f"gpuaudit {server}: {verdict(summary)}, {sum(counts.values())} {label}",
+        text=summary_text(summary, done.reports),
+        data=data,
+        html=next((p for p in done.reports if p.suffix == ".html"), None),
+    )
+    for failure in notify.send_all(targets, message):
+        console.warn(failure)
 
 
 def _scan_fleet(
@@ -665,3 +754,73 @@ def diff(old: str, new: str, fmt: str, fail_on: str | None) -> None:
     else:
         click.echo(format_text(done.diff))
     sys.exit(exit_code(done))
+
+
+@main.group()
+def baseline() -> None:
+    """Baselines for scheduled scans: the failures already known, which --baseline accepts."""
+
+
+@baseline.command("create")
+@click.argument("report", type=click.Path(dir_okay=False))
+@click.option(
+    "--output",
+    "-o",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="The baseline file to write (replaced if it exists).",
+)
+def baseline_create(report: str, output: str) -> None:
+    """Make the JSON report REPORT (scan --format json) the baseline for --baseline."""
+    from gpuaudit.lifecycle import LifecycleError, create_baseline
+
+    try:
+        failed = create_baseline(report, Path(output))
+    except LifecycleError as exc:
+        raise InputError(str(exc)) from exc
+    except OSError as exc:
+        raise InputError(f"cannot write {output}: {exc.strerror or exc}") from exc
+    click.echo(f"baseline {printable(output)}: {failed} failed findings accepted")
+
+
+@main.group()
+def policy() -> None:
+    """Policy files (docs/policy.md)."""
+
+
+@policy.command("waive")
+@click.argument("report", type=click.Path(dir_okay=False))
+@click.option("--rule", "rules", multiple=True, help="Only this rule id; repeatable.")
+@click.option("--object", "objects", help="Only objects matching this glob, e.g. 'gpu-*'.")
+@click.option(
+    "--output",
+    "-o",
+    default=STDOUT,
+    show_default=True,
+    type=click.Path(dir_okay=False),
+    help="The waiver file to write; never one that exists. '-': standard output.",
+)
+def policy_waive(report: str, rules: tuple[str, ...], objects: str | None, output: str) -> None:
+    """Write waivers for the failed findings of the JSON report REPORT.
+
+    Each waiver's reason, owner and expiry say FILL IN: the policy loader refuses
+    the file until every one is filled in, so nothing is waived by accident.
+    """
+    from gpuaudit.files import write_new
+    from gpuaudit.lifecycle import LifecycleError, waiver_skeleton
+
+    try:
+        text, count = waiver_skeleton(report, rules, objects)
+    except LifecycleError as exc:
+        raise InputError(str(exc)) from exc
+    if output == STDOUT:
+        click.echo(text, nl=False)
+        return
+    path = Path(output)
+    if path.exists():
+        raise InputError(f"{output} exists already: waive into a new file and merge it")
+    try:
+        write_new(path.parent, path.stem, [(path.suffix, text.encode("utf-8"))])
+    except OSError as exc:
+        raise InputError(f"cannot write {output}: {exc.strerror or exc}") from exc
+    click.echo(f"{count} waivers to fill in: {printable(output)}", err=True)

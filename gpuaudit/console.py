@@ -9,6 +9,8 @@ passes ``printable`` first, and nothing is read as markup.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import logging
 import os
 import sys
@@ -23,7 +25,7 @@ from rich.progress import Progress as LiveLine
 from rich.progress import SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from gpuaudit.outcome import Summary
+from gpuaudit.outcome import NEVER, Summary
 from gpuaudit.progress import Step
 from gpuaudit.results import SEVERITIES
 from gpuaudit.terminal import printable
@@ -211,8 +213,12 @@ def print_summary(summary: Summary, written: Sequence[Path], color: bool, quiet:
         say(f"cluster {printable(cluster)}: design {design}{tolerance}")
     if len(failing) > CLUSTER_LINES:
         say(_more(len(failing) - CLUSTER_LINES, "cluster"))
+    for line in schedule_lines(summary):
+        say(line)
     if summary.nothing_examined:
         verdict = ("FAIL: nothing was examined (DATA-02)", "bold red")
+    elif summary.threshold == NEVER:
+        verdict = ("PASS: report only (--fail-on never)", "bold green")
     elif summary.blocking:
         verdict = (f"FAIL: findings at or above {summary.threshold}", "bold red")
     else:
@@ -220,6 +226,48 @@ def print_summary(summary: Summary, written: Sequence[Path], color: bool, quiet:
     say(verdict)
     for path in written:
         say(f"  {printable(path)}")
+
+
+def schedule_lines(summary: Summary) -> list[str]:
+    """What a cron log must keep: the baseline's news, expired waivers, the top actions."""
+    lines = []
+    if summary.baseline_created is not None:
+        accepted = sum(summary.failed.values())
+        lines.append(
+            f"baseline created: {printable(summary.baseline_created)} "
+            f"({accepted} failed findings accepted)"
+        )
+    if summary.resolved is not None:
+        lines.append(f"resolved since the baseline: {summary.resolved}")
+    if summary.new_findings:
+        lines.append(f"new findings: {len(summary.new_findings)}")
+        for finding in summary.new_findings[:RULE_LINES]:
+            lines.append(f"  {finding.severity:<8} {finding.rule:<8} {printable(finding.object)}")
+        if len(summary.new_findings) > RULE_LINES:
+            lines.append(_more(len(summary.new_findings) - RULE_LINES, "finding"))
+    if summary.expired_waivers:
+        lines.append(f"expired waivers: {len(summary.expired_waivers)}")
+        for waiver in summary.expired_waivers[:RULE_LINES]:
+            lines.append(
+                f"  {waiver.rule:<8} {printable(waiver.object)} "
+                f"(owner {printable(waiver.owner)}, expired {waiver.expires})"
+            )
+        if len(summary.expired_waivers) > RULE_LINES:
+            lines.append(_more(len(summary.expired_waivers) - RULE_LINES, "waiver"))
+    if summary.top_actions:
+        lines.append("top actions:")
+        for action in summary.top_actions:
+            remedy = " ".join(action.remediation.split())
+            lines.append(f"  {action.rule:<8} {action.count:>4} x  {printable(remedy)}")
+    return lines
+
+
+def summary_text(summary: Summary, written: Sequence[Path]) -> str:
+    """The summary as the console prints it without colour, for an email."""
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        print_summary(summary, written, color=False, quiet=False)
+    return buffer.getvalue()
 
 
 def _more(hidden: int, noun: str) -> str:

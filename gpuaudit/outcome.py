@@ -4,10 +4,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from gpuaudit.files import read_json
-from gpuaudit.results import SEVERITIES, AuditResult, at_or_above, severity_rank
+from gpuaudit.results import SEVERITIES, AuditResult, Finding, Waiver, at_or_above, severity_rank
 from gpuaudit.rules.data import NOTHING_EXAMINED
+
+if TYPE_CHECKING:  # the report package is slow to import: the command line starts without it
+    from gpuaudit.report.actions import TopAction
+
+# --fail-on never: a report-only job; only DATA-02 (nothing examined) still fails it.
+NEVER = "never"
+FAIL_ON_CHOICES = (*SEVERITIES, NEVER)
+TOP_ACTIONS = 5  # the rules with the most to fix, in the summary
 
 
 def baseline_keys(path: str | Path) -> set[tuple[str, str]]:
@@ -49,6 +58,47 @@ class Summary:
     nothing_examined: str | None = None
     failed_rules: list[FailedRule] = field(default_factory=list)  # worst first
     failing_clusters: set[str] = field(default_factory=set)  # with an unwaived failure
+    expired_waivers: list[Waiver] = field(default_factory=list)
+    new_findings: list[Finding] = field(default_factory=list)  # with a baseline
+    resolved: int | None = None  # with a baseline: its failures that no longer fail
+    top_actions: list[TopAction] = field(default_factory=list)  # at most TOP_ACTIONS
+    baseline_created: Path | None = None  # the first night: the baseline this scan made
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary as plain data, for a webhook or a job that reads JSON."""
+        return {
+            "verdict": verdict(self),
+            "fail_on": self.threshold,
+            "nothing_examined": self.nothing_examined,
+            "failed": dict(self.failed),
+            "new": dict(self.new) if self.new is not None else None,
+            "resolved": self.resolved,
+            "passed": self.passed,
+            "waived": self.waived,
+            "expired_waivers": [
+                {"rule": w.rule, "object": w.object, "owner": w.owner, "expires": w.expires}
+                for w in self.expired_waivers
+            ],
+            "new_findings": [
+                {"rule": f.rule, "object": f.object, "severity": f.severity}
+                for f in self.new_findings
+            ],
+            "top_actions": [
+                {"rule": a.rule, "title": a.title, "severity": a.severity, "count": a.count}
+                for a in self.top_actions
+            ],
+            "baseline_created": str(self.baseline_created) if self.baseline_created else None,
+        }
+
+
+def verdict(summary: Summary) -> str:
+    """PASS or FAIL, as the console's last line and the exit status say."""
+    return "FAIL" if summary.blocking or summary.nothing_examined else "PASS"
+
+
+def failed_keys(result: AuditResult) -> set[tuple[str, str]]:
+    """The (rule, object) pairs that fail in ``result``, as a baseline of it would hold."""
+    return {(f.rule, f.object) for f in result.findings if f.status == "fail"}
 
 
 def summarise(result: AuditResult, fail_on: str, known: set[tuple[str, str]] | None) -> Summary:
@@ -68,7 +118,8 @@ def summarise(result: AuditResult, fail_on: str, known: set[tuple[str, str]] | N
             is_new = known is None or (finding.rule, finding.object) not in known
             if summary.new is not None and is_new:
                 summary.new[finding.severity] += 1
-            if is_new and at_or_above(finding.severity, fail_on):
+                summary.new_findings.append(finding)
+            if is_new and fail_on != NEVER and at_or_above(finding.severity, fail_on):
                 summary.blocking = True
             failed = by_rule.setdefault(
                 finding.rule,
@@ -86,6 +137,12 @@ def summarise(result: AuditResult, fail_on: str, known: set[tuple[str, str]] | N
                 summary.nothing_examined = finding.message
                 summary.blocking = True
     summary.tolerates = {s.cluster: s.tolerates for s in result.simulations}
+    summary.expired_waivers = list(result.expired_waivers)
+    from gpuaudit.report.actions import top_actions
+
+    summary.top_actions = top_actions(result)[:TOP_ACTIONS]
+    if known is not None:
+        summary.resolved = len(known - failed_keys(result))
     summary.failed_rules = sorted(
         by_rule.values(), key=lambda r: (severity_rank(r.severity), -r.objects, r.rule)
     )

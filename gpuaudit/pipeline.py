@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from gpuaudit import connect, scan
 from gpuaudit.errors import ConnectionFailed, InputError, ReportWriteError
 from gpuaudit.inventory import Inventory
-from gpuaudit.outcome import Summary, baseline_keys, summarise
+from gpuaudit.outcome import Summary, baseline_keys, failed_keys, summarise
 from gpuaudit.progress import Progress
 from gpuaudit.results import AuditResult
 
@@ -35,6 +35,8 @@ class ScanOutcome:
     result: AuditResult
     summary: Summary
     reports: list[Path] = field(default_factory=list)  # none when written to a stream
+    removed: list[Path] = field(default_factory=list)  # older report sets, with keep
+    latest: list[Path] = field(default_factory=list)  # the latest names, with latest
 
     @property
     def blocking(self) -> bool:
@@ -55,18 +57,26 @@ def audit(
     server: str | None = None,
     now: datetime | None = None,
     progress: Progress | None = None,
+    create_baseline: bool = False,
+    keep: int | None = None,
+    latest: bool = False,
 ) -> ScanOutcome:
     """Audit ``source`` against ``policy`` and write ``formats`` to ``out``.
 
     ``out`` is a folder, or a binary stream that takes exactly one format of
     STREAMABLE_FORMATS. ``server`` names the reports (by default, the source's
     name); ``baseline``, an earlier JSON report, makes only new findings count.
+    With ``create_baseline``, a ``baseline`` that does not exist yet is written
+    from this scan, which then has no new findings. ``keep`` deletes all but the
+    newest report sets of this server in the folder; ``latest`` points
+    gpuaudit-<server>-latest.<extension> at this scan's reports.
     Raises InputError, ConnectionFailed or ReportWriteError.
     """
     say = progress or (lambda _m: None)
     loaded_policy = load_policy(policy)
-    known = load_baseline(baseline)
-    first_seen = load_first_seen(baseline)
+    bootstrap = bool(create_baseline and baseline and not Path(baseline).exists())
+    known = None if bootstrap else load_baseline(baseline)
+    first_seen = {} if bootstrap else load_first_seen(baseline)
     inventory = obtain(source, say)
     say("checking")
     result = check(inventory, loaded_policy, policy, say)
@@ -77,7 +87,43 @@ def audit(
     say("writing reports")
     name = server if server is not None else scan.server_name(source)
     reports = write(result, out, formats, name, now)
-    return ScanOutcome(result=result, summary=summarise(result, fail_on, known), reports=reports)
+    done = ScanOutcome(result=result, summary=summarise(result, fail_on, known), reports=reports)
+    if bootstrap and baseline:
+        _bootstrap_baseline(done, Path(baseline), fail_on)
+    if isinstance(out, Path):
+        _tidy(done, out, name, keep, latest)
+    return done
+
+
+def _bootstrap_baseline(done: ScanOutcome, path: Path, fail_on: str) -> None:
+    """Write this scan's JSON report as the baseline: its failures are the accepted ones.
+
+    A scan that examined nothing (DATA-02) makes no baseline: the next one would
+    otherwise count every finding of a real estate as new, silently accepted none.
+    """
+    if done.summary.nothing_examined:
+        return
+    from gpuaudit.files import write_atomic
+    from gpuaudit.report import RENDERERS
+
+    try:
+        write_atomic(path, RENDERERS["json"](done.result))
+    except OSError as exc:
+        raise ReportWriteError(str(path), exc.strerror or str(exc), "the baseline") from exc
+    done.summary = summarise(done.result, fail_on, failed_keys(done.result))
+    done.summary.baseline_created = path
+
+
+def _tidy(done: ScanOutcome, folder: Path, server: str, keep: int | None, latest: bool) -> None:
+    from gpuaudit import retention
+
+    try:
+        if latest:
+            done.latest = retention.link_latest(done.reports, server)
+        if keep is not None:
+            done.removed = retention.prune(folder, server, keep)
+    except OSError as exc:
+        raise ReportWriteError(str(folder), exc.strerror or str(exc)) from exc
 
 
 def load_policy(path: str | None) -> Policy | None:
@@ -98,6 +144,12 @@ def load_baseline(path: str | None) -> set[tuple[str, str]] | None:
     """The (rule, object) pairs failed in the baseline report at ``path``, or None."""
     if not path:
         return None
+    if not Path(path).exists():
+        raise InputError(
+            f"baseline {path} does not exist: create it from a JSON report with "
+            f"`gpuaudit baseline create REPORT.json -o {path}`, or add --baseline-create "
+            "to create it from this scan"
+        )
     try:
         return baseline_keys(path)
     except ValueError as exc:

@@ -30,6 +30,8 @@ from gpuaudit.results import SEVERITIES, Severity, Waiver
 from gpuaudit.yamlread import Day, InputFileError, InputModel, Text, YamlReader, problem
 
 POLICY_VERSION = 1
+# What `gpuaudit policy waive` writes where a person must decide: never accepted.
+PLACEHOLDER = "FILL IN"
 
 
 class PolicyError(InputFileError):
@@ -122,11 +124,20 @@ class ClusterSection(InputModel):
     severity: dict[RuleId, SeverityName] = Field(default_factory=dict)
 
 
+def _filled(value: str) -> str:
+    if value.strip().upper().startswith(PLACEHOLDER):
+        raise problem(f"still the placeholder {value!r}: fill it in")
+    return value
+
+
+Filled = Annotated[Text, AfterValidator(_filled)]
+
+
 class WaiverEntry(InputModel):
     rule: RuleId
     object: Text
-    reason: Text
-    owner: Text
+    reason: Filled
+    owner: Filled
     expires: Day
 
 

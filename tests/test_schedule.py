@@ -1,0 +1,317 @@
+"""The nightly job: retention, the latest names, and the documented cron and systemd jobs."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from gpuaudit import retention
+from gpuaudit.cli import main
+from gpuaudit.connect import parse_server
+from gpuaudit.report.naming import safe_server
+from tests.conftest import require_tool
+from tests.test_notify import Mailbox, Received, start_smtp, start_webhook
+
+ROOT = Path(__file__).resolve().parent.parent
+SCHEDULING = ROOT / "docs" / "scheduling.md"
+GPUAUDIT = Path(sys.executable).parent / "gpuaudit"
+
+
+def touch(folder: Path, *names: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        (folder / name).write_text(name, encoding="utf-8")
+
+
+def test_prune_keeps_the_newest_sets_of_that_server_and_nothing_else(tmp_path: Path) -> None:
+    old = ["gpuaudit-vc01-20261101T020000Z.html", "gpuaudit-vc01-20261101T020000Z.json"]
+    same_second = ["gpuaudit-vc01-20261102T020000Z.json", "gpuaudit-vc01-20261102T020000Z-1.json"]
+    newest = ["gpuaudit-vc01-20261103T020000Z.html", "gpuaudit-vc01-20261103T020000Z.junit.xml"]
+    survivors = [
+        "gpuaudit-vc02-20261001T020000Z.html",  # another server
+        "gpuaudit-vc01.example.com-20261001T020000Z.json",  # another server again
+        "gpuaudit-vc01-20261001T020000Z.json.bak",  # looks alike
+        "gpuaudit-vc01-20261001T020000Z.txt",  # not an extension of ours
+        "gpuaudit-vc01-2026-10-01.json",  # not a stamp
+        "notes.md",
+        "inventory-vc01-20261001T020000Z.json",
+        "gpuaudit-fleet-20261001T020000Z.json",
+    ]
+    touch(tmp_path, *old, *same_second, *newest, *survivors)
+    (tmp_path / "gpuaudit-vc01-20261001T020000Z.sarif").mkdir()  # a folder, not a report
+    removed = retention.prune(tmp_path, "vc01", keep=2)
+    assert sorted(p.name for p in removed) == sorted([*old, "gpuaudit-vc01-20261102T020000Z.json"])
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == sorted(
+        [
+            *survivors,
+            "gpuaudit-vc01-20261102T020000Z-1.json",
+            *newest,
+            "gpuaudit-vc01-20261001T020000Z.sarif",
+        ]
+    )
+
+
+def test_prune_never_follows_or_removes_a_symlink(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.json"
+    outside.write_text("keep me", encoding="utf-8")
+    reports = tmp_path / "reports"
+    touch(reports, "gpuaudit-vc01-20261103T020000Z.json")
+    (reports / "gpuaudit-vc01-20261101T020000Z.json").symlink_to(outside)
+    assert retention.prune(reports, "vc01", keep=1) == []
+    assert outside.read_text(encoding="utf-8") == "keep me"
+
+
+def test_link_latest_falls_back_to_a_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    touch(tmp_path, "gpuaudit-vc01-20261103T020000Z.junit.xml")
+    report = tmp_path / "gpuaudit-vc01-20261103T020000Z.junit.xml"
+
+    def refuse(self: Path, target: Any, target_is_directory: bool = False) -> None:
+        raise OSError(1, "Operation not permitted")
+
+    monkeypatch.setattr(Path, "symlink_to", refuse)
+    (link,) = retention.link_latest([report], "vc01")
+    assert link.name == "gpuaudit-vc01-latest.junit.xml"
+    assert not link.is_symlink() and link.read_bytes() == report.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([report.name, link.name])
+
+
+def scan_demo(out: Path, *args: str) -> None:
+    result = CliRunner().invoke(
+        main, ["scan", "--demo", "-q", "-f", "html,json", "-o", str(out), *args]
+    )
+    assert result.exit_code == 1, result.output
+
+
+def test_keep_and_latest_on_the_command_line(tmp_path: Path) -> None:
+    touch(tmp_path, "gpuaudit-demo-20200101T000000Z.json", "gpuaudit-other-20200101T000000Z.json")
+    for _ in range(3):
+        scan_demo(tmp_path, "--keep", "2", "--latest")
+    sets = retention.report_sets(tmp_path, "demo")
+    assert len(sets) == 2 and all(len(s) == 2 for s in sets)
+    assert (tmp_path / "gpuaudit-other-20200101T000000Z.json").exists()
+    newest = {p.suffix: p for p in sets[-1]}
+    for extension in ("html", "json"):
+        link = tmp_path / f"gpuaudit-demo-latest.{extension}"
+        assert link.is_symlink() and link.resolve() == newest[f".{extension}"].resolve()
+
+
+def test_keep_needs_a_folder_and_at_least_one() -> None:
+    runner = CliRunner()
+    zero = runner.invoke(main, ["scan", "--demo", "--keep", "0"])
+    assert zero.exit_code == 2 and "--keep" in zero.output
+    stream = runner.invoke(main, ["scan", "--demo", "-o", "-", "-f", "json", "--keep", "3"])
+    assert stream.exit_code == 2 and "--keep needs an --output-dir" in stream.output
+
+
+# -- the documented jobs ------------------------------------------------------
+
+
+def fenced(text: str, language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", text, flags=re.S)
+
+
+def cron_line() -> str:
+    (block,) = fenced(SCHEDULING.read_text(encoding="utf-8"), "cron")
+    lines = [line for line in block.splitlines() if line and not line.startswith("#")]
+    assert len(lines) == 1, "cron takes one command per line"
+    return lines[0]
+
+
+def test_the_cron_job_is_one_line_that_cron_reads() -> None:
+    line = cron_line()
+    assert not line.rstrip().endswith("\\") and "%" not in line
+    minute, hour, day, month, weekday, user, command = line.split(None, 6)
+    assert [minute, hour, day, month, weekday, user] == ["15", "2", "*", "*", "*", "audit"]
+    assert shlex.split(command)[0] == "/srv/gpuaudit/.venv/bin/gpuaudit"
+    # The README shows the same line.
+    assert line in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def unit_files() -> dict[str, str]:
+    units = {}
+    for block in fenced(SCHEDULING.read_text(encoding="utf-8"), "ini"):
+        first = block.splitlines()[0]
+        units[first.removeprefix("# /etc/systemd/system/")] = block
+    assert set(units) == {"gpuaudit.service", "gpuaudit.timer"}
+    return units
+
+
+def exec_start() -> str:
+    (line,) = [
+        s for s in unit_files()["gpuaudit.service"].splitlines() if s.startswith("ExecStart=")
+    ]
+    return line.removeprefix("ExecStart=")
+
+
+def in_lab(command: str, lab: Any, root: Path, mail_port: int) -> str:
+    """The documented command with the lab, a folder of this test and a local mail server."""
+    for documented, here in (
+        ("/srv/gpuaudit/.venv/bin/gpuaudit", str(GPUAUDIT)),
+        ("vcenter.example.com", lab.url),
+        ("audit@vsphere.local", lab.user),
+        ("/etc/gpuaudit", str(root / "etc")),
+        ("/srv/gpuaudit", str(root / "srv")),
+        ("mail.example.com", f"127.0.0.1:{mail_port}"),
+    ):
+        assert documented in command
+        command = command.replace(documented, here)
+    return command
+
+
+def job_folders(root: Path, lab: Any) -> None:
+    (root / "etc").mkdir(parents=True, exist_ok=True)
+    (root / "srv" / "reports").mkdir(parents=True, exist_ok=True)
+    (root / "etc" / "password").write_text(lab.password + "\n", encoding="utf-8")
+    (root / "etc" / "password").chmod(0o600)
+    (root / "etc" / "policy.yaml").write_text("version: 1\n", encoding="utf-8")
+
+
+@pytest.fixture
+def mailbox() -> Iterator[tuple[Mailbox, int]]:
+    box = Mailbox()
+    controller, port = start_smtp(box)
+    yield box, port
+    controller.stop()
+
+
+def run_job(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    # cron runs the command with /bin/sh, in a bare environment.
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(cwd)}
+    return subprocess.run(
+        ["/bin/sh", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+@pytest.mark.live
+def test_the_documented_cron_job_runs_against_the_lab(
+    lab_factory: Any, tmp_path: Path, mailbox: tuple[Mailbox, int]
+) -> None:
+    box, port = mailbox
+    lab = lab_factory("scenario-b")
+    job_folders(tmp_path, lab)
+    command = in_lab(cron_line().split(None, 6)[6], lab, tmp_path, port)
+    done = run_job(command, tmp_path)
+    assert done.returncode == 0, done.stderr  # the first night: the baseline is created
+    assert "baseline created: " in done.stdout
+    assert (tmp_path / "srv" / "baseline.json").exists()
+    assert len(box.messages) == 1
+
+
+@pytest.mark.live
+def test_the_systemd_units_verify_and_their_command_runs(
+    lab_factory: Any, tmp_path: Path, mailbox: tuple[Mailbox, int]
+) -> None:
+    box, port = mailbox
+    lab = lab_factory("scenario-b")
+    job_folders(tmp_path, lab)
+    command = in_lab(exec_start(), lab, tmp_path, port)
+    # systemd runs ExecStart without a shell: split as it does, and run that.
+    done = subprocess.run(
+        shlex.split(command), cwd=tmp_path, capture_output=True, text=True, timeout=300,
+        env={"PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "baseline created: " in done.stdout and len(box.messages) == 1
+    analyze = require_tool("systemd-analyze", "checks the documented unit files")
+    units = unit_files()
+    folder = tmp_path / "units"
+    folder.mkdir()
+    service = units["gpuaudit.service"].replace(exec_start(), command)
+    service = service.replace("WorkingDirectory=/srv/gpuaudit", f"WorkingDirectory={tmp_path}")
+    (folder / "gpuaudit.service").write_text(service, encoding="utf-8")
+    (folder / "gpuaudit.timer").write_text(units["gpuaudit.timer"], encoding="utf-8")
+    verify = subprocess.run(
+        [analyze, "verify", "gpuaudit.service", "gpuaudit.timer"],
+        cwd=folder, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "SYSTEMD_LOG_LEVEL": "warning"},
+    )  # fmt: skip
+    assert verify.returncode == 0, verify.stderr
+    assert [line for line in verify.stderr.splitlines() if "gpuaudit" in line] == []
+
+
+# -- three nights ---------------------------------------------------------------
+
+
+def failed_pairs(report: Path) -> set[tuple[str, str]]:
+    data = json.loads(report.read_text(encoding="utf-8"))
+    return {(f["rule"], f["object"]) for f in data["findings"] if f["status"] == "fail"}
+
+
+def console_number(stdout: str, prefix: str) -> int | None:
+    for line in stdout.splitlines():
+        if line.startswith(prefix):
+            return int(line[len(prefix) :].split()[0])
+    return None
+
+
+@pytest.mark.live
+def test_three_nights_of_the_documented_job(
+    lab_factory: Any, tmp_path: Path, mailbox: tuple[Mailbox, int]
+) -> None:
+    """scenario-b, then the estate changes to scenario-a for two nights; --keep 2."""
+    box, mail_port = mailbox
+    received = Received()
+    hook_server, hook_url = start_webhook(received)
+    try:
+        port = 0
+        nights = []
+        for scenario in ("scenario-b", "scenario-a", "scenario-a"):
+            lab = lab_factory(scenario, port=port)
+            port = lab.port  # one server name, night after night
+            job_folders(tmp_path, lab)
+            command = in_lab(cron_line().split(None, 6)[6], lab, tmp_path, mail_port)
+            command = command.replace("--keep 30", "--keep 2")
+            command += f" --notify '{hook_url}/nightly?format=json'"
+            done = run_job(command, tmp_path)
+            lab.stop()
+            nights.append(done)
+            assert done.returncode in (0, 1), done.stderr
+    finally:
+        hook_server.shutdown()
+        hook_server.server_close()
+
+    reports = tmp_path / "srv" / "reports"
+    server = parse_server(lab.url).display
+    sets = retention.report_sets(reports, server)
+    assert len(sets) == 2  # the first night's set went
+    assert all(sorted(p.suffix for p in s) == [".html", ".json", ".xml"] for s in sets)
+    jsons = [next(p for p in s if p.suffix == ".json") for s in sets]
+    latest = reports / f"gpuaudit-{safe_server(server)}-latest.json"
+    assert latest.resolve() == jsons[-1].resolve()
+
+    baseline = failed_pairs(tmp_path / "srv" / "baseline.json")
+    night_b = failed_pairs(jsons[0])
+    new, resolved = night_b - baseline, baseline - night_b
+    assert new and resolved  # the estate did change
+
+    first, second, third = nights
+    assert first.returncode == 0 and "baseline created: " in first.stdout
+    assert second.returncode == 1  # scenario-a brings new high findings
+    assert third.returncode == 1
+    for night in (second, third):
+        assert console_number(night.stdout, "new findings: ") == len(new)
+        assert console_number(night.stdout, "resolved since the baseline: ") == len(resolved)
+
+    assert len(box.messages) == 3
+    assert [m["Subject"] for m in box.messages] == [
+        f"gpuaudit {server}: PASS, 0 new failed findings",
+        f"gpuaudit {server}: FAIL, {len(new)} new failed findings",
+        f"gpuaudit {server}: FAIL, {len(new)} new failed findings",
+    ]
+    summaries = [json.loads(body)["summary"] for _, _, body in received.posts]
+    assert [s["verdict"] for s in summaries] == ["PASS", "FAIL", "FAIL"]
+    assert summaries[0]["baseline_created"] is not None
+    assert [s["resolved"] for s in summaries] == [0, len(resolved), len(resolved)]
+    assert [sum(s["new"].values()) for s in summaries] == [0, len(new), len(new)]
+    assert {(f["rule"], f["object"]) for f in summaries[2]["new_findings"]} == new
