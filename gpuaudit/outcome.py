@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuaudit.files import read_json
-from gpuaudit.results import SEVERITIES, AuditResult, at_or_above, severity_rank
+from gpuaudit.results import SEVERITIES, AuditResult, ScanHistory, at_or_above, severity_rank
 from gpuaudit.rules.data import NOTHING_EXAMINED
 
 
@@ -49,6 +49,7 @@ class Summary:
     nothing_examined: str | None = None
     failed_rules: list[FailedRule] = field(default_factory=list)  # worst first
     failing_clusters: set[str] = field(default_factory=set)  # with an unwaived failure
+    history: ScanHistory | None = None  # None: no history store was used
 
 
 def summarise(result: AuditResult, fail_on: str, known: set[tuple[str, str]] | None) -> Summary:
@@ -86,6 +87,7 @@ def summarise(result: AuditResult, fail_on: str, known: set[tuple[str, str]] | N
                 summary.nothing_examined = finding.message
                 summary.blocking = True
     summary.tolerates = {s.cluster: s.tolerates for s in result.simulations}
+    summary.history = result.history
     summary.failed_rules = sorted(
         by_rule.values(), key=lambda r: (severity_rank(r.severity), -r.objects, r.rule)
     )

@@ -22,6 +22,7 @@ from gpuaudit.results import AuditResult
 
 if TYPE_CHECKING:
     from gpuaudit.diff import ReportDiff
+    from gpuaudit.history import Store
     from gpuaudit.policy import Policy
 
 # A stream takes one report: the JSON family is what a pipe reads.
@@ -35,6 +36,9 @@ class ScanOutcome:
     result: AuditResult
     summary: Summary
     reports: list[Path] = field(default_factory=list)  # none when written to a stream
+    # One line each: what went wrong with the history store (the reports are written).
+    warnings: list[str] = field(default_factory=list)
+    scan_id: int | None = None  # the scan's row in the history store
 
     @property
     def blocking(self) -> bool:
@@ -55,12 +59,15 @@ def audit(
     server: str | None = None,
     now: datetime | None = None,
     progress: Progress | None = None,
+    history: str | None = None,
 ) -> ScanOutcome:
     """Audit ``source`` against ``policy`` and write ``formats`` to ``out``.
 
     ``out`` is a folder, or a binary stream that takes exactly one format of
     STREAMABLE_FORMATS. ``server`` names the reports (by default, the source's
     name); ``baseline``, an earlier JSON report, makes only new findings count.
+    ``history``, a path or database URL, gives the findings their age and keeps
+    the scan; a store that fails becomes a warning, never a lost report.
     Raises InputError, ConnectionFailed or ReportWriteError.
     """
     say = progress or (lambda _m: None)
@@ -69,10 +76,83 @@ def audit(
     inventory = obtain(source, say)
     say("checking")
     result = check(inventory, loaded_policy, policy, say)
+    keeper = Keeper(history)
+    keeper.annotate(result, baseline)
     say("writing reports")
     name = server if server is not None else scan.server_name(source)
     reports = write(result, out, formats, name, now)
-    return ScanOutcome(result=result, summary=summarise(result, fail_on, known), reports=reports)
+    scan_id = keeper.record(result)
+    return ScanOutcome(
+        result=result,
+        summary=summarise(result, fail_on, known),
+        reports=reports,
+        warnings=keeper.warnings,
+        scan_id=scan_id,
+    )
+
+
+class Keeper:
+    """The history store of one audit: each failure is one warning, and it stops there."""
+
+    def __init__(self, location: str | None) -> None:
+        self.location = location
+        self.warnings: list[str] = []
+        self._store: Store | None = None
+
+    def _open(self) -> Store | None:
+        if self.location is None or self.warnings:
+            return None
+        from gpuaudit import history  # SQLAlchemy and Alembic load only when needed
+
+        if self._store is None:
+            try:
+                self._store = history.open_store(self.location)
+            except history.HistoryError as exc:
+                self._fail("cannot open", exc)
+        return self._store
+
+    def _fail(self, what: str, exc: Exception) -> None:
+        from gpuaudit import history
+
+        reason = str(exc) if isinstance(exc, history.HistoryError) else history.reason(exc)
+        where = history.shown(self.location or "")
+        if not reason.startswith(where):
+            reason = f"{where}: {reason}"
+        self.warnings.append(f"history: {what} {reason}")
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def annotate(self, result: AuditResult, baseline: str | None) -> None:
+        from gpuaudit import history
+
+        known: dict[str, str] | None = None
+        if baseline:
+            try:
+                known = history.baseline_first_seen(baseline)
+            except ValueError:
+                known = None  # load_baseline has said what is wrong with it
+        store = self._open()
+        try:
+            history.annotate(store, result, known)
+        except Exception as exc:  # noqa: BLE001 - a store that fails never costs the reports
+            self._fail("cannot read", exc)
+            history.annotate(None, result, known)
+
+    def record(self, result: AuditResult) -> int | None:
+        from gpuaudit import history
+
+        store = self._open()
+        if store is None:
+            return None
+        try:
+            return history.record(store, result)
+        except Exception as exc:  # noqa: BLE001 - the reports are written already
+            self._fail("cannot record the scan in", exc)
+            return None
+        finally:
+            if self._store is not None:
+                self._store.close()
 
 
 def load_policy(path: str | None) -> Policy | None:
