@@ -551,9 +551,7 @@ def scan_command(
             given.insert(0, "-o -")
         if given:
             raise click.UsageError(f"--targets cannot be combined with {given[0]}")
-        _scan_fleet(
-            console, targets, Path(output_dir), formats, fail_on, history, no_history
-        )
+        _scan_fleet(console, targets, Path(output_dir), formats, fail_on, history, no_history)
     store = _history_location(history, no_history)
     source = _pick_source(
         console, opts, from_file, replay, demo, record, anonymize, telemetry_window

@@ -237,9 +237,7 @@ def since_last_scan(history: ScanHistory) -> list[str]:
     for label, refs in (("new", history.new), ("resolved", history.resolved)):
         ordered = sorted(refs, key=lambda r: (severity_rank(r.severity), r.rule, r.object))
         for ref in ordered[:FINDING_LINES]:
-            lines.append(
-                f"  {label:<8} {ref.severity:<8} {ref.rule:<8} {printable(ref.object)}"
-            )
+            lines.append(f"  {label:<8} {ref.severity:<8} {ref.rule:<8} {printable(ref.object)}")
         if len(ordered) > FINDING_LINES:
             lines.append(_more(len(ordered) - FINDING_LINES, f"{label} finding"))
     return lines

@@ -286,9 +286,7 @@ def fleet_json(outcomes: Sequence[TargetOutcome], now: datetime) -> dict[str, An
     }
 
 
-def record_fleet_run(
-    outcomes: Sequence[TargetOutcome], history: str, now: datetime
-) -> list[str]:
+def record_fleet_run(outcomes: Sequence[TargetOutcome], history: str, now: datetime) -> list[str]:
     """Keep the fleet summary as a run and group its targets' scans under it.
 
     Returns the warnings: a store that fails costs no report and no exit status.
@@ -303,7 +301,7 @@ def record_fleet_run(
         data = fleet_json(outcomes, now)
         run = store.record_run("fleet", now, int(data["exit_code"]), data)
         store.attach_to_run([o.scan_id for o in outcomes if o.scan_id is not None], run)
-    except Exception as exc:  # noqa: BLE001 - the reports are written already
+    except Exception as exc:  # the reports are written already
         return [f"history: cannot record the fleet run in {shown(history)}: {reason(exc)}"]
     finally:
         store.close()

@@ -135,7 +135,7 @@ class Keeper:
         store = self._open()
         try:
             history.annotate(store, result, known)
-        except Exception as exc:  # noqa: BLE001 - a store that fails never costs the reports
+        except Exception as exc:  # a store that fails never costs the reports
             self._fail("cannot read", exc)
             history.annotate(None, result, known)
 
@@ -147,7 +147,7 @@ class Keeper:
             return None
         try:
             return history.record(store, result)
-        except Exception as exc:  # noqa: BLE001 - the reports are written already
+        except Exception as exc:  # the reports are written already
             self._fail("cannot record the scan in", exc)
             return None
         finally:

@@ -33,6 +33,16 @@ def _own_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(debuglog, "_secrets", set())
 
 
+@pytest.fixture(autouse=True)
+def _own_history(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Each test keeps its scan history in a folder of its own, never in the real home.
+
+    The default history store is $XDG_STATE_HOME/gpuaudit/history.sqlite; commands
+    the suite runs in child processes inherit the variable.
+    """
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+
+
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 

@@ -42,7 +42,7 @@ def rows(location: str, server: str | None, limit: int) -> list[dict[str, Any]]:
         return found
     except HistoryError:
         raise
-    except Exception as exc:  # noqa: BLE001 - any database error is one line
+    except Exception as exc:  # any database error is one line
         from gpuaudit.history.store import reason, shown
 
         raise HistoryError(f"{shown(location)}: {reason(exc)}") from exc
@@ -52,9 +52,11 @@ def rows(location: str, server: str | None, limit: int) -> list[dict[str, Any]]:
 
 def _missing_sqlite(location: str) -> bool:
     url = make_url(to_url(location))
-    return url.get_backend_name() == "sqlite" and bool(url.database) and not Path(
-        str(url.database)
-    ).exists()
+    return (
+        url.get_backend_name() == "sqlite"
+        and bool(url.database)
+        and not Path(str(url.database)).exists()
+    )
 
 
 def _row(scan: ScanRecord) -> dict[str, Any]:

@@ -106,7 +106,9 @@ def to_url(location: str) -> str:
 
 
 def shown(location: str) -> str:
-    """The location for messages: a URL's password is masked."""
+    """The location for messages: a path as given, a URL with its password masked."""
+    if "://" not in location:
+        return location
     try:
         return make_url(to_url(location)).render_as_string(hide_password=True)
     except ArgumentError:

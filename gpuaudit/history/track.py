@@ -97,7 +97,7 @@ def annotate(
 def record(store: Store, result: AuditResult, run_id: int | None = None) -> int:
     """Keep the scan: its counts, failed and waived findings, N+k and GPU capacity."""
     now = checked_at(result)
-    failed = {s: 0 for s in SEVERITIES}
+    failed: dict[str, int] = {s: 0 for s in SEVERITIES}
     for finding in result.failed():
         failed[finding.severity] += 1
     findings = []
@@ -190,7 +190,7 @@ def trend(store: Store, result: AuditResult) -> list[TrendPoint]:
                 free_slots=free,
             )
         )
-    failed = {s: 0 for s in SEVERITIES}
+    failed: dict[str, int] = {s: 0 for s in SEVERITIES}
     for finding in result.failed():
         failed[finding.severity] += 1
     points.append(

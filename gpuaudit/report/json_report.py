@@ -125,9 +125,7 @@ def _first_seen(findings: Any) -> dict[str, str]:
     found: dict[str, str] = {}
     for item in findings if isinstance(findings, list) else []:
         if isinstance(item, dict) and isinstance(item.get("first_seen"), str):
-            found[finding_id(_build(Finding, _without_id(item), "findings[]"))] = item[
-                "first_seen"
-            ]
+            found[finding_id(_build(Finding, _without_id(item), "findings[]"))] = item["first_seen"]
     return found
 
 
