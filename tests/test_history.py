@@ -312,9 +312,12 @@ def test_a_fleet_run_groups_its_targets_scans(tmp_path: Path) -> None:
 # Concurrency and crashes
 
 
-def _writer(location: str, source: str, count: int) -> subprocess.Popen[str]:
+def _writer(
+    location: str, source: str, count: int, start: float | None = None
+) -> subprocess.Popen[str]:
+    at = [] if start is None else [str(start)]
     return subprocess.Popen(
-        [sys.executable, "-m", "tests.store_writer", location, source, str(count)],
+        [sys.executable, "-m", "tests.store_writer", location, source, str(count), *at],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -324,7 +327,8 @@ def _writer(location: str, source: str, count: int) -> subprocess.Popen[str]:
 
 def test_two_processes_writing_at_once_both_land(tmp_path: Path) -> None:
     location = str(tmp_path / "h.sqlite")  # neither process finds a schema: both migrate
-    writers = [_writer(location, source, 15) for source in ("vc01", "vc02")]
+    start = time.time() + 4  # every writer opens the new store at once
+    writers = [_writer(location, source, 15, start) for source in ("vc01", "vc02")]
     for writer in writers:
         out, err = writer.communicate(timeout=300)
         assert writer.returncode == 0, err
