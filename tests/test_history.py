@@ -25,8 +25,10 @@ from gpuaudit.cli import main
 from gpuaudit.console import since_last_scan
 from gpuaudit.history import schema
 from gpuaudit.history.store import ScanRecord
+from gpuaudit.report import RENDERERS
 from gpuaudit.report.actions import finding_id
 from gpuaudit.report.json_report import load_json_report, render_json, report_schema
+from gpuaudit.results import AuditResult
 from tests.conftest import ROOT
 from tests.history_tools import demo_result
 
@@ -385,3 +387,49 @@ def test_scan_records_are_plain_rows(tmp_path: Path) -> None:
                     )
                 )
     assert set(rows) == expected and rows
+
+
+# Every format shows the age it is given
+
+
+def _aged(tmp_path: Path) -> AuditResult:
+    store = store_at(tmp_path)
+    history.record(store, demo_result("2026-11-01T00:00:00Z"))
+    result = demo_result("2026-11-04T12:00:00Z")
+    history.annotate(store, result)
+    return result
+
+
+def test_sarif_results_carry_their_age(tmp_path: Path) -> None:
+    sarif = json.loads(RENDERERS["sarif"](_aged(tmp_path)))
+    results = sarif["runs"][0]["results"]
+    assert results
+    assert {(r["properties"]["firstSeen"], r["properties"]["ageDays"]) for r in results} == {
+        ("2026-11-01T00:00:00Z", 3)
+    }
+    plain = json.loads(RENDERERS["sarif"](demo_result()))
+    assert not any("ageDays" in r["properties"] for r in plain["runs"][0]["results"])
+
+
+def test_the_workbook_findings_sheet_has_an_age_column_with_history(tmp_path: Path) -> None:
+    from openpyxl import load_workbook
+
+    def sheet(result: AuditResult) -> list[tuple[object, ...]]:
+        book = load_workbook(io.BytesIO(RENDERERS["xlsx"](result)), read_only=True)
+        return list(book["Findings"].iter_rows(values_only=True))
+
+    rows = sheet(_aged(tmp_path))
+    header = list(rows[0])
+    assert header[-2:] == ["First Seen", "Age (days)"]
+    status = header.index("Status")
+    ages = {row[-1] for row in rows[1:] if row[status] == "fail"}
+    assert ages == {3}
+    assert "Age (days)" not in sheet(demo_result())[0]
+
+
+def test_the_html_findings_table_has_an_age_column_with_history(tmp_path: Path) -> None:
+    aged = RENDERERS["html"](_aged(tmp_path)).decode()
+    assert '<button type="button" data-sort="10">Age (days)</button>' in aged
+    assert '"ages": true' in aged or '"ages":true' in aged
+    plain = RENDERERS["html"](demo_result()).decode()
+    assert "Age (days)" not in plain

@@ -21,12 +21,13 @@ from markupsafe import Markup
 
 import gpuaudit
 from gpuaudit import shipped
+from gpuaudit.report.age import finding_age, has_ages
 from gpuaudit.report.capacity import build_chart
 from gpuaudit.report.json_report import REPORT_SCHEMA_VERSION
 from gpuaudit.report.operations import SPARK_HEIGHT, SPARK_WIDTH, operations_view
 from gpuaudit.report.summary import DESIGNS, parse_time, summarize, tolerance
 from gpuaudit.report.tables import Table, Value, inventory_tables
-from gpuaudit.results import CATEGORIES, SEVERITIES, AuditResult
+from gpuaudit.results import CATEGORIES, SEVERITIES, AuditResult, Finding
 
 TEMPLATE = "report.html.j2"
 
@@ -102,6 +103,7 @@ def _data(result: AuditResult, tables: list[Table]) -> dict[str, Any]:
         ]
         for r in result.rules
     }
+    ages = has_ages(result)
     findings = [
         [
             f.severity,
@@ -114,15 +116,25 @@ def _data(result: AuditResult, tables: list[Table]) -> dict[str, Any]:
             f.message,
             f.evidence,
             [f.waiver.reason, f.waiver.owner, f.waiver.expires] if f.waiver else None,
+            *(_age_cells(result, f) if ages else []),
         ]
         for f in result.findings
     ]
-    return {
+    data: dict[str, Any] = {
         "severities": list(SEVERITIES),
         "rules": rules,
         "findings": findings,
         "tables": [_table_data(t) for t in tables],
     }
+    if ages:  # the findings table gets an age column
+        data["ages"] = True
+    return data
+
+
+def _age_cells(result: AuditResult, finding: Finding) -> list[Any]:
+    """[age in days, first seen], or two empty strings for a finding of unknown age."""
+    age = finding_age(result, finding)
+    return ["", ""] if age is None else [age[1], age[0]]
 
 
 def render_html(result: AuditResult) -> str:
