@@ -27,6 +27,7 @@ from gpuaudit.report.json_report import REPORT_SCHEMA_VERSION
 from gpuaudit.report.operations import SPARK_HEIGHT, SPARK_WIDTH, operations_view
 from gpuaudit.report.summary import DESIGNS, parse_time, summarize, tolerance
 from gpuaudit.report.tables import Table, Value, inventory_tables
+from gpuaudit.report.trends import trends
 from gpuaudit.results import CATEGORIES, SEVERITIES, AuditResult, Finding
 
 TEMPLATE = "report.html.j2"
@@ -179,5 +180,6 @@ def render_html(result: AuditResult) -> str:
         style_hash=_csp_hash(style),
         tool_version=result.tool_version or gpuaudit.__version__,
         report_version=REPORT_SCHEMA_VERSION,
+        trends=trends(result),
     )
     return html
