@@ -433,3 +433,12 @@ def test_the_html_findings_table_has_an_age_column_with_history(tmp_path: Path) 
     assert '"ages": true' in aged or '"ages":true' in aged
     plain = RENDERERS["html"](demo_result()).decode()
     assert "Age (days)" not in plain
+
+
+def test_a_url_of_another_database_is_refused_in_one_line(tmp_path: Path) -> None:
+    with pytest.raises(history.HistoryError) as caught:
+        history.open_store("mysql://audit:pw@db.example.com/gpuaudit")
+    assert str(caught.value) == (
+        "mysql://audit:***@db.example.com/gpuaudit: "
+        "a history store is a SQLite file or a postgresql:// URL"
+    )

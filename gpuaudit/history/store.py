@@ -121,8 +121,10 @@ class Store:
     def __init__(self, location: str) -> None:
         self.location = shown(location)
         url = make_url(to_url(location))
-        if url.get_backend_name() == "postgresql" and url.drivername == "postgresql":
+        if url.drivername in ("postgresql", "postgres"):  # psycopg 3 is the driver shipped
             url = url.set(drivername="postgresql+psycopg")
+        if url.get_backend_name() not in ("sqlite", "postgresql"):
+            raise ValueError("a history store is a SQLite file or a postgresql:// URL")
         self.sqlite = url.get_backend_name() == "sqlite"
         if self.sqlite and url.database:
             Path(url.database).parent.mkdir(parents=True, exist_ok=True)
