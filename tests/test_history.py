@@ -442,3 +442,14 @@ def test_a_url_of_another_database_is_refused_in_one_line(tmp_path: Path) -> Non
         "mysql://audit:***@db.example.com/gpuaudit: "
         "a history store is a SQLite file or a postgresql:// URL"
     )
+
+
+def test_the_known_head_is_the_newest_migration() -> None:
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    from gpuaudit.history.store import MIGRATIONS, SCHEMA_HEAD
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    assert ScriptDirectory.from_config(config).get_current_head() == SCHEMA_HEAD

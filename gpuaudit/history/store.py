@@ -17,11 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from sqlalchemy import Connection, Engine, create_engine, event, func, select
+from sqlalchemy import Connection, Engine, create_engine, event, func, inspect, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
@@ -31,6 +27,8 @@ from gpuaudit.results import SEVERITIES
 BUSY_TIMEOUT = 60.0  # seconds a writer waits for another one
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 _MIGRATION_LOCK = 0x67707561  # "gpua": PostgreSQL advisory lock around migrations
+# The newest migration: a store already at it opens without loading Alembic.
+SCHEMA_HEAD = "0001"
 
 
 class HistoryError(Exception):
@@ -144,21 +142,28 @@ class Store:
 
     def _migrate(self) -> None:
         """Bring the schema to the newest version, once however many processes start."""
+        if self.schema_version() == SCHEMA_HEAD:
+            return
+        from alembic import command
+        from alembic.config import Config
+        from alembic.runtime.migration import MigrationContext
+
         config = Config()
         config.set_main_option("script_location", str(MIGRATIONS))
-        head = ScriptDirectory.from_config(config).get_current_head()
         with self._transaction() as conn:
             if not self.sqlite:
                 conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_MIGRATION_LOCK})")
-            current = MigrationContext.configure(conn).get_current_revision()
-            if current == head:
-                return
+            if MigrationContext.configure(conn).get_current_revision() == SCHEMA_HEAD:
+                return  # another process has just migrated it
             config.attributes["connection"] = conn
             command.upgrade(config, "head")
 
     def schema_version(self) -> str | None:
+        """The store's migration revision; None for a store with no schema yet."""
         with self.engine.connect() as conn:
-            return MigrationContext.configure(conn).get_current_revision()
+            if not inspect(conn).has_table("alembic_version"):
+                return None
+            return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
 
     def record_run(self, kind: str, started_at: datetime, exit_code: int, summary: Any) -> int:
         """A fleet run; its targets' scans name it with ``run_id``."""
