@@ -14,6 +14,7 @@ import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from alembic.autogenerate import compare_metadata
@@ -453,3 +454,58 @@ def test_the_known_head_is_the_newest_migration() -> None:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     assert ScriptDirectory.from_config(config).get_current_head() == SCHEMA_HEAD
+
+
+@pytest.mark.live
+def test_a_fleet_scan_records_each_target_and_the_run(lab_factory: Any, tmp_path: Path) -> None:
+    from tests.conftest import unused_port
+
+    lab = lab_factory("scenario-b")
+    down = f"http://127.0.0.1:{unused_port()}/sdk"
+    targets = tmp_path / "targets.yaml"
+    targets.write_text(
+        "targets:\n"
+        f"  - {{name: lab, server: '{lab.url}', user: {lab.user}, password_env: LAB_PW}}\n"
+        f"  - {{name: down, server: '{down}', user: audit, password_env: LAB_PW}}\n"
+    )
+    location = tmp_path / "h.sqlite"
+    done = CliRunner().invoke(
+        main,
+        [
+            "scan",
+            "--targets",
+            str(targets),
+            "-o",
+            str(tmp_path / "out"),
+            "--history",
+            str(location),
+        ],
+        env={"LAB_PW": lab.password},
+    )
+    assert done.exit_code == 3, done.output
+    with sqlite3.connect(location) as db:
+        ((run_id, exit_code, summary),) = db.execute("SELECT id, exit_code, summary FROM runs")
+        scans = db.execute("SELECT run_id, vcenter FROM scans").fetchall()
+    assert exit_code == 3
+    verdicts = {t["name"]: t["verdict"] for t in json.loads(summary)["targets"]}
+    assert verdicts["down"] == "ERROR" and verdicts["lab"] in ("PASS", "FAIL")
+    assert len(scans) == 1 and scans[0][0] == run_id  # the target that was scanned
+
+
+def test_a_store_that_fails_to_read_still_records_nothing_and_warns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*_args: object) -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(history.Store, "latest", broken)
+    out = tmp_path / "out"
+    location = str(tmp_path / "h.sqlite")
+    done = run("--no-color", "scan", "--demo", "-f", "json", "-o", str(out), "--history", location)
+    assert done.exit_code == 1
+    assert [line for line in done.stderr.splitlines() if "history" in line] == [
+        f"warning: history: cannot read {location}: disk I/O error"
+    ]
+    (report,) = out.glob("*.json")
+    assert "since_last_scan" not in json.loads(report.read_text())["summary"]
+    assert history.open_store(location).scans() == []  # nothing recorded after a failure
