@@ -509,3 +509,15 @@ def test_a_store_that_fails_to_read_still_records_nothing_and_warns(
     (report,) = out.glob("*.json")
     assert "since_last_scan" not in json.loads(report.read_text())["summary"]
     assert history.open_store(location).scans() == []  # nothing recorded after a failure
+
+
+def test_a_vcenter_named_like_another_server_keeps_its_own_history(tmp_path: Path) -> None:
+    store = store_at(tmp_path)
+    other = demo_result("2026-11-01T00:00:00Z", source="vc01")
+    other.inventory.vcenter.name = "vc02"  # its own name is the other one's server name
+    history.record(store, other)
+    mine = demo_result("2026-11-02T00:00:00Z", source="vc02")
+    history.annotate(store, mine)
+    assert mine.history is not None and mine.history.previous_checked_at is None
+    listed = run("history", "--history", str(tmp_path / "history.sqlite"), "--server", "vc02")
+    assert "vc01" in listed.stdout  # a person may look a vCenter up by its own name

@@ -36,8 +36,9 @@ def rows(location: str, server: str | None, limit: int) -> list[dict[str, Any]]:
     store = open_store(location)
     try:
         found: list[dict[str, Any]] = []
-        names = [server] if server else store.vcenters()
-        for name in names:
+        if server:
+            found = [_row(scan) for scan in store.scans(server, limit, by_name=True)]
+        for name in [] if server else store.vcenters():
             found += [_row(scan) for scan in store.scans(name, limit)]
         return found
     except HistoryError:

@@ -268,15 +268,19 @@ class Store:
             ]
         return last
 
-    def scans(self, vcenter: str | None = None, limit: int | None = None) -> list[ScanRecord]:
-        """Scans newest first, of one vCenter (matched by key or name) or of all."""
+    def scans(
+        self, vcenter: str | None = None, limit: int | None = None, by_name: bool = False
+    ) -> list[ScanRecord]:
+        """Scans newest first, of all or of one vCenter: by its key, or also by its own
+        name (``by_name``, for people looking it up)."""
         query = select(schema.scans).order_by(
             schema.scans.c.checked_at.desc(), schema.scans.c.id.desc()
         )
         if vcenter is not None:
-            query = query.where(
-                (schema.scans.c.vcenter == vcenter) | (schema.scans.c.vcenter_name == vcenter)
-            )
+            match = schema.scans.c.vcenter == vcenter
+            if by_name:
+                match = match | (schema.scans.c.vcenter_name == vcenter)
+            query = query.where(match)
         if limit is not None:
             query = query.limit(limit)
         with self.engine.connect() as conn:
