@@ -12,6 +12,9 @@ Exit status, for people and for scheduled jobs:
      the server's answers failed for good or could not be understood mid-scan
   130  interrupted (Ctrl-C)
   143  stopped by SIGTERM (129: by SIGHUP), after cleaning up
+
+A history store that cannot be opened or written changes none of these: the
+reports are written and one warning line says what was not recorded.
 """
 
 from __future__ import annotations
@@ -48,7 +51,9 @@ Exit status:
      answer that failed for good or could not be understood mid-scan
      (with --targets: the worst status of any target)
   130  interrupted (Ctrl-C)
-  143  stopped by SIGTERM (129: by SIGHUP), after cleaning up"""
+  143  stopped by SIGTERM (129: by SIGHUP), after cleaning up
+  A history store that cannot be opened or written changes none of these:
+  the reports are written and one warning line says what was not recorded."""
 
 COLLECT_EXIT_STATUS_HELP = """\b
 Exit status:
@@ -59,6 +64,12 @@ Exit status:
      answer that failed for good or could not be understood mid-collection
   130  interrupted (Ctrl-C)
   143  stopped by SIGTERM (129: by SIGHUP), after cleaning up"""
+
+HISTORY_EXIT_STATUS_HELP = """\b
+Exit status:
+  0  the scans were listed or exported
+  2  usage error, a history store that cannot be read, or an output file
+     that cannot be written"""
 
 DIFF_EXIT_STATUS_HELP = """\b
 Exit status:
@@ -404,6 +415,30 @@ def record_options(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
+def history_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """--history and --no-history, the same for scan and history."""
+    func = click.option(
+        "--no-history", is_flag=True, help="Keep no history: findings have no age."
+    )(func)
+    return click.option(
+        "--history",
+        metavar="PATH|URL",
+        help="The history store: a SQLite file, or a URL such as postgresql://host/db.  "
+        "[default: $XDG_STATE_HOME/gpuaudit/history.sqlite, else "
+        "~/.local/state/gpuaudit/history.sqlite]",
+    )(func)
+
+
+def _history_location(given: str | None, off: bool) -> str | None:
+    from gpuaudit.history import default_location
+
+    if given and off:
+        raise click.UsageError("--history and --no-history cannot be combined")
+    if off:
+        return None
+    return given or default_location()
+
+
 @main.command(epilog=EXIT_STATUS_HELP)
 @connection_options
 @click.option(
@@ -490,6 +525,7 @@ def record_options(func: Callable[..., Any]) -> Callable[..., Any]:
     type=click.Path(dir_okay=False),
     help="Scan every vCenter in this YAML file concurrently, and write a fleet summary.",
 )
+@history_options
 @click.pass_obj
 def scan_command(
     console: Console,
@@ -510,6 +546,8 @@ def scan_command(
     notify: tuple[str, ...],
     notify_format: str,
     targets: str | None,
+    history: str | None,
+    no_history: bool,
     **opts: Any,
 ) -> None:
     """Collect, check and report on one vCenter (or a saved inventory, or a fleet).
@@ -555,12 +593,13 @@ def scan_command(
             given.insert(0, "-o -")
         if given:
             raise click.UsageError(f"--targets cannot be combined with {given[0]}")
-        _scan_fleet(console, targets, Path(output_dir), formats, fail_on)
+        _scan_fleet(console, targets, Path(output_dir), formats, fail_on, history, no_history)
     if baseline_create and not baseline:
         raise click.UsageError("--baseline-create needs --baseline FILE: the file to create")
     if to_stdout and (keep or latest):
         raise click.UsageError(f"{'--keep' if keep else '--latest'} needs an --output-dir")
     notify_targets = _notify_targets(notify, notify_format)
+    store = _history_location(history, no_history)
     source = _pick_source(
         console, opts, from_file, replay, demo, record, anonymize, telemetry_window
     )
@@ -576,8 +615,11 @@ def scan_command(
         create_baseline=baseline_create,
         keep=keep,
         latest=latest,
+        history=store,
     )
     console.done()
+    for warning in done.warnings:
+        console.warn(warning)
     # With -o -, standard output holds the report and nothing else.
     shown: contextlib.AbstractContextManager[Any] = (
         contextlib.redirect_stdout(sys.stderr) if to_stdout else contextlib.nullcontext()
@@ -624,7 +666,13 @@ def _send_notifications(console: Console, targets: list[Any], done: Any, server:
 
 
 def _scan_fleet(
-    console: Console, targets: str, output_dir: Path, formats: tuple[str, ...], fail_on: str
+    console: Console,
+    targets: str,
+    output_dir: Path,
+    formats: tuple[str, ...],
+    fail_on: str,
+    history: str | None = None,
+    no_history: bool = False,
 ) -> NoReturn:
     import datetime as dt
     import os
@@ -635,12 +683,18 @@ def _scan_fleet(
         loaded = fleet.load_targets(targets)
     except fleet.TargetsError as exc:
         raise InputError(str(exc)) from exc
+    store = _history_location(history, no_history)
     now = dt.datetime.now(dt.UTC)
     outcomes = fleet.scan_fleet(
-        loaded, output_dir, formats, fail_on, dict(os.environ), console.progress, now
+        loaded, output_dir, formats, fail_on, dict(os.environ), console.progress, now, store
     )
     console.done()
     summary = fleet.write_fleet_summary(outcomes, output_dir, now)
+    warnings = [f"{o.target.name}: {w}" for o in outcomes for w in o.warnings]
+    if store is not None and not warnings:
+        warnings = fleet.record_fleet_run(outcomes, store, now)
+    for warning in warnings:
+        console.warn(warning)
     console.print_fleet(outcomes, summary)
     sys.exit(fleet.fleet_exit_code(outcomes))
 
@@ -824,3 +878,49 @@ def policy_waive(report: str, rules: tuple[str, ...], objects: str | None, outpu
     except OSError as exc:
         raise InputError(f"cannot write {output}: {exc.strerror or exc}") from exc
     click.echo(f"{count} waivers to fill in: {printable(output)}", err=True)
+
+
+@main.command("history", epilog=HISTORY_EXIT_STATUS_HELP)
+@click.option("--history", metavar="PATH|URL", help="The history store (default as for scan).")
+@click.option("--server", "-s", help="Only the scans of this vCenter (as scanned, or its name).")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    help="The newest scans of each vCenter.",
+)
+@click.option(
+    "--format",
+    "-f",
+    "fmt",
+    type=click.Choice(["text", "csv", "json"], case_sensitive=False),
+    default="text",
+    show_default=True,
+    help="A table per vCenter, or every scan as CSV or JSON.",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False),
+    help="Write to this file instead of standard output.",
+)
+def history_command(
+    history: str | None, server: str | None, limit: int, fmt: str, output: str | None
+) -> None:
+    """List the recorded scans of each vCenter with their counts, newest first."""
+    from gpuaudit.files import write_atomic
+    from gpuaudit.history import HistoryError, default_location
+    from gpuaudit.history.listing import export
+
+    try:
+        text = export(history or default_location(), server, limit, fmt.lower())
+    except HistoryError as exc:
+        raise InputError(str(exc)) from exc
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        write_atomic(Path(output), text.encode("utf-8"))
+    except OSError as exc:
+        fail(f"cannot write {output}: {exc.strerror or exc}", ExitCode.INPUT)

@@ -27,7 +27,7 @@ from rich.text import Text
 
 from gpuaudit.outcome import NEVER, Summary
 from gpuaudit.progress import Step
-from gpuaudit.results import SEVERITIES
+from gpuaudit.results import SEVERITIES, ScanHistory, severity_rank
 from gpuaudit.terminal import printable
 
 if TYPE_CHECKING:
@@ -38,6 +38,7 @@ log = logging.getLogger("gpuaudit")
 LOG_EVERY = 10.0  # seconds between two log lines of one phase's counts, off a terminal
 RULE_LINES = 10  # failed rules named in the summary; the rest are counted
 CLUSTER_LINES = 10  # clusters named in the summary; likewise
+FINDING_LINES = 10  # new, and resolved, findings named since the last scan; likewise
 
 _COLOURS = {"critical": "magenta", "high": "red", "medium": "yellow", "low": "blue", "info": "cyan"}
 _VERDICTS = {"PASS": "green", "FAIL": "red"}
@@ -204,6 +205,9 @@ def print_summary(summary: Summary, written: Sequence[Path], color: bool, quiet:
     if len(summary.failed_rules) > RULE_LINES:
         say(_more(len(summary.failed_rules) - RULE_LINES, "rule"))
     say(f"passed: {summary.passed}, waived: {summary.waived}")
+    if summary.history is not None:
+        for line in since_last_scan(summary.history):
+            say(line)
     failing = sorted(c for c in summary.designs if c in summary.failing_clusters)
     for cluster in failing[:CLUSTER_LINES]:
         k = summary.tolerates.get(cluster)
@@ -268,6 +272,23 @@ def summary_text(summary: Summary, written: Sequence[Path]) -> str:
     with contextlib.redirect_stdout(buffer):
         print_summary(summary, written, color=False, quiet=False)
     return buffer.getvalue()
+
+
+def since_last_scan(history: ScanHistory) -> list[str]:
+    """The failed findings new and resolved since the last scan of the same vCenter."""
+    if history.previous_checked_at is None:
+        return ["history: the first recorded scan of this vCenter"]
+    lines = [
+        f"since the last scan ({history.previous_checked_at}): "
+        f"{len(history.new)} new, {len(history.resolved)} resolved failed findings"
+    ]
+    for label, refs in (("new", history.new), ("resolved", history.resolved)):
+        ordered = sorted(refs, key=lambda r: (severity_rank(r.severity), r.rule, r.object))
+        for ref in ordered[:FINDING_LINES]:
+            lines.append(f"  {label:<8} {ref.severity:<8} {ref.rule:<8} {printable(ref.object)}")
+        if len(ordered) > FINDING_LINES:
+            lines.append(_more(len(ordered) - FINDING_LINES, f"{label} finding"))
+    return lines
 
 
 def _more(hidden: int, noun: str) -> str:

@@ -154,6 +154,8 @@ class TargetOutcome:
     designs: dict[str, str] = field(default_factory=dict)
     tolerates: dict[str, int] = field(default_factory=dict)
     result: AuditResult | None = None  # the audit, for the fleet workbook's merged sheets
+    scan_id: int | None = None  # the scan's row in the history store
+    warnings: list[str] = field(default_factory=list)  # the history store's trouble
 
 
 def _password(target: Target, env: dict[str, str]) -> str:
@@ -175,6 +177,7 @@ def scan_target(
     fail_on: str,
     env: dict[str, str],
     now: datetime,
+    history: str | None = None,
 ) -> TargetOutcome:
     """Scan one target; every failure becomes its outcome, never an exception."""
     from gpuaudit import pipeline
@@ -189,7 +192,14 @@ def scan_target(
         )
         source = scan.Live(credentials=creds, timeout=target.timeout)
         done = pipeline.audit(
-            source, output_dir, formats, fail_on, target.policy, server=target.name, now=now
+            source,
+            output_dir,
+            formats,
+            fail_on,
+            target.policy,
+            server=target.name,
+            now=now,
+            history=history,
         )
     except CredentialError as exc:
         return TargetOutcome(target, ExitCode.INPUT, "ERROR", error=str(exc))
@@ -217,6 +227,8 @@ def scan_target(
         designs=summary.designs,
         tolerates=summary.tolerates,
         result=done.result,
+        scan_id=done.scan_id,
+        warnings=done.warnings,
     )
 
 
@@ -228,6 +240,7 @@ def scan_fleet(
     env: dict[str, str],
     progress: Callable[[str], None] | None = None,
     now: datetime | None = None,
+    history: str | None = None,
 ) -> list[TargetOutcome]:
     """Scan every target, at most ``fleet.concurrency`` at a time; results in file order."""
     say = progress or (lambda _m: None)
@@ -235,7 +248,7 @@ def scan_fleet(
     finished = itertools.count(1)  # next() on a count is atomic under the GIL
 
     def one(target: Target) -> TargetOutcome:
-        result = scan_target(target, output_dir, formats, fail_on, env, stamp)
+        result = scan_target(target, output_dir, formats, fail_on, env, stamp, history)
         say(f"[{next(finished)}/{len(fleet.targets)}] {target.name}: {result.verdict}")
         return result
 
@@ -274,6 +287,28 @@ def fleet_json(outcomes: Sequence[TargetOutcome], now: datetime) -> dict[str, An
             for o in outcomes
         ],
     }
+
+
+def record_fleet_run(outcomes: Sequence[TargetOutcome], history: str, now: datetime) -> list[str]:
+    """Keep the fleet summary as a run and group its targets' scans under it.
+
+    Returns the warnings: a store that fails costs no report and no exit status.
+    """
+    from gpuaudit.history import HistoryError, open_store, reason, shown
+
+    try:
+        store = open_store(history)
+    except HistoryError as exc:
+        return [f"history: cannot open {exc}"]
+    try:
+        data = fleet_json(outcomes, now)
+        run = store.record_run("fleet", now, int(data["exit_code"]), data)
+        store.attach_to_run([o.scan_id for o in outcomes if o.scan_id is not None], run)
+    except Exception as exc:  # the reports are written already
+        return [f"history: cannot record the fleet run in {shown(history)}: {reason(exc)}"]
+    finally:
+        store.close()
+    return []
 
 
 def _version() -> str:

@@ -7,7 +7,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuaudit.files import read_json
-from gpuaudit.results import SEVERITIES, AuditResult, Finding, Waiver, at_or_above, severity_rank
+from gpuaudit.results import (
+    SEVERITIES,
+    AuditResult,
+    Finding,
+    ScanHistory,
+    Waiver,
+    at_or_above,
+    severity_rank,
+)
 from gpuaudit.rules.data import NOTHING_EXAMINED
 
 if TYPE_CHECKING:  # the report package is slow to import: the command line starts without it
@@ -63,6 +71,7 @@ class Summary:
     resolved: int | None = None  # with a baseline: its failures that no longer fail
     top_actions: list[TopAction] = field(default_factory=list)  # at most TOP_ACTIONS
     baseline_created: Path | None = None  # the first night: the baseline this scan made
+    history: ScanHistory | None = None  # None: no history store was used
 
     def to_dict(self) -> dict[str, Any]:
         """The summary as plain data, for a webhook or a job that reads JSON."""
@@ -143,6 +152,7 @@ def summarise(result: AuditResult, fail_on: str, known: set[tuple[str, str]] | N
     summary.top_actions = top_actions(result)[:TOP_ACTIONS]
     if known is not None:
         summary.resolved = len(known - failed_keys(result))
+    summary.history = result.history
     summary.failed_rules = sorted(
         by_rule.values(), key=lambda r: (severity_rank(r.severity), -r.objects, r.rule)
     )

@@ -22,6 +22,7 @@ from gpuaudit.results import AuditResult
 
 if TYPE_CHECKING:
     from gpuaudit.diff import ReportDiff
+    from gpuaudit.history import Store
     from gpuaudit.policy import Policy
 
 # A stream takes one report: the JSON family is what a pipe reads.
@@ -37,6 +38,9 @@ class ScanOutcome:
     reports: list[Path] = field(default_factory=list)  # none when written to a stream
     removed: list[Path] = field(default_factory=list)  # older report sets, with keep
     latest: list[Path] = field(default_factory=list)  # the latest names, with latest
+    # One line each: what went wrong with the history store (the reports are written).
+    warnings: list[str] = field(default_factory=list)
+    scan_id: int | None = None  # the scan's row in the history store
 
     @property
     def blocking(self) -> bool:
@@ -60,6 +64,7 @@ def audit(
     create_baseline: bool = False,
     keep: int | None = None,
     latest: bool = False,
+    history: str | None = None,
 ) -> ScanOutcome:
     """Audit ``source`` against ``policy`` and write ``formats`` to ``out``.
 
@@ -70,24 +75,30 @@ def audit(
     from this scan, which then has no new findings. ``keep`` deletes all but the
     newest report sets of this server in the folder; ``latest`` points
     gpuaudit-<server>-latest.<extension> at this scan's reports.
+    ``history``, a path or database URL, gives the findings their age and keeps
+    the scan; a store that fails becomes a warning, never a lost report.
     Raises InputError, ConnectionFailed or ReportWriteError.
     """
     say = progress or (lambda _m: None)
     loaded_policy = load_policy(policy)
     bootstrap = bool(create_baseline and baseline and not Path(baseline).exists())
     known = None if bootstrap else load_baseline(baseline)
-    first_seen = {} if bootstrap else load_first_seen(baseline)
     inventory = obtain(source, say)
     say("checking")
     result = check(inventory, loaded_policy, policy, say)
-    if first_seen:
-        from gpuaudit.first_seen import carry_first_seen
-
-        carry_first_seen(result, first_seen)
+    keeper = Keeper(history)
+    keeper.annotate(result, None if bootstrap else baseline)
     say("writing reports")
     name = server if server is not None else scan.server_name(source)
     reports = write(result, out, formats, name, now)
-    done = ScanOutcome(result=result, summary=summarise(result, fail_on, known), reports=reports)
+    scan_id = keeper.record(result)
+    done = ScanOutcome(
+        result=result,
+        summary=summarise(result, fail_on, known),
+        reports=reports,
+        warnings=keeper.warnings,
+        scan_id=scan_id,
+    )
     if bootstrap and baseline:
         _bootstrap_baseline(done, Path(baseline), fail_on)
     if isinstance(out, Path):
@@ -126,6 +137,70 @@ def _tidy(done: ScanOutcome, folder: Path, server: str, keep: int | None, latest
         raise ReportWriteError(str(folder), exc.strerror or str(exc)) from exc
 
 
+class Keeper:
+    """The history store of one audit: each failure is one warning, and it stops there."""
+
+    def __init__(self, location: str | None) -> None:
+        self.location = location
+        self.warnings: list[str] = []
+        self._store: Store | None = None
+
+    def _open(self) -> Store | None:
+        if self.location is None or self.warnings:
+            return None
+        from gpuaudit import history  # SQLAlchemy and Alembic load only when needed
+
+        if self._store is None:
+            try:
+                self._store = history.open_store(self.location)
+            except history.HistoryError as exc:
+                self._fail("cannot open", exc)
+        return self._store
+
+    def _fail(self, what: str, exc: Exception) -> None:
+        from gpuaudit import history
+
+        reason = str(exc) if isinstance(exc, history.HistoryError) else history.reason(exc)
+        where = history.shown(self.location or "")
+        if not reason.startswith(where):
+            reason = f"{where}: {reason}"
+        self.warnings.append(f"history: {what} {reason}")
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def annotate(self, result: AuditResult, baseline: str | None) -> None:
+        from gpuaudit import history
+
+        known: dict[str, str] | None = None
+        if baseline:
+            try:
+                known = history.baseline_first_seen(baseline)
+            except ValueError:
+                known = None  # load_baseline has said what is wrong with it
+        store = self._open()
+        try:
+            history.annotate(store, result, known)
+        except Exception as exc:  # a store that fails never costs the reports
+            self._fail("cannot read", exc)
+            history.annotate(None, result, known)
+
+    def record(self, result: AuditResult) -> int | None:
+        from gpuaudit import history
+
+        store = self._open()
+        if store is None:
+            return None
+        try:
+            return history.record(store, result)
+        except Exception as exc:  # the reports are written already
+            self._fail("cannot record the scan in", exc)
+            return None
+        finally:
+            if self._store is not None:
+                self._store.close()
+
+
 def load_policy(path: str | None) -> Policy | None:
     """The policy at ``path``, or None (the default policy) without one."""
     if not path:
@@ -152,18 +227,6 @@ def load_baseline(path: str | None) -> set[tuple[str, str]] | None:
         )
     try:
         return baseline_keys(path)
-    except ValueError as exc:
-        raise InputError(str(exc)) from exc
-
-
-def load_first_seen(path: str | None) -> dict[str, str]:
-    """Finding id to the date it was first seen, from the baseline report at ``path``."""
-    if not path:
-        return {}
-    from gpuaudit.first_seen import first_seen_dates
-
-    try:
-        return first_seen_dates(path)
     except ValueError as exc:
         raise InputError(str(exc)) from exc
 

@@ -87,9 +87,6 @@ class Finding:
     host: str | None = None
     evidence: dict[str, Any] = field(default_factory=dict)
     waiver: Waiver | None = None
-    # The date (ISO 8601) the finding was first seen, carried from a baseline report;
-    # None without a baseline, or when the baseline did not have it.
-    first_seen: str | None = None
 
     @property
     def failed(self) -> bool:
@@ -182,6 +179,38 @@ class RuleError:
 
 
 @dataclass
+class FindingRef:
+    """A finding named by its stable id, as history compares scans."""
+
+    id: str
+    rule: str
+    object: str
+    severity: str
+    status: str
+
+
+@dataclass
+class TrendPoint:
+    """One scan of a vCenter, as the history store keeps it for trends."""
+
+    checked_at: str  # ISO 8601, UTC
+    failed: dict[str, int] = field(default_factory=dict)  # unwaived failures by severity
+    tolerates: dict[str, int] = field(default_factory=dict)  # cluster -> the k of N+k
+    # cluster -> GPU model -> free slots before any failure
+    free_slots: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+@dataclass
+class ScanHistory:
+    """What the history store says about earlier scans of the same vCenter."""
+
+    previous_checked_at: str | None = None  # None: no earlier scan
+    new: list[FindingRef] = field(default_factory=list)  # failed now, not at the last scan
+    resolved: list[FindingRef] = field(default_factory=list)  # failed then, not now
+    trend: list[TrendPoint] = field(default_factory=list)  # oldest first, this scan last
+
+
+@dataclass
 class AuditResult:
     inventory: Inventory
     rules: list[Rule]
@@ -196,6 +225,11 @@ class AuditResult:
     errors: list[RuleError] = field(default_factory=list)
     # Cluster name -> the design classification (DS-01): "A", "B", "C" or "other".
     designs: dict[str, str] = field(default_factory=dict)
+    # Finding id (gpuaudit.report.actions.finding_id) -> when it was first seen
+    # failing or waived (ISO 8601, UTC), from the history store or a baseline; a
+    # finding of unknown age is absent.
+    first_seen: dict[str, str] = field(default_factory=dict)
+    history: ScanHistory | None = None  # None: no history store was used
 
     def failed(self) -> list[Finding]:
         return [f for f in self.findings if f.failed]

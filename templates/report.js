@@ -31,8 +31,11 @@
     var collator = new Intl.Collator(undefined, { numeric: true });
     function cmpText(a, b) { return collator.compare(String(a), String(b)); }
 
-    // Findings: [severity, status, rule, object, kind, cluster, host, message, evidence, waiver]
+    // Findings: [severity, status, rule, object, kind, cluster, host, message, evidence, waiver,
+    // and with history: age in days, first seen]
     var F = data.findings;
+    var AGES = Boolean(data.ages);
+    var FINDING_COLUMNS = AGES ? 8 : 7;
     var rules = data.rules;
     var hay = [];
     // Passed findings and the inventory tables: unpacked the first time they are needed.
@@ -105,7 +108,7 @@
     function detailRow(i) {
       var f = F[i], rule = rules[f[2]] || ["", "", "", "", []];
       var tr = el("tr", "detail"), td = el("td"), dl = el("dl");
-      td.colSpan = 7;
+      td.colSpan = FINDING_COLUMNS;
       function item(label, value) {
         if (value === undefined || value === null || value === "") return;
         dl.appendChild(el("dt", "", label));
@@ -134,6 +137,7 @@
       item("Why it matters", rule[3]);
       item("References", references(rule[4]));
       if (f[9]) item("Waiver", f[9][0] + " (" + f[9][1] + ", until " + f[9][2] + ")");
+      if (AGES) item("First seen", f[11]);
       td.appendChild(dl);
       tr.appendChild(td);
       return tr;
@@ -170,13 +174,18 @@
         var fix = el("td", "fix", (rules[f[2]] || ["", "", ""])[2]);
         fix.title = fix.textContent;
         tr.appendChild(fix);
+        if (AGES) {
+          var age = el("td", "", String(f[10]));
+          if (f[11]) age.title = "first seen " + f[11];
+          tr.appendChild(age);
+        }
         frag.appendChild(tr);
         if (state.open === i) frag.appendChild(detailRow(i));
       });
       body.replaceChildren(frag);
       if (!rows.length) {
         var tr = el("tr"), td = el("td", "empty", "No findings match these filters.");
-        td.colSpan = 7; tr.appendChild(td); body.appendChild(tr);
+        td.colSpan = FINDING_COLUMNS; tr.appendChild(td); body.appendChild(tr);
       }
       pager($("findings-pager"), state.page, pages, rows.length, start, shown.length, function (p) {
         state.page = p; renderFindings();

@@ -33,6 +33,25 @@ def _own_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(debuglog, "_secrets", set())
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _no_history_at_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The suite's scans never keep their history in the real home, not even those a
+    module-scoped fixture runs before any test's own fixtures.
+
+    The default history store is $XDG_STATE_HOME/gpuaudit/history.sqlite; commands
+    the suite runs in child processes inherit the variable.
+    """
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("session-state")))
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _own_history(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Each test keeps its scan history in a folder of its own."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+
+
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 

@@ -166,10 +166,11 @@ def expected_sheets(doc: dict[str, Any]) -> dict[str, list[list[Any]]]:
     def by_host(name: str) -> list[Any]:
         return [server, morefs[name]]
 
+    aged = any("age_days" in f for f in doc["findings"])
     sheets["Findings"] = [
         [
             stable_id(f),
-            _date_or_text(f.get("first_seen")),
+            _date_or_text((f.get("first_seen") or "")[:10]),
             server,
             f["status"],
             f["severity"],
@@ -192,6 +193,7 @@ def expected_sheets(doc: dict[str, Any]) -> dict[str, list[list[Any]]]:
                 f"{ref['title']}: {ref['url']}"
                 for ref in rules.get(f["rule"], {}).get("references", [])
             ),
+            *([f.get("age_days")] if aged else []),
         ]
         for f in doc["findings"]
     ]

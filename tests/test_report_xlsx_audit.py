@@ -84,7 +84,7 @@ def test_every_finding_row_has_its_stable_id(
     for row, f in zip(findings, doc["findings"], strict=True):
         assert row["ID"] == stable_id(f["rule"], f["object_kind"], f["object"])
         assert row["vCenter"] == doc["source"]["server"]
-        assert row["First Seen"] is None  # no baseline
+        assert row["First Seen"] is None  # no history, no baseline
         assert not str(row["Evidence"] or "").startswith("{")
 
 
@@ -235,7 +235,7 @@ def test_vms_join_by_moref_and_uuids_the_lab_serves(tmp_path: Path) -> None:
 
 
 def test_first_seen_is_carried_forward_from_a_baseline(tmp_path: Path) -> None:
-    first = scan(tmp_path, "first")
+    first = scan(tmp_path, "first", "--no-history")
     report = next(first.glob("*.json"))
     doc = json.loads(report.read_text(encoding="utf-8"))
     failed = [f for f in doc["findings"] if f["status"] == "fail"]
@@ -247,24 +247,25 @@ def test_first_seen_is_carried_forward_from_a_baseline(tmp_path: Path) -> None:
     baseline = tmp_path / "baseline.json"
     baseline.write_text(json.dumps(doc), encoding="utf-8")
 
-    second = scan(tmp_path, "second", "--baseline", str(baseline))
+    second = scan(tmp_path, "second", "--baseline", str(baseline), "--no-history")
     wb = openpyxl.load_workbook(next(second.glob("*.xlsx")))
     seen = {r["ID"]: r["First Seen"] for r in rows(wb["Findings"])}
 
     def key(f: dict[str, Any]) -> str:
         return stable_id(f["rule"], f["object_kind"], f["object"])
 
+    carried = json.loads(next(second.glob("*.json")).read_text(encoding="utf-8"))
+    today = date.fromisoformat(carried["source"]["checked_at"][:10])
     assert seen[key(dated)].date() == date(2025, 11, 3)
     assert seen[key(undated)].date() == date(2026, 1, 10)
-    assert seen[key(dropped)] is None
+    assert seen[key(dropped)].date() == today  # new against the baseline: first seen now
     passed = [f for f in doc["findings"] if f["status"] == "pass"]
     assert passed and all(seen[key(f)] is None for f in passed)
     # The new JSON report carries the dates, for the next scan to take them from.
-    carried = json.loads(next(second.glob("*.json")).read_text(encoding="utf-8"))
-    by_id = {key(f): f.get("first_seen") for f in carried["findings"]}
+    by_id = {key(f): (f.get("first_seen") or "")[:10] for f in carried["findings"]}
     assert by_id[key(dated)] == "2025-11-03"
     assert by_id[key(undated)] == "2026-01-10"
-    assert by_id[key(dropped)] is None
+    assert by_id[key(dropped)] == today.isoformat()
 
 
 @pytest.fixture(scope="session")

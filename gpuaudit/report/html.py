@@ -32,12 +32,14 @@ from markupsafe import Markup
 import gpuaudit
 from gpuaudit import shipped
 from gpuaudit.report.actions import finding_id, top_actions
+from gpuaudit.report.age import finding_age, has_ages
 from gpuaudit.report.capacity import build_chart
 from gpuaudit.report.json_report import REPORT_SCHEMA_VERSION
 from gpuaudit.report.operations import SPARK_HEIGHT, SPARK_WIDTH, operations_view
 from gpuaudit.report.summary import DESIGNS, ClusterSummary, parse_time, summarize, tolerance
 from gpuaudit.report.tables import Table, Value, inventory_tables
-from gpuaudit.results import CATEGORIES, SEVERITIES, AuditResult, severity_rank
+from gpuaudit.report.trends import trends
+from gpuaudit.results import CATEGORIES, SEVERITIES, AuditResult, Finding, severity_rank
 
 TEMPLATE = "report.html.j2"
 # Cluster cards shown open; the others wait, worst first, behind one click.
@@ -142,6 +144,7 @@ def _data(result: AuditResult, tables: list[Table]) -> tuple[dict[str, Any], dic
         ]
         for r in result.rules
     }
+    ages = has_ages(result)
     rows = [
         [
             f.severity,
@@ -154,6 +157,7 @@ def _data(result: AuditResult, tables: list[Table]) -> tuple[dict[str, Any], dic
             f.message,
             f.evidence,
             [f.waiver.reason, f.waiver.owner, f.waiver.expires] if f.waiver else None,
+            *(_age_cells(result, f) if ages else []),
         ]
         for f in result.findings
     ]
@@ -165,7 +169,15 @@ def _data(result: AuditResult, tables: list[Table]) -> tuple[dict[str, Any], dic
         "findings": now,
         "passed": len(later),
     }
+    if ages:  # the findings table gets an age column
+        first["ages"] = True
     return first, {"findings": later, "tables": [_table_data(t) for t in tables]}
+
+
+def _age_cells(result: AuditResult, finding: Finding) -> list[Any]:
+    """[age in days, first seen], or two empty strings for a finding of unknown age."""
+    age = finding_age(result, finding)
+    return ["", ""] if age is None else [age[1], age[0]]
 
 
 def render_html(result: AuditResult) -> str:
@@ -219,5 +231,6 @@ def render_html(result: AuditResult) -> str:
         style_hash=_csp_hash(style),
         tool_version=result.tool_version or gpuaudit.__version__,
         report_version=REPORT_SCHEMA_VERSION,
+        trends=trends(result),
     )
     return html

@@ -11,6 +11,7 @@ from typing import Any
 import gpuaudit
 from gpuaudit.inventory import Inventory, InventoryError, _build
 from gpuaudit.report.actions import finding_id
+from gpuaudit.report.age import finding_age, since_last_scan
 from gpuaudit.report.summary import summarize
 from gpuaudit.results import (
     AuditResult,
@@ -74,10 +75,19 @@ def render_json(result: AuditResult) -> dict[str, Any]:
     loaded: dict[str, Any] = json.loads(text)
     # Each finding leads with its stable id, the one the workbook and SARIF show.
     loaded["findings"] = [
-        {"id": finding_id(f), **data}
+        {"id": finding_id(f), **data, **_age(result, f)}
         for f, data in zip(result.findings, loaded["findings"], strict=True)
     ]
+    changes = since_last_scan(result)
+    if changes is not None:
+        loaded["summary"]["since_last_scan"] = changes
     return loaded
+
+
+def _age(result: AuditResult, finding: Finding) -> dict[str, Any]:
+    """first_seen and age_days, for a finding whose age is known."""
+    age = finding_age(result, finding)
+    return {} if age is None else {"first_seen": age[0], "age_days": age[1]}
 
 
 def dump_json(doc: dict[str, Any]) -> str:
@@ -100,11 +110,23 @@ def load_json_report(path: str | Path) -> AuditResult:
     return from_json_data(data)
 
 
+DERIVED = ("id", "first_seen", "age_days")  # kept beside a finding, not in it
+
+
 def _without_id(finding: Any) -> Any:
-    """A finding's data less its id, which is derived from the rule and object."""
+    """A finding's data less its id (derived from the rule and object) and its age."""
     if isinstance(finding, dict):
-        return {k: v for k, v in finding.items() if k != "id"}
+        return {k: v for k, v in finding.items() if k not in DERIVED}
     return finding
+
+
+def _first_seen(findings: Any) -> dict[str, str]:
+    """Finding id -> first-seen date, as a report with ages gives them."""
+    found: dict[str, str] = {}
+    for item in findings if isinstance(findings, list) else []:
+        if isinstance(item, dict) and isinstance(item.get("first_seen"), str):
+            found[finding_id(_build(Finding, _without_id(item), "findings[]"))] = item["first_seen"]
+    return found
 
 
 def from_json_data(data: Any) -> AuditResult:
@@ -138,6 +160,7 @@ def from_json_data(data: Any) -> AuditResult:
             ],
             errors=[_build(RuleError, e, "errors[]") for e in data.get("errors", [])],
             designs={str(k): str(v) for k, v in data.get("designs", {}).items()},
+            first_seen=_first_seen(data["findings"]),
         )
     except InventoryError as exc:
         raise ReportError(str(exc)) from None

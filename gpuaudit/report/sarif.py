@@ -17,6 +17,7 @@ from urllib.parse import quote
 
 import gpuaudit
 from gpuaudit.report.actions import finding_id
+from gpuaudit.report.age import finding_age
 from gpuaudit.report.licences import licence_summary
 from gpuaudit.report.summary import parse_time
 from gpuaudit.results import AuditResult, Finding, Rule
@@ -127,13 +128,24 @@ def _result(f: Finding, index: int | None, datacenter: str) -> dict[str, Any]:
     return result
 
 
+def _with_age(sarif_result: dict[str, Any], age: tuple[str, int] | None) -> dict[str, Any]:
+    """A result of known age carries firstSeen and ageDays in its properties."""
+    if age is not None:
+        sarif_result["properties"]["firstSeen"] = age[0]
+        sarif_result["properties"]["ageDays"] = age[1]
+    return sarif_result
+
+
 def render_sarif(result: AuditResult) -> dict[str, Any]:
     index = {r.id: i for i, r in enumerate(result.rules)}
     inv = result.inventory
     datacenters = {c.name: c.datacenter for c in inv.clusters}
     datacenters.update({h.name: h.datacenter for h in inv.hosts if not h.cluster})
     results = [
-        _result(f, index.get(f.rule), datacenters.get(f.cluster or f.host or "", ""))
+        _with_age(
+            _result(f, index.get(f.rule), datacenters.get(f.cluster or f.host or "", "")),
+            finding_age(result, f),
+        )
         for f in result.findings
         if f.status in ("fail", "waived")
     ]

@@ -17,6 +17,7 @@ from datetime import date, datetime
 from typing import Any
 
 from gpuaudit.inventory import Cluster, Datastore, Gap, Gpu, Host, Inventory, Licence, Vm
+from gpuaudit.report.age import finding_age, has_ages
 from gpuaudit.report.summary import (
     DESIGNS,
     ClusterSummary,
@@ -153,7 +154,15 @@ def findings_table(result: AuditResult) -> Table:
         ("Waiver Expires", DATE, lambda f: _date(f.waiver.expires) if f.waiver else None),
         ("References", TEXT, lambda f: rule(f, references_text)),
     ]
+    if has_ages(result):  # with history or a baseline: how long each finding has been there
+        # (the workbook leads each row with the first-seen day, beside the stable id)
+        spec += [("Age (days)", INT, lambda f: _age_days(result, f))]
     return _table("findings", "Findings", spec, result.findings)
+
+
+def _age_days(result: AuditResult, finding: Finding) -> Value:
+    age = finding_age(result, finding)
+    return age[1] if age else None
 
 
 def references_text(rule: Rule) -> str:

@@ -15,6 +15,7 @@ from datetime import date
 from typing import Any
 
 from gpuaudit.report.actions import finding_id, top_actions
+from gpuaudit.report.age import finding_age
 from gpuaudit.report.summary import summarize
 from gpuaudit.report.tables import (
     DATE,
@@ -116,16 +117,17 @@ def finding_rows(result: AuditResult) -> Table:
     return _with_columns(
         table,
         [Column("ID"), Column("First Seen", DATE), Column(VCENTER)],
-        ([finding_id(f), _first_seen(f), result.inventory.source] for f in result.findings),
+        ([finding_id(f), _first_seen(result, f), result.inventory.source] for f in result.findings),
     )
 
 
-def _first_seen(finding: Finding) -> date | None:
-    text = finding.first_seen
-    if not text:
+def _first_seen(result: AuditResult, finding: Finding) -> date | None:
+    """The day the finding was first seen (history, else a baseline); None when unknown."""
+    age = finding_age(result, finding)
+    if age is None:
         return None
     try:
-        return date.fromisoformat(text[:10])
+        return date.fromisoformat(age[0][:10])
     except ValueError:
         return None
 

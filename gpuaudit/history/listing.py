@@ -1,0 +1,110 @@
+"""`gpuaudit history`: the recorded scans of each vCenter, as a table, CSV or JSON."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.engine import make_url
+
+from gpuaudit.history.store import HistoryError, ScanRecord, open_store, to_url
+from gpuaudit.history.track import iso
+from gpuaudit.results import SEVERITIES
+from gpuaudit.terminal import printable
+
+COLUMNS = (
+    "vcenter",
+    "scan",
+    "checked_at",
+    "verdict",
+    *(f"failed_{s}" for s in SEVERITIES),
+    "waived",
+    "passed",
+    "rule_errors",
+    "run",
+    "tool_version",
+)
+
+
+def rows(location: str, server: str | None, limit: int) -> list[dict[str, Any]]:
+    """The newest ``limit`` scans of each vCenter (or of ``server``), vCenter by vCenter."""
+    if _missing_sqlite(location):
+        return []  # nothing recorded yet: listing creates no store
+    store = open_store(location)
+    try:
+        found: list[dict[str, Any]] = []
+        if server:
+            found = [_row(scan) for scan in store.scans(server, limit, by_name=True)]
+        for name in [] if server else store.vcenters():
+            found += [_row(scan) for scan in store.scans(name, limit)]
+        return found
+    except HistoryError:
+        raise
+    except Exception as exc:  # any database error is one line
+        from gpuaudit.history.store import reason, shown
+
+        raise HistoryError(f"{shown(location)}: {reason(exc)}") from exc
+    finally:
+        store.close()
+
+
+def _missing_sqlite(location: str) -> bool:
+    url = make_url(to_url(location))
+    return (
+        url.get_backend_name() == "sqlite"
+        and bool(url.database)
+        and not Path(str(url.database)).exists()
+    )
+
+
+def _row(scan: ScanRecord) -> dict[str, Any]:
+    return {
+        "vcenter": scan.vcenter,
+        "scan": scan.id,
+        "checked_at": iso(scan.checked_at),
+        "verdict": scan.verdict,
+        **{f"failed_{s}": scan.failed.get(s, 0) for s in SEVERITIES},
+        "waived": scan.waived,
+        "passed": scan.passed,
+        "rule_errors": scan.rule_errors,
+        "run": scan.run_id,
+        "tool_version": scan.tool_version,
+    }
+
+
+def export(location: str, server: str | None, limit: int, fmt: str) -> str:
+    """The scans as text, csv or json; raises HistoryError."""
+    found = rows(location, server, limit)
+    if fmt == "json":
+        return json.dumps({"scans": found}, indent=1, ensure_ascii=False) + "\n"
+    if fmt == "csv":
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(found)
+        return out.getvalue()
+    return _table(found)
+
+
+def _table(found: list[dict[str, Any]]) -> str:
+    if not found:
+        return "no scans recorded\n"
+    lines: list[str] = []
+    current = None
+    for row in found:
+        if row["vcenter"] != current:
+            current = row["vcenter"]
+            lines += [""] if lines else []  # a blank line between two vCenters
+            lines.append(printable(str(current)))
+            lines.append(
+                "  scan  checked at            verdict  crit high  med  low info  waived  passed"
+            )
+        counts = " ".join(f"{row[f'failed_{s}']:>4}" for s in SEVERITIES)
+        lines.append(
+            f"  {row['scan']:>4}  {row['checked_at']:<20}  {row['verdict']:<7}  {counts}"
+            f"  {row['waived']:>6}  {row['passed']:>6}"
+        )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,251 @@
+"""From an audit result to the history store and back: ages, changes, trends."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+
+from gpuaudit.files import read_json
+from gpuaudit.history.store import (
+    CapacityRecord,
+    ClusterRecord,
+    ScanRecord,
+    Store,
+    StoredFinding,
+    utc_naive,
+)
+from gpuaudit.report.actions import finding_id
+from gpuaudit.results import (
+    SEVERITIES,
+    AuditResult,
+    ClusterSimulation,
+    FindingRef,
+    GpuSlots,
+    ScanHistory,
+    TrendPoint,
+)
+
+TREND_SCANS = 60  # scans a trend shows at most, the newest
+KEPT = ("fail", "waived")  # the statuses the store keeps finding by finding
+
+
+def vcenter_key(result: AuditResult) -> str:
+    """The history's key: the server as it was named, else the vCenter's own name."""
+    inv = result.inventory
+    return inv.source or inv.vcenter.name or "unknown"
+
+
+def iso(when: datetime) -> str:
+    return utc_naive(when).replace(microsecond=0).isoformat() + "Z"
+
+
+def parse_time(text: str) -> datetime:
+    """An ISO 8601 time as naive UTC (a time without a zone is taken as UTC)."""
+    return utc_naive(datetime.fromisoformat(text.replace("Z", "+00:00")))
+
+
+def checked_at(result: AuditResult) -> datetime:
+    try:
+        return parse_time(result.checked_at)
+    except ValueError:
+        return utc_naive(datetime.now(UTC))
+
+
+def annotate(
+    store: Store | None, result: AuditResult, baseline: dict[str, str] | None = None
+) -> None:
+    """Set ``result.first_seen`` (and, with a store, ``result.history``).
+
+    A finding failed or waived at the last scan keeps the first-seen date it had
+    there, or the baseline's when that is earlier (a baseline may carry a finding's
+    age from before the store existed); one the store has not seen takes the
+    baseline's date, else this scan's.
+    """
+    now = checked_at(result)
+    last = store.latest(vcenter_key(result)) if store is not None else None
+    before = {f.id: f for f in last.findings} if last is not None else {}
+    if store is None and not baseline:
+        return
+    for finding in result.findings:
+        if finding.status not in KEPT:
+            continue
+        key = finding_id(finding)
+        if key in before:
+            seen = iso(before[key].first_seen)
+            if baseline and key in baseline and _earlier(baseline[key], seen):
+                seen = baseline[key]
+            result.first_seen[key] = seen
+        elif baseline and key in baseline:
+            result.first_seen[key] = baseline[key]
+        else:
+            result.first_seen[key] = iso(now)
+    if store is None:
+        return
+    history = ScanHistory(trend=trend(store, result))
+    if last is not None:
+        history.previous_checked_at = iso(last.checked_at)
+        failed_now = {finding_id(f): f for f in result.findings if f.failed}
+        failed_then = {f.id: f for f in last.findings if f.status == "fail"}
+        history.new = [
+            FindingRef(key, f.rule, f.object, f.severity, f.status)
+            for key, f in failed_now.items()
+            if key not in failed_then
+        ]
+        history.resolved = [
+            FindingRef(key, f.rule, f.object, f.severity, f.status)
+            for key, f in failed_then.items()
+            if key not in failed_now
+        ]
+    result.history = history
+
+
+def record(store: Store, result: AuditResult, run_id: int | None = None) -> int:
+    """Keep the scan: its counts, failed and waived findings, N+k and GPU capacity."""
+    now = checked_at(result)
+    failed: dict[str, int] = {s: 0 for s in SEVERITIES}
+    for finding in result.failed():
+        failed[finding.severity] += 1
+    findings = []
+    seen: set[str] = set()
+    for finding in result.findings:
+        key = finding_id(finding)
+        if finding.status not in KEPT or key in seen:
+            continue
+        seen.add(key)
+        first = result.first_seen.get(key)
+        findings.append(
+            StoredFinding(
+                id=key,
+                rule=finding.rule,
+                object=finding.object,
+                object_kind=finding.object_kind,
+                status=finding.status,
+                severity=finding.severity,
+                first_seen=parse_time(first) if first else now,
+                cluster=finding.cluster,
+                message=finding.message,
+            )
+        )
+    scan = ScanRecord(
+        vcenter=vcenter_key(result),
+        vcenter_name=result.inventory.vcenter.name,
+        checked_at=now,
+        tool_version=result.tool_version,
+        rules_version=result.rules_version,
+        verdict="fail" if result.failed() else "pass",
+        failed=failed,
+        waived=sum(f.status == "waived" for f in result.findings),
+        passed=sum(f.status == "pass" for f in result.findings),
+        rule_errors=len(result.errors),
+        findings=findings,
+        clusters=[_cluster(s, result.designs.get(s.cluster)) for s in result.simulations],
+        capacity=[c for s in result.simulations for c in _capacity(s)],
+        run_id=run_id,
+    )
+    return store.record(scan)
+
+
+def _cluster(sim: ClusterSimulation, design: str | None) -> ClusterRecord:
+    return ClusterRecord(
+        cluster=sim.cluster,
+        design=design,
+        tolerates=sim.tolerates,
+        manual_tolerates=sim.manual_tolerates,
+        ha_restarts=sim.ha_restarts,
+        gpu_vms=sim.gpu_vms,
+        worst_host=sim.worst_host,
+    )
+
+
+def _capacity(sim: ClusterSimulation) -> list[CapacityRecord]:
+    rows = []
+    for phase, slots in (("before", sim.capacity), ("after_worst", sim.after_worst)):
+        for model, (total, used) in sorted(by_model(slots).items()):
+            rows.append(CapacityRecord(sim.cluster, phase, model, total, used))
+    return rows
+
+
+def by_model(slots: list[GpuSlots]) -> dict[str, tuple[int, int]]:
+    """GPU model -> (slots, used) summed over a cluster's GPUs."""
+    totals: dict[str, tuple[int, int]] = {}
+    for gpu in slots:
+        total, used = totals.get(gpu.model, (0, 0))
+        totals[gpu.model] = (total + gpu.capacity, used + gpu.used)
+    return totals
+
+
+def trend(store: Store, result: AuditResult) -> list[TrendPoint]:
+    """The earlier scans of the same vCenter, oldest first, then this one."""
+    earlier = list(reversed(store.scans(vcenter_key(result), limit=TREND_SCANS - 1)))
+    ids = [s.id for s in earlier if s.id is not None]
+    clusters = store.clusters_of(ids)
+    capacity = store.capacity_of(ids)
+    points = []
+    for scan in earlier:
+        assert scan.id is not None
+        free: dict[str, dict[str, int]] = {}
+        for row in capacity[scan.id]:
+            if row.phase == "before":
+                free.setdefault(row.cluster, {})[row.model] = row.slots - row.used
+        points.append(
+            TrendPoint(
+                checked_at=iso(scan.checked_at),
+                failed=dict(scan.failed),
+                tolerates={c.cluster: c.tolerates for c in clusters[scan.id]},
+                free_slots=free,
+            )
+        )
+    failed: dict[str, int] = {s: 0 for s in SEVERITIES}
+    for finding in result.failed():
+        failed[finding.severity] += 1
+    points.append(
+        TrendPoint(
+            checked_at=iso(checked_at(result)),
+            failed=failed,
+            tolerates={s.cluster: s.tolerates for s in result.simulations},
+            free_slots={
+                s.cluster: {m: t - u for m, (t, u) in sorted(by_model(s.capacity).items())}
+                for s in result.simulations
+            },
+        )
+    )
+    return points
+
+
+def _earlier(a: str, b: str) -> bool:
+    """Whether the time ``a`` is before ``b`` (both ISO 8601); False if either is no time."""
+    try:
+        return parse_time(a) < parse_time(b)
+    except (TypeError, ValueError):
+        return False
+
+
+def baseline_first_seen(path: str) -> dict[str, str]:
+    """Finding id -> first-seen date in a baseline JSON report.
+
+    A report that carries no first-seen date for a finding that failed there
+    gives its own check time: the finding was there at least since then.
+    """
+    data = read_json(path)
+    if not isinstance(data, dict) or not isinstance(data.get("findings"), list):
+        return {}
+    source = data.get("source")
+    when = source.get("checked_at") if isinstance(source, dict) else None
+    found: dict[str, str] = {}
+    for item in data["findings"]:
+        if not isinstance(item, dict) or item.get("status") not in KEPT:
+            continue
+        key = item.get("id") or _id(item)
+        first = item.get("first_seen") or when
+        if isinstance(key, str) and isinstance(first, str):
+            try:
+                found[key] = iso(parse_time(first))
+            except ValueError:
+                continue
+    return found
+
+
+def _id(item: dict[str, object]) -> str:
+    """finding_id of a finding read from JSON (same key, same hash)."""
+    key = f"{item.get('rule')}\0{item.get('object_kind')}\0{item.get('object')}"
+    return hashlib.sha256(key.encode("utf-8", "replace")).hexdigest()

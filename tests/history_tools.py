@@ -1,0 +1,22 @@
+"""Shared by the history tests: a checked demo estate and scans of it at chosen times."""
+
+from __future__ import annotations
+
+import copy
+import functools
+
+from gpuaudit import pipeline, scan
+from gpuaudit.results import AuditResult
+
+
+@functools.cache
+def _demo() -> AuditResult:
+    return pipeline.check(pipeline.obtain(scan.demo_source()), None, None)
+
+
+def demo_result(checked_at: str = "2026-11-01T00:00:00Z", source: str = "vc01") -> AuditResult:
+    """A fresh copy of the demo estate's result, as if scanned from ``source`` at ``checked_at``."""
+    result = copy.deepcopy(_demo())
+    result.checked_at = checked_at
+    result.inventory.source = source
+    return result

@@ -1,0 +1,31 @@
+"""A process that records scans of the demo estate into a history store, for the
+concurrency and crash tests: it prints each scan's id once its transaction is committed.
+
+    python -m tests.store_writer LOCATION SOURCE COUNT [START]
+
+START, a time.time() value, makes several writers open the store at the same moment.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from gpuaudit import history
+from tests.history_tools import demo_result
+
+
+def main() -> None:
+    location, source, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    result = demo_result(source=source)
+    if len(sys.argv) > 4:
+        time.sleep(max(0.0, float(sys.argv[4]) - time.time()))
+    store = history.open_store(location)
+    for i in range(count):
+        result.checked_at = f"2026-11-01T00:{i // 60:02d}:{i % 60:02d}Z"
+        scan_id = history.record(store, result)
+        print(scan_id, flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,120 @@
+"""The history store on a real PostgreSQL server: many scanning machines share one history."""
+
+from __future__ import annotations
+
+import csv
+import io
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from click.testing import CliRunner
+
+from gpuaudit import history
+from gpuaudit.cli import main
+from gpuaudit.history import schema
+from tests.conftest import IN_CI, ROOT
+from tests.history_tools import demo_result
+from tests.postgres_server import PostgresServer, pg_tool
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[PostgresServer]:
+    if pg_tool("initdb") is None or pg_tool("pg_ctl") is None:
+        message = (
+            "PostgreSQL is not installed (the postgres tests start a server); "
+            "scripts/test installs it"
+        )
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    pg = PostgresServer()
+    pg.start()
+    try:
+        yield pg
+    finally:
+        pg.stop()
+
+
+@pytest.fixture
+def url(server: PostgresServer, request: pytest.FixtureRequest) -> str:
+    name = "t_" + "".join(c if c.isalnum() else "_" for c in request.node.name)[:50].lower()
+    return server.create_database(name)
+
+
+def kept() -> int:
+    return sum(f.status in ("fail", "waived") for f in demo_result().findings)
+
+
+def test_the_first_use_migrates_postgresql_to_the_newest_schema(url: str) -> None:
+    store = history.open_store(url)
+    assert store.schema_version() == "0001"
+    with store.engine.connect() as conn:
+        assert compare_metadata(MigrationContext.configure(conn), schema.metadata) == []
+    store.close()
+
+
+def test_scans_share_one_history_through_a_url(url: str, tmp_path: Path) -> None:
+    for _ in range(2):
+        done = CliRunner().invoke(
+            main, ["-q", "scan", "--demo", "-f", "json", "-o", str(tmp_path), "--history", url]
+        )
+        assert done.exit_code == 1 and done.stderr == ""
+    listed = CliRunner().invoke(main, ["history", "--history", url, "-f", "csv"])
+    rows = list(csv.DictReader(io.StringIO(listed.stdout)))
+    assert [r["vcenter"] for r in rows] == ["demo", "demo"]
+    store = history.open_store(url)
+    later = demo_result("2030-01-01T00:00:00Z", source="demo")
+    history.annotate(store, later)
+    assert later.history is not None and len(later.history.trend) == 3
+    assert len(set(later.first_seen.values())) == 1  # both scans saw the same findings first
+
+
+def _writer(
+    location: str, source: str, count: int, start: float | None = None
+) -> subprocess.Popen[str]:
+    at = [] if start is None else [str(start)]
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.store_writer", location, source, str(count), *at],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_two_machines_writing_at_once_both_land(url: str) -> None:
+    start = time.time() + 4  # every writer opens the new database at once: all migrate
+    writers = [_writer(url, source, 10, start) for source in ("vc01", "vc02", "vc03")]
+    for writer in writers:
+        out, err = writer.communicate(timeout=300)
+        assert writer.returncode == 0, err
+        assert len(out.split()) == 10
+    store = history.open_store(url)
+    assert [len(store.scans(s)) for s in ("vc01", "vc02", "vc03")] == [10, 10, 10]
+    assert {store.count_findings(s.id or 0) for s in store.scans()} == {kept()}
+
+
+def test_a_writer_killed_mid_write_loses_nothing_recorded_before(url: str) -> None:
+    history.open_store(url).close()
+    writer = _writer(url, "vc01", 10_000)
+    assert writer.stdout is not None
+    committed = [int(writer.stdout.readline()) for _ in range(5)]
+    time.sleep(0.05)
+    writer.send_signal(signal.SIGKILL)
+    writer.wait(timeout=30)
+    committed += [int(line) for line in writer.stdout.read().split()]
+    store = history.open_store(url)
+    stored = {s.id for s in store.scans("vc01")}
+    assert set(committed) <= stored
+    for scan_id in stored:
+        assert store.count_findings(scan_id or 0) == kept()
+    assert history.record(store, demo_result(source="vc01")) > max(committed)

@@ -1,0 +1,136 @@
+"""Trends in the HTML report: inline SVG drawn from the history, with no script and no network."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from pathlib import Path
+
+from gpuaudit import history
+from gpuaudit.report.html import render_html
+from gpuaudit.report.trends import line_chart, trends
+from gpuaudit.results import ScanHistory, TrendPoint
+from tests.history_tools import demo_result
+
+
+def section(html: str) -> str:
+    match = re.search(r'<section id="trends">(.*?)</section>', html, re.S)
+    assert match, "no trends section"
+    return match.group(1)
+
+
+def point(when: str, high: int, k: int, free: int, cluster: str = "gpu-a") -> TrendPoint:
+    return TrendPoint(
+        checked_at=when,
+        failed={"critical": 0, "high": high, "medium": 1, "low": 0, "info": 0},
+        tolerates={cluster: k},
+        free_slots={cluster: {"A100": free}},
+    )
+
+
+def with_trend(points: list[TrendPoint]) -> str:
+    result = demo_result()
+    result.history = ScanHistory(trend=points)
+    return render_html(result)
+
+
+def titles(svg: str) -> list[str]:
+    return re.findall(r"<circle [^>]*><title>([^<]*)</title>", svg)
+
+
+def test_three_charts_with_every_scan_s_values() -> None:
+    html = with_trend(
+        [
+            point("2026-11-01T00:00:00Z", 5, 0, 2),
+            point("2026-11-02T00:00:00Z", 3, 1, 4),
+            point("2026-11-03T00:00:00Z", 1, 2, 6),
+        ]
+    )
+    trend = section(html)
+    svgs = re.findall(r"<svg class=\"trend\".*?</svg>", trend, re.S)
+    assert [re.search(r'aria-label="([^"]*)"', s).group(1) for s in svgs] == [  # type: ignore[union-attr]
+        "Failed findings by severity",
+        "N+k per cluster",
+        "Free GPU slots per cluster and model",
+    ]
+    assert [t for t in titles(svgs[0]) if t.startswith("high")] == [
+        "high: 5 (2026-11-01 00:00 UTC)",
+        "high: 3 (2026-11-02 00:00 UTC)",
+        "high: 1 (2026-11-03 00:00 UTC)",
+    ]
+    assert titles(svgs[1]) == [
+        "gpu-a: 0 (2026-11-01 00:00 UTC)",
+        "gpu-a: 1 (2026-11-02 00:00 UTC)",
+        "gpu-a: 2 (2026-11-03 00:00 UTC)",
+    ]
+    assert titles(svgs[2])[-1] == "gpu-a / A100: 6 (2026-11-03 00:00 UTC)"
+    assert "The last 3 scans" in trend
+
+
+def test_a_higher_value_is_drawn_higher_and_time_spaces_the_points() -> None:
+    times = [demo_time("2026-11-01T00:00:00Z"), demo_time("2026-11-02T00:00:00Z")]
+    times.append(demo_time("2026-11-05T00:00:00Z"))
+    svg = str(line_chart("x", times, {"s": [0, 4, 2]}))
+    (points,) = re.findall(r'<polyline [^>]*points="([^"]*)"', svg)
+    xy = [tuple(float(n) for n in p.split(",")) for p in points.split()]
+    assert xy[1][1] < xy[2][1] < xy[0][1]  # SVG's y grows downwards
+    # one day, then three: the gaps between the points are 1 : 3
+    assert abs((xy[2][0] - xy[1][0]) - 3 * (xy[1][0] - xy[0][0])) < 0.5
+
+
+def demo_time(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def test_a_cluster_missing_from_a_scan_breaks_its_line() -> None:
+    html = with_trend(
+        [
+            point("2026-11-01T00:00:00Z", 1, 1, 2),
+            point("2026-11-02T00:00:00Z", 1, 1, 2, cluster="other"),
+            point("2026-11-03T00:00:00Z", 1, 1, 2),
+        ]
+    )
+    nk = re.findall(r"<svg class=\"trend\".*?</svg>", section(html), re.S)[1]
+    lines = re.findall(r'<polyline [^>]*stroke="([^"]*)"', nk)
+    assert len(lines) == 3  # gpu-a twice, either side of the gap, and other once
+
+
+def test_with_one_scan_the_section_says_two_are_needed() -> None:
+    html = with_trend([point("2026-11-01T00:00:00Z", 1, 1, 2)])
+    trend = section(html)
+    assert "<svg" not in trend
+    assert "Trends need at least two scans of this vCenter" in trend
+
+
+def test_without_history_there_is_no_trends_section() -> None:
+    assert '<section id="trends">' not in render_html(demo_result())
+    assert trends(demo_result()) is None
+
+
+def test_names_are_escaped_and_nothing_is_fetched() -> None:
+    html = with_trend(
+        [
+            point("2026-11-01T00:00:00Z", 1, 1, 2, cluster='<img src="http://x/">'),
+            point("2026-11-02T00:00:00Z", 1, 1, 2, cluster='<img src="http://x/">'),
+        ]
+    )
+    trend = section(html)
+    assert "<img" not in trend and "&lt;img" in trend
+    assert not re.search(r"<(script|link|image|use|foreignObject)\b", trend)
+    assert not re.search(r'\b(src|href)="', trend)
+
+
+def test_the_trend_comes_from_the_scans_of_the_same_vcenter(tmp_path: Path) -> None:
+    store = history.open_store(str(tmp_path / "h.sqlite"))
+    for when in ("2026-11-01T00:00:00Z", "2026-11-02T00:00:00Z"):
+        history.record(store, demo_result(when))
+    history.record(store, demo_result("2026-11-02T12:00:00Z", source="elsewhere"))
+    now = demo_result("2026-11-03T00:00:00Z")
+    history.annotate(store, now)
+    svg = re.findall(r"<svg class=\"trend\".*?</svg>", section(render_html(now)), re.S)[0]
+    high = sum(f.failed and f.severity == "high" for f in now.findings)
+    assert [t for t in titles(svg) if t.startswith("high")] == [
+        f"high: {high} (2026-11-01 00:00 UTC)",
+        f"high: {high} (2026-11-02 00:00 UTC)",
+        f"high: {high} (2026-11-03 00:00 UTC)",
+    ]
