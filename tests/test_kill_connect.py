@@ -1,0 +1,233 @@
+"""gpuaudit.connect without a network: servers, TLS settings and every failure's message."""
+
+from __future__ import annotations
+
+import http.client
+import socket
+import ssl
+from typing import Any
+from xml.parsers.expat import ExpatError
+
+import pytest
+from pyVmomi import vim, vmodl
+
+from gpuaudit import connect, resilience
+from gpuaudit.answers import ServerAnswerError
+from gpuaudit.connect import ConnectError, Server, describe_failure, parse_server
+
+VC = Server("vc01", 443)
+
+
+def test_server_url_and_display() -> None:
+    assert Server("vc01", 443).url == "https://vc01:443/sdk"
+    assert Server("::1", 8989, "http", "/api").url == "http://[::1]:8989/api"
+    assert Server("::1", 443).display == "[::1]"
+    assert Server("::1", 80, "http").display == "[::1]"
+    assert Server("vc01", 80).display == "vc01:80"
+    assert Server("vc01", 443, "http").display == "vc01:443"
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("  vc01  ", ("vc01", None)),
+        ("audit:pw@vc01", ("vc01", "audit:pw")),
+        ("https://audit:p@ss/w#rd@vc01:443/sdk", ("https://vc01:443/sdk", "audit:p@ss/w#rd")),
+        ("https://vc01/sdk", ("https://vc01/sdk", None)),
+        ("@vc01", ("vc01", "")),
+    ],
+)
+def test_split_userinfo_cuts_at_the_last_at(given: str, expected: tuple[str, str | None]) -> None:
+    assert connect.split_userinfo(given) == expected
+
+
+def test_shown_server_never_holds_the_password() -> None:
+    assert connect.shown_server("https://audit:pw@vc01") == "https://vc01"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "no server given: pass --server (a host name, host:port or URL)"),
+        ("ftp://vc01", "server 'ftp://vc01': the scheme must be https (or http for a lab)"),
+        ("https://:443", "server 'https://:443' names no host"),
+        (
+            "u:pw@vc01:notaport",
+            "cannot parse server 'vc01:notaport': Port could not be cast to integer value "
+            "as 'notaport'",
+        ),
+    ],
+)
+def test_parse_server_messages(text: str, message: str) -> None:
+    with pytest.raises(ConnectError) as caught:
+        parse_server(text)
+    assert str(caught.value) == message
+
+
+def test_parse_server_defaults_and_paths() -> None:
+    assert parse_server("http://lab") == Server("lab", 80, "http", "/sdk")
+    assert parse_server("https://vc01/custom/sdk/") == Server("vc01", 443, "https", "/custom/sdk")
+    assert parse_server("HTTPS://VC01") == Server("vc01", 443, "https", "/sdk")
+
+
+def test_ssl_context_insecure_skips_every_check() -> None:
+    context = connect.ssl_context(insecure=True)
+    assert context.check_hostname is False
+    assert context.verify_mode == ssl.CERT_NONE
+
+
+def test_ssl_context_verifies_by_default() -> None:
+    context = connect.ssl_context()
+    assert context.check_hostname is True
+    assert context.verify_mode == ssl.CERT_REQUIRED
+
+
+def test_ssl_context_names_a_ca_file_it_cannot_load(tmp_path: Any) -> None:
+    missing = tmp_path / "ca.pem"
+    with pytest.raises(ConnectError, match=f"^cannot load the CA file {missing}: "):
+        connect.ssl_context(ca_file=str(missing))
+
+
+def _tried(exc: BaseException, times: int) -> BaseException:
+    vars(exc)["_gpuaudit_attempts"] = times
+    return exc
+
+
+def _said(exc: BaseException, timeout: float = 60.0) -> str:
+    return describe_failure(exc, VC, "audit", timeout)
+
+
+def test_message_for_an_interrupted_read() -> None:
+    assert _said(resilience.ReadInterrupted("view gone")) == (
+        "reading the inventory from vc01 was interrupted too often: view gone. "
+        "Check the vCenter's health and scan again"
+    )
+
+
+def test_message_for_a_session_that_ended() -> None:
+    assert _said(vim.fault.NotAuthenticated()) == (
+        "vc01 ended the session of user 'audit' and logging in again did not restore it; "
+        "check the vCenter's session limits and scan again"
+    )
+
+
+def test_message_for_a_wrong_password() -> None:
+    assert _said(vim.fault.InvalidLogin()) == (
+        "login to vc01 failed for user 'audit': the user name or password is wrong "
+        "(check GPUAUDIT_PASSWORD, --password-file or --user)"
+    )
+
+
+def test_message_for_a_missing_privilege() -> None:
+    named = vim.fault.NoPermission(privilegeId="System.View", msg="ignored")
+    assert _said(named) == "user 'audit' may not log in to vc01: it lacks the System.View privilege"
+    unnamed = vim.fault.NoPermission(msg="  Permission\n  to perform   this operation was denied.")
+    assert _said(unnamed) == (
+        "user 'audit' may not log in to vc01: Permission to perform this operation was denied."
+    )
+    assert _said(vim.fault.NoPermission()) == "user 'audit' may not log in to vc01: NoPermission"
+
+
+@pytest.mark.parametrize(
+    ("kind", "transient", "advice"),
+    [
+        (
+            "not-soap",
+            False,
+            "check that --server names the vCenter itself, not a proxy or a sign-in page",
+        ),
+        ("not-soap", True, "check the vCenter's health and scan again"),
+        (
+            "unknown-fault",
+            False,
+            "the vCenter may be newer than this gpuaudit: update it and scan again",
+        ),
+        ("malformed", False, "check the vCenter's health and scan again"),
+    ],
+)
+def test_message_for_an_answer_that_is_not_soap(kind: Any, transient: bool, advice: str) -> None:
+    exc = _tried(ServerAnswerError("Login", "an HTML page", kind, transient), 3)
+    assert _said(exc) == f"vc01 sent an HTML page in answer to Login (tried 3 times); {advice}"
+
+
+def test_message_for_a_certificate_not_trusted() -> None:
+    exc = ssl.SSLCertVerificationError(1, "certificate verify failed")
+    exc.verify_message = "self-signed certificate"
+    assert _said(exc) == (
+        "TLS verification failed for vc01: self-signed certificate. "
+        "Pass --ca-file with the CA that signed the server's certificate, "
+        "or --insecure to skip verification (not recommended)"
+    )
+
+
+def test_message_for_a_tls_handshake_that_fails() -> None:
+    exc = ssl.SSLError(1, "wrong version")
+    exc.reason = "WRONG_VERSION_NUMBER"
+    assert _said(exc) == (
+        "TLS handshake with vc01 failed (WRONG_VERSION_NUMBER). Is it an https port? "
+        "Use an http:// URL only for a lab"
+    )
+
+
+def test_message_for_a_name_that_does_not_resolve() -> None:
+    assert _said(socket.gaierror(-2, "Name or service not known")) == (
+        "cannot resolve 'vc01': check the name given to --server and DNS"
+    )
+
+
+def test_message_for_a_refused_connection() -> None:
+    assert _said(ConnectionRefusedError(111, "refused")) == (
+        "connection refused by vc01: nothing listens there. "
+        "Check the host and port given to --server"
+    )
+    assert _said(_tried(ConnectionRefusedError(111, "refused"), 2)).startswith(
+        "connection refused by vc01 (tried 2 times): "
+    )
+
+
+def test_message_for_no_answer_in_time() -> None:
+    assert _said(_tried(TimeoutError("timed out"), 4), timeout=2.5) == (
+        "vc01 did not answer within 2.5 s (tried 4 times). "
+        "Check the network path, or raise --timeout"
+    )
+    assert _said(TimeoutError(), timeout=60.0).startswith("vc01 did not answer within 60 s. ")
+
+
+def test_message_for_an_http_error_status() -> None:
+    exc = _tried(http.client.HTTPException("503 Service Unavailable"), 5)
+    assert _said(exc) == (
+        "vc01 answered HTTP 503 Service Unavailable (tried 5 times); "
+        "check the vCenter's health and --server"
+    )
+
+
+def test_message_for_broken_xml() -> None:
+    assert _said(ExpatError("not well-formed (invalid token): line 1, column 0")) == (
+        "vc01 sent an answer that is not well-formed XML "
+        "(not well-formed (invalid token): line 1, column 0)"
+    )
+
+
+def test_message_for_a_broken_connection() -> None:
+    assert _said(ConnectionResetError(104, "reset by peer")) == (
+        "the connection to vc01 broke: ConnectionResetError: [Errno 104] reset by peer"
+    )
+    assert _said(http.client.RemoteDisconnected("closed")) == (
+        "the connection to vc01 broke: RemoteDisconnected: closed"
+    )
+    assert _said(http.client.IncompleteRead(b"ab")) == (
+        "the connection to vc01 broke: IncompleteRead: IncompleteRead(2 bytes read)"
+    )
+
+
+def test_message_for_another_socket_error() -> None:
+    assert _said(OSError(101, "Network is unreachable")) == (
+        "cannot connect to vc01: Network is unreachable"
+    )
+    assert _said(OSError("no route")) == "cannot connect to vc01: no route"
+
+
+def test_message_for_another_fault_or_error() -> None:
+    assert _said(vim.fault.InvalidState(msg="host busy")) == "vc01 refused the login: host busy"
+    assert _said(vmodl.fault.SystemError()) == "vc01 refused the login: vmodl.fault.SystemError"
+    assert _said(ValueError("odd")) == "cannot connect to vc01: ValueError: odd"
