@@ -5,7 +5,7 @@ from __future__ import annotations
 import http.client
 import socket
 import ssl
-from typing import Any
+from typing import Any, ClassVar
 from xml.parsers.expat import ExpatError
 
 import pytest
@@ -231,3 +231,165 @@ def test_message_for_another_fault_or_error() -> None:
     assert _said(vim.fault.InvalidState(msg="host busy")) == "vc01 refused the login: host busy"
     assert _said(vmodl.fault.SystemError()) == "vc01 refused the login: vmodl.fault.SystemError"
     assert _said(ValueError("odd")) == "cannot connect to vc01: ValueError: odd"
+
+
+# -- negotiate_version with a fake connection -----------------------------------------------
+
+VERSIONS_XML = (
+    b"<namespaces version='1.0'>"
+    b"<namespace><name>urn:vim25</name><version>8.0.3.0</version>"
+    b"<priorVersions><version>8.0.2.0</version><version>7.0.3.0</version></priorVersions>"
+    b"</namespace>"
+    b"<namespace><name>urn:sms</name><version>9.1.0.0</version></namespace>"
+    b"</namespaces>"
+)
+
+
+class _Answer:
+    def __init__(self, status: int, body: bytes) -> None:
+        self.status, self.reason, self.body = status, "Reason", body
+
+    def read(self) -> bytes:
+        return self.body
+
+
+class _Connection:
+    """Stands in for http.client's connections: answers one GET, records what was asked."""
+
+    made: ClassVar[list[tuple[str, int, dict[str, Any]]]] = []
+    asked: ClassVar[list[tuple[str, str]]] = []
+    closed = 0
+    answer = _Answer(200, VERSIONS_XML)
+
+    def __init__(self, host: str, port: int, **kwargs: Any) -> None:
+        type(self).made.append((host, port, kwargs))
+
+    def request(self, method: str, path: str) -> None:
+        type(self).asked.append((method, path))
+
+    def getresponse(self) -> _Answer:
+        return type(self).answer
+
+    def close(self) -> None:
+        type(self).closed += 1
+
+
+@pytest.fixture
+def fake_http(monkeypatch: pytest.MonkeyPatch) -> type[_Connection]:
+    class Fake(_Connection):
+        made: ClassVar[list[tuple[str, int, dict[str, Any]]]] = []
+        asked: ClassVar[list[tuple[str, str]]] = []
+        closed = 0
+
+    monkeypatch.setattr(connect.SoapAdapter, "HTTPSConnection", Fake)
+    monkeypatch.setattr(connect.SoapAdapter, "HTTPConnection", Fake)
+    return Fake
+
+
+def _negotiate(server: Server, context: Any = None) -> str:
+    return connect.negotiate_version(server, context, 7.5, resilience.NO_RETRY)
+
+
+def test_negotiation_takes_the_newest_version_both_speak(fake_http: type[_Connection]) -> None:
+    context = ssl.create_default_context()
+    assert _negotiate(Server("vc01", 443, "https", "/sdk"), context) == "vim.version.v8_0_3_0"
+    assert fake_http.made == [("vc01", 443, {"timeout": 7.5, "context": context})]
+    assert fake_http.asked == [("GET", "/sdk/vimServiceVersions.xml")]
+    assert fake_http.closed == 1
+
+
+def test_negotiation_over_http_has_no_tls_context(fake_http: type[_Connection]) -> None:
+    fake_http.answer = _Answer(
+        200,
+        b"<namespaces><namespace><name>urn:vim25</name><version>1.0</version>"
+        b"<priorVersions><version>7.0.3.0</version></priorVersions></namespace></namespaces>",
+    )
+    assert _negotiate(Server("lab", 8989, "http", "/api")) == "vim.version.v7_0_3_0"
+    assert fake_http.made == [("lab", 8989, {"timeout": 7.5})]
+    assert fake_http.asked == [("GET", "/api/vimServiceVersions.xml")]
+
+
+def test_negotiation_with_a_server_that_is_not_vsphere(fake_http: type[_Connection]) -> None:
+    fake_http.answer = _Answer(404, b"<html>not here</html>")
+    with pytest.raises(ConnectError) as caught:
+        _negotiate(Server("web", 443, "https", "/x"))
+    assert str(caught.value) == (
+        "web does not look like vCenter or ESXi (no vimServiceVersions.xml at /x); "
+        "check the URL given to --server: HTTP 404"
+    )
+    fake_http.answer = _Answer(200, b"<html>")
+    with pytest.raises(ConnectError) as caught:
+        _negotiate(Server("web", 443))
+    assert str(caught.value) == (
+        "web does not look like vCenter or ESXi (no vimServiceVersions.xml at /sdk); "
+        "check the URL given to --server"
+    )
+
+
+def test_negotiation_with_no_common_version(fake_http: type[_Connection]) -> None:
+    fake_http.answer = _Answer(
+        200,
+        b"<namespaces><namespace><name>urn:vim25</name><version>1.5</version>"
+        b"<priorVersions><version>1.0</version><version/></priorVersions></namespace>"
+        b"<namespace><name>urn:sms</name><version>8.0.3.0</version></namespace></namespaces>",
+    )
+    with pytest.raises(ConnectError) as caught:
+        _negotiate(Server("old", 443))
+    assert str(caught.value) == (
+        "old offers API versions ['1.0', '1.5'] and this pyVmomi speaks none of them"
+    )
+
+
+def test_negotiation_gives_up_on_a_busy_server_without_retries(
+    fake_http: type[_Connection],
+) -> None:
+    fake_http.answer = _Answer(503, b"")
+    with pytest.raises(http.client.HTTPException, match=r"^503 Reason$"):
+        _negotiate(Server("busy", 443))
+    assert fake_http.closed == 1
+
+
+# -- logout -----------------------------------------------------------------------------------
+
+
+def test_logout_never_waits_long_nor_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    stub = resilience.ResilientStub(host="vc01", port=443, version="vim.version.v8_0_3_0")
+    stub.relogin = lambda: None
+    stub.schemeArgs["timeout"] = 60.0
+
+    class Sock:
+        timeouts: ClassVar[list[float]] = []
+
+        def settimeout(self, value: float) -> None:
+            self.timeouts.append(value)
+
+    class Conn:
+        sock = Sock()
+
+    stub.pool = [(Conn(), 0.0)]
+    ended: list[Any] = []
+    monkeypatch.setattr(connect.pyvim_connect, "Disconnect", ended.append)
+    si = vim.ServiceInstance("ServiceInstance", stub)
+    connect.logout(si)
+    assert ended == [si]
+    assert stub.retry is resilience.NO_RETRY
+    assert stub.relogin is None
+    assert stub.schemeArgs["timeout"] == 10.0
+    assert Sock.timeouts == [10.0]
+
+
+def test_logout_keeps_a_shorter_timeout_and_survives_a_failing_disconnect(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    stub = resilience.ResilientStub(host="vc01", port=443, version="vim.version.v8_0_3_0")
+    stub.schemeArgs["timeout"] = 3.0
+
+    def fail(_si: Any) -> None:
+        raise OSError("gone")
+
+    monkeypatch.setattr(connect.pyvim_connect, "Disconnect", fail)
+    connect.logout(vim.ServiceInstance("ServiceInstance", stub))
+    assert stub.schemeArgs["timeout"] == 3.0
+    stub.schemeArgs.pop("timeout")
+    connect.logout(vim.ServiceInstance("ServiceInstance", stub))
+    assert stub.schemeArgs["timeout"] == 10.0
