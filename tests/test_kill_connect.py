@@ -393,3 +393,99 @@ def test_logout_keeps_a_shorter_timeout_and_survives_a_failing_disconnect(
     stub.schemeArgs.pop("timeout")
     connect.logout(vim.ServiceInstance("ServiceInstance", stub))
     assert stub.schemeArgs["timeout"] == 10.0
+
+
+# -- login with a fake stub and service instance ---------------------------------------------
+
+
+class _Sessions:
+    def __init__(self, fail: Exception | None = None) -> None:
+        self.logins: list[tuple[str, str, None]] = []
+        self.fail = fail
+
+    def Login(self, user: str, password: str, locale: None) -> None:
+        if self.fail is not None:
+            raise self.fail
+        self.logins.append((user, password, locale))
+
+
+class _Stub:
+    made: ClassVar[list[dict[str, Any]]] = []
+
+    def __init__(self, **kwargs: Any) -> None:
+        type(self).made.append(kwargs)
+        self.relogin: Any = None
+
+
+@pytest.fixture
+def fake_login(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    world: dict[str, Any] = {"sessions": _Sessions(), "stubs": []}
+
+    class Stub(_Stub):
+        made: ClassVar[list[dict[str, Any]]] = world["stubs"]
+
+    class ServiceInstance:
+        def __init__(self, name: str, stub: Stub) -> None:
+            world["si"], world["stub"] = self, stub
+
+        def RetrieveContent(self) -> Any:
+            return type("Content", (), {"sessionManager": world["sessions"]})()
+
+    monkeypatch.setattr(connect, "negotiate_version", lambda *_a: "vim.version.v8_0_3_0")
+    monkeypatch.setattr(connect.resilience, "ResilientStub", Stub)
+    monkeypatch.setattr(connect.vim, "ServiceInstance", ServiceInstance)
+    return world
+
+
+def test_login_over_https_with_the_options_given(fake_login: dict[str, Any]) -> None:
+    policy = resilience.RetryPolicy(attempts=2, restarts=0)
+    si = connect.login(
+        Server("vc01", 443), "audit", "pw", insecure=True, timeout=12.0, retry=policy
+    )
+    assert si is fake_login["si"]
+    (made,) = fake_login["stubs"]
+    context = made.pop("sslContext")
+    assert isinstance(context, ssl.SSLContext) and context.verify_mode == ssl.CERT_NONE
+    assert made == {
+        "host": "vc01",
+        "port": 443,
+        "path": "/sdk",
+        "version": "vim.version.v8_0_3_0",
+        "httpConnectionTimeout": 12.0,
+        "retry": policy,
+    }
+    assert fake_login["sessions"].logins == [("audit", "pw", None)]
+    fake_login["stub"].relogin()
+    assert fake_login["sessions"].logins == [("audit", "pw", None)] * 2
+
+
+def test_login_over_http_uses_a_negative_port_and_no_tls(fake_login: dict[str, Any]) -> None:
+    connect.login(Server("lab", 8989, "http", "/api"), "audit", "pw")
+    (made,) = fake_login["stubs"]
+    assert (made["port"], made["path"], made["sslContext"]) == (-8989, "/api", None)
+    assert made["httpConnectionTimeout"] == 60.0
+    assert made["retry"] is resilience.current_policy()
+
+
+def test_login_to_a_server_without_session_manager(fake_login: dict[str, Any]) -> None:
+    fake_login["sessions"] = None
+    with pytest.raises(ConnectError) as caught:
+        connect.login(Server("vc01", 8443), "audit", "pw")
+    assert str(caught.value) == "vc01:8443 offers no SessionManager to log in to"
+
+
+def test_login_failure_becomes_one_message(fake_login: dict[str, Any]) -> None:
+    fake_login["sessions"] = _Sessions(fail=vim.fault.InvalidLogin())
+    with pytest.raises(ConnectError) as caught:
+        connect.login(Server("vc01", 443), "audit", "pw")
+    assert str(caught.value).startswith("login to vc01 failed for user 'audit': ")
+    assert caught.value.__cause__ is None and caught.value.__suppress_context__
+
+
+def test_login_lets_a_cassette_that_ran_out_say_so(fake_login: dict[str, Any]) -> None:
+    class CannotOverwriteExistingCassetteException(Exception):
+        pass
+
+    fake_login["sessions"] = _Sessions(fail=CannotOverwriteExistingCassetteException("no"))
+    with pytest.raises(CannotOverwriteExistingCassetteException):
+        connect.login(Server("vc01", 443), "audit", "pw")
