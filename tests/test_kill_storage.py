@@ -58,6 +58,7 @@ def test_multipath_messages() -> None:
     assert outcome.message == "redundant paths from h1, h2, h3"
     assert outcome.evidence["paths"]["h1"] == ["vmhba2:active", "vmhba3:standby"]
     ds.mounts[0].paths = _paths(("vmhba2", "active"))
+    ds.mounts[1].paths = _paths(("vmhba2", "dead"))  # h2 is not responding: not judged
     ds.mounts[2].paths = _paths(("vmhba2", "standby"), ("vmhba3", "standby"))
     e.inv.hosts[1].connection_state = "notResponding"
     outcome = storage.multipath(context(e.inv), ds)
