@@ -489,3 +489,21 @@ def test_login_lets_a_cassette_that_ran_out_say_so(fake_login: dict[str, Any]) -
     fake_login["sessions"] = _Sessions(fail=CannotOverwriteExistingCassetteException("no"))
     with pytest.raises(CannotOverwriteExistingCassetteException):
         connect.login(Server("vc01", 443), "audit", "pw")
+
+
+# -- survivors of the mutation run ------------------------------------------------------------
+
+
+def test_a_password_holding_a_scheme_separator_is_still_cut_off() -> None:
+    assert connect.split_userinfo("https://audit:pa://ss@vc01") == (
+        "https://vc01",
+        "audit:pa://ss",
+    )
+
+
+def test_a_path_keeps_its_letters_and_loses_only_trailing_slashes() -> None:
+    assert parse_server("https://vc01/apiX//").path == "/apiX"
+
+
+def test_an_insecure_context_is_still_a_client_context() -> None:
+    assert connect.ssl_context(insecure=True).protocol == ssl.PROTOCOL_TLS_CLIENT

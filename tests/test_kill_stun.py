@@ -137,3 +137,9 @@ def test_a_destination_in_maintenance_is_no_destination() -> None:
     outcome = judge(e.inv, vm_named(e, "v1"))
     assert outcome.passed
     assert outcome.evidence["slowest_destination"] == "h2"
+
+
+def test_every_esxi_70_release_gets_the_70_model() -> None:
+    assert stun.model_for(stun.R.Release(7, 0)) is stun.ESXI_70
+    assert stun.model_for(stun.R.Release(7, 0, 3)) is stun.ESXI_70
+    assert stun.model_for(stun.R.Release(6, 7, 3)) is stun.ESXI_67
