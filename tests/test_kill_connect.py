@@ -507,3 +507,21 @@ def test_a_path_keeps_its_letters_and_loses_only_trailing_slashes() -> None:
 
 def test_an_insecure_context_is_still_a_client_context() -> None:
     assert connect.ssl_context(insecure=True).protocol == ssl.PROTOCOL_TLS_CLIENT
+
+
+def test_logout_of_a_session_without_a_stub_or_with_a_closed_connection(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ended: list[Any] = []
+    monkeypatch.setattr(connect.pyvim_connect, "Disconnect", ended.append)
+    plain = object()
+    connect.logout(plain)
+    stub = resilience.ResilientStub(host="vc01", port=443, version="vim.version.v8_0_3_0")
+
+    class Closed:
+        sock = None
+
+    stub.pool = [(Closed(), 0.0)]
+    si = vim.ServiceInstance("ServiceInstance", stub)
+    connect.logout(si)
+    assert ended == [plain, si]
