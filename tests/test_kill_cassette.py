@@ -173,3 +173,16 @@ def test_interactions_of_a_cassette(tmp_path: Path) -> None:
     path = tmp_path / "x.yaml"
     path.write_text("interactions:\n- {request: 1}\n- {request: 2}\nversion: 1\n", "utf-8")
     assert cassette.interactions(path) == [{"request": 1}, {"request": 2}]
+
+
+def test_an_echoed_user_agent_element_holds_only_the_normalised_agent() -> None:
+    body = b"<session><userAgent>govc/0.30 (another client)</userAgent></session>"
+    out = cassette._Scrubber().response({"headers": {}, "body": {"string": body}})
+    assert out["body"]["string"] == (
+        b"<session><userAgent>pyvmomi (user agent normalised)</userAgent></session>"
+    )
+
+
+def test_answers_are_recorded_decompressed() -> None:
+    # A gzip body would be stored as bytes no scrubber could read.
+    assert cassette._vcr("none").decode_compressed_response is True
