@@ -1,0 +1,150 @@
+"""DATA-01 and DATA-02 (rules/data.py): the verdicts, messages and evidence, written out."""
+
+from __future__ import annotations
+
+from gpuaudit.inventory import Gap, Inventory
+from gpuaudit.rules import data
+from gpuaudit.rules.registry import Outcome, Verdict
+from tests.builders import Estate, context
+
+
+def _two_hosts() -> Estate:
+    e = Estate()
+    e.cluster("c1")
+    e.host("h1", "c1")
+    e.host("h2", "c1")
+    return e
+
+
+def test_hosts_without_gaps_pass_and_gaps_are_grouped_by_object() -> None:
+    e = _two_hosts()
+    e.inv.gaps = [
+        Gap("h2", "HostSystem", "config.option", "NoPermission"),
+        Gap("vm-9", "VirtualMachine", "config", "notResponding"),
+        Gap("h2", "HostSystem", "hardware", "notInApiVersion"),
+        Gap("ds1", "Datastore", "info", "NoPermission"),
+        Gap("odd", "Folder", "childEntity", "NoPermission"),
+        Gap("vc", "ServiceInstance", "content", "NoPermission"),
+        Gap("opt", "OptionManager", "setting", "NoPermission"),
+        Gap("c9", "ClusterComputeResource", "configurationEx", "NoPermission"),
+    ]
+    verdicts = list(data.gaps(context(e.inv)))
+    assert verdicts[0] == Verdict(
+        "h1", True, "no gaps", {}, cluster="c1", host="h1", object_kind="host"
+    )
+    h2 = verdicts[1]
+    assert h2 == Verdict(
+        "h2",
+        False,
+        "could not read config.option: NoPermission; hardware: notInApiVersion",
+        {
+            "gaps": [
+                {"kind": "HostSystem", "property": "config.option", "reason": "NoPermission"},
+                {"kind": "HostSystem", "property": "hardware", "reason": "notInApiVersion"},
+            ]
+        },
+        cluster="c1",
+        host="h2",
+        object_kind="host",
+    )
+    others = {v.object: (v.cluster, v.host, v.object_kind) for v in verdicts[2:]}
+    assert others == {
+        "vm-9": (None, None, "vm"),
+        "ds1": (None, None, "datastore"),
+        "odd": (None, None, "inventory"),
+        "vc": (None, None, "vcenter"),
+        "opt": (None, None, "vcenter"),
+        "c9": (None, None, "cluster"),
+    }
+    assert len(verdicts) == 8
+
+
+def test_a_host_not_responding_is_a_gap_of_its_own() -> None:
+    e = _two_hosts()
+    e.inv.hosts[0].connection_state = "notResponding"
+    e.inv.hosts[1].connection_state = "disconnected"
+    e.inv.gaps = [Gap("h2", "HostSystem", "runtime", "NoPermission")]
+    verdicts = list(data.gaps(context(e.inv)))
+    assert [(v.object, v.passed, v.message) for v in verdicts] == [
+        ("h2", False, "could not read runtime: NoPermission"),
+        ("h1", False, "could not read config: host is notResponding"),
+    ]
+    assert verdicts[1].evidence == {
+        "gaps": [{"kind": "HostSystem", "property": "config", "reason": "host is notResponding"}]
+    }
+    assert (verdicts[1].cluster, verdicts[1].host, verdicts[1].object_kind) == ("c1", "h1", "host")
+
+
+def _examined(inv: Inventory) -> Outcome:
+    return data.nothing_examined(context(inv), inv)
+
+
+def test_one_host_read_is_said_in_the_singular() -> None:
+    e = Estate()
+    e.cluster("c1")
+    e.host("h1", "c1")
+    e.inv.datacenters = ["dc1"]
+    assert _examined(e.inv) == Outcome(
+        True,
+        "1 host read",
+        {"hosts": 1, "datacenters": 1, "clusters": 1, "vms": 0, "datastores": 0},
+    )
+    assert _examined(_two_hosts().inv).message == "2 hosts read"
+
+
+def test_nothing_at_all_was_listed() -> None:
+    outcome = _examined(Inventory())
+    assert outcome == Outcome(
+        False,
+        "nothing was examined: the server's answer held no object at all: the audit account "
+        "can see nothing (no role on the root of the inventory), or the server's inventory "
+        "answer was empty or unreadable",
+        {"hosts": 0, "datacenters": 0, "clusters": 0, "vms": 0, "datastores": 0},
+    )
+
+
+def test_objects_listed_but_no_host() -> None:
+    inv = Inventory(datacenters=["dc1", "dc2"])
+    assert _examined(inv).message == (
+        "nothing was examined: no host was read, though the server listed 2 datacenters: the "
+        "audit account sees part of the inventory only (the Read-only role not propagated from "
+        "the root, or assigned on a folder that holds no hosts)"
+    )
+    e = Estate()
+    e.cluster("c1")
+    e.inv.datacenters = ["dc1"]
+    assert "the server listed 1 datacenter and 1 cluster: " in _examined(e.inv).message
+
+
+def test_every_kind_of_object_listed_is_counted() -> None:
+    e = _two_hosts()
+    h1 = e.inv.hosts[0]
+    e.datastore("ds1", [h1])
+    e.vm("v1", h1, ["ds1"])
+    e.inv.hosts = []
+    e.inv.datacenters = ["dc1"]
+    assert (
+        "the server listed 1 datacenter, 1 cluster, 1 VM and 1 datastore: "
+        in _examined(e.inv).message
+    )
+
+
+def test_objects_refused_are_named_five_at_most() -> None:
+    inv = Inventory(
+        gaps=[Gap(f"folder-{i}", "Folder", "childEntity", "NoPermission") for i in (6, 2, 4, 1)]
+        + [Gap("dc9", "Datacenter", "name", "notResponding")]
+    )
+    outcome = _examined(inv)
+    assert outcome.message == (
+        "nothing was examined: no host was read and the server refused the audit account "
+        "(NoPermission) on 4 objects (folder-1, folder-2, folder-4, folder-6): the account's "
+        "permissions do not cover the inventory; give it the Read-only role on the root, "
+        "propagated to children"
+    )
+    assert outcome.evidence["no_permission"] == ["folder-1", "folder-2", "folder-4", "folder-6"]
+    six = Inventory(gaps=[Gap(f"f{i}", "Folder", "x", "NoPermission") for i in range(6)])
+    assert "on 6 objects (f0, f1, f2, f3, f4, ...): " in _examined(six).message
+    five = Inventory(gaps=[Gap(f"f{i}", "Folder", "x", "NoPermission") for i in range(5)])
+    assert "on 5 objects (f0, f1, f2, f3, f4): " in _examined(five).message
+    one = Inventory(gaps=[Gap("f0", "Folder", "x", "NoPermission")])
+    assert "on 1 object (f0): " in _examined(one).message

@@ -1,0 +1,169 @@
+"""DS-02's decision flow (rules/design.py): each path of the flow in docs/policy.md, and
+each departure at its boundary, written out by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuaudit.policy import Intent
+from gpuaudit.rules import design
+from gpuaudit.rules.design import Design
+
+
+@pytest.mark.parametrize(
+    ("intent", "recommended", "steps"),
+    [
+        (Intent(stateless=False), "dedicated GPU + SAN (vGPU optional)", ["stateless: no"]),
+        (
+            Intent(max_restart_minutes=0.5),
+            "active-active application with traffic routing, not VMware HA",
+            ["stateless: yes", "zero or near-zero downtime: yes"],
+        ),
+        (
+            Intent(max_restart_minutes=1, vm_ha_mandated=True, gpu_sharing_required=True),
+            "vGPU + SAN + HBA/iSCSI",
+            [
+                "stateless: yes",
+                "zero or near-zero downtime: no",
+                "VM-level HA mandated: yes",
+                "GPU sharing required: yes",
+            ],
+        ),
+        (
+            Intent(vm_ha_mandated=True),
+            "PCI passthrough + SAN",
+            [
+                "stateless: yes",
+                "zero or near-zero downtime: no",
+                "VM-level HA mandated: yes",
+                "GPU sharing required: no",
+            ],
+        ),
+        (
+            Intent(gpu_sharing_required=True, budget_constrained=True),
+            "re-evaluate the workload (sharing on a constrained budget)",
+            [
+                "stateless: yes",
+                "zero or near-zero downtime: no",
+                "VM-level HA mandated: no",
+                "GPU sharing required: yes",
+                "budget constrained: yes",
+            ],
+        ),
+        (
+            Intent(gpu_sharing_required=True),
+            "vGPU + SAN",
+            [
+                "stateless: yes",
+                "zero or near-zero downtime: no",
+                "VM-level HA mandated: no",
+                "GPU sharing required: yes",
+                "budget constrained: no",
+            ],
+        ),
+        (
+            Intent(max_restart_minutes=5),
+            "PCI passthrough, independent GPU nodes, Kubernetes HA, N+1, no SAN",
+            [
+                "stateless: yes",
+                "zero or near-zero downtime: no",
+                "VM-level HA mandated: no",
+                "GPU sharing required: no",
+                "restart of 2-5 minutes acceptable: yes",
+            ],
+        ),
+        (
+            Intent(max_restart_minutes=4.9),
+            "PCI passthrough plus a buffer node (capacity-based HA)",
+            [
+                "stateless: yes",
+                "zero or near-zero downtime: no",
+                "VM-level HA mandated: no",
+                "GPU sharing required: no",
+                "restart of 2-5 minutes acceptable: no",
+            ],
+        ),
+    ],
+)
+def test_every_path_of_the_decision_flow(
+    intent: Intent, recommended: str, steps: list[str]
+) -> None:
+    assert design.recommendation(intent) == (recommended, steps)
+
+
+def _design(**fields: object) -> Design:
+    return Design("other", "", **fields)  # type: ignore[arg-type]
+
+
+def test_a_stateful_workload_needs_shared_storage_and_ha() -> None:
+    assert design.departures(_design(storage="local"), Intent(stateless=False)) == [
+        ("high", "a stateful GPU workload keeps files on local or unshared storage"),
+        ("medium", "a stateful GPU workload runs with vSphere HA off"),
+    ]
+    shared = _design(storage="shared", ha_enabled=True)
+    assert design.departures(shared, Intent(stateless=False)) == []
+
+
+def test_near_zero_downtime_needs_an_active_active_application() -> None:
+    intent = Intent(max_restart_minutes=0.5)
+    assert design.departures(_design(ha_enabled=True), intent) == [
+        (
+            "medium",
+            "near-zero downtime is required but the design relies on VMware HA restarts: GPU "
+            "live migration is not the answer, an active-active application is",
+        )
+    ]
+    assert design.departures(_design(), intent)[0][1].startswith(
+        "near-zero downtime is required but the design restarts workloads: "
+    )
+    assert design.departures(_design(), Intent(max_restart_minutes=0.5, active_active=True)) == []
+    one_minute = design.departures(_design(buffer_hosts=["h3"]), Intent(max_restart_minutes=1))
+    assert one_minute == []
+
+
+def test_a_vm_level_ha_mandate() -> None:
+    d = _design(storage="mixed", kinds=["passthrough"])
+    assert design.departures(d, Intent(vm_ha_mandated=True)) == [
+        ("high", "VM-level HA is mandated but GPU VM files are not on shared storage"),
+        ("high", "VM-level HA is mandated but vSphere HA is off"),
+        ("medium", "VM-level HA is mandated but fixed DirectPath VMs cannot be restarted"),
+    ]
+
+
+def test_gpu_sharing_and_budget() -> None:
+    passthrough = _design(kinds=["passthrough"], storage="shared", buffer_hosts=["h3"])
+    assert design.departures(passthrough, Intent(gpu_sharing_required=True)) == [
+        ("medium", "GPU sharing is required but GPUs are passed through whole")
+    ]
+    local_vgpu = _design(kinds=["vgpu"], storage="local", buffer_hosts=["h3"])
+    assert design.departures(local_vgpu, Intent(gpu_sharing_required=True)) == [
+        ("low", "vGPU without shared storage: the flow recommends SAN with vGPU")
+    ]
+    tight = Intent(gpu_sharing_required=True, budget_constrained=True)
+    assert design.departures(_design(kinds=["vgpu"], storage="shared"), tight) == [
+        ("low", "vGPU on a constrained budget: the flow says re-evaluate the workload")
+    ]
+    san_vgpu = _design(kinds=["vgpu"], storage="shared", san=True)
+    assert design.departures(san_vgpu, Intent(budget_constrained=True)) == [
+        ("low", "over-engineered: vGPU + SAN where no GPU sharing is required on a tight budget")
+    ]
+    san_only = _design(kinds=["passthrough"], storage="shared", san=True)
+    assert design.departures(san_only, Intent(budget_constrained=True)) == [
+        ("low", "over-engineered: SAN where no GPU sharing is required on a tight budget")
+    ]
+    mandated = Intent(budget_constrained=True, vm_ha_mandated=True)
+    kept = _design(kinds=["passthrough"], storage="shared", san=True, ha_enabled=True)
+    assert design.departures(kept, mandated) == [
+        ("medium", "VM-level HA is mandated but fixed DirectPath VMs cannot be restarted")
+    ]
+
+
+def test_a_short_restart_needs_a_buffer_node() -> None:
+    assert design.departures(_design(storage="local"), Intent(max_restart_minutes=2.5)) == [
+        (
+            "medium",
+            "restarts must finish within 2.5 minutes but the cluster has no buffer node for "
+            "capacity-based HA",
+        )
+    ]
+    assert design.departures(_design(storage="local"), Intent(max_restart_minutes=5)) == []

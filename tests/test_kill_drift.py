@@ -1,0 +1,116 @@
+"""DS-03, DS-04 and GPU-08 (rules/drift.py): exact messages and boundaries, by hand.
+
+healthy() gives three connected hosts h1..h3 in c1 on ESXi 8.0.3 build 24022510.
+"""
+
+from __future__ import annotations
+
+from gpuaudit.rules import drift
+from gpuaudit.rules.registry import Outcome
+from tests.builders import Estate, context, healthy
+from tests.test_rules_drift import hosts, judge_cluster, with_bios
+
+
+def test_ds03_messages() -> None:
+    e = healthy()
+    assert judge_cluster(drift.esxi_build, e.inv) == Outcome(
+        True,
+        "every connected host runs ESXi 8.0.3 build 24022510",
+        {"builds": {"8.0.3 build 24022510": ["h1", "h2", "h3"]}},
+    )
+    hosts(e)[0].version, hosts(e)[0].build = "8.0.2", "22380479"
+    hosts(e)[2].version, hosts(e)[2].build = "8.0.2", "22380479"
+    outcome = judge_cluster(drift.esxi_build, e.inv)
+    assert outcome is not None
+    assert outcome.message == (
+        "2 ESXi builds: 8.0.2 build 22380479 (h1, h3); 8.0.3 build 24022510 (h2)"
+    )
+
+
+def test_ds03_compares_two_hosts_with_a_known_build() -> None:
+    e = healthy()
+    hosts(e)[2].build = ""
+    outcome = judge_cluster(drift.esxi_build, e.inv)
+    assert outcome is not None and outcome.passed
+    assert outcome.evidence == {"builds": {"8.0.3 build 24022510": ["h1", "h2"]}}
+
+
+def test_ds04_messages() -> None:
+    e = with_bios(healthy(), "2.1.5", "1.6.6", "2.1.5")
+    outcome = judge_cluster(drift.bios_version, e.inv)
+    assert outcome is not None
+    assert outcome.message == (
+        "Dell Inc. PowerEdge R760: 2 BIOS versions, 1.6.6 of 2024-05-15 (h2); "
+        "2.1.5 of 2024-05-15 (h1, h3)"
+    )
+    e = with_bios(healthy(), "2.1.5", "2.1.5", "2.1.5")
+    for host in hosts(e):
+        host.bios_release_date = ""
+    outcome = judge_cluster(drift.bios_version, e.inv)
+    assert outcome == Outcome(
+        True,
+        "one BIOS per server model: Dell Inc. PowerEdge R760 on 2.1.5",
+        {"bios_by_model": {"Dell Inc. PowerEdge R760": {"2.1.5": ["h1", "h2", "h3"]}}},
+    )
+
+
+def test_ds04_names_each_model_that_drifts_and_models_without_a_name() -> None:
+    e = with_bios(healthy(), "A1", "A2", "B1")
+    hosts(e)[2].vendor, hosts(e)[2].model = "", ""
+    e.host("h4", "c1").bios_version = "B2"
+    hosts(e)[3].vendor, hosts(e)[3].model = " ", ""
+    outcome = judge_cluster(drift.bios_version, e.inv)
+    assert outcome is not None and not outcome.passed
+    assert outcome.message == (
+        "Dell Inc. PowerEdge R760: 2 BIOS versions, A1 of 2024-05-15 (h1); A2 of 2024-05-15 (h2); "
+        "unknown model: 2 BIOS versions, B1 of 2024-05-15 (h3); B2 (h4)"
+    )
+
+
+def test_ds04_two_hosts_of_a_model_are_enough_to_compare() -> None:
+    e = with_bios(healthy(), "2.1.5", "2.1.5", "")
+    outcome = judge_cluster(drift.bios_version, e.inv)
+    assert outcome is not None and outcome.passed
+    assert outcome.evidence["bios_by_model"] == {
+        "Dell Inc. PowerEdge R760": {"2.1.5 of 2024-05-15": ["h1", "h2"]}
+    }
+
+
+def test_gpu08_messages() -> None:
+    e = healthy()
+    for host, version in zip(hosts(e), ("550.144.02", "535.230.02", "550.144.02"), strict=True):
+        host.vgpu_manager_version = version
+    outcome = judge_cluster(drift.vgpu_manager, e.inv)
+    assert outcome == Outcome(
+        False,
+        "2 vGPU manager versions: 535.230.02 (h2); 550.144.02 (h1, h3)",
+        {"versions": {"535.230.02": ["h2"], "550.144.02": ["h1", "h3"]}},
+    )
+    for host in hosts(e):
+        host.vgpu_manager_version = "550.144.02"
+    outcome = judge_cluster(drift.vgpu_manager, e.inv)
+    assert outcome is not None
+    assert outcome.message == "every vGPU host runs vGPU manager 550.144.02"
+
+
+def test_gpu08_one_unknown_version_gives_no_verdict() -> None:
+    e = healthy()
+    hosts(e)[0].vgpu_manager_version = "550.144.02"
+    hosts(e)[1].vgpu_manager_version = "550.144.02"
+    assert judge_cluster(drift.vgpu_manager, e.inv) is None
+
+
+def test_gpu08_a_host_running_vgpu_vms_counts_without_profiles() -> None:
+    e = Estate()
+    e.cluster("c1")
+    h1, h2 = e.host("h1", "c1"), e.host("h2", "c1")
+    for h in (h1, h2):
+        e.gpu(h)
+    e.datastore("san1", [h1, h2])
+    e.vm("v1", h2, ["san1"], vgpu="grid_l4-8q")
+    h2.vgpu_profiles = []
+    h1.vgpu_manager_version, h2.vgpu_manager_version = "550.144.02", "535.230.02"
+    cluster = e.inv.clusters[0]
+    assert [h.name for h in drift.vgpu_hosts(context(e.inv), cluster)] == ["h1", "h2"]
+    outcome = judge_cluster(drift.vgpu_manager, e.inv)
+    assert outcome is not None and not outcome.passed

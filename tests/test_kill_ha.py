@@ -1,0 +1,89 @@
+"""HA-01 and HA-02 (rules/ha.py): messages, evidence and the grading to information where
+VMware HA is not relied on, written out by hand.
+
+healthy() is reference design B (vGPU on shared storage, HA on); passthrough_estate() is
+design A (fixed passthrough on local disks, HA off).
+"""
+
+from __future__ import annotations
+
+from gpuaudit.inventory import AdmissionControl
+from gpuaudit.policy import ClusterPolicy, Policy
+from gpuaudit.rules import ha
+from gpuaudit.rules.registry import Outcome
+from tests.builders import context, healthy, passthrough_estate
+
+
+def test_ha01_messages_where_ha_is_relied_on() -> None:
+    e = healthy()
+    c1 = e.inv.clusters[0]
+    assert ha.ha_enabled(context(e.inv), c1) == Outcome(
+        True,
+        "vSphere HA is on with host monitoring",
+        {"ha_enabled": True, "host_monitoring": True, "gpu_vms": 3},
+    )
+    c1.ha_host_monitoring = False
+    outcome = ha.ha_enabled(context(e.inv), c1)
+    assert (outcome.passed, outcome.severity) == (False, None)
+    assert outcome.message == "host monitoring is disabled: HA does not react to a host failure"
+    c1.ha_enabled = False
+    outcome = ha.ha_enabled(context(e.inv), c1)
+    assert outcome.message == "vSphere HA is off: GPU VMs of a failed host are not restarted"
+
+
+def test_ha01_is_information_in_design_a() -> None:
+    e = passthrough_estate()
+    outcome = ha.ha_enabled(context(e.inv), e.inv.clusters[0])
+    assert outcome == Outcome(
+        False,
+        "design A: VMware HA is not relied on; vSphere HA is off: GPU VMs of a failed host "
+        "are not restarted",
+        {
+            "ha_enabled": False,
+            "host_monitoring": True,
+            "gpu_vms": 2,
+            "ha_not_relied_on": "design A: VMware HA is not relied on",
+        },
+        severity="info",
+    )
+
+
+def test_ha01_a_declared_intent_wins_over_the_design() -> None:
+    e = passthrough_estate()
+    mandated = Policy(clusters=[ClusterPolicy("pt", intent={"vm_ha_mandated": True})])
+    outcome = ha.ha_enabled(context(e.inv, mandated), e.inv.clusters[0])
+    assert (outcome.passed, outcome.severity) == (False, None)
+    free = Policy(clusters=[ClusterPolicy("pt", intent={"vm_ha_mandated": False})])
+    outcome = ha.ha_enabled(context(e.inv, free), e.inv.clusters[0])
+    assert outcome.severity == "info"
+    assert outcome.message.startswith("intent: VMware HA is not mandated; vSphere HA is off")
+    assert ha.ha_not_relied_on(context(e.inv), None) is None
+
+
+def test_ha02_messages() -> None:
+    e = healthy()
+    c1 = e.inv.clusters[0]
+    c1.admission_control = AdmissionControl(True, None)
+    outcome = ha.admission_control(context(e.inv), c1)
+    assert outcome is not None and outcome.passed
+    assert outcome.message == (
+        "admission control is on (policy unknown); it reserves CPU and memory, not GPUs"
+    )
+    c1.admission_control = AdmissionControl(True, "slots", failover_level=1)
+    outcome = ha.admission_control(context(e.inv), c1)
+    assert outcome is not None
+    assert outcome.message.startswith("admission control is on (slots); ")
+    assert outcome.evidence == {
+        "enabled": True,
+        "policy": "slots",
+        "failover_level": 1,
+        "cpu_percent": None,
+        "memory_percent": None,
+        "failover_hosts": [],
+    }
+    c1.admission_control = AdmissionControl(False)
+    outcome = ha.admission_control(context(e.inv), c1)
+    assert outcome is not None and not outcome.passed
+    assert outcome.message == "admission control is off: restarts may find no CPU or memory"
+    c1.ha_enabled = False
+    assert ha.admission_control(context(e.inv), c1) is None

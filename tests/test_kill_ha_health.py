@@ -1,0 +1,76 @@
+"""HA-09 and the admission-control wording (rules/ha_health.py), written out by hand.
+
+The event names are vSphere's (HostDasErrorEvent; com.vmware.vc.HA.* extended events).
+"""
+
+from __future__ import annotations
+
+from gpuaudit.inventory import AdmissionControl, ConfigIssue
+from gpuaudit.rules import ha_health
+from gpuaudit.rules.registry import Outcome
+from tests.builders import context
+from tests.test_rules_hahealth import cluster, ha_healthy
+
+
+def test_ha09_healthy_agents_message() -> None:
+    e = ha_healthy()
+    cluster(e).config_issues = [ConfigIssue("com.vmware.vc.vsan.Event", "not HA")]
+    assert ha_health.agent_health(context(e.inv), cluster(e)) == Outcome(
+        True,
+        "the HA agents of 3 host(s) are healthy; no HA issue is open",
+        {
+            "agent_states": {"h1": "master", "h2": "connectedToMaster", "h3": "connectedToMaster"},
+            "unhealthy": {},
+            "ha_issues": [],
+        },
+    )
+
+
+def test_ha09_names_each_unhealthy_agent_and_each_ha_issue() -> None:
+    e = ha_healthy()
+    h1, h2, h3 = e.inv.hosts
+    h2.ha_state = "fdmUnreachable"
+    h3.ha_state = ""
+    cluster(e).config_issues = [ConfigIssue("com.vmware.vc.HA.ClusterFailoverActionFailed", "")]
+    h1.config_issues = [
+        ConfigIssue("HostDasErrorEvent", "agent error"),
+        ConfigIssue("com.vmware.vc.das.HostFailedEvent"),
+        ConfigIssue("com.vmware.vc.other.Event", "not HA"),
+    ]
+    outcome = ha_health.agent_health(context(e.inv), cluster(e))
+    assert outcome is not None and not outcome.passed
+    assert outcome.message == (
+        "HA agent on h2 is fdmUnreachable; HA agent on h3 is no state; "
+        "c1: com.vmware.vc.HA.ClusterFailoverActionFailed; "
+        "h1: HostDasErrorEvent: agent error; h1: com.vmware.vc.das.HostFailedEvent"
+        ": GPU VMs of an affected host may not be restarted"
+    )
+    assert outcome.evidence["unhealthy"] == {"h2": "fdmUnreachable", "h3": "no state"}
+
+
+def test_ha09_needs_ha_with_host_monitoring_and_something_read() -> None:
+    e = ha_healthy()
+    cluster(e).ha_host_monitoring = False
+    assert ha_health.agent_health(context(e.inv), cluster(e)) is None
+    e = ha_healthy()
+    for h in e.inv.hosts:
+        h.ha_state = None
+    assert ha_health.agent_health(context(e.inv), cluster(e)) is None
+    cluster(e).config_issues = [ConfigIssue("HostDasDisabledEvent")]
+    outcome = ha_health.agent_health(context(e.inv), cluster(e))
+    assert outcome is not None and outcome.message.startswith("c1: HostDasDisabledEvent: ")
+
+
+def test_admission_control_policies_in_words() -> None:
+    e = ha_healthy()
+    c = cluster(e)
+    c.admission_control = AdmissionControl(True, "percent", cpu_percent=33, memory_percent=25)
+    assert ha_health._policy_text(c) == "cluster resource percentage, 33% CPU and 25% memory"
+    c.admission_control = AdmissionControl(True, "slots", failover_level=2)
+    assert ha_health._policy_text(c) == "slot policy, 2 host failure(s)"
+    c.admission_control = AdmissionControl(True, "dedicated-hosts", failover_hosts=["h3", "h4"])
+    assert ha_health._policy_text(c) == "dedicated failover hosts h3, h4"
+    c.admission_control = AdmissionControl(True, "other")
+    assert ha_health._policy_text(c) == "other"
+    c.admission_control = AdmissionControl(True, None)
+    assert ha_health._policy_text(c) == "policy unknown"

@@ -1,0 +1,99 @@
+"""ST-04's path verdicts and ST-05 (rules/storage.py): exact messages, written out by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuaudit.inventory import LunPath, StorageAdapter
+from gpuaudit.rules import storage
+from tests.builders import context, healthy
+
+
+def _paths(*states: tuple[str, str]) -> list[LunPath]:
+    return [LunPath(adapter, "fc", state) for adapter, state in states]
+
+
+@pytest.mark.parametrize(
+    ("states", "problem"),
+    [
+        ([("vmhba2", "active"), ("vmhba3", "standby")], ""),
+        ([("vmhba2", "active"), ("vmhba3", "active")], ""),
+        ([("vmhba2", "active")], "a single usable path (vmhba2, active)"),
+        ([("vmhba2", "standby"), ("vmhba3", "unknown")], "a single usable path (vmhba2, standby)"),
+        ([("vmhba2", "standby"), ("vmhba3", "standby")], "no active path, only standby ones"),
+        ([("vmhba2", "active"), ("vmhba2", "standby")], "all usable paths go through vmhba2"),
+        (
+            [("vmhba2", "dead"), ("vmhba3", "dead"), ("vmhba4", "disabled")],
+            "dead paths through vmhba2, vmhba3, disabled path through vmhba4, "
+            "no usable (active or standby) path",
+        ),
+        (
+            [("vmhba2", "active"), ("vmhba3", "active"), ("vmhba4", "dead")],
+            "dead path through vmhba4",
+        ),
+    ],
+)
+def test_path_problems_named_in_order(states: list[tuple[str, str]], problem: str) -> None:
+    host = healthy().inv.hosts[0]
+    assert storage._path_problem(host, _paths(*states)) == problem
+
+
+def test_one_software_iscsi_adapter_is_not_a_single_point_of_failure() -> None:
+    host = healthy().inv.hosts[0]
+    host.adapters = [StorageAdapter("vmhba64", "iscsi", iscsi_software=True)]
+    two = _paths(("vmhba64", "active"), ("vmhba64", "active"))
+    assert storage._path_problem(host, two) == ""
+    host.adapters = [StorageAdapter("vmhba64", "iscsi", iscsi_software=False)]
+    assert storage._path_problem(host, two) == "all usable paths go through vmhba64"
+
+
+def test_multipath_messages() -> None:
+    e = healthy()
+    ds = e.inv.datastores[0]
+    ds.transport = "fc"
+    for mount in ds.mounts:
+        mount.paths = _paths(("vmhba2", "active"), ("vmhba3", "standby"))
+    outcome = storage.multipath(context(e.inv), ds)
+    assert outcome is not None and outcome.passed
+    assert outcome.message == "redundant paths from h1, h2, h3"
+    assert outcome.evidence["paths"]["h1"] == ["vmhba2:active", "vmhba3:standby"]
+    ds.mounts[0].paths = _paths(("vmhba2", "active"))
+    ds.mounts[1].paths = _paths(("vmhba2", "dead"))  # h2 is not responding: not judged
+    ds.mounts[2].paths = _paths(("vmhba2", "standby"), ("vmhba3", "standby"))
+    e.inv.hosts[1].connection_state = "notResponding"
+    outcome = storage.multipath(context(e.inv), ds)
+    assert outcome is not None and not outcome.passed
+    assert outcome.message == (
+        "h1: a single usable path (vmhba2, active); h3: no active path, only standby ones"
+    )
+    assert list(outcome.evidence["problems"]) == ["h1", "h3"]
+
+
+def test_unused_hba_messages() -> None:
+    e = healthy()
+    host = e.inv.hosts[0]
+    host.adapters = [
+        StorageAdapter("vmhba2", "fc"),
+        StorageAdapter("vmhba3", "fcoe"),
+        StorageAdapter("vmhba64", "iscsi"),
+    ]
+    ds = e.inv.datastores[0]
+    ds.transport = "fc"
+    outcome = storage.unused_hba(context(e.inv), host)
+    assert outcome is not None and outcome.passed
+    assert outcome.message == "FC HBA vmhba2, vmhba3 serves san1"
+    assert outcome.evidence == {"fc_hbas": ["vmhba2", "vmhba3"], "fc_datastores": ["san1"]}
+    ds.transport = "iscsi"
+    for mount in ds.mounts:
+        mount.paths = [LunPath("vmhba64", "iscsi")]
+    outcome = storage.unused_hba(context(e.inv), host)
+    assert outcome is not None and not outcome.passed
+    assert outcome.message == "FC HBA vmhba2, vmhba3 but no FC datastore"
+    ds.transport = "mixed"
+    ds.mounts[0].paths = [LunPath("vmhba64", "iscsi"), LunPath("vmhba3", "fcoe")]
+    outcome = storage.unused_hba(context(e.inv), host)
+    assert outcome is not None and outcome.passed
+    other = e.inv.hosts[1]
+    other.adapters = [StorageAdapter("vmhba2", "fc")]
+    outcome = storage.unused_hba(context(e.inv), other)
+    assert outcome is not None and not outcome.passed
