@@ -9,6 +9,7 @@ import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,8 @@ from gpuaudit import retention
 from gpuaudit.cli import main
 from gpuaudit.connect import parse_server
 from gpuaudit.report.naming import safe_server
-from tests.conftest import require_tool
+from tests.conftest import IN_CI, require_tool
+from tests.postgres_server import PostgresServer, pg_tool
 from tests.test_notify import Mailbox, Received, start_smtp, start_webhook
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -255,11 +257,41 @@ def console_number(stdout: str, prefix: str) -> int | None:
     return None
 
 
+@pytest.fixture(scope="module")
+def postgres() -> Iterator[PostgresServer]:
+    if pg_tool("initdb") is None or pg_tool("pg_ctl") is None:
+        message = "PostgreSQL is not installed (scripts/test installs it)"
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    pg = PostgresServer()
+    pg.start()
+    try:
+        yield pg
+    finally:
+        pg.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest) -> str | None:
+    """The job's history: SQLite at its default place (None: no option), or a PostgreSQL URL."""
+    if request.param == "sqlite":
+        return None
+    server: PostgresServer = request.getfixturevalue("postgres")
+    return server.create_database("nightly")
+
+
+def when(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
 @pytest.mark.live
+@pytest.mark.postgres
 def test_three_nights_of_the_documented_job(
-    lab_factory: Any, tmp_path: Path, mailbox: tuple[Mailbox, int]
+    lab_factory: Any, tmp_path: Path, mailbox: tuple[Mailbox, int], store: str | None
 ) -> None:
-    """scenario-b, then the estate changes to scenario-a for two nights; --keep 2."""
+    """scenario-b, then the estate changes to scenario-a for two nights; --keep 2; the
+    history in SQLite (the default) or PostgreSQL."""
     box, mail_port = mailbox
     received = Received()
     hook_server, hook_url = start_webhook(received)
@@ -273,6 +305,8 @@ def test_three_nights_of_the_documented_job(
             command = in_lab(cron_line().split(None, 6)[6], lab, tmp_path, mail_port)
             command = command.replace("--keep 30", "--keep 2")
             command += f" --notify '{hook_url}/nightly?format=json'"
+            if store is not None:
+                command += f" --history '{store}'"
             done = run_job(command, tmp_path)
             lab.stop()
             nights.append(done)
@@ -315,3 +349,35 @@ def test_three_nights_of_the_documented_job(
     assert [s["resolved"] for s in summaries] == [0, len(resolved), len(resolved)]
     assert [sum(s["new"].values()) for s in summaries] == [0, len(new), len(new)]
     assert {(f["rule"], f["object"]) for f in summaries[2]["new_findings"]} == new
+
+    # The history: each finding's first-seen time and age, what changed since the last
+    # scan, and the trend series. Night 1 is the baseline (its report set is pruned).
+    if store is None:  # SQLite at the default place, under the job's home
+        assert (tmp_path / ".local" / "state" / "gpuaudit" / "history.sqlite").is_file()
+    night1 = json.loads((tmp_path / "srv" / "baseline.json").read_text(encoding="utf-8"))
+    night2, night3 = (json.loads(p.read_text(encoding="utf-8")) for p in jsons)
+    times = [when(doc["source"]["checked_at"]) for doc in (night1, night2, night3)]
+    assert times == sorted(times)
+    for doc, added, gone in ((night2, new, resolved), (night3, set(), set())):
+        changes = doc["summary"]["since_last_scan"]
+        assert {(f["rule"], f["object"]) for f in changes["new"]} == added
+        assert {(f["rule"], f["object"]) for f in changes["resolved"]} == gone
+    aged = {(f["rule"], f["object"]): f for f in night3["findings"] if f["status"] == "fail"}
+    assert set(aged) == night_b
+    for pair, finding in aged.items():
+        first = times[1] if pair in new else times[0]
+        assert when(finding["first_seen"]) == first, pair
+        assert finding["age_days"] == (times[2] - first).days
+    trend = night3["trend"]
+    assert [when(p["checked_at"]) for p in trend] == times
+    for point, doc in zip(trend, (night1, night2, night3), strict=True):
+        unwaived = [f for f in doc["findings"] if f["status"] == "fail"]
+        for severity, count in point["failed"].items():
+            assert count == sum(f["severity"] == severity for f in unwaived), severity
+        assert sum(point["failed"].values()) == len(unwaived)
+        tolerates = {s["cluster"]: s["tolerates"] for s in doc["simulations"]}
+        assert point["tolerates"] == tolerates
+    html = next(p for p in sets[-1] if p.suffix == ".html").read_text(encoding="utf-8")
+    section = re.search(r'<section id="trends">(.*?)</section>', html, re.S)
+    assert section and "The last 3 scans" in section.group(1)
+    assert len(re.findall(r'<svg class="trend"', section.group(1))) == 3

@@ -81,6 +81,9 @@ def render_json(result: AuditResult) -> dict[str, Any]:
     changes = since_last_scan(result)
     if changes is not None:
         loaded["summary"]["since_last_scan"] = changes
+    if result.history is not None:
+        # The series the HTML report's trends draw, oldest first, this scan last.
+        loaded["trend"] = [dataclasses.asdict(p) for p in result.history.trend]
     return loaded
 
 
