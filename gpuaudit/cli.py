@@ -453,6 +453,15 @@ def record_options(func: Callable[..., Any]) -> Callable[..., Any]:
     help="An earlier JSON report: count only new findings.",
 )
 @click.option(
+    "--kubernetes",
+    "kubernetes",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="The JSON of 'kubectl get nodes,pods --all-namespaces -o json', one file per "
+    "Kubernetes cluster (repeatable): checks that Kubernetes can reschedule the GPU pods "
+    "of a lost host (docs/kubernetes.md).",
+)
+@click.option(
     "--targets",
     type=click.Path(dir_okay=False),
     help="Scan every vCenter in this YAML file concurrently, and write a fleet summary.",
@@ -472,6 +481,7 @@ def scan_command(
     policy: str | None,
     baseline: str | None,
     targets: str | None,
+    kubernetes: tuple[str, ...],
     **opts: Any,
 ) -> None:
     """Collect, check and report on one vCenter (or a saved inventory, or a fleet).
@@ -481,6 +491,7 @@ def scan_command(
       gpuaudit scan --demo
       GPUAUDIT_PASSWORD=... gpuaudit scan --server vc01.example.com --user audit@vsphere.local
       gpuaudit scan --from inventory.json --format json --format sarif
+      gpuaudit scan --from inventory.json --kubernetes prod-k8s.json
       gpuaudit scan --targets vcenters.yaml
     """
     from gpuaudit import pipeline
@@ -506,6 +517,7 @@ def scan_command(
                 ("--anonymize", anonymize),
                 ("--policy", policy),
                 ("--baseline", baseline),
+                ("--kubernetes", kubernetes),
             )
             if on
         ]
@@ -519,7 +531,14 @@ def scan_command(
     )
     out: Path | BinaryIO = sys.stdout.buffer if to_stdout else Path(output_dir)
     done = pipeline.audit(
-        source, out, formats, fail_on, policy, baseline, progress=console.progress
+        source,
+        out,
+        formats,
+        fail_on,
+        policy,
+        baseline,
+        progress=console.progress,
+        kubernetes=kubernetes,
     )
     console.done()
     # With -o -, standard output holds the report and nothing else.

@@ -22,6 +22,7 @@ from gpuaudit.results import AuditResult
 
 if TYPE_CHECKING:
     from gpuaudit.diff import ReportDiff
+    from gpuaudit.kube import Cluster as KubernetesCluster
     from gpuaudit.policy import Policy
 
 # A stream takes one report: the JSON family is what a pipe reads.
@@ -55,21 +56,24 @@ def audit(
     server: str | None = None,
     now: datetime | None = None,
     progress: Progress | None = None,
+    kubernetes: Sequence[str] = (),
 ) -> ScanOutcome:
     """Audit ``source`` against ``policy`` and write ``formats`` to ``out``.
 
     ``out`` is a folder, or a binary stream that takes exactly one format of
     STREAMABLE_FORMATS. ``server`` names the reports (by default, the source's
     name); ``baseline``, an earlier JSON report, makes only new findings count.
-    Raises InputError, ConnectionFailed or ReportWriteError.
+    ``kubernetes`` names files of ``kubectl get nodes,pods -o json``, one per
+    Kubernetes cluster. Raises InputError, ConnectionFailed or ReportWriteError.
     """
     say = progress or (lambda _m: None)
     loaded_policy = load_policy(policy)
+    clusters = load_kubernetes(kubernetes)
     known = load_baseline(baseline)
     first_seen = load_first_seen(baseline)
     inventory = obtain(source, say)
     say("checking")
-    result = check(inventory, loaded_policy, policy, say)
+    result = check(inventory, loaded_policy, policy, say, clusters)
     if first_seen:
         from gpuaudit.first_seen import carry_first_seen
 
@@ -91,6 +95,18 @@ def load_policy(path: str | None) -> Policy | None:
     try:
         return load(path, rule_ids=[r.id for r in catalogue()])
     except PolicyError as exc:
+        raise InputError(str(exc)) from exc
+
+
+def load_kubernetes(paths: Sequence[str]) -> list[KubernetesCluster]:
+    """The Kubernetes clusters of the files at ``paths``; raises InputError."""
+    if not paths:
+        return []
+    from gpuaudit.kube_read import KubernetesInputError, read_cluster
+
+    try:
+        return [read_cluster(path) for path in paths]
+    except KubernetesInputError as exc:
         raise InputError(str(exc)) from exc
 
 
@@ -137,10 +153,11 @@ def check(
     policy: Policy | None,
     policy_source: str | None,
     progress: Progress | None = None,
+    kubernetes: Sequence[KubernetesCluster] = (),
 ) -> AuditResult:
     from gpuaudit.check import run_checks
 
-    result = run_checks(inventory, policy, progress=progress)
+    result = run_checks(inventory, policy, progress=progress, kubernetes=kubernetes)
     result.policy_source = policy_source
     return result
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from gpuaudit.inventory import Inventory
+from gpuaudit.kube import KubernetesReport
 
 # Plain strings at run time, so that every report writes them as it always did;
 # the type checker holds each field to its values.
@@ -19,7 +20,17 @@ Severity = Literal["critical", "high", "medium", "low", "info"]  # worst first
 Status = Literal["fail", "waived", "pass"]  # the order reports list findings in
 Category = Literal["ha", "vmotion", "gpu", "storage", "design", "data", "monitoring", "licensing"]
 # What a rule examines; "inventory" is the whole of what was read.
-ObjectKind = Literal["cluster", "host", "gpu", "vm", "datastore", "vcenter", "inventory"]
+ObjectKind = Literal[
+    "cluster",
+    "host",
+    "gpu",
+    "vm",
+    "datastore",
+    "vcenter",
+    "inventory",
+    "kubernetes-cluster",  # one Kubernetes cluster given with scan --kubernetes
+    "kubernetes-node",
+]
 
 SEVERITIES: tuple[Severity, ...] = get_args(Severity)
 STATUSES: tuple[Status, ...] = get_args(Status)
@@ -196,6 +207,8 @@ class AuditResult:
     errors: list[RuleError] = field(default_factory=list)
     # Cluster name -> the design classification (DS-01): "A", "B", "C" or "other".
     designs: dict[str, str] = field(default_factory=dict)
+    # One section per Kubernetes cluster given (scan --kubernetes); empty without one.
+    kubernetes: list[KubernetesReport] = field(default_factory=list)
 
     def failed(self) -> list[Finding]:
         return [f for f in self.findings if f.failed]

@@ -111,6 +111,8 @@ def test_the_closed_sets_keep_their_values_and_order() -> None:
         "datastore",
         "vcenter",
         "inventory",
+        "kubernetes-cluster",
+        "kubernetes-node",
     )
     assert all(type(v) is str for v in results.SEVERITIES + results.STATUSES)
 
