@@ -58,3 +58,71 @@ def test_the_written_json_report_validates(capacity: AuditResult, tmp_path: Path
     (path,) = write_reports(capacity, tmp_path, ["json"], "vc")
     doc = json.loads(path.read_text("utf-8"))
     jsonschema.Draft202012Validator(report_schema()).validate(doc)
+
+
+def sheet(result: AuditResult, title: str) -> list[tuple[object, ...]]:
+    import io
+
+    from openpyxl import load_workbook
+
+    from gpuaudit.report.xlsx import render_xlsx
+
+    wb = load_workbook(io.BytesIO(render_xlsx(result)), read_only=True)
+    return [tuple(row) for row in wb[title].iter_rows(values_only=True)]
+
+
+def test_the_workbook_has_a_nodes_sheet_with_each_nodes_host(capacity: AuditResult) -> None:
+    rows = sheet(capacity, "K8s Nodes")
+    header = rows[0]
+    node, host, vm = header.index("Node"), header.index("ESXi Host"), header.index("VM")
+    got = {r[node]: (r[vm], r[host]) for r in rows[1:]}
+    assert got["cv-inference-03"] == ("cv-inference-03", "gpu-node-03.edge.local")
+    assert got["k8s-worker-cpu-01"] == ("k8s-worker-cpu-01", "cpu-buffer-01.edge.local")
+
+
+def test_the_workbook_lists_each_displaced_pod_and_whether_it_stays_pending(
+    capacity: AuditResult,
+) -> None:
+    rows = sheet(capacity, "K8s Displaced Pods")
+    header = rows[0]
+    pod, host, pending = header.index("Pod"), header.index("Failed Host"), header.index("Pending")
+    got = [(r[host], r[pod], r[pending]) for r in rows[1:]]
+    assert got == [
+        ("gpu-node-01.edge.local", "inference/detector-0", True),
+        ("gpu-node-02.edge.local", "inference/detector-1", True),
+        ("gpu-node-03.edge.local", "inference/detector-2", True),
+    ]
+
+
+def test_a_workbook_without_kubernetes_input_has_no_kubernetes_sheets() -> None:
+    import io
+
+    from openpyxl import load_workbook
+
+    from gpuaudit.report.xlsx import render_xlsx
+
+    inventory = expected_inventory(load_scenario(SCENARIOS / "scenario-a.yaml"))
+    wb = load_workbook(io.BytesIO(render_xlsx(run_checks(inventory))), read_only=True)
+    assert not [s for s in wb.sheetnames if s.startswith("K8s")]
+
+
+def test_the_html_report_shows_each_hosts_nodes_and_where_their_pods_go(
+    capacity: AuditResult, tmp_path: Path
+) -> None:
+    from gpuaudit.report.html import render_html
+
+    html = render_html(capacity)
+    section = html[html.index('<section id="kubernetes">') :]
+    section = section[: section.index("</section>")]
+    assert "a-capacity" in section and "K8S-02 fails" in section
+    row = section[section.index("<td>gpu-node-02.edge.local</td>") :]
+    row = row[: row.index("</tr>")]
+    assert "<td>cv-inference-02</td>" in row
+    assert "inference/detector-1: <strong>stays pending</strong>" in row
+
+
+def test_an_html_report_without_kubernetes_input_has_no_section() -> None:
+    from gpuaudit.report.html import render_html
+
+    inventory = expected_inventory(load_scenario(SCENARIOS / "scenario-a.yaml"))
+    assert 'id="kubernetes"' not in render_html(run_checks(inventory))

@@ -36,6 +36,7 @@ from gpuaudit.report.capacity import build_chart
 from gpuaudit.report.json_report import REPORT_SCHEMA_VERSION
 from gpuaudit.report.operations import SPARK_HEIGHT, SPARK_WIDTH, operations_view
 from gpuaudit.report.summary import DESIGNS, ClusterSummary, parse_time, summarize, tolerance
+from gpuaudit.report.kubernetes import cluster_views
 from gpuaudit.report.tables import Table, Value, inventory_tables
 from gpuaudit.results import CATEGORIES, SEVERITIES, AuditResult, severity_rank
 
@@ -204,6 +205,7 @@ def render_html(result: AuditResult) -> str:
         charts=charts,
         worst=worst,
         tables=tables,
+        kubernetes=cluster_views(result.kubernetes),
         ops=operations_view(inv),
         licences=summary.licences,
         spark_w=SPARK_WIDTH,
