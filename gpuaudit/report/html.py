@@ -34,9 +34,9 @@ from gpuaudit import shipped
 from gpuaudit.report.actions import finding_id, top_actions
 from gpuaudit.report.capacity import build_chart
 from gpuaudit.report.json_report import REPORT_SCHEMA_VERSION
+from gpuaudit.report.kubernetes import cluster_views
 from gpuaudit.report.operations import SPARK_HEIGHT, SPARK_WIDTH, operations_view
 from gpuaudit.report.summary import DESIGNS, ClusterSummary, parse_time, summarize, tolerance
-from gpuaudit.report.kubernetes import cluster_views
 from gpuaudit.report.tables import Table, Value, inventory_tables
 from gpuaudit.results import CATEGORIES, SEVERITIES, AuditResult, severity_rank
 

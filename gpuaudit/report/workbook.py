@@ -15,8 +15,8 @@ from datetime import date
 from typing import Any
 
 from gpuaudit.report.actions import finding_id, top_actions
-from gpuaudit.report.summary import summarize
 from gpuaudit.report.kubernetes import displaced_table, nodes_table
+from gpuaudit.report.summary import summarize
 from gpuaudit.report.tables import (
     DATE,
     INT,
