@@ -63,13 +63,13 @@ def concentration(report: KubernetesReport) -> tuple[list[str], dict[str, Any]]:
     rationale="""Designs A and C let Kubernetes, not vSphere HA, restart GPU work: a passthrough
         GPU VM cannot be restarted on another host. That works only if the GPU nodes are spread
         over ESXi hosts. When one host runs more than half of a Kubernetes cluster's GPU nodes,
-        or every node of one GPU product (nvidia.com/gpu.product, as GPU Feature Discovery
-        labels it), the loss of that host takes most of the GPU capacity, or all of a product,
-        with it.""",
+        or every node of one GPU product (the nvidia.com/gpu.product label of NVIDIA's GPU
+        Feature Discovery), the loss of that host takes most of the GPU capacity, or all of a
+        product, with it.""",
     remediation="""Spread the GPU worker VMs over ESXi hosts (a DRS VM-VM anti-affinity rule
         keeps them apart), so that no host carries more than half of them or every node of one
         GPU product.""",
-    references=(sources.NVIDIA_GPU_FEATURE_DISCOVERY, *K8S_REFERENCES[:2]),
+    references=(sources.NVIDIA_GPU_OPERATOR_MIG, *K8S_REFERENCES[:2]),
 )
 def gpu_nodes_spread(ctx: Context) -> Iterator[Verdict]:
     for report in ctx.kubernetes:

@@ -182,7 +182,3 @@ NVIDIA_GPU_OPERATOR_MIG = Reference(
     "NVIDIA GPU Operator: GPU Operator with MIG (MIG strategies and resources)",
     "https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-mig.html",
 )
-NVIDIA_GPU_FEATURE_DISCOVERY = Reference(
-    "NVIDIA GPU Feature Discovery: generated labels (nvidia.com/gpu.product)",
-    "https://raw.githubusercontent.com/NVIDIA/k8s-device-plugin/main/docs/gpu-feature-discovery/README.md",
-)
