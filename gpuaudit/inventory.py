@@ -69,6 +69,31 @@ class ConfigIssue:
 
 
 @dataclass
+class VmHostRule:
+    """A DRS VM-Host rule (ClusterVmHostRuleInfo), its groups resolved to names."""
+
+    name: str
+    enabled: bool = True
+    mandatory: bool = False  # a "must" rule; otherwise "should"
+    affine: bool = True  # must/should run on the hosts; False: must/should not
+    vm_group: str = ""
+    host_group: str = ""
+    vms: list[str] = field(default_factory=list)
+    hosts: list[str] = field(default_factory=list)
+
+
+@dataclass
+class VmVmRule:
+    """A DRS VM-VM rule: keep the VMs together (affinity) or apart (anti-affinity)."""
+
+    name: str
+    enabled: bool = True
+    affinity: bool = False  # True: ClusterAffinityRuleSpec; False: ClusterAntiAffinityRuleSpec
+    mandatory: bool = False
+    vms: list[str] = field(default_factory=list)
+
+
+@dataclass
 class Cluster:
     name: str
     moref: str
@@ -96,6 +121,11 @@ class Cluster:
     config_issues: list[ConfigIssue] = field(default_factory=list)
     # summary.currentEVCModeKey: the cluster's EVC baseline; None when EVC is off.
     evc_mode: str | None = None
+    # DRS rules (configurationEx.rule with configurationEx.group), VMs and hosts by name.
+    vm_host_rules: list[VmHostRule] = field(default_factory=list)
+    vm_vm_rules: list[VmVmRule] = field(default_factory=list)
+    # vSphere HA advanced options (configurationEx.dasConfig.option): key -> value as set.
+    ha_options: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -159,6 +189,9 @@ class Gpu:
     sriov_enabled: bool | None = None
     sriov_active: bool | None = None
     sriov_vfs: int | None = None  # virtual functions in use (numVirtualFunction)
+    # config.pciPassthruInfo[].hardwareLabel (vSphere 8.0): the label Dynamic DirectPath
+    # devices may ask for; "" when the host sets none.
+    hardware_label: str = ""
 
 
 @dataclass
@@ -303,6 +336,9 @@ class GpuAttachment:
     # Dynamic DirectPath: allowed (vendor_id, device_id) pairs.
     allowed: list[tuple[int, int]] = field(default_factory=list)
     custom_label: str | None = None
+    # Dynamic DirectPath: the (subVendorId, subDeviceId) of each entry of ``allowed``, in
+    # its order; None where the entry gives no sub ids. Empty when none gives any.
+    allowed_sub_ids: list[tuple[int, int] | None] = field(default_factory=list)
     # vgpuMigrateDataSizeMB of the vGPU backing (vSphere 8.0 U1 and later); None when absent.
     migrate_data_mb: int | None = None
 

@@ -27,10 +27,27 @@ all the VM's datastores and, per GPU device of the VM:
   or, where the mode is unreadable, one that runs no time-sliced vGPU. A legacy
   0 GB type (grid_m10-0b) has 512 MB (gpuaudit.catalog).
 - Dynamic DirectPath: a free passthrough-active GPU whose vendor/device id is
-  allowed.
+  allowed, and its sub vendor/sub device id where the allowed entry gives them; a
+  device with a custom label takes only a GPU whose host hardware label
+  (``pciPassthruInfo.hardwareLabel``, vSphere 8.0) is that label
+  (VirtualPCIPassthroughDynamicBackingInfo.customLabel: "If set, the device must
+  also have the same customLabel attribute set"). When the GPU the VM runs on now
+  reports no such label (a vCenter before 8.0 serves none), labels are unknown and
+  the label is not checked.
 - Fixed DirectPath: never; the VM is bound to a device of the failed host.
 
 The devices of one VM go to distinct GPUs of one host.
+
+DRS rules bind the placement as vSphere HA honours them (gpuaudit.placement_rules,
+after VMware's "vSphere Availability", "vSphere HA and DRS Affinity Rules"): an
+enabled required ("must") VM-Host rule keeps the VM on the hosts of an affine group
+and off those of an anti-affine one; an enabled VM-VM anti-affinity rule, unless the
+HA advanced option das.respectVmVmAntiAffinityRules is false (true by default from
+vSphere 6.5), keeps two of its VMs off one host, counting the VMs powered on there
+(with or without GPU) and those restarted onto it. "Should" VM-Host rules and VM-VM
+affinity rules never block a restart: HA restarts the VM where it fits and DRS
+corrects later. A VM that fits on a surviving host only if a rule is ignored is
+reported as blocked by that rule.
 
 Guarantee: a VM is reported as unplaceable only when no valid placement exists.
 A greedy best-fit pass runs first. When it leaves VMs unplaced and a bound does not
@@ -67,6 +84,7 @@ largest device fit now, and the N+k of those VMs alone by the policy pass.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Iterable, Iterator
@@ -83,7 +101,8 @@ from gpuaudit.facts import (
     host_vm_memory_mb,
     vm_memory_need_mb,
 )
-from gpuaudit.inventory import Host, Inventory, Vm
+from gpuaudit.inventory import GpuAttachment, Host, Inventory, Vm
+from gpuaudit.placement_rules import HostRule, PlacementRules
 from gpuaudit.results import ClusterSimulation, GpuSlots, HostFailure, Placement, SpareCapacity
 
 MAX_FAILURES = 3  # N+k is computed for k up to 3
@@ -110,6 +129,10 @@ class Demand:
     prefix: str | None = None  # vGPU: the GPU short name in the profile name
     allowed: tuple[tuple[int, int], ...] = ()  # Dynamic DirectPath
     device: str | None = None  # fixed DirectPath: the bound host device
+    label: str | None = None  # Dynamic DirectPath: the hardware label it asks for
+    # Dynamic DirectPath entries with sub ids: (vendor, device, sub vendor, sub device),
+    # -1 for any; empty when no allowed entry gives sub ids (then ``allowed`` decides).
+    allowed_sub: tuple[tuple[int, int, int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -123,11 +146,20 @@ class Guest:
     demands: tuple[Demand, ...]
     datastores: frozenset[str]
     memory: int = 0  # MB a host must have free: reservation plus overhead
+    host_rules: tuple[HostRule, ...] = ()  # enabled "must" VM-Host rules naming the VM
+    apart: frozenset[str] = frozenset()  # the anti-affinity rules HA honours for it
 
     @property
     def key(self) -> tuple[Any, ...]:
         """Equal keys mean interchangeable VMs."""
-        return (self.rank, self.demands, tuple(sorted(self.datastores)), self.memory)
+        return (
+            self.rank,
+            self.demands,
+            tuple(sorted(self.datastores)),
+            self.memory,
+            self.host_rules,
+            tuple(sorted(self.apart)),
+        )
 
     @property
     def priority(self) -> str:
@@ -145,6 +177,7 @@ class Slot:
         "device",
         "host",
         "known",
+        "label",
         "memory",
         "mixed",
         "model",
@@ -154,6 +187,7 @@ class Slot:
         "pt_ok",
         "rule",
         "static",
+        "subsystem",
         "used",
         "vendor",
         "vgpu_ok",
@@ -167,6 +201,8 @@ class Slot:
         self.prefix: str | None = None
         self.vendor = 0
         self.device = 0
+        self.subsystem = (0, 0)  # (sub vendor, sub device)
+        self.label = ""  # the host's hardware label for the device
         self.memory = 0
         self.vgpu_ok = False
         self.mixed = False
@@ -182,6 +218,7 @@ class Slot:
         new = Slot.__new__(Slot)
         new.host, new.pci_id, new.model = self.host, self.pci_id, self.model
         new.prefix, new.vendor, new.device = self.prefix, self.vendor, self.device
+        new.subsystem, new.label = self.subsystem, self.label
         new.memory, new.vgpu_ok, new.mixed = self.memory, self.vgpu_ok, self.mixed
         new.pt_ok, new.static, new.owner = self.pt_ok, self.static, self.owner
         new.vgpus, new.used = list(self.vgpus), self.used
@@ -202,8 +239,21 @@ class Slot:
                 return self.model == d.model
             return d.prefix is None or self.prefix is None or self.prefix == d.prefix
         if d.kind == "dynamic":
-            return self.pt_ok and (not d.allowed or (self.vendor, self.device) in d.allowed)
+            return self.pt_ok and self._dynamic_match(d)
         return False
+
+    def _dynamic_match(self, d: Demand) -> bool:
+        """The device's ids are allowed, sub ids included where given, and its label fits."""
+        if d.label is not None and self.label != d.label:
+            return False
+        if d.allowed_sub:
+            return any(
+                (v, dev) == (self.vendor, self.device)
+                and sv in (-1, self.subsystem[0])
+                and sd in (-1, self.subsystem[1])
+                for v, dev, sv, sd in d.allowed_sub
+            )
+        return not d.allowed or (self.vendor, self.device) in d.allowed
 
     def fits(self, d: Demand) -> bool:
         if self.owner is not None or not self.compatible(d):
@@ -270,6 +320,8 @@ class State(dict[str, list[Slot]]):
         super().__init__(hosts)
         self.owned: set[str] = set()
         self.free = {h: free[h] for h in hosts}  # MB of memory left for restarted VMs
+        # host -> anti-affinity rule -> VMs of the rule running there
+        self.apart: dict[str, dict[str, int]] = {}
 
     def writable(self, host: str) -> list[Slot]:
         if host not in self.owned:
@@ -295,15 +347,18 @@ class _Search:
 class ClusterModel:
     """A cluster's hosts, GPUs and powered-on GPU VMs, ready to fail hosts."""
 
-    def __init__(self, facts: Facts, cluster: str) -> None:
+    def __init__(self, facts: Facts, cluster: str, max_failures: int = MAX_FAILURES) -> None:
         self.cluster = cluster
         self.facts = facts
+        self.max_failures = max_failures  # N+k is searched for k up to this
         hosts = facts.cluster_hosts(cluster)
         self.nodes: dict[str, Node] = {}
         self.initial: dict[str, list[Slot]] = {}
         self.free: dict[str, int] = {}  # MB left by the VMs powered on now (may be < 0)
         self.unsized: list[str] = []  # hosts whose memory size is unknown
         statics: dict[tuple[Any, ...], int] = {}
+        self.rules = PlacementRules(facts.inventory, cluster)
+        self.apart_now = self._apart_now(hosts)
         for host in hosts:
             memory = host_vm_memory_mb(host)
             if memory is None:
@@ -323,7 +378,16 @@ class ClusterModel:
             self.nodes[host.name] = node
             self.initial[host.name] = [_slot(host, g) for g in host.gpus]
             self.free[host.name] = node.memory - facts.host_memory_used_mb(host.name)
-            sig = (node.active, node.offers, node.datastores, node.memory, node.policy)
+            sig: tuple[Any, ...] = (
+                node.active,
+                node.offers,
+                node.datastores,
+                node.memory,
+                node.policy,
+            )
+            groups = self.rules.host_groups(host.name)
+            if groups or self.apart_now.get(host.name):
+                sig = (*sig, groups, tuple(sorted(self.apart_now.get(host.name, {}).items())))
             node.static = statics.setdefault(sig, len(statics))
         vms = [
             vm for vm in facts.cluster_gpu_vms(cluster) if vm.powered_on and vm.host in self.nodes
@@ -343,6 +407,17 @@ class ClusterModel:
         self.eligible = {g.index: self._eligible(g) for g in self.guests}
 
     # Building the initial state
+    def _apart_now(self, hosts: list[Host]) -> dict[str, dict[str, int]]:
+        """Per host, how many of its powered-on VMs each honoured anti-affinity rule names."""
+        names = {h.name for h in hosts}
+        counts: dict[str, dict[str, int]] = {}
+        for vm in self.facts.inventory.vms:
+            if vm.powered_on and vm.host in names:
+                for rule in self.rules.apart(vm.name):
+                    per_host = counts.setdefault(vm.host or "", {})
+                    per_host[rule] = per_host.get(rule, 0) + 1
+        return counts
+
     def _seat(self, vms: list[Vm]) -> list[Guest]:
         """Record where each VM's GPU devices run now and build its placement demands."""
         guests = []
@@ -355,7 +430,7 @@ class ClusterModel:
             demands: list[Demand] = []
             missing = []
             for j, att in enumerate(vm.gpus):
-                d = _demand(att.kind, att.profile, att.pci_id, att.allowed)
+                d = _dynamic_wants(_demand(att.kind, att.profile, att.pci_id, att.allowed), att)
                 slot = None
                 if att.kind in ("passthrough", "dynamic") and att.pci_id in by_id:
                     slot = by_id[att.pci_id]
@@ -365,6 +440,7 @@ class ClusterModel:
                     slot.take(vm.name, d)
                     if d.kind == "vgpu":
                         d = _with_model(d, slot.model)
+                    d = _label_as_seen(d, slot)
                 elif d.kind in ("vgpu", "dynamic"):
                     missing.append(j)
                 demands.append(d)
@@ -398,17 +474,20 @@ class ClusterModel:
             demands=tuple(demands),
             datastores=frozenset(vm.datastores),
             memory=vm_memory_need_mb(vm),
+            host_rules=self.rules.for_vm(vm.name),
+            apart=self.rules.apart(vm.name),
         )
 
     def _eligible(self, guest: Guest) -> list[str]:
         """Hosts that could ever take the VM, whatever runs on them."""
-        key = (guest.demands, guest.datastores, guest.memory)
+        key = (guest.demands, guest.datastores, guest.memory, guest.host_rules)
         if key not in self._eligible_cache:
             self._eligible_cache[key] = [n for n in self.nodes if not self.why_not(guest, n)]
         return self._eligible_cache[key]
 
-    def why_not(self, guest: Guest, host: str) -> str:
-        """Why a host can never take the VM; "" when it could."""
+    def why_not(self, guest: Guest, host: str, rules: bool = True) -> str:
+        """Why a host can never take the VM; "" when it could. Without ``rules``, the
+        VM-Host rules are left out."""
         node = self.nodes[host]
         if not node.active:
             return "not connected or in maintenance mode"
@@ -431,12 +510,14 @@ class ClusterModel:
             if not any(s.compatible(d) for s in slots):
                 if d.kind == "vgpu":
                     return f"no Shared Direct GPU of model {d.model or d.prefix or '?'}"
-                return "no passthrough-active GPU matching the allowed devices"
+                label = f" labelled '{d.label}'" if d.label is not None else ""
+                return f"no passthrough-active GPU{label} matching the allowed devices"
         if sum(1 for s in slots if any(s.compatible(d) for d in guest.demands)) < len(
             guest.demands
         ):
             return "fewer suitable GPUs than the VM has GPU devices"
-        return ""
+        broken = [r for r in guest.host_rules if not r.allows(host)] if rules else []
+        return f"{broken[0].describe()} forbids it" if broken else ""
 
     # Failing hosts
     def fail(self, failed: Iterable[str], require_all: bool = False) -> Outcome:
@@ -446,6 +527,7 @@ class ClusterModel:
         """
         down = set(failed)
         state = State({h: slots for h, slots in self.initial.items() if h not in down}, self.free)
+        state.apart = {h: dict(self.apart_now.get(h, {})) for h in state}
         guests = [g for h in sorted(down) for g in self.by_host.get(h, [])]
         if not guests:
             return Outcome({}, state)
@@ -490,6 +572,8 @@ class ClusterModel:
             for host in self.eligible[guest.index]:
                 if host in down or state.free[host] < guest.memory:
                     continue
+                if _kept_apart(guest, state, host):
+                    continue
                 found = known.get(host, _UNKNOWN)
                 if found is _UNKNOWN:
                     found = known[host] = _best_on(state[host], guest.demands)
@@ -509,12 +593,14 @@ class ClusterModel:
         for d, i in zip(guest.demands, idx, strict=True):
             state.writable(host)[i].take(guest.name, d)
         state.free[host] -= guest.memory
+        _count_apart(guest, state, host, 1)
 
     @staticmethod
     def _undo(guest: Guest, host: str, idx: tuple[int, ...], state: State) -> None:
         for d, i in zip(guest.demands, idx, strict=True):
             state.writable(host)[i].release(guest.name, d)
         state.free[host] += guest.memory
+        _count_apart(guest, state, host, -1)
 
     # Exact search
     def _options(self, guest: Guest, state: State, down: set[str], search: _Search) -> list[Option]:
@@ -524,12 +610,15 @@ class ClusterModel:
         for host in self.eligible[guest.index]:
             if host in down or state.free[host] < guest.memory:
                 continue
+            if _kept_apart(guest, state, host):
+                continue
             slots = state[host]
             search.work += len(slots)
             hkey = (
                 self.nodes[host].static,
                 state.free[host],
                 tuple(sorted(s.key() for s in slots)),
+                _apart_key(state, host),
             )
             if hkey in seen_hosts:
                 continue
@@ -632,7 +721,12 @@ class ClusterModel:
     def _state_key(self, state: State) -> tuple[Any, ...]:
         return tuple(
             sorted(
-                (self.nodes[h].static, state.free[h], tuple(sorted(s.key() for s in slots)))
+                (
+                    self.nodes[h].static,
+                    state.free[h],
+                    tuple(sorted(s.key() for s in slots)),
+                    _apart_key(state, h),
+                )
                 for h, slots in state.items()
             )
         )
@@ -648,6 +742,9 @@ class ClusterModel:
         targets = [h for h in self.nodes if h not in down]
         if not targets:
             return "no surviving host in the cluster"
+        blocked = self._blocked_by_rules(guest, targets, outcome)
+        if blocked:
+            return blocked
         eligible = [h for h in self.eligible[guest.index] if h not in down]
         if not eligible:
             why: dict[str, list[str]] = {}
@@ -678,6 +775,32 @@ class ClusterModel:
             "higher priority)"
         )
 
+    def _blocked_by_rules(self, guest: Guest, targets: list[str], outcome: Outcome) -> str:
+        """The rules that keep the VM off every surviving host that has room for it; ""
+        when no host has room, or one has room that no rule forbids."""
+        state = outcome.state
+        rules: dict[str, list[str]] = {}
+        for host in targets:
+            if self.why_not(guest, host, rules=False) or state.free[host] < guest.memory:
+                continue
+            if not _assignments(state[host], guest.demands, first_only=True):
+                continue
+            broken = [r.describe() for r in guest.host_rules if not r.allows(host)]
+            broken += [
+                f"VM-VM anti-affinity rule '{name}' (apart from "
+                f"{', '.join(_few([v for v in self.rules.apart_rules[name] if v != guest.name]))})"
+                for name in sorted(guest.apart)
+                if state.apart.get(host, {}).get(name)
+            ]
+            if not broken:
+                return ""
+            for text in broken:
+                rules.setdefault(text, []).append(host)
+        if not rules:
+            return ""
+        parts = [f"{text}, though {', '.join(_few(h))} has room" for text, h in rules.items()]
+        return "blocked by " + "; ".join(parts)
+
     def gpu_slots(self, state: dict[str, list[Slot]]) -> list[GpuSlots]:
         out = []
         for host in self.nodes:
@@ -695,6 +818,7 @@ class ClusterModel:
         """
         down = set(failed)
         state = State({h: slots for h, slots in self.initial.items() if h not in down}, self.free)
+        state.apart = {h: dict(self.apart_now.get(h, {})) for h in state}
         guests = sorted(
             (g for h in sorted(down) for g in self.by_host.get(h, [])),
             key=lambda g: (g.rank, g.name),
@@ -707,10 +831,13 @@ class ClusterModel:
             return math.inf if self.nodes[host].memory == UNLIMITED else state.free[host]
 
         for guest in guests:
+            # Required VM-Host rules are in eligible; anti-affinity depends on who is where.
             hosts = [
                 h
                 for h in self.eligible[guest.index]
-                if h not in down and state.free[h] >= guest.memory
+                if h not in down
+                and state.free[h] >= guest.memory
+                and not _kept_apart(guest, state, h)
             ]
             hosts.sort(key=room, reverse=True)  # stable: the cluster's order on a tie
             known = memo.setdefault(guest.demands, {})
@@ -734,6 +861,8 @@ def _slot(host: Host, gpu: Any) -> Slot:
     slot.prefix = gpu_prefix(gpu)
     slot.vendor = gpu.vendor_id
     slot.device = gpu.device_id
+    slot.subsystem = (gpu.sub_vendor_id, gpu.sub_device_id)
+    slot.label = gpu.hardware_label
     slot.memory = sharing.nominal_memory(gpu) or gpu_memory(gpu)
     slot.pt_ok = gpu.passthrough_active
     slot.vgpu_ok = gpu.graphics_type == SHARED_DIRECT and not gpu.passthrough_active
@@ -751,6 +880,8 @@ def _slot(host: Host, gpu: Any) -> Slot:
         slot.mixed,
         slot.rule,
         slot.known,
+        slot.subsystem,
+        slot.label,
     )
     return slot
 
@@ -775,7 +906,49 @@ def _demand(
 
 
 def _with_model(d: Demand, model: str) -> Demand:
-    return Demand(d.kind, d.profile, d.size, model, d.prefix, d.allowed, d.device)
+    return dataclasses.replace(d, model=model)
+
+
+def _dynamic_wants(d: Demand, att: GpuAttachment) -> Demand:
+    """A Dynamic DirectPath demand with the VM's hardware label and allowed sub ids."""
+    if d.kind != "dynamic":
+        return d
+    subs: tuple[tuple[int, int, int, int], ...] = ()
+    if att.allowed_sub_ids and len(att.allowed_sub_ids) == len(att.allowed):
+        subs = tuple(
+            sorted(
+                (int(a[0]), int(a[1]), *(sub if sub is not None else (-1, -1)))
+                for a, sub in zip(att.allowed, att.allowed_sub_ids, strict=True)
+            )
+        )
+    return dataclasses.replace(d, label=att.custom_label or None, allowed_sub=subs)
+
+
+def _label_as_seen(d: Demand, slot: Slot) -> Demand:
+    """A label the GPU the device runs on does not carry cannot be checked: vCenters before
+    8.0 serve no hardware label, so "" there means unknown. The VM runs, so the label
+    holds where it is; it is then not required elsewhere either."""
+    if d.kind == "dynamic" and d.label is not None and slot.label != d.label:
+        return dataclasses.replace(d, label=None)
+    return d
+
+
+def _kept_apart(guest: Guest, state: State, host: str) -> bool:
+    """An anti-affinity rule of the VM already has a VM on the host."""
+    if not guest.apart:
+        return False
+    here = state.apart.get(host, {})
+    return any(here.get(rule) for rule in guest.apart)
+
+
+def _count_apart(guest: Guest, state: State, host: str, step: int) -> None:
+    here = state.apart.setdefault(host, {})
+    for rule in guest.apart:
+        here[rule] = here.get(rule, 0) + step
+
+
+def _apart_key(state: State, host: str) -> tuple[tuple[str, int], ...]:
+    return tuple(sorted((r, n) for r, n in state.apart.get(host, {}).items() if n))
 
 
 def _best_on(
@@ -859,13 +1032,22 @@ def _assignments(
 
 
 def _pool(d: Demand) -> tuple[Any, ...]:
-    return (d.kind, d.model, d.prefix, d.size, d.allowed, d.profile)
+    return (d.kind, d.model, d.prefix, d.size, d.allowed, d.profile, d.label, d.allowed_sub)
 
 
 def _pool_capacity(pool: tuple[Any, ...], state: State, nodes: dict[str, Node]) -> int:
     """How many devices of one kind the surviving GPUs could take, each GPU on its own."""
-    kind, model, prefix, size, allowed, profile = pool
-    d = Demand(kind=kind, size=size, model=model, prefix=prefix, allowed=allowed, profile=profile)
+    kind, model, prefix, size, allowed, profile, label, allowed_sub = pool
+    d = Demand(
+        kind=kind,
+        size=size,
+        model=model,
+        prefix=prefix,
+        allowed=allowed,
+        profile=profile,
+        label=label,
+        allowed_sub=allowed_sub,
+    )
     total = 0
     for host, slots in state.items():
         if not nodes[host].active:
@@ -898,8 +1080,20 @@ def _describe(d: Demand) -> str:
         return f"{d.profile} on {d.model or d.prefix or 'its GPU model'}"
     if d.kind == "dynamic":
         ids = ", ".join(f"{v:04x}:{dev:04x}" for v, dev in d.allowed) or "any device"
-        return f"a free passthrough GPU ({ids})"
+        if d.allowed_sub:
+            ids = ", ".join(_sub_ids(*entry) for entry in d.allowed_sub)
+        label = f" labelled '{d.label}'" if d.label is not None else ""
+        return f"a free passthrough GPU{label} ({ids})"
     return d.kind
+
+
+def _sub_ids(vendor: int, device: int, sub_vendor: int, sub_device: int) -> str:
+    def part(value: int) -> str:
+        return "*" if value < 0 else f"{value:04x}"
+
+    if sub_vendor < 0 and sub_device < 0:
+        return f"{vendor:04x}:{device:04x}"
+    return f"{vendor:04x}:{device:04x} {part(sub_vendor)}:{part(sub_device)}"
 
 
 def _few(names: list[str], limit: int = 4) -> list[str]:
@@ -979,10 +1173,14 @@ def simulate_all(inventory: Inventory, facts: Facts | None = None) -> list[Simul
 
 
 def simulate_cluster_notes(
-    inventory: Inventory, cluster_name: str, facts: Facts | None = None
+    inventory: Inventory,
+    cluster_name: str,
+    facts: Facts | None = None,
+    max_failures: int = MAX_FAILURES,
 ) -> Simulated:
+    """The cluster's simulation and the notes on its limits; N+k searched up to ``max_failures``."""
     facts = facts or Facts(inventory)
-    model = ClusterModel(facts, cluster_name)
+    model = ClusterModel(facts, cluster_name, max_failures)
     disabled = sorted(vm.name for vms in model.disabled.values() for vm in vms)
     sim = ClusterSimulation(
         cluster=cluster_name,
@@ -1101,7 +1299,7 @@ def _tolerance(
     With ``by_policy`` the hosts pick the GPUs by their own policy, else any valid placement
     counts."""
     hosts = list(model.nodes)
-    top = min(MAX_FAILURES, len(hosts))
+    top = min(model.max_failures, len(hosts))
     if not model.guests:
         return top, []
     if not singles_ok:
@@ -1195,7 +1393,9 @@ def spare_capacity(model: ClusterModel) -> list[SpareCapacity]:
                 )
             )
         on_model = {i for ids in members.values() for i in ids}
-        k = min((r.tolerates for r in family_rows), default=min(MAX_FAILURES, len(model.nodes)))
+        k = min(
+            (r.tolerates for r in family_rows), default=min(model.max_failures, len(model.nodes))
+        )
         rows.append(SpareCapacity(gpu_model, None, len(slots), idle, len(on_model), idle, k))
         rows.extend(family_rows)
     return rows
@@ -1228,7 +1428,7 @@ def _family_spare(
 def _group_tolerance(model: ClusterModel, groups: dict[int, set[Group]]) -> dict[Group, int]:
     """The k of N+k per group: every k failures leave all its VMs restarted by policy."""
     hosts = list(model.nodes)
-    top = min(MAX_FAILURES, len(hosts))
+    top = min(model.max_failures, len(hosts))
     every = {g for gs in groups.values() for g in gs}
     if not model.ha_restarts:
         return dict.fromkeys(every, 0)
@@ -1258,7 +1458,7 @@ def _policy_classes(model: ClusterModel) -> list[list[str]]:
     """Host classes for the policy pass: each host on its own while every combination fits in
     the limit, since the pass breaks ties between hosts by their order in the cluster."""
     hosts = list(model.nodes)
-    top = min(MAX_FAILURES, len(hosts))
+    top = min(model.max_failures, len(hosts))
     if all(math.comb(len(hosts), k) <= COMBINATION_LIMIT for k in range(1, top + 1)):
         return [[h] for h in hosts]
     return _host_classes(model)

@@ -127,11 +127,13 @@ def test_base_loads_with_every_default(tmp_path: Path) -> None:
         "isolation_response": "powerOff",
         "vmcp": {"enabled": True, "apd": "restartConservative", "pdl": "restartAggressive"},
         "heartbeat": {"policy": "allFeasibleDsWithUserPreference", "datastores": []},
+        "options": {},
     }
     assert cluster["config_issues"] == []
     assert [h["ha_state"] for h in cluster["hosts"]] == ["master", "connectedToMaster"]
     assert cluster["drs"] == {"enabled": False, "automation": "fullyAutomated", "options": {}}
     assert cluster["evc_mode"] is None
+    assert (cluster["groups"], cluster["rules"]) == ([], [])
     esx01, esx02 = cluster["hosts"]
     assert {k: esx01[k] for k in ("version", "build", "vendor", "model")} == {
         "version": "8.0.3",
@@ -153,7 +155,7 @@ def test_base_loads_with_every_default(tmp_path: Path) -> None:
         "device_name": "NVIDIA L4",  # from the catalogue
         "class_id": 0x0302,
         "memory_mb": 24 * 1024,
-        "passthrough": {"capable": True, "enabled": False, "active": False},
+        "passthrough": {"capable": True, "enabled": False, "active": False, "hardware_label": ""},
         "graphics_type": "sharedDirect",  # the host offers vGPU profiles
         "vgpu_mode": None,
         "telemetry": None,
@@ -246,7 +248,14 @@ def test_vgpu_placement_and_dynamic_assignment_are_filled_in(tmp_path: Path) -> 
     assert vms[0]["gpus"][0]["on"] == "0000:3b:00.0"
     assert vms[1]["gpus"][0] == {
         "dynamic": {
-            "allowed": [{"vendor_id": 0x10DE, "device_id": 0x27B8}],
+            "allowed": [
+                {
+                    "vendor_id": 0x10DE,
+                    "device_id": 0x27B8,
+                    "sub_vendor_id": None,
+                    "sub_device_id": None,
+                }
+            ],
             "assigned": "0000:41:00.0",
             "label": "l4",
         }

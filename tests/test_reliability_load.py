@@ -115,5 +115,5 @@ def test_large_estate_with_latency_within_the_default_timeout() -> None:
         elapsed = time.monotonic() - started
     assert len(inventory.hosts) == 1024 and len(inventory.vms) == 10_240
     assert sum(len(h.gpus) for h in inventory.hosts) == 4096
-    assert not [g for g in inventory.gaps if g.kind != "ServiceInstance"]
+    assert not [g for g in inventory.gaps if g.kind != "ServiceInstance" and g.uncertain]
     print(f"large estate with 20 ms per request: {elapsed:.1f} s")

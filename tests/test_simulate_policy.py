@@ -6,7 +6,8 @@ and the tests find the VMs and GPUs by their profiles and placement in the file.
 
 The property tests hold the policy pass to a small reference written from the
 specification (the simulation's docstring): VMs in restart-priority order, then by name;
-of the surviving hosts that can take a VM with the GPUs their own policy picks, the one
+of the surviving hosts that the DRS rules HA honours allow and that can take a VM with
+the GPUs their own policy picks, the one
 with the most free memory, the first in the cluster's order on a tie; "performance"
 picks the GPU with the fewest VMs that can take the device, "consolidation" the one
 with the most, the first in the host's order on a tie.
@@ -34,6 +35,7 @@ from tests.lab.scenario import load_scenario
 from tests.test_simulate_property import (
     SETTINGS,
     Occupant,
+    apart_rules,
     best_vector,
     clusters,
     free_memory,
@@ -43,6 +45,7 @@ from tests.test_simulate_property import (
     priority,
     profile_mb,
     restarted,
+    running_apart,
     source_model,
     vector,
     vm_need,
@@ -216,16 +219,25 @@ def policy_pass(inv: Inventory, cluster: str, failed: set[str]) -> dict[str, tup
         for key in list(occ):
             occ[key] = [o for o in occ[key] if o.vm != vm.name]
     out: dict[str, tuple[str, str]] = {}
+    together = running_apart(inv, failed)
     for vm in displaced:
         if not all(a.kind in ("vgpu", "dynamic") for a in vm.gpus):
             continue
         model = source_model(inv, vm)
-        fits = [h for h in targets if host_accepts(inv, h, vm) and free[h.name] >= vm_need(vm)]
+        rules = apart_rules(inv, vm)
+        fits = [
+            h
+            for h in targets
+            if host_accepts(inv, h, vm)
+            and free[h.name] >= vm_need(vm)
+            and not any(r in together.get(h.name, []) for r in rules)
+        ]
         for host in sorted(fits, key=lambda h: -free[h.name]):
             gpus = host_choice(host, occ, vm, model)
             if gpus is None:
                 continue
             free[host.name] -= vm_need(vm)
+            together.setdefault(host.name, []).extend(rules)
             for att, gpu in zip(vm.gpus, gpus, strict=True):
                 size = profile_mb(att.profile or "") if att.kind == "vgpu" else 0
                 occ[(host.name, gpu.pci_id)].append(

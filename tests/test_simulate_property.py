@@ -10,7 +10,12 @@ must all be valid, and its N+k must match exhaustive enumeration of host failure
 The reference also applies host memory (the documented estimate: a host has its
 memory less 2048 MB and 1% for VMs; a powered-on VM takes its reservation, all its
 memory for a GPU VM, plus 256 MB and 1% of its memory) and restart priorities (a
-VM whose priority is disabled is never restarted; with HA off nothing is, N+0).
+VM whose priority is disabled is never restarted; with HA off nothing is, N+0), the
+DRS rules HA honours (an enabled "must" VM-Host rule: only hosts of an affine group,
+never hosts of an anti-affine one; an enabled VM-VM anti-affinity rule, unless
+das.respectVmVmAntiAffinityRules is false: never two of its powered-on VMs on one
+host; "should" rules and affinity rules bind nothing) and Dynamic DirectPath
+hardware labels and allowed sub ids.
 
 The hosts' own GPU choice (their assignment policy), which gives the reported
 placements and N+k, has its reference in tests/test_simulate_policy.py; here the
@@ -40,6 +45,8 @@ from gpuaudit.inventory import (
     Inventory,
     VgpuProfile,
     Vm,
+    VmHostRule,
+    VmVmRule,
 )
 from gpuaudit.results import HostFailure
 from gpuaudit.simulate import ClusterModel, simulate_cluster
@@ -88,6 +95,8 @@ A100_MIG = {
     "grid_a100-2-10c": (2, 2, (0, 2, 4), 3),
     "grid_a100-3-20c": (3, 4, (0, 4), 2),
 }
+SUB_DEVICES = [0x16CA, 0x1612]  # subsystem device ids the random GPUs carry
+LABELS = ["", "gpu-a", "gpu-b"]  # hardware labels; "" for none
 
 
 def profile_mb(name: str) -> int:
@@ -188,6 +197,22 @@ def source_model(inv: Inventory, vm: Vm) -> str | None:
     return next((g.model for g in host.gpus if vm.name in g.vms), None)
 
 
+def dynamic_allows(gpu: Gpu, att: GpuAttachment) -> bool:
+    """The device's label is the one asked for (if any), and an allowed entry matches its
+    ids, and its sub ids where the entry gives them (-1: any)."""
+    if att.custom_label and gpu.hardware_label != att.custom_label:
+        return False
+    subs = att.allowed_sub_ids or [None] * len(att.allowed)
+    for (vendor, device), sub in zip(att.allowed, subs, strict=True):
+        if (vendor, device) != (gpu.vendor_id, gpu.device_id):
+            continue
+        if sub is None:
+            return True
+        if sub[0] in (-1, gpu.sub_vendor_id) and sub[1] in (-1, gpu.sub_device_id):
+            return True
+    return False
+
+
 def gpu_accepts(
     gpu: Gpu,
     occupants: list[Occupant],
@@ -198,11 +223,7 @@ def gpu_accepts(
     if any(o.exclusive for o in occupants):
         return False
     if att.kind == "dynamic":
-        return (
-            gpu.passthrough_active
-            and not occupants
-            and (gpu.vendor_id, gpu.device_id) in att.allowed
-        )
+        return gpu.passthrough_active and not occupants and dynamic_allows(gpu, att)
     if att.kind != "vgpu":
         return False
     if gpu.graphics_type != "sharedDirect" or gpu.passthrough_active or gpu.model != model:
@@ -237,7 +258,41 @@ def host_accepts(inv: Inventory, host: Host, vm: Vm) -> bool:
         ):
             return False
     offered = {p.name.lower() for p in host.vgpu_profiles}
-    return all(a.profile in offered for a in vm.gpus if a.kind == "vgpu")
+    if not all(a.profile in offered for a in vm.gpus if a.kind == "vgpu"):
+        return False
+    cluster = inv.cluster(vm.cluster or "")
+    for rule in cluster.vm_host_rules if cluster else []:
+        bound = rule.enabled and rule.mandatory and vm.name in rule.vms
+        if bound and (host.name in rule.hosts) != rule.affine:
+            return False
+    return True
+
+
+def apart_rules(inv: Inventory, vm: Vm) -> list[str]:
+    """The anti-affinity rules HA honours that name the VM."""
+    cluster = inv.cluster(vm.cluster or "")
+    if cluster is None:
+        return []
+    option = {k.lower(): v for k, v in cluster.ha_options.items()}.get(
+        "das.respectvmvmantiaffinityrules", "true"
+    )
+    if option.lower() == "false":
+        return []
+    return [
+        r.name
+        for r in cluster.vm_vm_rules
+        if r.enabled and not r.affinity and len(set(r.vms)) > 1 and vm.name in r.vms
+    ]
+
+
+def running_apart(inv: Inventory, failed: set[str]) -> dict[str, list[str]]:
+    """Per surviving host, the anti-affinity rules of the VMs powered on there (a rule once
+    per VM)."""
+    out: dict[str, list[str]] = {}
+    for vm in inv.vms:
+        if vm.powered_on and vm.host and vm.host not in failed:
+            out.setdefault(vm.host, []).extend(apart_rules(inv, vm))
+    return out
 
 
 def priority(inv: Inventory, vm: Vm) -> int:
@@ -268,6 +323,7 @@ def best_vector(inv: Inventory, cluster: str, failed: set[str]) -> tuple[int, ..
             occ[key] = [o for o in occ[key] if o.vm != vm.name]
     best = [tuple([0] * len(ORDER))]
     counts = [0] * len(ORDER)
+    together = running_apart(inv, failed)
 
     def place(i: int) -> None:
         if i == len(displaced):
@@ -276,9 +332,14 @@ def best_vector(inv: Inventory, cluster: str, failed: set[str]) -> tuple[int, ..
         vm = displaced[i]
         model = source_model(inv, vm)
         if all(a.kind in ("vgpu", "dynamic") for a in vm.gpus):
+            rules = apart_rules(inv, vm)
             for host in targets:
                 if not host_accepts(inv, host, vm) or free[host.name] < vm_need(vm):
                     continue
+                here = together.setdefault(host.name, [])
+                if any(r in here for r in rules):
+                    continue
+                here.extend(rules)
                 free[host.name] -= vm_need(vm)
                 for gpus in itertools.permutations(host.gpus, len(vm.gpus)):
                     taken = []
@@ -296,6 +357,8 @@ def best_vector(inv: Inventory, cluster: str, failed: set[str]) -> tuple[int, ..
                     for slot in taken:
                         slot.pop()
                 free[host.name] += vm_need(vm)
+                for rule in rules:
+                    here.remove(rule)
         place(i + 1)
 
     place(0)
@@ -307,12 +370,16 @@ def check_placements(inv: Inventory, failure: HostFailure, failed: set[str]) -> 
     occ = {k: list(v) for k, v in occupancy(inv).items() if k[0] not in failed}
     vms = {vm.name: vm for vm in inv.vms}
     free = free_memory(inv)
+    together = running_apart(inv, failed)
     for p in failure.placed:
         vm = vms[p.vm]
         host = inv.host(p.to_host or "")
         assert host is not None and host.name not in failed
         assert host.connected and not host.in_maintenance and host.cluster == vm.cluster
         assert host_accepts(inv, host, vm)
+        here = together.setdefault(host.name, [])
+        assert not set(apart_rules(inv, vm)) & set(here), (p, here)
+        here.extend(apart_rules(inv, vm))
         assert restarted(inv, vm)
         free[host.name] -= vm_need(vm)
         assert free[host.name] >= 0, (p, free)
@@ -402,6 +469,9 @@ def clusters(draw: st.DrawFn, dense: bool = False, mig: bool = False) -> Invento
                     passthrough_active=mode == "passthrough",
                     graphics_type="direct" if mode == "passthrough" else "sharedDirect",
                     vgpu_mode=vgpu_mode if host.version.startswith("8.0.3") else None,
+                    sub_vendor_id=0x10DE,
+                    sub_device_id=draw(st.sampled_from(SUB_DEVICES)),
+                    hardware_label=draw(st.sampled_from(LABELS)),
                 )
             )
         # Mostly the profiles of its own GPU models, sometimes one of another model.
@@ -460,7 +530,45 @@ def clusters(draw: st.DrawFn, dense: bool = False, mig: bool = False) -> Invento
                     memory_reservation_mb=draw(st.sampled_from([0, 8192, 32768])),
                 )
             )
+    _add_rules(draw, inv)
     return inv
+
+
+def _add_rules(draw: st.DrawFn, inv: Inventory) -> None:
+    """Random VM-Host rules (must or should, affine or not) and VM-VM rules."""
+    cluster = inv.clusters[0]
+    vms = [vm.name for vm in inv.vms]
+    hosts = [h.name for h in inv.hosts]
+    if not vms:
+        return
+    for i in range(draw(st.integers(0, 2))):
+        group = draw(st.lists(st.sampled_from(vms), min_size=1, max_size=3, unique=True))
+        members = draw(st.lists(st.sampled_from(hosts), max_size=len(hosts), unique=True))
+        cluster.vm_host_rules.append(
+            VmHostRule(
+                name=f"vh{i}",
+                enabled=draw(st.integers(0, 4)) > 0,
+                mandatory=draw(st.booleans()),
+                affine=draw(st.booleans()),
+                vm_group=f"vms{i}",
+                host_group=f"hosts{i}",
+                vms=group,
+                hosts=members,
+            )
+        )
+    for i in range(draw(st.integers(0, 2)) if len(vms) > 1 else 0):
+        group = draw(st.lists(st.sampled_from(vms), min_size=2, max_size=3, unique=True))
+        cluster.vm_vm_rules.append(
+            VmVmRule(
+                name=f"vv{i}",
+                enabled=draw(st.integers(0, 4)) > 0,
+                affinity=draw(st.integers(0, 3)) == 0,
+                vms=group,
+            )
+        )
+    option = draw(st.sampled_from([None, None, "true", "false", "FALSE"]))
+    if option is not None:
+        cluster.ha_options["das.respectVmVmAntiAffinityRules"] = option
 
 
 def _seat(
@@ -499,7 +607,18 @@ def _seat(
             if profile not in {p.name for p in host.vgpu_profiles}:
                 return False  # nothing seated yet
         elif kind == "dynamic":
-            att = GpuAttachment("dynamic", allowed=allowed)
+            att = GpuAttachment(
+                "dynamic",
+                allowed=allowed,
+                custom_label=draw(st.sampled_from([None, None, *LABELS[1:]])),
+                allowed_sub_ids=draw(
+                    st.sampled_from(
+                        [[], [(0x10DE, SUB_DEVICES[0])] * len(allowed), [(-1, SUB_DEVICES[1])]]
+                    )
+                ),
+            )
+            if att.allowed_sub_ids and len(att.allowed_sub_ids) != len(allowed):
+                att.allowed_sub_ids = [None] * (len(allowed) - 1) + att.allowed_sub_ids
             model = None
         else:
             att = GpuAttachment("passthrough")

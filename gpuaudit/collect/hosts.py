@@ -108,6 +108,7 @@ def _gpus(obj: ObjectProps, vm_names: dict[str, str]) -> list[Gpu]:
             gpu.passthrough_capable = bool(pt.passthruCapable)
             gpu.passthrough_enabled = bool(pt.passthruEnabled)
             gpu.passthrough_active = bool(pt.passthruActive)
+            gpu.hardware_label = str(getattr(pt, "hardwareLabel", "") or "")
             if isinstance(pt, vim.host.SriovInfo):
                 gpu.sriov_capable = bool(pt.sriovCapable)
                 gpu.sriov_enabled = bool(pt.sriovEnabled)

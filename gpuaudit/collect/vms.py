@@ -9,7 +9,7 @@ from pyVmomi import vim
 
 from gpuaudit import catalog
 from gpuaudit.collect.retrieve import ObjectProps
-from gpuaudit.inventory import AdmissionControl, Cluster, GpuAttachment, Vm
+from gpuaudit.inventory import AdmissionControl, Cluster, GpuAttachment, Vm, VmHostRule, VmVmRule
 
 _Passthrough = vim.vm.device.VirtualPCIPassthrough
 
@@ -127,6 +127,7 @@ def gpu_attachment(device: Any) -> GpuAttachment | None:
                 for a in backing.allowedDevice or []
             ],
             custom_label=backing.customLabel or None,
+            allowed_sub_ids=_allowed_sub_ids(backing.allowedDevice or []),
         )
     if isinstance(backing, _Passthrough.DeviceBackingInfo):
         return GpuAttachment(
@@ -137,6 +138,24 @@ def gpu_attachment(device: Any) -> GpuAttachment | None:
             device_id=_device_id(backing.deviceId),
         )
     return None  # another kind of PCI device (e.g. SR-IOV NIC): not a GPU
+
+
+def _allowed_sub_ids(allowed: Any) -> list[tuple[int, int] | None]:
+    """Each allowed entry's (subVendorId, subDeviceId); -1 for an id the entry leaves
+    unset, None when it sets neither. Empty when no entry sets any."""
+    subs: list[tuple[int, int] | None] = []
+    for a in allowed:
+        vendor, device = getattr(a, "subVendorId", None), getattr(a, "subDeviceId", None)
+        if vendor is None and device is None:
+            subs.append(None)
+            continue
+        subs.append(
+            (
+                -1 if vendor is None else catalog.unsigned16(vendor),
+                -1 if device is None else catalog.unsigned16(device),
+            )
+        )
+    return subs if any(s is not None for s in subs) else []
 
 
 def _device_id(text: str | None) -> int | None:
@@ -179,6 +198,11 @@ def build_cluster(
         cluster.drs_options = {
             str(o.key): "" if o.value is None else str(o.value) for o in drs.option or []
         }
+    if das is not None:
+        cluster.ha_options = {
+            str(o.key): "" if o.value is None else str(o.value) for o in das.option or []
+        }
+    _add_rules(cluster, config, host_names, vm_names)
     for vm_config in getattr(config, "dasVmConfig", None) or []:
         settings = vm_config.dasSettings
         priority = (settings.restartPriority if settings else None) or vm_config.restartPriority
@@ -186,6 +210,46 @@ def build_cluster(
             name = vm_names.get(vm_config.key._moId, vm_config.key._moId)
             cluster.restart_priority_overrides[name] = priority
     return cluster
+
+
+def _add_rules(
+    cluster: Cluster, config: Any, host_names: dict[str, str], vm_names: dict[str, str]
+) -> None:
+    """The cluster's DRS rules, with each group's VMs and hosts resolved to names."""
+    vm_groups: dict[str, list[str]] = {}
+    host_groups: dict[str, list[str]] = {}
+    for group in getattr(config, "group", None) or []:
+        if isinstance(group, vim.cluster.VmGroup):
+            vm_groups[group.name] = [vm_names.get(v._moId, v._moId) for v in group.vm or []]
+        elif isinstance(group, vim.cluster.HostGroup):
+            host_groups[group.name] = [host_names.get(h._moId, h._moId) for h in group.host or []]
+    for rule in getattr(config, "rule", None) or []:
+        enabled, mandatory = bool(rule.enabled), bool(rule.mandatory)
+        if isinstance(rule, vim.cluster.VmHostRuleInfo):
+            affine = bool(rule.affineHostGroupName)
+            host_group = (rule.affineHostGroupName or rule.antiAffineHostGroupName) or ""
+            cluster.vm_host_rules.append(
+                VmHostRule(
+                    name=rule.name or "",
+                    enabled=enabled,
+                    mandatory=mandatory,
+                    affine=affine,
+                    vm_group=rule.vmGroupName or "",
+                    host_group=host_group,
+                    vms=vm_groups.get(rule.vmGroupName or "", []),
+                    hosts=host_groups.get(host_group, []),
+                )
+            )
+        elif isinstance(rule, (vim.cluster.AffinityRuleSpec, vim.cluster.AntiAffinityRuleSpec)):
+            cluster.vm_vm_rules.append(
+                VmVmRule(
+                    name=rule.name or "",
+                    enabled=enabled,
+                    affinity=isinstance(rule, vim.cluster.AffinityRuleSpec),
+                    mandatory=mandatory,
+                    vms=[vm_names.get(v._moId, v._moId) for v in rule.vm or []],
+                )
+            )
 
 
 def _admission(das: Any, host_names: dict[str, str]) -> AdmissionControl:

@@ -94,6 +94,14 @@ func (e *estate) configureCluster(c *clusterEntry) {
 			},
 		},
 	}
+	optionKeys := make([]string, 0, len(spec.HA.Options))
+	for key := range spec.HA.Options {
+		optionKeys = append(optionKeys, key)
+	}
+	sort.Strings(optionKeys)
+	for _, key := range optionKeys {
+		das.Option = append(das.Option, &types.OptionValue{Key: key, Value: spec.HA.Options[key]})
+	}
 	inCluster := map[string]bool{}
 	for _, h := range spec.Hosts {
 		inCluster[h.Name] = true
@@ -133,6 +141,7 @@ func (e *estate) configureCluster(c *clusterEntry) {
 	cfg.DasConfig = das
 	cfg.DasVmConfig = overrides
 	cfg.DrsConfig = drs
+	cfg.Group, cfg.Rule = e.drsRules(spec)
 	// The pre-5.0 `configuration` property carries the same settings.
 	c.obj.Configuration = types.ClusterConfigInfo{DasConfig: das, DasVmConfig: overrides, DrsConfig: drs}
 
@@ -154,6 +163,58 @@ func (e *estate) configureCluster(c *clusterEntry) {
 	if spec.HA.Enabled {
 		summary.CurrentFailoverLevel = spec.HA.AdmissionControl.FailoverLevel
 	}
+}
+
+// drsRules builds the cluster's DRS groups and rules, VMs and hosts by reference.
+func (e *estate) drsRules(spec *Cluster) ([]types.BaseClusterGroupInfo, []types.BaseClusterRuleInfo) {
+	var groups []types.BaseClusterGroupInfo
+	for _, g := range spec.Groups {
+		info := types.ClusterGroupInfo{Name: g.Name, UserCreated: boolPtr(true)}
+		if len(g.Hosts) > 0 {
+			var refs []types.ManagedObjectReference
+			for _, name := range g.Hosts {
+				refs = append(refs, e.hosts[name].obj.Self)
+			}
+			groups = append(groups, &types.ClusterHostGroup{ClusterGroupInfo: info, Host: refs})
+			continue
+		}
+		groups = append(groups, &types.ClusterVmGroup{ClusterGroupInfo: info, Vm: e.vmRefs(g.VMs)})
+	}
+	var rules []types.BaseClusterRuleInfo
+	for i, r := range spec.Rules {
+		info := types.ClusterRuleInfo{
+			Key:          int32(i + 1),
+			Status:       types.ManagedEntityStatusGreen,
+			Enabled:      boolPtr(r.Enabled),
+			Name:         r.Name,
+			Mandatory:    boolPtr(r.Mandatory),
+			UserCreated:  boolPtr(true),
+			InCompliance: boolPtr(true),
+			RuleUuid:     uuidFrom("rule", spec.Name+"/"+r.Name),
+		}
+		switch r.Kind {
+		case "vm-host":
+			rules = append(rules, &types.ClusterVmHostRuleInfo{
+				ClusterRuleInfo:         info,
+				VmGroupName:             r.VMGroup,
+				AffineHostGroupName:     r.AffineHostGroup,
+				AntiAffineHostGroupName: r.AntiAffineHostGroup,
+			})
+		case "affinity":
+			rules = append(rules, &types.ClusterAffinityRuleSpec{ClusterRuleInfo: info, Vm: e.vmRefs(r.VMs)})
+		default:
+			rules = append(rules, &types.ClusterAntiAffinityRuleSpec{ClusterRuleInfo: info, Vm: e.vmRefs(r.VMs)})
+		}
+	}
+	return groups, rules
+}
+
+func (e *estate) vmRefs(names []string) []types.ManagedObjectReference {
+	var refs []types.ManagedObjectReference
+	for _, name := range names {
+		refs = append(refs, e.vms[name].Self)
+	}
+	return refs
 }
 
 func hostMonitoring(on bool) string {

@@ -39,7 +39,9 @@ from gpuaudit.inventory import (
     VCenter,
     VgpuProfile,
     Vm,
+    VmHostRule,
     VmotionNic,
+    VmVmRule,
 )
 
 _LOCAL_KINDS = {"sas", "block", "pscsi", "pcie"}
@@ -384,7 +386,42 @@ def _cluster(
         heartbeat_datastores=list(ha["heartbeat"]["datastores"]),
         config_issues=_issues(cl),
         evc_mode=cl.get("evc_mode"),
+        vm_host_rules=_vm_host_rules(cl),
+        vm_vm_rules=[
+            VmVmRule(
+                name=r["name"],
+                enabled=r["enabled"],
+                affinity=r["kind"] == "affinity",
+                mandatory=r["mandatory"],
+                vms=list(r["vms"]),
+            )
+            for r in cl.get("rules", [])
+            if r["kind"] != "vm-host"
+        ],
+        ha_options=dict(ha.get("options", {})),
     )
+
+
+def _vm_host_rules(cl: dict[str, Any]) -> list[VmHostRule]:
+    groups = {g["name"]: g for g in cl.get("groups", [])}
+    rules = []
+    for r in cl.get("rules", []):
+        if r["kind"] != "vm-host":
+            continue
+        host_group = r["affine_host_group"] or r["anti_affine_host_group"]
+        rules.append(
+            VmHostRule(
+                name=r["name"],
+                enabled=r["enabled"],
+                mandatory=r["mandatory"],
+                affine=bool(r["affine_host_group"]),
+                vm_group=r["vm_group"],
+                host_group=host_group,
+                vms=list(groups[r["vm_group"]]["vms"]),
+                hosts=list(groups[host_group]["hosts"]),
+            )
+        )
+    return rules
 
 
 def _host(
@@ -487,6 +524,7 @@ def _gpu(g: dict[str, Any], host: dict[str, Any], vms: dict[str, dict[str, Any]]
         passthrough_capable=bool(pt.get("capable", False)),
         passthrough_enabled=bool(pt.get("enabled", False)),
         passthrough_active=bool(pt.get("active", False)),
+        hardware_label=pt.get("hardware_label", ""),
         graphics_type=graphics_type if in_graphics_info else None,
         vgpu_mode=g.get("vgpu_mode") if in_graphics_info else None,
         vms=_vms_on_gpu(g["pci_id"], host["name"], vms) if in_graphics_info else [],
@@ -648,6 +686,7 @@ def _vm(
                         (_u16(a["vendor_id"]), _u16(a["device_id"])) for a in dyn.get("allowed", [])
                     ],
                     custom_label=dyn.get("label") or None,
+                    allowed_sub_ids=_allowed_sub_ids(dyn.get("allowed", [])),
                 )
             )
     return Vm(
@@ -736,3 +775,17 @@ def comparable(inv: Inventory) -> dict[str, Any]:
     data["gaps"].sort(key=lambda g: (g["object"], g["property"]))
     data["datacenters"].sort()
     return data
+
+
+def _allowed_sub_ids(allowed: list[dict[str, Any]]) -> list[tuple[int, int] | None]:
+    """Each allowed entry's sub ids (-1 where unset), None for neither; [] when none has any.
+
+    The lab omits an id of 0, as ESXi does for an unset optional int."""
+    subs: list[tuple[int, int] | None] = []
+    for a in allowed:
+        vendor, device = a.get("sub_vendor_id") or None, a.get("sub_device_id") or None
+        if vendor is None and device is None:
+            subs.append(None)
+        else:
+            subs.append((-1 if vendor is None else vendor, -1 if device is None else device))
+    return subs if any(s is not None for s in subs) else []

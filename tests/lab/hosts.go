@@ -100,7 +100,7 @@ func (e *estate) configureHost(h *hostEntry) {
 	cfg := obj.Config
 	cfg.Host = obj.Self
 	cfg.Product = *product
-	cfg.PciPassthruInfo = passthruInfo(spec)
+	cfg.PciPassthruInfo = passthruInfo(spec, e.api.atLeast(8, 0, 0, 0))
 	cfg.GraphicsInfo = e.graphicsInfo(h)
 	cfg.GraphicsConfig = graphicsConfig(spec)
 	cfg.SharedPassthruGpuTypes = nil
@@ -195,7 +195,8 @@ func pciAddress(id string) (bus, slot, function byte) {
 }
 
 // passthruInfo covers every PCI device, as config.pciPassthruInfo does on ESXi.
-func passthruInfo(h *Host) []types.BaseHostPciPassthruInfo {
+// With labels (API 8.0 and later), a GPU's hardware label is served too.
+func passthruInfo(h *Host, labels bool) []types.BaseHostPciPassthruInfo {
 	var out []types.BaseHostPciPassthruInfo
 	for _, d := range pciDevices(h) {
 		info := &types.HostPciPassthruInfo{Id: d.Id, DependentDevice: d.Id}
@@ -206,6 +207,9 @@ func passthruInfo(h *Host) []types.BaseHostPciPassthruInfo {
 				info.PassthruCapable = g.Passthrough.Capable
 				info.PassthruEnabled = g.Passthrough.Enabled
 				info.PassthruActive = g.Passthrough.Active
+				if labels {
+					info.HardwareLabel = g.Passthrough.HardwareLabel
+				}
 				if g.SRIOV.Reported {
 					sriov = &g.SRIOV
 				}

@@ -45,6 +45,7 @@ RECORDED = (
     "assignment",
     "mig",
     "sharing",
+    "drsrules",
 )
 
 # Values a server chooses afresh in every session: they differ between two

@@ -64,6 +64,29 @@ type Cluster struct {
 	ConfigIssues []ConfigIssue `json:"config_issues"`
 	// EVCMode is the cluster's EVC baseline (summary.currentEVCModeKey); nil: EVC off.
 	EVCMode *string `json:"evc_mode"`
+	// DRS groups and rules (configurationEx.group and .rule).
+	Groups []DRSGroup `json:"groups"`
+	Rules  []DRSRule  `json:"rules"`
+}
+
+// DRSGroup is a VM group (VMs set) or a host group (Hosts set).
+type DRSGroup struct {
+	Name  string   `json:"name"`
+	VMs   []string `json:"vms"`
+	Hosts []string `json:"hosts"`
+}
+
+// DRSRule is a VM-Host rule (Kind "vm-host", with groups) or a VM-VM rule (Kind
+// "affinity" or "anti-affinity", with VMs).
+type DRSRule struct {
+	Name                string   `json:"name"`
+	Enabled             bool     `json:"enabled"`
+	Mandatory           bool     `json:"mandatory"`
+	Kind                string   `json:"kind"`
+	VMGroup             string   `json:"vm_group"`
+	AffineHostGroup     string   `json:"affine_host_group"`
+	AntiAffineHostGroup string   `json:"anti_affine_host_group"`
+	VMs                 []string `json:"vms"`
 }
 
 // ConfigIssue is an event vCenter keeps open in an entity's configIssue (clusters.go).
@@ -85,13 +108,14 @@ type Heartbeat struct {
 }
 
 type HA struct {
-	Enabled                bool             `json:"enabled"`
-	HostMonitoring         bool             `json:"host_monitoring"`
-	DefaultRestartPriority string           `json:"default_restart_priority"`
-	AdmissionControl       AdmissionControl `json:"admission_control"`
-	IsolationResponse      string           `json:"isolation_response"`
-	VMCP                   VMCP             `json:"vmcp"`
-	Heartbeat              Heartbeat        `json:"heartbeat"`
+	Enabled                bool              `json:"enabled"`
+	HostMonitoring         bool              `json:"host_monitoring"`
+	DefaultRestartPriority string            `json:"default_restart_priority"`
+	AdmissionControl       AdmissionControl  `json:"admission_control"`
+	IsolationResponse      string            `json:"isolation_response"`
+	VMCP                   VMCP              `json:"vmcp"`
+	Heartbeat              Heartbeat         `json:"heartbeat"`
+	Options                map[string]string `json:"options"` // advanced options, key -> value
 }
 
 type AdmissionControl struct {
@@ -188,6 +212,8 @@ type Passthrough struct {
 	Capable bool `json:"capable"`
 	Enabled bool `json:"enabled"`
 	Active  bool `json:"active"`
+	// HardwareLabel is pciPassthruInfo.hardwareLabel (8.0); "" for none.
+	HardwareLabel string `json:"hardware_label"`
 }
 
 type VgpuProfile struct {
@@ -270,8 +296,10 @@ type Dynamic struct {
 }
 
 type AllowedDevice struct {
-	VendorID int `json:"vendor_id"`
-	DeviceID int `json:"device_id"`
+	VendorID    int  `json:"vendor_id"`
+	DeviceID    int  `json:"device_id"`
+	SubVendorID *int `json:"sub_vendor_id"`
+	SubDeviceID *int `json:"sub_device_id"`
 }
 
 // loadScenario reads the normalised JSON strictly: an unknown field is an error.

@@ -475,7 +475,8 @@ class _Normaliser:
             data,
             "the scenario",
             _line_of(data),
-            ("description", "vcenter", "datacenters", "expect", "faults"),
+            # outcome: the failover outcomes the simulation tests read; the lab ignores it
+            ("description", "vcenter", "datacenters", "expect", "faults", "outcome"),
             ("datacenters",),
         )
         description = self.string(top, "description", "the scenario", "")
@@ -767,6 +768,8 @@ class _Normaliser:
                     )
         vms = [self.vm(v, vl, i, name) for v, vl, i in self.items(dc, "vms", what)]
         self.place_gpus(vms)
+        for cluster in clusters:
+            self.check_rule_vms(cluster, vms)
         return {
             "name": name,
             "clusters": clusters,
@@ -783,7 +786,7 @@ class _Normaliser:
             c,
             label,
             line,
-            ("name", "ha", "drs", "hosts", "config_issues", "evc_mode"),
+            ("name", "ha", "drs", "hosts", "config_issues", "evc_mode", "groups", "rules"),
             kind="cluster",
         )
         name = self.name(c, label)
@@ -795,7 +798,7 @@ class _Normaliser:
             what,
             (
                 "enabled", "host_monitoring", "default_restart_priority", "admission_control",
-                "isolation_response", "vmcp", "heartbeat",
+                "isolation_response", "vmcp", "heartbeat", "options",
             ),
         )  # fmt: skip
         vmcp = self.section(ha, "vmcp", what, ("enabled", "apd", "pdl"))
@@ -876,6 +879,8 @@ class _Normaliser:
             "evc_mode": self.string(c, "evc_mode", what, None),
         }
         ha_result: dict[str, Any] = result["ha"]
+        ha_result["options"] = self.ha_options(ha, f"the HA of {what}")
+        result |= self.drs_rules(c, what, host_names)
         ha_result |= {
             "isolation_response": self.string(
                 ha, "isolation_response", f"the HA of {what}", "powerOff", ISOLATION_RESPONSES
@@ -915,6 +920,93 @@ class _Normaliser:
                 master = False
         self.clusters[name] = result
         return result
+
+    def ha_options(self, ha: dict[Any, Any], what: str) -> dict[str, str]:
+        """vSphere HA advanced options; true and false as vCenter writes them."""
+        options, line, _ = self.get(ha, "options", {})
+        if not isinstance(options, dict):
+            self.fail(line, f"'options' of {what} must be a mapping of option names to values")
+        result = {}
+        for key, value in options.items():
+            if not isinstance(key, str) or not key or isinstance(value, (dict, list)):
+                self.fail(
+                    _line_of(options, key) or line,
+                    f"option {key!r} of {what} must be a name with a number or text value",
+                )
+            result[key] = str(value).lower() if isinstance(value, bool) else str(value)
+        return result
+
+    def drs_rules(self, c: dict[Any, Any], what: str, hosts: set[str]) -> dict[str, Any]:
+        """DRS groups (of VMs or of hosts) and rules (VM-Host, VM-VM affinity or anti-affinity).
+
+        VM names are checked once the datacenter's VMs are known (check_rule_vms)."""
+        groups: list[dict[str, Any]] = []
+        kinds: dict[str, str] = {}
+        for g, g_line, i in self.items(c, "groups", what):
+            g = self.mapping(g, f"group #{i + 1} of {what}", g_line, ("name", "vms", "hosts"))
+            name = self.name(g, f"group #{i + 1} of {what}")
+            if name in kinds:
+                self.fail(g_line, f"two groups of {what} are named {name!r}")
+            vms = [m for m, _, _ in self.items(g, "vms", f"group {name}")]
+            hosts_of = [m for m, _, _ in self.items(g, "hosts", f"group {name}")]
+            if bool(vms) == bool(hosts_of):
+                self.fail(g_line, f"group {name} of {what} must list either vms or hosts")
+            kind = "vms" if vms else "hosts"
+            members = vms or hosts_of
+            for m in members:
+                if not isinstance(m, str) or (kind == "hosts" and m not in hosts):
+                    self.fail(
+                        g_line, f"group {name} of {what} names {m!r}, not a {kind[:-1]} of it"
+                    )
+            kinds[name] = kind
+            groups.append({"name": name, "vms": members if kind == "vms" else [],
+                           "hosts": members if kind == "hosts" else []})  # fmt: skip
+        rules: list[dict[str, Any]] = []
+        keys = (
+            "name", "enabled", "mandatory", "vm_group", "affine_host_group",
+            "anti_affine_host_group", "kind", "vms",
+        )  # fmt: skip
+        for r, r_line, i in self.items(c, "rules", what):
+            r = self.mapping(r, f"rule #{i + 1} of {what}", r_line, keys)
+            name = self.name(r, f"rule #{i + 1} of {what}")
+            rule = {
+                "name": name,
+                "enabled": self.boolean(r, "enabled", f"rule {name}", True),
+                "mandatory": self.boolean(r, "mandatory", f"rule {name}", False),
+                "kind": self.string(
+                    r, "kind", f"rule {name}", "vm-host", ("vm-host", "affinity", "anti-affinity")
+                ),
+                "vm_group": "",
+                "affine_host_group": "",
+                "anti_affine_host_group": "",
+                "vms": [],
+            }
+            if rule["kind"] == "vm-host":
+                rule["vm_group"] = self.string(r, "vm_group", f"rule {name}")
+                affine = self.string(r, "affine_host_group", f"rule {name}", "")
+                anti = self.string(r, "anti_affine_host_group", f"rule {name}", "")
+                if bool(affine) == bool(anti):
+                    self.fail(r_line, f"rule {name} of {what} needs exactly one host group")
+                for group, kind in ((rule["vm_group"], "vms"), (affine or anti, "hosts")):
+                    if kinds.get(group) != kind:
+                        self.fail(r_line, f"rule {name} of {what}: no group of {kind} {group!r}")
+                rule["affine_host_group"], rule["anti_affine_host_group"] = affine, anti
+            else:
+                rule["vms"] = [v for v, _, _ in self.items(r, "vms", f"rule {name}")]
+                if len(rule["vms"]) < 2:
+                    self.fail(r_line, f"rule {name} of {what} needs two VMs or more")
+            rules.append(rule)
+        return {"groups": groups, "rules": rules}
+
+    def check_rule_vms(self, cluster: dict[str, Any], vms: list[dict[str, Any]]) -> None:
+        """Every VM a group or rule names runs on a host of the cluster."""
+        hosts = {h["name"] for h in cluster["hosts"]}
+        here = {v["name"] for v in vms if v["host"] in hosts}
+        named = [n for g in cluster["groups"] for n in g["vms"]]
+        named += [n for r in cluster["rules"] for n in r["vms"]]
+        for vm in named:
+            if vm not in here:
+                self.fail(None, f"cluster {cluster['name']}: {vm!r} is not a VM of the cluster")
 
     def drs_options(self, drs: dict[Any, Any], what: str) -> dict[str, str]:
         """DRS advanced options: names to values, kept as the strings vCenter stores."""
@@ -1090,7 +1182,9 @@ class _Normaliser:
         device_name = device_name_given
         if device_name is None:
             device_name = model.name if model else f"Device {device_id:04x}"
-        passthrough = self.section(g, "passthrough", what, ("capable", "enabled", "active"))
+        passthrough = self.section(
+            g, "passthrough", what, ("capable", "enabled", "active", "hardware_label")
+        )
         enabled = self.boolean(passthrough, "enabled", f"the passthrough of {what}", False)
         default_type = "direct" if enabled else "sharedDirect" if offers_vgpu else "basic"
         graphics_type = self.string(g, "graphics_type", what, default_type, GPU_GRAPHICS_TYPES)
@@ -1114,6 +1208,9 @@ class _Normaliser:
                 "enabled": enabled,
                 "active": self.boolean(
                     passthrough, "active", f"the passthrough of {what}", enabled
+                ),
+                "hardware_label": self.string(
+                    passthrough, "hardware_label", f"the passthrough of {what}", ""
                 ),
             },
             "graphics_type": graphics_type,
@@ -1596,7 +1693,7 @@ class _Normaliser:
                 a,
                 f"an allowed device of {dyn_what}",
                 a_line,
-                ("vendor_id", "device_id"),
+                ("vendor_id", "device_id", "sub_vendor_id", "sub_device_id"),
                 ("device_id",),
             )
             allowed.append(
@@ -1606,6 +1703,13 @@ class _Normaliser:
                     ),
                     "device_id": self.integer(
                         a, "device_id", dyn_what, maximum=0xFFFF, hex_ok=True
+                    ),
+                    # None: the entry gives no such id (any matches)
+                    "sub_vendor_id": self.integer(
+                        a, "sub_vendor_id", dyn_what, None, maximum=0xFFFF, hex_ok=True
+                    ),
+                    "sub_device_id": self.integer(
+                        a, "sub_device_id", dyn_what, None, maximum=0xFFFF, hex_ok=True
                     ),
                 }
             )

@@ -250,10 +250,17 @@ func (e *estate) vmDevices(spec *VM, vm *simulator.VirtualMachine, host *hostEnt
 		case g.Dynamic != nil:
 			backing := &types.VirtualPCIPassthroughDynamicBackingInfo{CustomLabel: g.Dynamic.Label}
 			for _, a := range g.Dynamic.Allowed {
-				backing.AllowedDevice = append(backing.AllowedDevice, types.VirtualPCIPassthroughAllowedDevice{
+				allowed := types.VirtualPCIPassthroughAllowedDevice{
 					VendorId: int32(signed16(a.VendorID)),
 					DeviceId: int32(signed16(a.DeviceID)),
-				})
+				}
+				if a.SubVendorID != nil {
+					allowed.SubVendorId = int32(signed16(*a.SubVendorID))
+				}
+				if a.SubDeviceID != nil {
+					allowed.SubDeviceId = int32(signed16(*a.SubDeviceID))
+				}
+				backing.AllowedDevice = append(backing.AllowedDevice, allowed)
 			}
 			if g.Dynamic.Assigned != nil {
 				backing.AssignedId = *g.Dynamic.Assigned
