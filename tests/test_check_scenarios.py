@@ -59,7 +59,7 @@ _WHOLE_INVENTORY = "DATA-02"
 _NOT_COLLECTED = "GPU-08"
 # The K8S rules judge Kubernetes clusters, which no lab scenario holds: their failures
 # and passes are the Kubernetes scenarios' (tests/k8s, tests/test_k8s_scenarios.py).
-_KUBERNETES = {"K8S-01", "K8S-02", "K8S-04"}
+_KUBERNETES = {"K8S-01", "K8S-02", "K8S-03", "K8S-04"}
 
 
 def _scenario_tools() -> tuple[Callable[[Path], dict[str, Any]], Callable[[Any], Inventory]]:

@@ -148,3 +148,22 @@ def test_scan_replays_a_cassette_with_a_kubernetes_file(tmp_path: Path) -> None:
     k8s02 = [f for f in data["findings"] if f["rule"] == "K8S-02"]
     assert [f["status"] for f in k8s02] == ["fail"]
     assert data["kubernetes"][0]["cluster"] == "a-capacity"
+
+
+@pytest.mark.parametrize(
+    "name", [n for n in NAMES if "k8s03" in load(K8S_SCENARIOS[NAMES.index(n)])["expect"]]
+)
+def test_k8s03_passes_only_where_drs_keeps_each_pair_of_gpu_workers_apart(
+    name: str, tmp_path: Path
+) -> None:
+    scenario, result = audit(name, tmp_path)
+    found = finding(result, "K8S-03", name)
+    assert found.status == scenario["expect"]["k8s03"]
+    if "not_kept_apart" in scenario["expect"]:
+        assert found.evidence["not_kept_apart"] == scenario["expect"]["not_kept_apart"]
+
+
+def test_k8s03_says_drs_is_off(tmp_path: Path) -> None:
+    _, result = audit("a-holds", tmp_path)
+    message = finding(result, "K8S-03", "a-holds").message
+    assert message == "scen-a: DRS is off, so no VM-VM rule keeps them apart"

@@ -8,6 +8,7 @@ which VM each node is, and each host loss); without one, they give no verdict.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from typing import Any
 
@@ -190,3 +191,62 @@ def node_vm_found(ctx: Context) -> Iterator[Verdict]:
                 host=row.host,
                 severity=None if row.gpu_node else "low",
             )
+
+
+def not_kept_apart(ctx: Context, report: KubernetesReport) -> dict[str, list[str]]:
+    """vSphere cluster -> what keeps its GPU worker VMs of ``report`` from being kept
+    apart: DRS off, or each pair that no enabled VM-VM anti-affinity rule holds."""
+    workers: dict[str, list[str]] = {}
+    for row in report.nodes:
+        if row.gpu_node and row.vm and row.vsphere_cluster and row.power_state == "poweredOn":
+            workers.setdefault(row.vsphere_cluster, []).append(row.vm)
+    problems: dict[str, list[str]] = {}
+    for name, vms in sorted(workers.items()):
+        if len(vms) < 2:
+            continue
+        cluster = ctx.facts.clusters.get(name)
+        if cluster is None or not cluster.drs_enabled:
+            problems[name] = ["DRS is off, so no VM-VM rule keeps them apart"]
+            continue
+        apart = [set(r.vms) for r in cluster.vm_vm_rules if r.enabled and not r.affinity]
+        pairs = [
+            f"{a} and {b}"
+            for a, b in itertools.combinations(sorted(vms), 2)
+            if not any(a in rule and b in rule for rule in apart)
+        ]
+        if pairs:
+            problems[name] = pairs
+    return problems
+
+
+@rule(
+    id="K8S-03",
+    title="A Kubernetes cluster's GPU worker VMs have no DRS anti-affinity rule keeping them apart",
+    category="ha",
+    severity="medium",
+    object_kind="kubernetes-cluster",
+    rationale="""DRS places and moves VMs for load, and knows nothing of Kubernetes: without a
+        VM-VM anti-affinity rule it may put two GPU worker VMs of one Kubernetes cluster on one
+        ESXi host, whose loss then takes both (K8S-01 and K8S-02 judge where they run now, not
+        where DRS may move them). An enabled anti-affinity rule holding each pair of the
+        cluster's GPU worker VMs, in a cluster where DRS is on, keeps them on separate hosts.""",
+    remediation="""Create a DRS VM-VM anti-affinity rule ("Separate Virtual Machines") holding the
+        GPU worker VMs of each Kubernetes cluster, and keep DRS enabled.""",
+    references=(sources.K8S_ASSIGN_POD_NODE, sources.HA_HOW_IT_WORKS),
+)
+def gpu_workers_kept_apart(ctx: Context) -> Iterator[Verdict]:
+    for report in ctx.kubernetes:
+        located = {
+            r.vsphere_cluster
+            for r in report.nodes
+            if r.gpu_node and r.vm and r.vsphere_cluster and r.power_state == "poweredOn"
+        }
+        if not located:
+            continue
+        problems = not_kept_apart(ctx, report)
+        message = (
+            "; ".join(f"{c}: {', '.join(p)}" for c, p in problems.items())
+            if problems
+            else "an enabled DRS anti-affinity rule keeps each pair of GPU worker VMs apart"
+        )
+        yield Verdict(report.cluster, not problems, message, {"not_kept_apart": problems})
