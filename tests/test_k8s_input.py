@@ -158,3 +158,11 @@ def test_scan_refuses_a_missing_file(tmp_path: Path) -> None:
     result = scan(tmp_path, tmp_path / "absent.json")
     assert result.exit_code == 2
     assert "absent.json" in result.output
+
+
+def test_a_fleet_scan_refuses_kubernetes_files(tmp_path: Path) -> None:
+    targets = written(tmp_path, "targets: []\n", "targets.yaml")
+    k8s = written(tmp_path, kubectl_json(load(HOLDS)))
+    result = CliRunner().invoke(main, ["scan", "--targets", str(targets), "--kubernetes", str(k8s)])
+    assert result.exit_code == 2
+    assert "--targets cannot be combined with --kubernetes" in result.output
