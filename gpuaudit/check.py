@@ -7,11 +7,15 @@ failure into "waived"; an expired one stops applying and is reported).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, date, datetime
 
 from gpuaudit import __version__
 from gpuaudit.facts import Facts
 from gpuaudit.inventory import Inventory
+from gpuaudit.kube import Cluster as KubernetesCluster
+from gpuaudit.kube import KubernetesReport
+from gpuaudit.kube_sim import analyse_all
 from gpuaudit.policy import Policy
 from gpuaudit.progress import Progress, Step, ignore
 from gpuaudit.results import (
@@ -37,8 +41,10 @@ def run_checks(
     policy: Policy | None = None,
     today: date | None = None,
     progress: Progress | None = None,
+    kubernetes: Sequence[KubernetesCluster] = (),
 ) -> AuditResult:
-    """Check an inventory: findings for every rule (passes too), simulations, designs."""
+    """Check an inventory: findings for every rule (passes too), simulations, designs;
+    with ``kubernetes`` clusters, where their nodes run and where lost GPU pods go."""
     policy = policy or Policy.default()
     today = today or datetime.now(UTC).date()
     say = progress or ignore
@@ -56,7 +62,14 @@ def run_checks(
     if clusters:
         say(Step(SIMULATION_PHASE, len(clusters), len(clusters), "clusters"))
 
-    ctx = Context(facts=facts, policy=policy, simulations=simulations, today=today)
+    kube_reports: list[KubernetesReport] = []
+    try:
+        kube_reports = analyse_all(kubernetes, facts)
+    except Exception as exc:  # the audit goes on; the K8S rules then give no verdict
+        errors.append(RuleError("kubernetes", _describe(exc)))
+    ctx = Context(
+        facts=facts, policy=policy, simulations=simulations, today=today, kubernetes=kube_reports
+    )
     gaps = _gaps(inventory)
     findings: list[Finding] = []
     for spec in specs():
@@ -91,6 +104,7 @@ def run_checks(
         expired_waivers=policy.expired(today),
         errors=errors,
         designs=designs,
+        kubernetes=kube_reports,
     )
 
 

@@ -521,6 +521,15 @@ def _history_location(given: str | None, off: bool) -> str | None:
     help="The webhooks' JSON shape, unless a URL says format=... in its query.",
 )
 @click.option(
+    "--kubernetes",
+    "kubernetes",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="The JSON of 'kubectl get nodes,pods --all-namespaces -o json', one file per "
+    "Kubernetes cluster (repeatable): checks that Kubernetes can reschedule the GPU pods "
+    "of a lost host (docs/kubernetes.md).",
+)
+@click.option(
     "--targets",
     type=click.Path(dir_okay=False),
     help="Scan every vCenter in this YAML file concurrently, and write a fleet summary.",
@@ -548,6 +557,7 @@ def scan_command(
     targets: str | None,
     history: str | None,
     no_history: bool,
+    kubernetes: tuple[str, ...],
     **opts: Any,
 ) -> None:
     """Collect, check and report on one vCenter (or a saved inventory, or a fleet).
@@ -557,6 +567,7 @@ def scan_command(
       gpuaudit scan --demo
       GPUAUDIT_PASSWORD=... gpuaudit scan --server vc01.example.com --user audit@vsphere.local
       gpuaudit scan --from inventory.json --format json --format sarif
+      gpuaudit scan --from inventory.json --kubernetes prod-k8s.json
       gpuaudit scan --targets vcenters.yaml
     """
     from gpuaudit import pipeline
@@ -586,6 +597,7 @@ def scan_command(
                 ("--keep", keep),
                 ("--latest", latest),
                 ("--notify", notify),
+                ("--kubernetes", kubernetes),
             )
             if on
         ]
@@ -616,6 +628,7 @@ def scan_command(
         keep=keep,
         latest=latest,
         history=store,
+        kubernetes=kubernetes,
     )
     console.done()
     for warning in done.warnings:

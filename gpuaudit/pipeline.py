@@ -23,6 +23,7 @@ from gpuaudit.results import AuditResult
 if TYPE_CHECKING:
     from gpuaudit.diff import ReportDiff
     from gpuaudit.history import Store
+    from gpuaudit.kube import Cluster as KubernetesCluster
     from gpuaudit.policy import Policy
 
 # A stream takes one report: the JSON family is what a pipe reads.
@@ -65,6 +66,7 @@ def audit(
     keep: int | None = None,
     latest: bool = False,
     history: str | None = None,
+    kubernetes: Sequence[str] = (),
 ) -> ScanOutcome:
     """Audit ``source`` against ``policy`` and write ``formats`` to ``out``.
 
@@ -74,18 +76,20 @@ def audit(
     With ``create_baseline``, a ``baseline`` that does not exist yet is written
     from this scan, which then has no new findings. ``keep`` deletes all but the
     newest report sets of this server in the folder; ``latest`` points
-    gpuaudit-<server>-latest.<extension> at this scan's reports.
+    gpuaudit-<server>-latest.<extension> at this scan's reports. ``kubernetes``
+    names files of ``kubectl get nodes,pods -o json``, one per Kubernetes cluster.
     ``history``, a path or database URL, gives the findings their age and keeps
     the scan; a store that fails becomes a warning, never a lost report.
     Raises InputError, ConnectionFailed or ReportWriteError.
     """
     say = progress or (lambda _m: None)
     loaded_policy = load_policy(policy)
+    clusters = load_kubernetes(kubernetes)
     bootstrap = bool(create_baseline and baseline and not Path(baseline).exists())
     known = None if bootstrap else load_baseline(baseline)
     inventory = obtain(source, say)
     say("checking")
-    result = check(inventory, loaded_policy, policy, say)
+    result = check(inventory, loaded_policy, policy, say, clusters)
     keeper = Keeper(history)
     keeper.annotate(result, None if bootstrap else baseline)
     say("writing reports")
@@ -215,6 +219,18 @@ def load_policy(path: str | None) -> Policy | None:
         raise InputError(str(exc)) from exc
 
 
+def load_kubernetes(paths: Sequence[str]) -> list[KubernetesCluster]:
+    """The Kubernetes clusters of the files at ``paths``; raises InputError."""
+    if not paths:
+        return []
+    from gpuaudit.kube_read import KubernetesInputError, read_cluster
+
+    try:
+        return [read_cluster(path) for path in paths]
+    except KubernetesInputError as exc:
+        raise InputError(str(exc)) from exc
+
+
 def load_baseline(path: str | None) -> set[tuple[str, str]] | None:
     """The (rule, object) pairs failed in the baseline report at ``path``, or None."""
     if not path:
@@ -252,10 +268,11 @@ def check(
     policy: Policy | None,
     policy_source: str | None,
     progress: Progress | None = None,
+    kubernetes: Sequence[KubernetesCluster] = (),
 ) -> AuditResult:
     from gpuaudit.check import run_checks
 
-    result = run_checks(inventory, policy, progress=progress)
+    result = run_checks(inventory, policy, progress=progress, kubernetes=kubernetes)
     result.policy_source = policy_source
     return result
 

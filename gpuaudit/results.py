@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from gpuaudit.inventory import Inventory
+from gpuaudit.kube import KubernetesReport
 
 # Plain strings at run time, so that every report writes them as it always did;
 # the type checker holds each field to its values.
@@ -19,7 +20,17 @@ Severity = Literal["critical", "high", "medium", "low", "info"]  # worst first
 Status = Literal["fail", "waived", "pass"]  # the order reports list findings in
 Category = Literal["ha", "vmotion", "gpu", "storage", "design", "data", "monitoring", "licensing"]
 # What a rule examines; "inventory" is the whole of what was read.
-ObjectKind = Literal["cluster", "host", "gpu", "vm", "datastore", "vcenter", "inventory"]
+ObjectKind = Literal[
+    "cluster",
+    "host",
+    "gpu",
+    "vm",
+    "datastore",
+    "vcenter",
+    "inventory",
+    "kubernetes-cluster",  # one Kubernetes cluster given with scan --kubernetes
+    "kubernetes-node",
+]
 
 SEVERITIES: tuple[Severity, ...] = get_args(Severity)
 STATUSES: tuple[Status, ...] = get_args(Status)
@@ -28,7 +39,7 @@ OBJECT_KINDS: tuple[ObjectKind, ...] = get_args(ObjectKind)
 
 
 # Bumped whenever a rule is added, removed, or changes meaning.
-RULES_VERSION = "2026.12.2"
+RULES_VERSION = "2026.12.3"
 
 
 def severity_rank(severity: str) -> int:
@@ -230,6 +241,8 @@ class AuditResult:
     # finding of unknown age is absent.
     first_seen: dict[str, str] = field(default_factory=dict)
     history: ScanHistory | None = None  # None: no history store was used
+    # One section per Kubernetes cluster given (scan --kubernetes); empty without one.
+    kubernetes: list[KubernetesReport] = field(default_factory=list)
 
     def failed(self) -> list[Finding]:
         return [f for f in self.findings if f.failed]

@@ -57,6 +57,9 @@ _WHOLE_INVENTORY = "DATA-02"
 # Read-only role: in a scenario it is never examined, and its failures are judged on
 # saved inventories in tests/test_rules_drift.py.
 _NOT_COLLECTED = "GPU-08"
+# The K8S rules judge Kubernetes clusters, which no lab scenario holds: their failures
+# and passes are the Kubernetes scenarios' (tests/k8s, tests/test_k8s_scenarios.py).
+_KUBERNETES = {"K8S-01", "K8S-02", "K8S-03", "K8S-04"}
 
 
 def _scenario_tools() -> tuple[Callable[[Path], dict[str, Any]], Callable[[Any], Inventory]]:
@@ -155,11 +158,13 @@ def test_broken_has_a_failure_and_a_twin_for_every_rule() -> None:
         if e["fail"] and e["pass"]
     }
     rules = {r.id for r in catalogue() if r.object_kind != _VCENTER}
-    assert rules - listed == {_WHOLE_INVENTORY, _NOT_COLLECTED}
+    assert rules - listed == {_WHOLE_INVENTORY, _NOT_COLLECTED, *_KUBERNETES}
 
 
 # GPU-08: test_gpu08_gives_no_verdict_where_the_versions_were_not_read.
-@pytest.mark.parametrize("rule", sorted({r.id for r in catalogue()} - {_NOT_COLLECTED}))
+@pytest.mark.parametrize(
+    "rule", sorted({r.id for r in catalogue()} - {_NOT_COLLECTED, *_KUBERNETES})
+)
 def test_broken_rule_fails_exactly_where_expected(rule: str) -> None:
     path = twin_scenario(rule)
     scenario, result = check(path, TWIN_SCENARIOS[path]())
@@ -190,7 +195,7 @@ def test_broken_result_is_plain_data() -> None:
         rules |= {f["rule"] for f in data["findings"]}
         assert all(f["status"] in ("pass", "fail") for f in data["findings"])
     # GPU-08 has nothing to judge where the vGPU manager version cannot be read.
-    assert rules == {r.id for r in catalogue()} - {_NOT_COLLECTED}
+    assert rules == {r.id for r in catalogue()} - {_NOT_COLLECTED, *_KUBERNETES}
 
 
 def test_broken_simulation_orders_restarts_by_priority() -> None:

@@ -42,6 +42,8 @@ PUBLISHERS = {
     "blogs.vmware.com",
     "pubs.vmware.com",
     "developer.vmware.com",
+    # The Kubernetes project's documentation, for the K8S rules
+    "kubernetes.io",
 }
 
 

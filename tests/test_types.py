@@ -18,6 +18,9 @@ ROOT = Path(__file__).resolve().parent.parent
 # The layers that touch neither pyVmomi nor an openpyxl workbook.
 STRICT = {
     "gpuaudit.errors",
+    "gpuaudit.kube",
+    "gpuaudit.kube_sim",
+    "gpuaudit.kube_read",
     "gpuaudit.policy_file",
     "gpuaudit.pipeline",
     "gpuaudit.inventory",
@@ -111,6 +114,8 @@ def test_the_closed_sets_keep_their_values_and_order() -> None:
         "datastore",
         "vcenter",
         "inventory",
+        "kubernetes-cluster",
+        "kubernetes-node",
     )
     assert all(type(v) is str for v in results.SEVERITIES + results.STATUSES)
 

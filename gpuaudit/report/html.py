@@ -35,6 +35,7 @@ from gpuaudit.report.actions import finding_id, top_actions
 from gpuaudit.report.age import finding_age, has_ages
 from gpuaudit.report.capacity import build_chart
 from gpuaudit.report.json_report import REPORT_SCHEMA_VERSION
+from gpuaudit.report.kubernetes import cluster_views
 from gpuaudit.report.operations import SPARK_HEIGHT, SPARK_WIDTH, operations_view
 from gpuaudit.report.summary import DESIGNS, ClusterSummary, parse_time, summarize, tolerance
 from gpuaudit.report.tables import Table, Value, inventory_tables
@@ -216,6 +217,7 @@ def render_html(result: AuditResult) -> str:
         charts=charts,
         worst=worst,
         tables=tables,
+        kubernetes=cluster_views(result.kubernetes),
         ops=operations_view(inv),
         licences=summary.licences,
         spark_w=SPARK_WIDTH,

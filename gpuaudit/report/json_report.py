@@ -68,6 +68,10 @@ def render_json(result: AuditResult) -> dict[str, Any]:
         "errors": result.errors,
         "inventory": inv.to_dict(),
     }
+    if result.kubernetes:  # only with scan --kubernetes: other reports stay as they were
+        doc["kubernetes"] = [
+            {**dataclasses.asdict(k), "k8s_02_holds": k.holds} for k in result.kubernetes
+        ]
     # A round trip turns dataclasses into objects, tuples into lists and anything
     # a rule put in its evidence that JSON cannot hold into a string. Compact, so
     # that the C encoder does it.

@@ -16,6 +16,7 @@ from typing import Any
 
 from gpuaudit.report.actions import finding_id, top_actions
 from gpuaudit.report.age import finding_age
+from gpuaudit.report.kubernetes import displaced_table, nodes_table
 from gpuaudit.report.summary import summarize
 from gpuaudit.report.tables import (
     DATE,
@@ -236,6 +237,12 @@ def audit_tables(result: AuditResult, report_version: int) -> list[Table]:
     vms = vms_table(inv)
     hosts = hosts_table(inv)
     datastores = datastores_table(inv)
+    # Only with Kubernetes clusters given: other workbooks keep their sheets.
+    kubernetes = (
+        [nodes_table(result.kubernetes), displaced_table(result.kubernetes)]
+        if result.kubernetes
+        else []
+    )
     return [
         summary_table(result, summary),
         top_actions_table(result),
@@ -265,5 +272,6 @@ def audit_tables(result: AuditResult, report_version: int) -> list[Table]:
         licences_table(summary),
         _by_host(host_licences_table(inv), server, host_morefs),
         _joinable(gaps_table(inv), server, lambda r: [], []),
+        *kubernetes,
         about_table(result, report_version),
     ]

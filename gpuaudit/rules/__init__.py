@@ -18,6 +18,7 @@ from gpuaudit.rules import (  # noqa: F401
     gpu,
     ha,
     ha_health,
+    kubernetes,
     licensing,
     monitoring,
     storage,

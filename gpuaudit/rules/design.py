@@ -30,6 +30,7 @@ from gpuaudit.inventory import Cluster
 from gpuaudit.policy import Intent
 from gpuaudit.results import Severity, severity_rank
 from gpuaudit.rules import scopes, sources
+from gpuaudit.rules.kubernetes import n_plus_one
 from gpuaudit.rules.registry import Context, Outcome, rule
 
 _PASSTHROUGH = {"passthrough", "dynamic"}
@@ -148,7 +149,43 @@ def classify_all(f: F.Facts) -> dict[str, str]:
 )
 def scenario(ctx: Context, cluster: Cluster) -> Outcome:
     design = observe(ctx.facts, cluster.name)
-    return Outcome(design.scenario != "other", design.summary, design.evidence())
+    evidence = design.evidence()
+    summary = design.summary
+    if design.scenario in ("A", "C"):
+        said, evidence["kubernetes"] = kubernetes_restarts(ctx, cluster.name)
+        summary = f"{summary}; {said}"
+    return Outcome(design.scenario != "other", summary, evidence)
+
+
+def kubernetes_restarts(ctx: Context, cluster: str) -> tuple[str, dict[str, Any]]:
+    """Designs A and C assume Kubernetes reschedules the GPU work of a lost host: whether
+    K8S-02 holds for the Kubernetes clusters whose nodes are this cluster's GPU VMs."""
+    gpu_vms = {vm.name for vm in ctx.facts.cluster_gpu_vms(cluster)}
+    if not ctx.kubernetes:
+        return (
+            "that Kubernetes reschedules the GPU pods of a lost host is unchecked "
+            "(no Kubernetes cluster given: scan --kubernetes)",
+            {"checked": False},
+        )
+    verdicts: dict[str, bool] = {}
+    lines = []
+    for report in ctx.kubernetes:
+        if not any(r.vm in gpu_vms for r in report.nodes):
+            continue
+        holds, why = n_plus_one(report)
+        verdicts[report.cluster] = holds
+        lines.append(
+            f"Kubernetes cluster {report.cluster}: K8S-02 holds"
+            if holds
+            else f"Kubernetes cluster {report.cluster}: K8S-02 fails ({why})"
+        )
+    if not lines:
+        return (
+            "its GPU VMs are nodes of none of the Kubernetes clusters given: that Kubernetes "
+            "reschedules their work is unchecked",
+            {"checked": False},
+        )
+    return "; ".join(lines), {"checked": True, "k8s_02_holds": verdicts}
 
 
 def recommendation(intent: Intent) -> tuple[str, list[str]]:

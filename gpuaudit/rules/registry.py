@@ -36,10 +36,11 @@ from gpuaudit.results import (
 
 if TYPE_CHECKING:
     from gpuaudit.facts import Facts
+    from gpuaudit.kube import KubernetesReport
     from gpuaudit.policy import Policy
     from gpuaudit.simulate import Simulated
 
-_ID = re.compile(r"^[A-Z]+-\d{2}$")
+_ID = re.compile(r"^[A-Z][A-Z0-9]*-\d{2}$")  # HA-01, K8S-01
 # A reference is given as a Reference or as a (title, url) pair.
 Cited = Reference | tuple[str, str]
 T = TypeVar("T")
@@ -69,6 +70,8 @@ class Context:
     policy: Policy
     simulations: dict[str, Simulated]  # cluster name -> its host-failure simulation
     today: date
+    # The Kubernetes clusters given (scan --kubernetes), analysed; empty without one.
+    kubernetes: list[KubernetesReport] = field(default_factory=list)
     memo: dict[Hashable, Any] = field(default_factory=dict, init=False, repr=False)
 
     def once(self, key: Hashable, compute: Callable[[], T]) -> T:

@@ -163,3 +163,22 @@ NVIDIA_AI_ENTERPRISE_VMWARE = Reference(
     "NVIDIA AI Enterprise: Deployment Guide for VMware vSphere",
     "https://docs.nvidia.com/ai-enterprise/deployment/vmware/latest/overview.html",
 )
+
+# --- Kubernetes and the NVIDIA GPU Operator ---------------------------------------------
+
+K8S_SCHEDULING_GPUS = Reference(
+    "Kubernetes documentation: Schedule GPUs",
+    "https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/",
+)
+K8S_ASSIGN_POD_NODE = Reference(
+    "Kubernetes documentation: Assigning Pods to Nodes (nodeSelector, node affinity)",
+    "https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/",
+)
+K8S_TAINTS = Reference(
+    "Kubernetes documentation: Taints and Tolerations",
+    "https://kubernetes.io/docs/concepts/configuration/taint-and-toleration/",
+)
+NVIDIA_GPU_OPERATOR_MIG = Reference(
+    "NVIDIA GPU Operator: GPU Operator with MIG (MIG strategies and resources)",
+    "https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-mig.html",
+)
