@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pyVim.connect import Disconnect, SmartConnect
 from pyVmomi import vim, vmodl
 
 from gpuaudit import scan
@@ -20,7 +21,7 @@ from gpuaudit.rules import stun
 from gpuaudit.rules.registry import Outcome
 from tests.builders import Estate, context
 from tests.conftest import CASSETTES, SCENARIOS
-from tests.lab.scenario import load_scenario
+from tests.lab.scenario import ScenarioError, load_scenario
 
 POINTS = [StunEstimate(10_000, 80), StunEstimate(25_000, 35), StunEstimate(100_000, 12)]
 
@@ -262,3 +263,44 @@ def test_the_recorded_model_verdicts_would_have_been_the_opposite(recorded: Inve
             assert outcome is not None
             assert outcome.passed is (vm.name == "vc-mid")
             assert outcome.evidence["estimate_source"] == "gpuaudit's model"
+
+
+# The lab: the patched simulator serves the estimates over SOAP.
+
+
+def test_the_scenario_refuses_two_estimates_at_one_bandwidth(tmp_path: Path) -> None:
+    text = (SCENARIOS / "stuntime.yaml").read_text(encoding="utf-8")
+    doubled = text.replace(
+        "{bandwidth_mbps: 25000, stun_s: 35}", "{bandwidth_mbps: 10000, stun_s: 35}"
+    )
+    assert doubled != text
+    path = tmp_path / "doubled.yaml"
+    path.write_text(doubled, encoding="utf-8")
+    with pytest.raises(ScenarioError, match="two stun estimates at 10000 Mbps"):
+        load_scenario(path)
+
+
+@pytest.mark.live
+def test_the_lab_serves_vcenters_estimates_to_query_config_target(lab_factory: Any) -> None:
+    lab = lab_factory("stuntime")
+    si = SmartConnect(
+        protocol="http", host=lab.host, port=lab.port, user=lab.user, pwd=lab.password
+    )
+    try:
+        content = si.RetrieveContent()
+        view = content.viewManager.CreateContainerView(
+            content.rootFolder, [vim.ClusterComputeResource], True
+        )
+        cluster = next(c for c in view.view if c.name == "stun-vc")
+        host = next(h for h in cluster.host if h.name == "vc-esx02")
+        answer = cluster.environmentBrowser.QueryConfigTarget(host=host)
+        served = {
+            p.profileName: sorted((e.migrationBW, e.stunTime) for e in p.stunTimeEstimates)
+            for p in answer.vgpuProfileInfo
+        }
+        assert served["grid_l40s-24q"] == [
+            (10_000, scenario_estimate("vc-esx02", "grid_l40s-24q", 10_000)),
+            (25_000, scenario_estimate("vc-esx02", "grid_l40s-24q", 25_000)),
+        ]
+    finally:
+        Disconnect(si)

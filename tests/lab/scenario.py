@@ -1139,14 +1139,15 @@ class _Normaliser:
                 self.fail(line, f"{label} has an empty name")
             if any(q["name"] == name for q in profiles):
                 self.fail(line, f"{what} lists vGPU profile {name!r} twice")
-            profiles.append(
-                {
-                    "name": name,
-                    "migrate": self.boolean(p, "migrate", f"vGPU profile {name} of {what}", True),
-                    "suspend": self.boolean(p, "suspend", f"vGPU profile {name} of {what}", True),
-                    "stun_estimates": self.stun_estimates(p, f"vGPU profile {name} of {what}"),
-                }
-            )
+            profile = {
+                "name": name,
+                "migrate": self.boolean(p, "migrate", f"vGPU profile {name} of {what}", True),
+                "suspend": self.boolean(p, "suspend", f"vGPU profile {name} of {what}", True),
+            }
+            estimates = self.stun_estimates(p, f"vGPU profile {name} of {what}")
+            if estimates:  # only where given: most scenarios have none
+                profile["stun_estimates"] = estimates
+            profiles.append(profile)
         return profiles
 
     def stun_estimates(self, p: dict[Any, Any], what: str) -> list[dict[str, int]]:
