@@ -22,6 +22,10 @@ PAGE_OPERATION = "ContinueRetrievePropertiesEx"
 # QueryPerf calls after the first are pages of one query: the server's
 # maxQueryMetrics decides how many hosts each carries.
 PAGED_QUERY = "QueryPerf"
+# QueryConfigTarget asks for vCenter's stun time estimates once per (vGPU cluster,
+# ESXi build, GPU model): it grows with the clusters, not with the VMs, and is
+# counted beside the pages, not in the fixed bound.
+PER_GROUP_CALL = "QueryConfigTarget"
 
 
 @dataclass
@@ -37,10 +41,12 @@ class Traffic:
         ops = self.operations - earlier.operations
         soap = {k: v for k, v in ops.items() if not k.startswith("GET ")}
         pages = soap.get(PAGE_OPERATION, 0) + max(0, soap.get(PAGED_QUERY, 0) - 1)
+        per_group = soap.get(PER_GROUP_CALL, 0)
         return {
             "soap_requests": sum(soap.values()),
             "pages": pages,
-            "requests_less_pages": sum(soap.values()) - pages,
+            "stun_estimate_calls": per_group,
+            "requests_less_pages": sum(soap.values()) - pages - per_group,
             "http_gets": sum(v for k, v in ops.items() if k.startswith("GET ")),
             "bytes_received": self.bytes_received - earlier.bytes_received,
             "bytes_sent": self.bytes_sent - earlier.bytes_sent,

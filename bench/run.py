@@ -394,6 +394,8 @@ def markdown(report: dict[str, Any], command: str) -> str:
         "aside: it is a plain GET), login and logout included, with the pages in",
         "brackets: ContinueRetrievePropertiesEx, and every QueryPerf after the first (each",
         "carries as many hosts' GPU counters as the server's maxQueryMetrics allows).",
+        "The bound leaves out QueryConfigTarget, one call per vGPU cluster, ESXi build",
+        "and GPU model for vCenter's stun time estimates.",
         "",
     ]
     if len(scales) > 1:

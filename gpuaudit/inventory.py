@@ -202,6 +202,14 @@ class VgpuProfile:
 
 
 @dataclass
+class StunEstimate:
+    """vCenter's estimate of a vGPU profile's vMotion stun time at one migration bandwidth."""
+
+    bandwidth_mbps: int  # VirtualMachineVMotionStunTimeInfo.migrationBW
+    stun_s: int  # stunTime
+
+
+@dataclass
 class StorageAdapter:
     device: str  # vmhbaN
     kind: str  # fc, fcoe, iscsi, sas, block, pscsi, pcie, rdma, tcp, other
@@ -284,6 +292,12 @@ class Host:
     # None when not read.
     bios_version: str | None = None
     bios_release_date: str | None = None
+    # vCenter's vMotion stun time estimates (vgpuProfileInfo[].stunTimeEstimates of
+    # QueryConfigTarget, 8.0 U2), profile -> points by bandwidth, read from host
+    # stun_estimates_host, which runs the same ESXi build and GPU model in the same
+    # cluster; {} and None when vCenter was not asked or gave none.
+    stun_estimates: dict[str, list[StunEstimate]] = field(default_factory=dict)
+    stun_estimates_host: str | None = None
 
     @property
     def connected(self) -> bool:

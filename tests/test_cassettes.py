@@ -21,7 +21,8 @@ from tests.lab.scenario import load_scenario
 
 # A full collection, whatever the estate's size, makes at most this many SOAP
 # requests plus pages: the ContinueRetrievePropertiesEx calls, and every QueryPerf
-# after the first (the server's maxQueryMetrics sets how many hosts one carries).
+# after the first (the server's maxQueryMetrics sets how many hosts one carries),
+# plus one QueryConfigTarget per (vGPU cluster, ESXi build, GPU model).
 REQUEST_BOUND = 25
 # The telemetry's own bound: at most one QueryPerf call per 50 GPU hosts at the default limit.
 HOSTS_PER_QUERY = 50
@@ -45,7 +46,8 @@ def test_request_count_is_bounded(name: str) -> None:
     soap = [c for c in calls if c]  # the version negotiation GET has no SOAP body
     batches = soap.count("QueryPerf")
     pages = soap.count("ContinueRetrievePropertiesEx") + max(0, batches - 1)
-    assert len(soap) - pages <= REQUEST_BOUND, soap
+    per_group = soap.count("QueryConfigTarget")  # bounded below, per cluster and build
+    assert len(soap) - pages - per_group <= REQUEST_BOUND, soap
     # QueryPerf grows by one call per 50 connected GPU hosts, never one per host.
     inventory = expected_inventory(load_scenario(SCENARIOS / f"{name}.yaml"))
     gpu_hosts = sum(1 for h in inventory.hosts if h.gpus and h.connected)
@@ -61,7 +63,31 @@ def test_request_count_is_bounded(name: str) -> None:
     # vgpu.hotmigrate.enabled, and the QueryPerf limit when there are GPU counters to read.
     limit_read = inventory.telemetry.metrics_per_query is not None
     assert soap.count("QueryOptions") == (0 if esxi else 1 + limit_read)
+    # vCenter's stun time estimates: one QueryConfigTarget per (cluster, ESXi build, GPU
+    # model) among the connected 8.0.2+ GPU hosts of the clusters running a vGPU VM.
+    assert soap.count("QueryConfigTarget") == _stun_estimate_groups(inventory)
     assert soap[-1] == "Logout"  # the session is always ended
+
+
+def _stun_estimate_groups(inventory: Inventory) -> int:
+    if inventory.vcenter.standalone_esxi or _numbers(inventory.vcenter.api_version) < (8, 0, 2):
+        return 0
+    clusters = {
+        vm.cluster
+        for vm in inventory.vms
+        if vm.power_state == "poweredOn" and any(g.kind == "vgpu" for g in vm.gpus)
+    }
+    return len(
+        {
+            (h.cluster, h.build, frozenset(g.model for g in h.gpus))
+            for h in inventory.hosts
+            if h.cluster in clusters and h.connected and h.gpus and _numbers(h.version) >= (8, 0, 2)
+        }
+    )
+
+
+def _numbers(version: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in version.split(".") if n.isdigit())
 
 
 @pytest.mark.parametrize("name", RECORDED)

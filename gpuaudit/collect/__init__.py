@@ -1,7 +1,9 @@
 """The collector: the only part of gpuaudit that touches pyVmomi.
 
 ``collect(si)`` reads a vCenter (or a standalone ESXi host) in a fixed number of
-SOAP requests, whatever its size, and returns a plain-data Inventory. What it
+SOAP requests, whatever its size, and returns a plain-data Inventory; vCenter's
+vGPU stun time estimates add one QueryConfigTarget call per (cluster, ESXi build,
+GPU model) of the vGPU clusters on 8.0.2 or later (collect.stunestimates). What it
 cannot read (a disconnected host, a property the account may not see, a field
 the negotiated API version lacks) becomes a Gap in the inventory, never an
 exception.
@@ -27,6 +29,7 @@ from gpuaudit.collect.retrieve import (
     retrieve_objects,
 )
 from gpuaudit.collect.storage import HostLunPaths, build_datastore, host_lun_paths
+from gpuaudit.collect.stunestimates import collect_stun_estimates
 from gpuaudit.collect.vms import build_cluster, build_vm, device_candidates
 from gpuaudit.inventory import (
     VGPU_MANAGER_CALL,
@@ -62,7 +65,13 @@ def collect(
         _read_devices(content, objects, say)
         inv.vcenter.vgpu_hotmigrate_enabled = _hotmigrate(content, inv)
         _assemble(inv, objects)
+        browsers = {
+            o.name: o.get("environmentBrowser")
+            for o in objects.values()
+            if o.kind == "ClusterComputeResource" and o.get("environmentBrowser") is not None
+        }
         del objects
+    collect_stun_estimates(si._stub, inv, browsers, si._stub.version)
     say("reading GPU telemetry and licences")
     collect_operations(si, content, inv, telemetry_window, say)
     _version_gaps(inv, si._stub.version)

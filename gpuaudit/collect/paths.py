@@ -60,7 +60,15 @@ VM_DEVICE_PATHS = ("config.hardware.device", "config.extraConfig")
 
 # summary is read whole: ClusterComputeResource.summary is declared as
 # ComputeResourceSummary, so vCenter refuses "summary.currentEVCModeKey".
-CLUSTER_PATHS = ("name", "parent", "configurationEx", "configIssue", "summary")
+# environmentBrowser is the reference to ask for vCenter's stun time estimates.
+CLUSTER_PATHS = (
+    "name",
+    "parent",
+    "configurationEx",
+    "configIssue",
+    "summary",
+    "environmentBrowser",
+)
 
 DATASTORE_PATHS = ("name", "parent", "summary", "host", "info")
 

@@ -19,22 +19,35 @@ destination is the slowest eligible host, because DRS or maintenance mode may pi
 any of them (the stun-time limit page of vSphere 8.0 U2 says the estimate follows
 the destination's bandwidth at migration time). tests/test_rules_stun.py checks
 that the model reproduces every figure above within 1 s.
+
+vCenter 8.0 U2 and later publishes its own estimates per vGPU profile (C- and
+Q-series) at a few bandwidths: where the VM's host has them for every vGPU of the
+VM, they replace the model, summed over the VM's vGPUs as vCenter sums them.
+Between two published bandwidths the time is interpolated linearly in the
+bandwidth: the stun time falls like a fixed part plus a part over the bandwidth,
+a convex curve, so the straight line between two points lies above it and never
+makes the estimate optimistic. Above the highest bandwidth the highest point's
+time stays (no extrapolation downward); below the lowest, its time scales up
+with the lowest bandwidth over the path's, as the whole time were transfer.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from gpuaudit import catalog
 from gpuaudit import facts as F
 from gpuaudit import vgpu_releases as R
-from gpuaudit.inventory import Cluster, GpuAttachment, Host, Vm
+from gpuaudit.inventory import Cluster, GpuAttachment, Host, StunEstimate, Vm
 from gpuaudit.results import Reference
 from gpuaudit.rules import scopes, sources
 from gpuaudit.rules.drs import DEFAULT_STUN_TOLERATED_S, REFERENCES, STUN_TOLERATED
 from gpuaudit.rules.registry import Context, Outcome, rule
 
 REFERENCE_BANDWIDTH_MBPS = 10_000
+VCENTER = "vCenter's estimate"
+MODEL = "gpuaudit's model"
 
 
 @dataclass(frozen=True)
@@ -82,6 +95,33 @@ def vmotion_bandwidth_mbps(host: Host) -> int | None:
     return max(speeds) if speeds else None
 
 
+def interpolate(points: list[StunEstimate], bandwidth_mbps: int) -> float:
+    """vCenter's stun time at ``bandwidth_mbps`` from its points (see the module docstring)."""
+    ordered = sorted(points, key=lambda p: p.bandwidth_mbps)
+    low, high = ordered[0], ordered[-1]
+    if bandwidth_mbps >= high.bandwidth_mbps:
+        return float(high.stun_s)
+    if bandwidth_mbps <= low.bandwidth_mbps:
+        return low.stun_s * low.bandwidth_mbps / bandwidth_mbps
+    for left, right in itertools.pairwise(ordered):
+        if left.bandwidth_mbps <= bandwidth_mbps <= right.bandwidth_mbps:
+            share = (bandwidth_mbps - left.bandwidth_mbps) / (
+                right.bandwidth_mbps - left.bandwidth_mbps
+            )
+            return left.stun_s + share * (right.stun_s - left.stun_s)
+    return float(low.stun_s)  # not reached: the points cover the range
+
+
+def vcenter_seconds(host: Host, vgpus: list[GpuAttachment], bandwidth_mbps: int) -> float | None:
+    """vCenter's stun time of the VM's vGPUs on ``host``, summed; None unless it gives
+    estimates for every one of them."""
+    table = {name.lower(): points for name, points in host.stun_estimates.items() if points}
+    wanted = [(a.profile or "").lower() for a in vgpus]
+    if not table or not all(p in table for p in wanted):
+        return None
+    return sum(interpolate(table[p], bandwidth_mbps) for p in wanted)
+
+
 def tolerated_s(cluster: Cluster | None) -> tuple[int, str]:
     """The cluster's tolerated stun time and where it comes from."""
     value = (cluster.drs_options if cluster else {}).get(STUN_TOLERATED)
@@ -104,11 +144,14 @@ def tolerated_s(cluster: Cluster | None) -> tuple[int, str]:
         model fitted to VMware's published stun times (ESXi 6.7: about 7.5 s per GB at 10 GbE;
         ESXi 7.0 and later, worst case: about 2.8 s per GB). DRS and maintenance mode skip a
         VM whose stun time exceeds {STUN_TOLERATED} (default {DEFAULT_STUN_TOLERATED_S} s),
-        and ESXi 6.7 U1 and U2 abort such a vMotion. vCenter's own estimates
-        (stunTimeEstimates, 8.0 U2) come only from EnvironmentBrowser.QueryConfigTarget, a
-        call per host, and the per-VM stun time limit of 8.0 U2 is not a VM property the API
-        exposes: neither can be read in the bulk retrieval, so the cluster's tolerance is the
-        limit judged.""",
+        and ESXi 6.7 U1 and U2 abort such a vMotion. Where vCenter 8.0 U2 or later publishes
+        its own estimate for the VM's profiles (stunTimeEstimates of
+        EnvironmentBrowser.QueryConfigTarget, read once per cluster, ESXi build and GPU
+        model), that estimate is used instead, interpolated linearly between its bandwidths,
+        never below the time of its highest bandwidth and scaled up below its lowest; the
+        message says which source it used. The per-VM stun time limit of 8.0 U2 is no
+        documented API property (VirtualMachineConfigInfo in pyVmomi 9 has none), so the
+        cluster's tolerance is the limit judged.""",
     remediation=f"""Put the vMotion network of the VM's host and of the hosts offering its
         profile on 25 GbE or faster (or several vMotion adapters), use a smaller profile, or
         raise {STUN_TOLERATED} (and the VM's stun time limit) above the estimate if the
@@ -131,8 +174,8 @@ def stun_time(ctx: Context, vm: Vm) -> Outcome | None:
         return None  # vMotion needs a vCenter and a cluster to move within
     sizes = [migrate_data_mb(a) for a in vgpus]
     source_bw = vmotion_bandwidth_mbps(host)
-    if any(mb is None for mb, _ in sizes) or source_bw is None:
-        return None  # an unknown profile, or VM-04 and VM-07 judge the missing bandwidth
+    if source_bw is None:
+        return None  # VM-04 and VM-07 judge the missing bandwidth
     wanted = [p.lower() for p in F.profiles(vm)]
     targets = [
         h
@@ -146,9 +189,15 @@ def stun_time(ctx: Context, vm: Vm) -> Outcome | None:
     # With no destination's bandwidth known, the source's still bounds the estimate below.
     dest_bw, dest = destinations[0] if destinations else (None, None)
     bandwidth = min(source_bw, dest_bw or source_bw)
+    by_vcenter = vcenter_seconds(host, vgpus, bandwidth)
+    if by_vcenter is None and any(mb is None for mb, _ in sizes):
+        return None  # an unknown profile, and no estimate of vCenter's for it
     data_mb = sum(mb or 0 for mb, _ in sizes)
-    model = model_for(R.esxi_release(host.version, host.build))
-    estimate = round(model.seconds(data_mb / 1024, bandwidth))
+    if by_vcenter is not None:
+        estimate, estimated_by = round(by_vcenter), VCENTER
+    else:
+        model = model_for(R.esxi_release(host.version, host.build))
+        estimate, estimated_by = round(model.seconds(data_mb / 1024, bandwidth)), MODEL
     cluster = next((c for c in f.inventory.clusters if c.name == cluster_name), None)
     limit, limit_source = tolerated_s(cluster)
     evidence = {
@@ -158,22 +207,25 @@ def stun_time(ctx: Context, vm: Vm) -> Outcome | None:
         "slowest_destination": dest,
         "destination_bandwidth_mbps": dest_bw,
         "estimated_stun_s": estimate,
+        "estimate_source": estimated_by,
+        "vcenter_estimates_from": host.stun_estimates_host if by_vcenter is not None else None,
         "tolerated_s": limit,
         "tolerated_from": limit_source,
         "destinations_bandwidth_unknown": [name for bw, name in known if bw is None],
     }
-    path = f"for {data_mb / 1024:g} GB of vGPU data at {bandwidth / 1000:g} Gb/s"
+    if by_vcenter is not None:
+        path = f"at {bandwidth / 1000:g} Gb/s"
+    else:
+        path = f"for {data_mb / 1024:g} GB of vGPU data at {bandwidth / 1000:g} Gb/s"
     if dest is None:
         if estimate <= limit:
             return None  # VM-07 reports the unknown bandwidth of the destinations
         message = (
-            f"estimated stun time at least {estimate} s {path} (the vMotion bandwidth of "
-            f"every destination is unknown) exceeds the tolerated {limit} s"
+            f"estimated stun time at least {estimate} s ({estimated_by}) {path} (the vMotion "
+            f"bandwidth of every destination is unknown) exceeds the tolerated {limit} s"
         )
         return Outcome(False, message, evidence)
-    path += f" to {dest}"
+    stated = f"estimated stun time {estimate} s ({estimated_by}) {path} to {dest}"
     if estimate > limit:
-        message = f"estimated stun time {estimate} s {path} exceeds the tolerated {limit} s"
-        return Outcome(False, message, evidence)
-    message = f"estimated stun time {estimate} s {path} is within the tolerated {limit} s"
-    return Outcome(True, message, evidence)
+        return Outcome(False, f"{stated} exceeds the tolerated {limit} s", evidence)
+    return Outcome(True, f"{stated} is within the tolerated {limit} s", evidence)

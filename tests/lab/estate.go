@@ -168,6 +168,7 @@ func (e *estate) build() error {
 	e.addSettings()
 	e.installTelemetry()
 	e.installLicences()
+	e.installStunEstimates()
 	return nil
 }
 

@@ -35,6 +35,7 @@ from gpuaudit.inventory import (
     Licensing,
     LunPath,
     StorageAdapter,
+    StunEstimate,
     Telemetry,
     VCenter,
     VgpuProfile,
@@ -153,10 +154,47 @@ def expected_inventory(scenario: dict[str, Any]) -> Inventory:
     for dc in scenario["datacenters"]:
         _add_datacenter(inv, dc)
     _add_telemetry(inv, scenario)
+    if not esxi and _numbers(vc.get("api_version", "")) >= (8, 0, 2):
+        _add_stun_estimates(inv, scenario)
     # ESXi's licence is its host's own: there is no vCenter licence.
     vcenter_licence = None if esxi else _licence(vc["licence"])
     inv.licensing = Licensing(collected=True, vcenter=vcenter_licence)
     return inv
+
+
+def _numbers(version: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in str(version).split(".") if n.isdigit())
+
+
+def _add_stun_estimates(inv: Inventory, scenario: dict[str, Any]) -> None:
+    """vCenter's stun time estimates: in each cluster running a powered-on vGPU VM, the
+    connected 8.0.2+ GPU hosts of one ESXi build and GPU model all get the estimates
+    the scenario gives the first of them by name."""
+    specs = {
+        h["name"]: h for dc in scenario["datacenters"] for c in dc["clusters"] for h in c["hosts"]
+    }
+    vgpu_clusters = {
+        vm.cluster
+        for vm in inv.vms
+        if vm.power_state == "poweredOn" and any(g.kind == "vgpu" for g in vm.gpus)
+    }
+    first: dict[tuple[str | None, str, str], str] = {}
+    for host in sorted(inv.hosts, key=lambda h: h.name):
+        if host.cluster not in vgpu_clusters or not host.connected or not host.gpus:
+            continue
+        if _numbers(host.version) < (8, 0, 2):
+            continue
+        models = ",".join(sorted({g.model for g in host.gpus}))
+        asked = first.setdefault((host.cluster, host.build, models), host.name)
+        host.stun_estimates = {
+            p["name"]: [
+                StunEstimate(**e)
+                for e in sorted(p["stun_estimates"], key=lambda e: e["bandwidth_mbps"])
+            ]
+            for p in specs[asked].get("vgpu_profiles", [])
+            if p.get("stun_estimates")
+        }
+        host.stun_estimates_host = asked if host.stun_estimates else None
 
 
 def _query_metric_limit(settings: dict[str, Any]) -> int | None:

@@ -220,6 +220,13 @@ type VgpuProfile struct {
 	Name    string `json:"name"`
 	Migrate bool   `json:"migrate"`
 	Suspend bool   `json:"suspend"`
+	// vCenter's stun time estimates for the profile (8.0 U2), served by QueryConfigTarget.
+	StunEstimates []StunEstimate `json:"stun_estimates"`
+}
+
+type StunEstimate struct {
+	BandwidthMbps int64 `json:"bandwidth_mbps"`
+	StunS         int64 `json:"stun_s"`
 }
 
 type Adapter struct {

@@ -1130,7 +1130,7 @@ class _Normaliser:
                 p,
                 label,
                 line,
-                ("name", "migrate", "suspend"),
+                ("name", "migrate", "suspend", "stun_estimates"),
                 ("name",),
                 kind=f"{what}: vGPU profile",
             )
@@ -1139,14 +1139,30 @@ class _Normaliser:
                 self.fail(line, f"{label} has an empty name")
             if any(q["name"] == name for q in profiles):
                 self.fail(line, f"{what} lists vGPU profile {name!r} twice")
-            profiles.append(
-                {
-                    "name": name,
-                    "migrate": self.boolean(p, "migrate", f"vGPU profile {name} of {what}", True),
-                    "suspend": self.boolean(p, "suspend", f"vGPU profile {name} of {what}", True),
-                }
-            )
+            profile = {
+                "name": name,
+                "migrate": self.boolean(p, "migrate", f"vGPU profile {name} of {what}", True),
+                "suspend": self.boolean(p, "suspend", f"vGPU profile {name} of {what}", True),
+            }
+            estimates = self.stun_estimates(p, f"vGPU profile {name} of {what}")
+            if estimates:  # only where given: most scenarios have none
+                profile["stun_estimates"] = estimates
+            profiles.append(profile)
         return profiles
+
+    def stun_estimates(self, p: dict[Any, Any], what: str) -> list[dict[str, int]]:
+        """vCenter's stun time estimates of a profile: (bandwidth_mbps, stun_s) points."""
+        points: list[dict[str, int]] = []
+        for e, line, i in self.items(p, "stun_estimates", what):
+            label = f"stun estimate #{i + 1} of {what}"
+            e = self.mapping(
+                e, label, line, ("bandwidth_mbps", "stun_s"), ("bandwidth_mbps", "stun_s")
+            )
+            bandwidth = self.integer(e, "bandwidth_mbps", label, minimum=1)
+            if any(q["bandwidth_mbps"] == bandwidth for q in points):
+                self.fail(line, f"{what} gives two stun estimates at {bandwidth} Mbps")
+            points.append({"bandwidth_mbps": bandwidth, "stun_s": self.integer(e, "stun_s", label)})
+        return points
 
     def gpu(
         self, g: Any, line: int | None, index: int, host_what: str, offers_vgpu: bool
