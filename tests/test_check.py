@@ -143,6 +143,7 @@ def test_rules_of_every_module_are_registered() -> None:
             "gpu",
             "ha",
             "ha_health",
+            "kubernetes",
             "licensing",
             "monitoring",
             "storage",

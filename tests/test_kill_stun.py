@@ -19,8 +19,8 @@ def test_passing_message_and_whole_evidence() -> None:
     # 8 GB at 10 Gb/s: 2.0 + 2.8 * 8 = 24.4 s
     assert outcome == Outcome(
         True,
-        "estimated stun time 24 s for 8 GB of vGPU data at 10 Gb/s to h2 is within the "
-        "tolerated 100 s",
+        "estimated stun time 24 s (gpuaudit's model) for 8 GB of vGPU data at 10 Gb/s to h2 "
+        "is within the tolerated 100 s",
         {
             "migrate_data_mb": 8192,
             "data_source": ["profile frame buffer"],
@@ -28,6 +28,8 @@ def test_passing_message_and_whole_evidence() -> None:
             "slowest_destination": "h2",
             "destination_bandwidth_mbps": 10_000,
             "estimated_stun_s": 24,
+            "estimate_source": "gpuaudit's model",
+            "vcenter_estimates_from": None,
             "tolerated_s": 100,
             "tolerated_from": "default",
             "destinations_bandwidth_unknown": [],
@@ -40,8 +42,8 @@ def test_failing_message_names_the_path_and_the_limit() -> None:
     outcome = judge(e.inv, vm_named(e, "v1"))
     # The source is the slower end: 48 GB at 10 Gb/s, 2.0 + 2.8 * 48 = 136.4 s.
     assert outcome.message == (
-        "estimated stun time 136 s for 48 GB of vGPU data at 10 Gb/s to h2 exceeds the "
-        "tolerated 100 s"
+        "estimated stun time 136 s (gpuaudit's model) for 48 GB of vGPU data at 10 Gb/s to h2 "
+        "exceeds the tolerated 100 s"
     )
     assert outcome.evidence["destination_bandwidth_mbps"] == 25_000
 
@@ -63,8 +65,9 @@ def test_with_no_destination_bandwidth_an_estimate_at_the_limit_is_not_judged() 
     e.inv.clusters[0].drs_options = {"VmDevicesStunTimeTolerated": "68"}
     outcome = judge(e.inv, vm_named(e, "v1"))
     assert outcome.message == (
-        "estimated stun time at least 69 s for 24 GB of vGPU data at 10 Gb/s (the vMotion "
-        "bandwidth of every destination is unknown) exceeds the tolerated 68 s"
+        "estimated stun time at least 69 s (gpuaudit's model) for 24 GB of vGPU data at "
+        "10 Gb/s (the vMotion bandwidth of every destination is unknown) exceeds the "
+        "tolerated 68 s"
     )
     assert outcome.evidence["slowest_destination"] is None
     assert outcome.evidence["destination_bandwidth_mbps"] is None

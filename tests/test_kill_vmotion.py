@@ -63,8 +63,8 @@ def test_vm03_messages() -> None:
     outcome = vmotion.mixed_models(context(e.inv), c1)
     assert outcome is not None and not outcome.passed
     assert outcome.message == (
-        "3 GPU models; vGPU VMs can move only within a group "
-        "(NVIDIA A10: h3; NVIDIA L4: h1, h2, h3; NVIDIA T4: h2)"
+        "3 GPU models (supported; watch the spare capacity per model): vGPU VMs can move "
+        "only within a group (NVIDIA A10: h3; NVIDIA L4: h1, h2, h3; NVIDIA T4: h2)"
     )
 
 

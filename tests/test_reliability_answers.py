@@ -65,7 +65,7 @@ def scan(lab: Any, proxy: FaultProxy, out: Path) -> Result:
         main,
         [
             *("-q", "scan", "--server", proxy.url, "--user", lab.user),
-            *("--timeout", "5", "-o", str(out), "-f", "json"),
+            *("--timeout", "5", "-o", str(out), "-f", "json", "--no-history"),
         ],
         env={"GPUAUDIT_PASSWORD": lab.password, "GOVC_URL": None},
     )

@@ -10,6 +10,7 @@ serialises the migrations of two first runs with an advisory lock.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, create_engine, event, func, inspect, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+from tenacity import retry, retry_if_exception, stop_after_delay, wait_exponential
 
 from gpuaudit.history import schema
 from gpuaudit.results import SEVERITIES
@@ -337,6 +339,27 @@ def _scan(row: Any) -> ScanRecord:
     )
 
 
+def _locked(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
+
+
+@retry(
+    retry=retry_if_exception(_locked),
+    stop=stop_after_delay(BUSY_TIMEOUT),
+    wait=wait_exponential(multiplier=0.02, max=0.5),
+    reraise=True,
+)
+def _wal(cursor: Any) -> None:
+    """Put the file in WAL mode, once: the mode stays with the file.
+
+    Switching the journal mode needs the file to itself, and SQLite answers "database is
+    locked" at once, without its busy handler, while another process is creating or
+    migrating the same new file; so the switch is retried for as long as a writer waits.
+    """
+    if str(cursor.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+        cursor.execute("PRAGMA journal_mode = WAL")
+
+
 def _serialise_sqlite_writers(engine: Engine) -> None:
     """WAL, durable commits, foreign keys, and transactions that take the write lock first.
 
@@ -350,7 +373,7 @@ def _serialise_sqlite_writers(engine: Engine) -> None:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT * 1000)}")
-        cursor.execute("PRAGMA journal_mode = WAL")
+        _wal(cursor)
         cursor.execute("PRAGMA synchronous = FULL")
         cursor.execute("PRAGMA foreign_keys = ON")
         cursor.close()
