@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import gpuaudit
 from gpuaudit.inventory import Inventory, InventoryError, _build
@@ -97,8 +98,49 @@ def _age(result: AuditResult, finding: Finding) -> dict[str, Any]:
     return {} if age is None else {"first_seen": age[0], "age_days": age[1]}
 
 
+_ENCODE = json.JSONEncoder(
+    ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=_jsonable
+).encode
+# How deep the document is taken apart: the fields of each finding and simulation,
+# each host and VM of the inventory are encoded on their own, by the C encoder.
+_STREAM_DEPTH = 3
+
+
+def json_chunks(doc: Any, depth: int = 0) -> Iterator[str]:
+    """The document as compact JSON, in pieces no larger than one finding or object.
+
+    Joined, the pieces are exactly ``json.dumps(doc)`` with compact separators:
+    the report has no indentation, which at 10,000 VMs is a fifth of its bytes.
+    """
+    if depth < _STREAM_DEPTH and isinstance(doc, dict) and all(isinstance(k, str) for k in doc):
+        yield "{"
+        for n, (key, value) in enumerate(doc.items()):
+            yield ("," if n else "") + _ENCODE(key) + ":"
+            yield from json_chunks(value, depth + 1)
+        yield "}"
+    elif depth < _STREAM_DEPTH and isinstance(doc, list):
+        yield "["
+        for n, item in enumerate(doc):
+            if n:
+                yield ","
+            yield from json_chunks(item, depth + 1)
+        yield "]"
+    else:
+        yield _ENCODE(doc)
+
+
 def dump_json(doc: dict[str, Any]) -> str:
-    return json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False, default=_jsonable)
+    return "".join(json_chunks(doc))
+
+
+def write_json(doc: dict[str, Any], out: BinaryIO) -> None:
+    """Write the report to ``out`` piece by piece, never holding its whole text.
+
+    A lone surrogate in a name cannot be UTF-8: it is replaced rather than fail.
+    """
+    for chunk in json_chunks(doc):
+        out.write(chunk.encode("utf-8", errors="replace"))
+    out.write(b"\n")
 
 
 def report_schema() -> dict[str, Any]:

@@ -1,0 +1,52 @@
+"""The JSON report written piece by piece equals the document encoded at once, compactly."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tracemalloc
+
+import pytest
+
+from gpuaudit.report import RENDERERS, render_json
+from gpuaudit.report.json_report import _jsonable, write_json
+from tests.report_fixtures import ALL, large_result
+
+
+def _at_once(doc: object) -> bytes:
+    text = json.dumps(
+        doc, ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=_jsonable
+    )
+    return (text + "\n").encode("utf-8")
+
+
+@pytest.mark.parametrize("name", sorted(ALL))
+def test_streamed_report_equals_the_report_encoded_at_once(name: str) -> None:
+    doc = render_json(ALL[name]())
+    out = io.BytesIO()
+    write_json(doc, out)
+    assert out.getvalue() == _at_once(doc)
+
+
+def test_written_report_is_compact_and_loads_back_to_the_document() -> None:
+    result = large_result(500)
+    body = RENDERERS["json"](result)
+    assert body.endswith(b"}\n")
+    assert body.count(b"\n") == 1  # no indentation: one line and its end
+    assert b'": ' not in body.split(b'"findings"')[0]  # no space after a key
+    assert json.loads(body) == render_json(result)
+
+
+def test_writing_holds_far_less_than_the_whole_text() -> None:
+    doc = render_json(large_result(2_000))
+    size = len(_at_once(doc))
+    with open(os.devnull, "wb") as sink:
+        tracemalloc.start()
+        try:
+            write_json(doc, sink)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert size > 1_000_000
+    assert peak < size / 10
