@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections import Counter
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
-from tests.lab.generate import generate, generate_max
+from tests.lab.generate import generate, generate_max, main
 from tests.lab.scenario import normalise
 
 
@@ -89,3 +91,11 @@ def test_the_default_estate_is_unchanged_by_the_new_options() -> None:
     assert plain == generate(3, 4, 4, 120, designs=("vgpu", "passthrough", "dynamic"))
     assert all("rules" not in c for c in plain["datacenters"][0]["clusters"])
     assert sum(1 for vm in plain["datacenters"][0]["vms"] if vm.get("gpus")) == 48
+
+
+def test_the_command_line_writes_the_maximum(tmp_path: Path) -> None:
+    out = tmp_path / "max.yaml"
+    assert main(["--max", "0.25", "-o", str(out)]) == 0
+    dc = yaml.safe_load(out.read_text(encoding="utf-8"))["datacenters"][0]
+    assert sum(len(c["hosts"]) for c in dc["clusters"]) == 625
+    assert len(dc["vms"]) == 11_250

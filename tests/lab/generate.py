@@ -24,6 +24,7 @@ over the hosts; ``gpu_vm_share`` of them get a GPU while one is free, and the
 rest of the GPU VMs wait powered off. The same arguments give the same scenario.
 
     python -m tests.lab.generate --clusters 64 --hosts 16 --gpus 4 --vms 10240 -o big.yaml
+    python -m tests.lab.generate --max 1 -o max.yaml
 """
 
 from __future__ import annotations
@@ -328,18 +329,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--telemetry", type=int, default=0, help="GPU counter samples per vGPU GPU (0: none)"
     )
+    parser.add_argument(
+        "--max",
+        type=float,
+        metavar="FRACTION",
+        help="the configuration maximums' estate, or this fraction of it (1 for all); "
+        "the shape options above are then ignored",
+    )
     parser.add_argument("-o", "--output", type=Path, help="YAML file to write (default: stdout)")
     args = parser.parse_args(argv)
     try:
-        scenario = generate(
-            args.clusters,
-            args.hosts,
-            args.gpus,
-            args.vms,
-            args.gpu_vm_share,
-            args.seed,
-            args.telemetry,
-        )
+        if args.max is not None:
+            scenario = generate_max(args.max, args.seed)
+        else:
+            scenario = generate(
+                args.clusters,
+                args.hosts,
+                args.gpus,
+                args.vms,
+                args.gpu_vm_share,
+                args.seed,
+                args.telemetry,
+            )
     except ValueError as exc:
         parser.error(str(exc))
     header = f"# {scenario['description']}\n# Written by python -m tests.lab.generate.\n"
