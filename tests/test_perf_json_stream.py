@@ -9,6 +9,7 @@ import tracemalloc
 
 import pytest
 
+from bench.report_sizes import measure
 from gpuaudit.report import RENDERERS, render_json
 from gpuaudit.report.json_report import _jsonable, write_json
 from tests.report_fixtures import ALL, large_result
@@ -50,3 +51,12 @@ def test_writing_holds_far_less_than_the_whole_text() -> None:
             tracemalloc.stop()
     assert size > 1_000_000
     assert peak < size / 10
+
+
+def test_report_sizes_are_measured_per_format() -> None:
+    result = large_result(200)
+    sizes = measure(result, ("json", "junit"))
+    assert sizes["json"]["bytes"] == len(RENDERERS["json"](result))
+    per_thousand = sizes["junit"]["bytes"] / 1e6 / len(result.inventory.vms) * 1000
+    assert sizes["junit"]["mb_per_1000_vms"] == pytest.approx(per_thousand)
+    assert sizes["json"]["peak_mib"] > 0
