@@ -21,6 +21,7 @@ from gpuaudit.report.json_report import (
     ReportError,
     load_json_report,
     render_json,
+    report_document,
     report_schema,
     write_json,
 )
@@ -55,7 +56,8 @@ def _encode(text: str) -> bytes:
 
 
 def _json_bytes(doc: dict[str, Any]) -> bytes:
-    # Written piece by piece: the whole text never exists beside its bytes.
+    # Written piece by piece from the result's objects: neither the whole text
+    # nor a copy of the data built from it is ever held.
     buffer = io.BytesIO()
     write_json(doc, buffer)
     return buffer.getvalue()
@@ -64,7 +66,7 @@ def _json_bytes(doc: dict[str, Any]) -> bytes:
 RENDERERS: dict[str, Callable[[AuditResult], bytes]] = {
     "html": lambda r: _encode(render_html(r)),
     "xlsx": render_xlsx,
-    "json": lambda r: _json_bytes(render_json(r)),
+    "json": lambda r: _json_bytes(report_document(r)),
     "junit": render_junit,
     "sarif": lambda r: _encode(
         json.dumps(render_sarif(r), indent=1, ensure_ascii=False, allow_nan=False) + "\n"

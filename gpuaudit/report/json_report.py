@@ -44,8 +44,25 @@ def _jsonable(value: Any) -> Any:
 
 def render_json(result: AuditResult) -> dict[str, Any]:
     """The report as plain JSON data (dicts, lists, strings, numbers, booleans, null)."""
+    # A round trip turns dataclasses into objects, tuples into lists and anything
+    # a rule put in its evidence that JSON cannot hold into a string. Compact, so
+    # that the C encoder does it.
+    text = json.dumps(
+        report_document(result), ensure_ascii=False, allow_nan=False, default=_jsonable
+    )
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+def report_document(result: AuditResult) -> dict[str, Any]:
+    """The report as ``render_json`` gives it, but holding the result's own objects.
+
+    Encoded with ``_jsonable`` it is the same JSON; ``write_json`` writes it without
+    the round trip, which at the configuration maximums holds a 250 MB text and
+    the data read back from it at once.
+    """
     inv = result.inventory
-    doc = {
+    doc: dict[str, Any] = {
         "$schema": SCHEMA_ID,
         "report_schema_version": REPORT_SCHEMA_VERSION,
         "generator": {"name": "gpuaudit", "version": result.tool_version or gpuaudit.__version__},
@@ -58,7 +75,10 @@ def render_json(result: AuditResult) -> dict[str, Any]:
         "summary": summarize(result).to_dict(),
         "rules_version": result.rules_version,
         "rules": result.rules,
-        "findings": result.findings,
+        # Each finding leads with its stable id, the one the workbook and SARIF show.
+        "findings": [
+            {"id": finding_id(f), **_jsonable(f), **_age(result, f)} for f in result.findings
+        ],
         "simulations": result.simulations,
         "designs": dict(result.designs),
         "policy": {
@@ -73,23 +93,13 @@ def render_json(result: AuditResult) -> dict[str, Any]:
         doc["kubernetes"] = [
             {**dataclasses.asdict(k), "k8s_02_holds": k.holds} for k in result.kubernetes
         ]
-    # A round trip turns dataclasses into objects, tuples into lists and anything
-    # a rule put in its evidence that JSON cannot hold into a string. Compact, so
-    # that the C encoder does it.
-    text = json.dumps(doc, ensure_ascii=False, allow_nan=False, default=_jsonable)
-    loaded: dict[str, Any] = json.loads(text)
-    # Each finding leads with its stable id, the one the workbook and SARIF show.
-    loaded["findings"] = [
-        {"id": finding_id(f), **data, **_age(result, f)}
-        for f, data in zip(result.findings, loaded["findings"], strict=True)
-    ]
     changes = since_last_scan(result)
     if changes is not None:
-        loaded["summary"]["since_last_scan"] = changes
+        doc["summary"]["since_last_scan"] = changes
     if result.history is not None:
         # The series the HTML report's trends draw, oldest first, this scan last.
-        loaded["trend"] = [dataclasses.asdict(p) for p in result.history.trend]
-    return loaded
+        doc["trend"] = [dataclasses.asdict(p) for p in result.history.trend]
+    return doc
 
 
 def _age(result: AuditResult, finding: Finding) -> dict[str, Any]:
