@@ -3,6 +3,7 @@
     PYTHONPATH=. .venv/bin/python -m bench.run                           # full size, 3 runs
     PYTHONPATH=. .venv/bin/python -m bench.run --scale 0.25,0.5,1 --runs 3
     PYTHONPATH=. .venv/bin/python -m bench.run --quick                   # a tiny estate, ~30 s
+    PYTHONPATH=. .venv/bin/python -m bench.run --max --scale 0.25 -o /tmp/max.md
 
 The estate comes from the lab's generator (tests/lab/generate.py): at scale 1,
 64 clusters x 16 hosts (1,024 hosts), 4 GPUs per host and 10,240 VMs of which 40%
@@ -12,6 +13,12 @@ each in a fresh process, the floor (a bare RetrievePropertiesEx loop) and
 gpuaudit's phases (connect, collect, check with the failover simulation, every
 report format), alternating which goes first. The naive attribute-walking
 client is compared with both on the 1/16 estate. Figures are medians over runs.
+
+``--max`` takes the scales as fractions of the vSphere 8 configuration maximums'
+estate instead (``generate_max``: 2,500 hosts in clusters of 96, 10,000 GPUs,
+45,000 VMs of which about 40,000 powered on, DRS rules); scale ``max`` is its
+whole. Its Markdown goes to standard output unless ``--output`` names a file, so
+that docs/performance.md keeps the figures of the default estate.
 
 The Markdown goes to docs/performance.md (``--output``); text after its
 ``<!-- analysis -->`` line is kept, so the hand-written analysis survives a rerun.
@@ -63,14 +70,19 @@ class Estate:
     gpus_per_host: int
     vms: int
     label: str
+    # A fraction of the configuration maximums' estate, instead of the plain shape.
+    maximum: float | None = None
+    total_hosts: int | None = None
 
     @property
     def hosts(self) -> int:
-        return self.clusters * self.hosts_per_cluster
+        return self.total_hosts or self.clusters * self.hosts_per_cluster
 
     def scenario(self) -> dict[str, Any]:
-        from tests.lab.generate import generate
+        from tests.lab.generate import generate, generate_max
 
+        if self.maximum is not None:
+            return generate_max(self.maximum)
         return generate(self.clusters, self.hosts_per_cluster, self.gpus_per_host, self.vms)
 
 
@@ -85,6 +97,22 @@ def scaled(fraction: float, label: str | None = None) -> Estate:
         FULL.gpus_per_host,
         round(FULL.vms * fraction),
         label or f"{fraction:g}",
+    )
+
+
+def max_scaled(fraction: float) -> Estate:
+    """``fraction`` of the configuration maximums' estate (tests/lab/generate.py)."""
+    from tests.lab import generate as g
+
+    hosts = max(1, round(g.MAX_HOSTS * fraction))
+    return Estate(
+        -(-hosts // g.MAX_HOSTS_PER_CLUSTER),
+        g.MAX_HOSTS_PER_CLUSTER,
+        g.MAX_GPUS_PER_HOST,
+        round(g.MAX_REGISTERED_VMS * fraction),
+        "max" if fraction == 1 else f"{fraction:g} max",
+        maximum=fraction,
+        total_hosts=hosts,
     )
 
 
@@ -630,6 +658,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--runs", type=int, default=3, help="runs per scale (default 3)")
     parser.add_argument(
+        "--max",
+        action="store_true",
+        help="scales are fractions of the vSphere 8 configuration maximums' estate "
+        "(2,500 hosts, 45,000 VMs); Markdown to stdout unless --output",
+    )
+    parser.add_argument(
         "--naive-scale",
         type=float,
         default=1 / 16,
@@ -675,12 +709,23 @@ def main(argv: list[str] | None = None) -> int:
         output = args.output
         browser_wanted = False
     else:
-        fractions = [float(x) for x in args.scale.split(",") if x.strip()]
-        estates = [scaled(f) for f in sorted(fractions)]
+        try:
+            fractions = [
+                1.0 if x.strip() == "max" else float(x) for x in args.scale.split(",") if x.strip()
+            ]
+        except ValueError:
+            parser.error(f"--scale takes fractions (or max): {args.scale!r}")
+        args.max = args.max or "max" in [x.strip() for x in args.scale.split(",")]
+        if args.max:
+            if not all(0 < f <= 1 for f in fractions):
+                parser.error("--max takes fractions between 0 (excluded) and 1")
+            estates = [max_scaled(f) for f in sorted(fractions)]
+        else:
+            estates = [scaled(f) for f in sorted(fractions)]
         naive_estate = scaled(args.naive_scale, "1/16" if args.naive_scale == 1 / 16 else None)
         naive_estate = naive_estate if args.naive_scale > 0 else None
         runs = args.runs
-        output = args.output or DEFAULT_OUTPUT
+        output = args.output or (None if args.max else DEFAULT_OUTPUT)
         browser_wanted = not args.no_browser
 
     browser: Browser | None = None
@@ -740,6 +785,7 @@ def _command(args: argparse.Namespace) -> str:
     if args.quick:
         words.append("--quick")
     else:
+        words += ["--max"] if args.max else []
         words += [f"--scale {args.scale}", f"--runs {args.runs}"]
         if args.naive_scale != 1 / 16:
             words.append(f"--naive-scale {args.naive_scale:g}")

@@ -7,20 +7,23 @@ timestamp, through a temporary file renamed into place.
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from gpuaudit.files import write_new
 from gpuaudit.report.html import render_html
 from gpuaudit.report.json_report import (
     REPORT_SCHEMA_VERSION,
     ReportError,
-    dump_json,
     load_json_report,
     render_json,
+    report_document,
     report_schema,
+    write_json,
 )
 from gpuaudit.report.junit import render_junit
 from gpuaudit.report.naming import EXTENSIONS, FORMATS, report_filename, report_stem, safe_server
@@ -52,10 +55,18 @@ def _encode(text: str) -> bytes:
     return text.encode("utf-8", errors="replace")
 
 
+def _json_bytes(doc: dict[str, Any]) -> bytes:
+    # Written piece by piece from the result's objects: neither the whole text
+    # nor a copy of the data built from it is ever held.
+    buffer = io.BytesIO()
+    write_json(doc, buffer)
+    return buffer.getvalue()
+
+
 RENDERERS: dict[str, Callable[[AuditResult], bytes]] = {
     "html": lambda r: _encode(render_html(r)),
     "xlsx": render_xlsx,
-    "json": lambda r: _encode(dump_json(render_json(r)) + "\n"),
+    "json": lambda r: _json_bytes(report_document(r)),
     "junit": render_junit,
     "sarif": lambda r: _encode(
         json.dumps(render_sarif(r), indent=1, ensure_ascii=False, allow_nan=False) + "\n"

@@ -1,0 +1,78 @@
+"""Report sizes per format, offline: MB, MB per 1,000 VMs, seconds and traced peak memory.
+
+    PYTHONPATH=. .venv/bin/python -m bench.report_sizes            # the large estate, 10,240 VMs
+    PYTHONPATH=. .venv/bin/python -m bench.report_sizes --max 1    # the configuration maximums
+
+The estate is checked without the lab (tests/lab/expected.py reads the inventory
+straight from the scenario), so this takes seconds at 10,240 VMs and about a
+minute at 45,000. The peak is tracemalloc's, over the result already held.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import tracemalloc
+from datetime import date
+from typing import Any
+
+from gpuaudit.report import FORMATS, RENDERERS
+from gpuaudit.results import AuditResult
+
+
+def measure(result: AuditResult, formats: tuple[str, ...] = FORMATS) -> dict[str, dict[str, Any]]:
+    """Per format: bytes, MB per 1,000 VMs, seconds and traced peak MiB of its renderer."""
+    vms = max(1, len(result.inventory.vms))
+    out: dict[str, dict[str, Any]] = {}
+    for fmt in formats:
+        tracemalloc.start()
+        start = time.perf_counter()
+        try:
+            size = len(RENDERERS[fmt](result))
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        out[fmt] = {
+            "bytes": size,
+            "mb_per_1000_vms": size / 1e6 / vms * 1000,
+            "seconds": time.perf_counter() - start,
+            "peak_mib": peak / 2**20,
+        }
+    return out
+
+
+def _max_result(fraction: float) -> AuditResult:
+    from gpuaudit.check import run_checks
+    from tests.lab.expected import expected_inventory
+    from tests.lab.generate import generate_max
+    from tests.lab.scenario import normalise
+
+    inventory = expected_inventory(normalise(generate_max(fraction)))
+    inventory.source = "vcenter-max.example.com"
+    inventory.collected_at = "2026-11-30T08:49:12Z"
+    return run_checks(inventory, None, date(2027, 1, 15))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.report_sizes", description=__doc__)
+    parser.add_argument("--max", type=float, metavar="FRACTION", help="the maximums' estate")
+    parser.add_argument("--format", action="append", choices=FORMATS, help="default: all")
+    args = parser.parse_args(argv)
+    if args.max is not None:
+        result = _max_result(args.max)
+    else:
+        from tests.large_estate import large_estate_result
+
+        result = large_estate_result()
+    print(f"{len(result.inventory.vms):,} VMs, {len(result.findings):,} findings")
+    for fmt, m in measure(result, tuple(args.format or FORMATS)).items():
+        print(
+            f"{fmt:6} {m['bytes'] / 1e6:8.1f} MB {m['mb_per_1000_vms']:6.2f} MB/1,000 VMs "
+            f"{m['seconds']:6.1f} s  peak {m['peak_mib']:7.0f} MiB"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
