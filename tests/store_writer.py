@@ -8,11 +8,29 @@ START, a time.time() value, makes several writers open the store at the same mom
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import time
+from pathlib import Path
 
 from gpuaudit import history
 from tests.history_tools import demo_result
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def spawn(
+    location: str, source: str, count: int, start: float | None = None
+) -> subprocess.Popen[str]:
+    """Start a writer in its own process; read its stdout for the committed scan ids."""
+    at = [] if start is None else [str(start)]
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.store_writer", location, source, str(count), *at],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def main() -> None:

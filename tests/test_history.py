@@ -9,8 +9,6 @@ import json
 import os
 import signal
 import sqlite3
-import subprocess
-import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,8 +28,8 @@ from gpuaudit.report import RENDERERS
 from gpuaudit.report.actions import finding_id
 from gpuaudit.report.json_report import load_json_report, render_json, report_schema
 from gpuaudit.results import AuditResult
-from tests.conftest import ROOT
 from tests.history_tools import demo_result
+from tests.store_writer import spawn
 
 jsonschema = pytest.importorskip("jsonschema")
 
@@ -315,23 +313,10 @@ def test_a_fleet_run_groups_its_targets_scans(tmp_path: Path) -> None:
 # Concurrency and crashes
 
 
-def _writer(
-    location: str, source: str, count: int, start: float | None = None
-) -> subprocess.Popen[str]:
-    at = [] if start is None else [str(start)]
-    return subprocess.Popen(
-        [sys.executable, "-m", "tests.store_writer", location, source, str(count), *at],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
 def test_two_processes_writing_at_once_both_land(tmp_path: Path) -> None:
     location = str(tmp_path / "h.sqlite")  # neither process finds a schema: both migrate
     start = time.time() + 4  # every writer opens the new store at once
-    writers = [_writer(location, source, 15, start) for source in ("vc01", "vc02")]
+    writers = [spawn(location, source, 15, start) for source in ("vc01", "vc02")]
     for writer in writers:
         out, err = writer.communicate(timeout=300)
         assert writer.returncode == 0, err
@@ -345,7 +330,7 @@ def test_two_processes_writing_at_once_both_land(tmp_path: Path) -> None:
 def test_a_writer_killed_mid_write_loses_nothing_recorded_before(tmp_path: Path) -> None:
     location = str(tmp_path / "h.sqlite")
     history.open_store(location).close()
-    writer = _writer(location, "vc01", 10_000)
+    writer = spawn(location, "vc01", 10_000)
     assert writer.stdout is not None
     committed = [int(writer.stdout.readline()) for _ in range(5)]
     time.sleep(0.05)  # let it get into the next transaction

@@ -5,8 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,9 +17,10 @@ from click.testing import CliRunner
 from gpuaudit import history
 from gpuaudit.cli import main
 from gpuaudit.history import schema
-from tests.conftest import IN_CI, ROOT
+from tests.conftest import IN_CI
 from tests.history_tools import demo_result
 from tests.postgres_server import PostgresServer, pg_tool
+from tests.store_writer import spawn
 
 pytestmark = pytest.mark.postgres
 
@@ -78,22 +77,9 @@ def test_scans_share_one_history_through_a_url(url: str, tmp_path: Path) -> None
     assert len(set(later.first_seen.values())) == 1  # both scans saw the same findings first
 
 
-def _writer(
-    location: str, source: str, count: int, start: float | None = None
-) -> subprocess.Popen[str]:
-    at = [] if start is None else [str(start)]
-    return subprocess.Popen(
-        [sys.executable, "-m", "tests.store_writer", location, source, str(count), *at],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
 def test_two_machines_writing_at_once_both_land(url: str) -> None:
     start = time.time() + 4  # every writer opens the new database at once: all migrate
-    writers = [_writer(url, source, 10, start) for source in ("vc01", "vc02", "vc03")]
+    writers = [spawn(url, source, 10, start) for source in ("vc01", "vc02", "vc03")]
     for writer in writers:
         out, err = writer.communicate(timeout=300)
         assert writer.returncode == 0, err
@@ -105,7 +91,7 @@ def test_two_machines_writing_at_once_both_land(url: str) -> None:
 
 def test_a_writer_killed_mid_write_loses_nothing_recorded_before(url: str) -> None:
     history.open_store(url).close()
-    writer = _writer(url, "vc01", 10_000)
+    writer = spawn(url, "vc01", 10_000)
     assert writer.stdout is not None
     committed = [int(writer.stdout.readline()) for _ in range(5)]
     time.sleep(0.05)

@@ -16,9 +16,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Engine, create_engine, event, func, inspect, select, text
+from sqlalchemy import (
+    Connection,
+    Engine,
+    Table,
+    create_engine,
+    event,
+    func,
+    inspect,
+    select,
+    text,
+)
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from tenacity import retry, retry_if_exception, stop_after_delay, wait_exponential
@@ -27,6 +37,7 @@ from gpuaudit.history import schema
 from gpuaudit.results import SEVERITIES
 
 BUSY_TIMEOUT = 60.0  # seconds a writer waits for another one
+R = TypeVar("R")  # a record read back from a per-scan table
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 _MIGRATION_LOCK = 0x67707561  # "gpua": PostgreSQL advisory lock around migrations
 # The newest migration: a store already at it opens without loading Alembic.
@@ -295,25 +306,23 @@ class Store:
             return [str(v) for v in conn.execute(query).scalars()]
 
     def clusters_of(self, scan_ids: Sequence[int]) -> dict[int, list[ClusterRecord]]:
-        found: dict[int, list[ClusterRecord]] = {i: [] for i in scan_ids}
-        if not scan_ids:
-            return found
-        query = select(schema.clusters).where(schema.clusters.c.scan_id.in_(list(scan_ids)))
-        with self.engine.connect() as conn:
-            for r in conn.execute(query).mappings():
-                values = {k: v for k, v in r.items() if k != "scan_id"}
-                found[r["scan_id"]].append(ClusterRecord(**values))
-        return found
+        return self._rows_of(schema.clusters, ClusterRecord, scan_ids)
 
     def capacity_of(self, scan_ids: Sequence[int]) -> dict[int, list[CapacityRecord]]:
-        found: dict[int, list[CapacityRecord]] = {i: [] for i in scan_ids}
+        return self._rows_of(schema.capacity, CapacityRecord, scan_ids)
+
+    def _rows_of(
+        self, table: Table, record: type[R], scan_ids: Sequence[int]
+    ) -> dict[int, list[R]]:
+        """The rows of ``table`` belonging to each scan, as ``record``s (scan id left out)."""
+        found: dict[int, list[R]] = {i: [] for i in scan_ids}
         if not scan_ids:
             return found
-        query = select(schema.capacity).where(schema.capacity.c.scan_id.in_(list(scan_ids)))
+        query = select(table).where(table.c.scan_id.in_(list(scan_ids)))
         with self.engine.connect() as conn:
             for r in conn.execute(query).mappings():
                 values = {k: v for k, v in r.items() if k != "scan_id"}
-                found[r["scan_id"]].append(CapacityRecord(**values))
+                found[r["scan_id"]].append(record(**values))
         return found
 
     def count_findings(self, scan_id: int) -> int:
