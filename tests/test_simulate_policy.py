@@ -15,7 +15,6 @@ with the most, the first in the host's order on a tie.
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +46,7 @@ from tests.test_simulate_property import (
     restarted,
     running_apart,
     source_model,
+    tolerance_by,
     vector,
     vm_need,
 )
@@ -249,16 +249,7 @@ def policy_pass(inv: Inventory, cluster: str, failed: set[str]) -> dict[str, tup
 
 
 def policy_tolerance(inv: Inventory, cluster: str) -> int:
-    hosts = [h.name for h in inv.hosts if h.cluster == cluster]
-    running = [vm for vm in inv.vms if restarted(inv, vm) and vm.cluster == cluster]
-    k = 0
-    for size in range(1, min(3, len(hosts)) + 1):
-        for combo in itertools.combinations(hosts, size):
-            need = sum(1 for vm in running if vm.host in combo)
-            if len(policy_pass(inv, cluster, set(combo))) < need:
-                return k
-        k = size
-    return k
+    return tolerance_by(inv, cluster, lambda down: len(policy_pass(inv, cluster, down)))
 
 
 def check_policy(inv: Inventory) -> None:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from unittest.mock import patch
 
@@ -414,13 +415,19 @@ def exact_vector(inv: Inventory, failed: set[str]) -> tuple[int, ...]:
 
 
 def tolerance(inv: Inventory, cluster: str) -> int:
+    return tolerance_by(inv, cluster, lambda down: sum(best_vector(inv, cluster, down)))
+
+
+def tolerance_by(inv: Inventory, cluster: str, placed: Callable[[set[str]], int]) -> int:
+    """The k of N+k, k up to 3: every combination of k failed hosts has all its restarted
+    VMs placed, by ``placed`` (how many VMs a placement of the failed hosts' VMs restarts)."""
     hosts = [h.name for h in inv.hosts if h.cluster == cluster]
     running = [vm for vm in inv.vms if restarted(inv, vm) and vm.cluster == cluster]
     k = 0
     for size in range(1, min(3, len(hosts)) + 1):
         for combo in itertools.combinations(hosts, size):
             need = sum(1 for vm in running if vm.host in combo)
-            if sum(best_vector(inv, cluster, set(combo))) < need:
+            if placed(set(combo)) < need:
                 return k
         k = size
     return k
