@@ -5,12 +5,19 @@
 prints one JSON line: per phase, the wall time, the CPU time, the SOAP requests and
 bytes received, and the process's peak resident set size at the end of the phase
 (ru_maxrss: a high-water mark, so each figure includes the phases before it).
+
+With ``"profile": true`` each phase also runs under cProfile, and the result
+carries, per phase, the functions that spent the most time in their own code, with
+their share of the phase. cProfile slows the code it watches, unevenly, so the
+shares are the figures to read, not the seconds of such a run.
 """
 
 from __future__ import annotations
 
+import cProfile
 import gc
 import json
+import pstats
 import resource
 import sys
 import time
@@ -29,17 +36,58 @@ def _peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+PROFILE_TOP = 8  # functions kept per phase: enough to see where the time goes
+
+
+def _where(filename: str, line: int, function: str) -> str:
+    """A function's name without this machine's paths: package-relative file, line, name."""
+    if filename == "~":  # a built-in: cProfile gives its name in the function field
+        return function
+    path = filename.replace("\\", "/")
+    if "/site-packages/" in path:
+        path = path.rsplit("/site-packages/", 1)[1]
+    elif "/lib/python3" in path:  # the standard library, without lib/python3.N/
+        path = path.rsplit("/lib/python3", 1)[1].split("/", 1)[-1]
+    else:
+        for package in ("/gpuaudit/", "/bench/", "/tests/"):
+            if package in path:
+                path = package[1:] + path.rsplit(package, 1)[1]
+                break
+        else:
+            path = path.rsplit("/", 1)[-1]
+    return f"{path}:{line}({function})"
+
+
+def top_functions(profile: cProfile.Profile, top: int = PROFILE_TOP) -> dict[str, Any]:
+    """The ``top`` functions by own time, each with its share of the profiled total."""
+    entries = pstats.Stats(profile).stats  # type: ignore[attr-defined]
+    total = sum(tt for _, _, tt, _, _ in entries.values()) or 1.0
+    ranked = sorted(entries.items(), key=lambda item: item[1][2], reverse=True)[:top]
+    return {
+        "profiled_s": total,
+        "top": [
+            {"function": _where(*key), "calls": calls, "share": tt / total}
+            for key, (_, calls, tt, _, _) in ranked
+        ],
+    }
+
+
 class Phases:
-    def __init__(self) -> None:
+    def __init__(self, profile: bool = False) -> None:
         self.results: dict[str, dict[str, Any]] = {}
+        self.profile = profile
+        self.profiles: dict[str, dict[str, Any]] = {}
 
     def run(self, name: str, action: Callable[[], Any]) -> Any:
         gc.collect()
         before = counting.TRAFFIC.snapshot()
+        profiler = cProfile.Profile() if self.profile else None
         cpu, start = time.process_time(), time.perf_counter()
-        value = action()
+        value = action() if profiler is None else profiler.runcall(action)
         wall = time.perf_counter() - start
         cpu = time.process_time() - cpu
+        if profiler is not None:
+            self.profiles[name] = top_functions(profiler)
         self.results[name] = {
             "wall_s": wall,
             "cpu_s": cpu,
@@ -98,7 +146,7 @@ def run_gpuaudit(args: dict[str, Any]) -> dict[str, Any]:
     from gpuaudit.collect import collect
     from gpuaudit.report import write_reports
 
-    phases = Phases()
+    phases = Phases(profile=bool(args.get("profile")))
     steps = _time_collect_steps()
     server = _server(args)
     si = phases.run("connect", lambda: connect.login(server, args["user"], args["password"]))
@@ -118,6 +166,7 @@ def run_gpuaudit(args: dict[str, Any]) -> dict[str, Any]:
     gpu_vms = sum(1 for vm in inventory.vms if vm.gpus)
     return {
         "phases": phases.results,
+        "profile": phases.profiles,
         "collect_steps": steps,
         "files": files,
         "sizes": {fmt: Path(p).stat().st_size for fmt, p in files.items()},
@@ -158,7 +207,8 @@ def run_simulation(args: dict[str, Any]) -> dict[str, Any]:
 
     inventory = config_max_cluster(args["hosts"], args["gpus"])
     (cluster,) = inventory.clusters
-    single, up_to_3 = [], []
+    single: list[float] = []
+    up_to_3: list[float] = []
     for _ in range(args.get("repeat", 3)):
         for k, times in ((1, single), (3, up_to_3)):
             facts = Facts(inventory)
