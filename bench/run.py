@@ -400,7 +400,8 @@ def markdown(report: dict[str, Any], command: str) -> str:
         f"- CPUs: {m['cpus']} ({m['cpu_model']})",
         f"- memory: {m['memory_gib']:.1f} GiB",
         f"- Python {m['python']}, pyVmomi {m['pyvmomi']}, {m['platform']}",
-        f"- gpuaudit commit {m['commit']}, measured {m['date']}, {report['runs']} runs",
+        f"- gpuaudit commit {m['commit']}, measured {m['date']}, {report['runs']} "
+        + ("run" if report["runs"] == 1 else "runs"),
         "",
     ]
     if report.get("targets"):
@@ -702,6 +703,7 @@ def main(argv: list[str] | None = None) -> int:
         help="a tiny estate, one run, naive on the same estate, no browser: a smoke test",
     )
     parser.add_argument(
+        "-o",
         "--output",
         type=Path,
         help="Markdown to write (with --max, default docs/performance.md; otherwise stdout)",

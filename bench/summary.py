@@ -39,6 +39,17 @@ def _scale(s: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _rounded(value: Any) -> Any:
+    # Milliseconds and kilobytes are below the noise of a shared machine.
+    if isinstance(value, float):
+        return round(value, 3)
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rounded(v) for v in value]
+    return value
+
+
 def compact(report: dict[str, Any]) -> dict[str, Any]:
     """The summary of a report that bench.run measured."""
     m = report["machine"]
@@ -58,7 +69,7 @@ def compact(report: dict[str, Any]) -> dict[str, Any]:
             "n1_s": statistics.median(sim["times_s"]),
             "k3_s": statistics.median(sim["times_k3_s"]),
         }
-    return out
+    return dict(_rounded(out))
 
 
 def load(path: Path) -> dict[str, Any]:
