@@ -89,7 +89,7 @@ import itertools
 import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from gpuaudit import catalog, sharing
 from gpuaudit.facts import (
@@ -405,6 +405,11 @@ class ClusterModel:
             self.by_host.setdefault(guest.host, []).append(guest)
         self._eligible_cache: dict[tuple[Any, ...], list[str]] = {}
         self.eligible = {g.index: self._eligible(g) for g in self.guests}
+        # _best_on and _policy_choice per demands and host, for a host's GPUs as they are
+        # now: every failure starts from them, and most hosts take no VM in a failure, so
+        # in a cluster of 96 hosts each answer is asked for again by the next failures.
+        self._best_now: dict[tuple[Demand, ...], dict[str, Any]] = {}
+        self._choice_now: dict[tuple[Demand, ...], dict[str, Any]] = {}
 
     # Building the initial state
     def _apart_now(self, hosts: list[Host]) -> dict[str, dict[str, int]]:
@@ -576,7 +581,7 @@ class ClusterModel:
                     continue
                 found = known.get(host, _UNKNOWN)
                 if found is _UNKNOWN:
-                    found = known[host] = _best_on(state[host], guest.demands)
+                    found = known[host] = self._cached_best_on(state, host, guest.demands)
                 if found is not None and (best is None or found[0] < best[0]):
                     best = (found[0], host, found[1])
                     if found[0] == (0, 0):
@@ -587,6 +592,30 @@ class ClusterModel:
                 for entries in memo.values():
                     entries.pop(best[1], None)
         return placed
+
+    def _cached_best_on(
+        self, state: State, host: str, demands: tuple[Demand, ...]
+    ) -> tuple[tuple[int, int], tuple[int, ...]] | None:
+        slots = state[host]
+        if slots is not self.initial[host]:
+            return _best_on(slots, demands)
+        answers = self._best_now.setdefault(demands, {})
+        found = answers.get(host, _UNKNOWN)
+        if found is _UNKNOWN:
+            found = answers[host] = _best_on(slots, demands)
+        return cast("tuple[tuple[int, int], tuple[int, ...]] | None", found)
+
+    def _cached_policy_choice(
+        self, state: State, host: str, demands: tuple[Demand, ...]
+    ) -> tuple[int, ...] | None:
+        slots, policy = state[host], self.nodes[host].policy
+        if slots is not self.initial[host]:
+            return _policy_choice(slots, demands, policy)
+        answers = self._choice_now.setdefault(demands, {})
+        found = answers.get(host, _UNKNOWN)
+        if found is _UNKNOWN:
+            found = answers[host] = _policy_choice(slots, demands, policy)
+        return cast("tuple[int, ...] | None", found)
 
     @staticmethod
     def _apply(guest: Guest, host: str, idx: tuple[int, ...], state: State) -> None:
@@ -844,8 +873,7 @@ class ClusterModel:
             for host in hosts:
                 idx = known.get(host, _UNKNOWN)
                 if idx is _UNKNOWN:
-                    policy = self.nodes[host].policy
-                    idx = known[host] = _policy_choice(state[host], guest.demands, policy)
+                    idx = known[host] = self._cached_policy_choice(state, host, guest.demands)
                 if idx is not None:
                     self._apply(guest, host, idx, state)
                     placed[guest.index] = (host, idx)
