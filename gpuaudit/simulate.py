@@ -87,9 +87,10 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, cast
+from functools import partial
+from typing import Any
 
 from gpuaudit import catalog, sharing
 from gpuaudit.facts import (
@@ -574,14 +575,15 @@ class ClusterModel:
         for guest in self._order(guests, down):
             best: tuple[tuple[int, int], str, tuple[int, ...]] | None = None
             known = memo.setdefault(guest.demands, {})
+            now = self._best_now.setdefault(guest.demands, {})
             for host in self.eligible[guest.index]:
                 if host in down or state.free[host] < guest.memory:
                     continue
-                if _kept_apart(guest, state, host):
+                if guest.apart and _kept_apart(guest, state, host):
                     continue
                 found = known.get(host, _UNKNOWN)
                 if found is _UNKNOWN:
-                    found = known[host] = self._cached_best_on(state, host, guest.demands)
+                    found = known[host] = self._answer(_best_on, now, state, host, guest.demands)
                 if found is not None and (best is None or found[0] < best[0]):
                     best = (found[0], host, found[1])
                     if found[0] == (0, 0):
@@ -593,29 +595,22 @@ class ClusterModel:
                     entries.pop(best[1], None)
         return placed
 
-    def _cached_best_on(
-        self, state: State, host: str, demands: tuple[Demand, ...]
-    ) -> tuple[tuple[int, int], tuple[int, ...]] | None:
+    def _answer(
+        self,
+        ask: Callable[[list[Slot], tuple[Demand, ...]], Any],
+        now: dict[str, Any],
+        state: State,
+        host: str,
+        demands: tuple[Demand, ...],
+    ) -> Any:
+        """``ask`` about the host's GPUs; kept in ``now`` while they are as they run now."""
         slots = state[host]
         if slots is not self.initial[host]:
-            return _best_on(slots, demands)
-        answers = self._best_now.setdefault(demands, {})
-        found = answers.get(host, _UNKNOWN)
+            return ask(slots, demands)
+        found = now.get(host, _UNKNOWN)
         if found is _UNKNOWN:
-            found = answers[host] = _best_on(slots, demands)
-        return cast("tuple[tuple[int, int], tuple[int, ...]] | None", found)
-
-    def _cached_policy_choice(
-        self, state: State, host: str, demands: tuple[Demand, ...]
-    ) -> tuple[int, ...] | None:
-        slots, policy = state[host], self.nodes[host].policy
-        if slots is not self.initial[host]:
-            return _policy_choice(slots, demands, policy)
-        answers = self._choice_now.setdefault(demands, {})
-        found = answers.get(host, _UNKNOWN)
-        if found is _UNKNOWN:
-            found = answers[host] = _policy_choice(slots, demands, policy)
-        return cast("tuple[int, ...] | None", found)
+            found = now[host] = ask(slots, demands)
+        return found
 
     @staticmethod
     def _apply(guest: Guest, host: str, idx: tuple[int, ...], state: State) -> None:
@@ -859,21 +854,25 @@ class ClusterModel:
         def room(host: str) -> float:
             return math.inf if self.nodes[host].memory == UNLIMITED else state.free[host]
 
+        free = state.free
+        # Every host's size known: its free memory itself orders it, without a call per host.
+        most_free = room if self.unsized else free.__getitem__
+
         for guest in guests:
             # Required VM-Host rules are in eligible; anti-affinity depends on who is where.
             hosts = [
-                h
-                for h in self.eligible[guest.index]
-                if h not in down
-                and state.free[h] >= guest.memory
-                and not _kept_apart(guest, state, h)
+                h for h in self.eligible[guest.index] if h not in down and free[h] >= guest.memory
             ]
-            hosts.sort(key=room, reverse=True)  # stable: the cluster's order on a tie
+            if guest.apart:
+                hosts = [h for h in hosts if not _kept_apart(guest, state, h)]
+            hosts.sort(key=most_free, reverse=True)  # stable: the cluster's order on a tie
             known = memo.setdefault(guest.demands, {})
+            now = self._choice_now.setdefault(guest.demands, {})
             for host in hosts:
                 idx = known.get(host, _UNKNOWN)
                 if idx is _UNKNOWN:
-                    idx = known[host] = self._cached_policy_choice(state, host, guest.demands)
+                    choose = partial(_policy_choice, policy=self.nodes[host].policy)
+                    idx = known[host] = self._answer(choose, now, state, host, guest.demands)
                 if idx is not None:
                     self._apply(guest, host, idx, state)
                     placed[guest.index] = (host, idx)
