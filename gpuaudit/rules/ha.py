@@ -151,7 +151,7 @@ def shared_files(ctx: Context, vm: Vm) -> Outcome | None:
     others = connected - {vm.host} if vm.host in connected else connected
     pinned = [ds for ds in vm.datastores if others.isdisjoint(f.accessible_from(ds))]
     # The count, not the names: the cluster's hosts would repeat for every VM.
-    evidence = {"datastores": vm.datastores, "pinned": pinned, "other_hosts": len(others)}
+    evidence = {"datastores": vm.datastores, "pinned": pinned, "other_hosts_count": len(others)}
     if pinned:
         message = f"no other host of {cluster} can access {', '.join(pinned)}: HA cannot restart it"
     else:

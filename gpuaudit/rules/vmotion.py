@@ -64,7 +64,7 @@ def profile_elsewhere(ctx: Context, vm: Vm) -> Outcome | None:
         return None
     targets = [h.name for h in f.hosts_offering(cluster, wanted) if h.name != vm.host]
     # The count, not the names: in a large cluster the list repeats for every VM.
-    evidence = {"profiles": F.profiles(vm), "hosts_offering": len(targets)}
+    evidence = {"profiles": F.profiles(vm), "hosts_offering_count": len(targets)}
     if targets:
         message = f"{', '.join(F.profiles(vm))} is also offered by {name_few(targets)}"
     else:
