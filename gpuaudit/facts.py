@@ -133,6 +133,9 @@ class Facts:
             d.name: {m.host for m in d.mounts if m.mounted and m.accessible}
             for d in inventory.datastores
         }
+        self._connected_names: dict[str, frozenset[str]] = {}
+        self._offering: dict[tuple[str, tuple[str, ...]], tuple[Host, ...]] = {}
+        self._offered: dict[int, dict[str, bool | None]] = {}
 
     # VMs
     def vm_host(self, vm: Vm) -> Host | None:
@@ -211,12 +214,51 @@ class Facts:
     def cluster_hosts(self, cluster: str) -> list[Host]:
         return list(self._cluster_hosts.get(cluster, []))
 
+    # Per-VM rules ask these of the VM's cluster: built once per cluster, not once per VM.
+    @cached_property
+    def _connected_hosts(self) -> dict[str, list[Host]]:
+        return {c: [h for h in hosts if h.connected] for c, hosts in self._cluster_hosts.items()}
+
+    @cached_property
+    def _active_hosts(self) -> dict[str, list[Host]]:
+        return {
+            c: [h for h in hosts if not h.in_maintenance]
+            for c, hosts in self._connected_hosts.items()
+        }
+
     def connected_hosts(self, cluster: str) -> list[Host]:
-        return [h for h in self.cluster_hosts(cluster) if h.connected]
+        return list(self._connected_hosts.get(cluster, []))
+
+    def connected_host_names(self, cluster: str) -> frozenset[str]:
+        found = self._connected_names.get(cluster)
+        if found is None:
+            found = frozenset(h.name for h in self._connected_hosts.get(cluster, []))
+            self._connected_names[cluster] = found
+        return found
 
     def active_hosts(self, cluster: str) -> list[Host]:
         """Hosts that can run VMs now: connected and not in maintenance mode."""
-        return [h for h in self.connected_hosts(cluster) if not h.in_maintenance]
+        return list(self._active_hosts.get(cluster, []))
+
+    def hosts_offering(self, cluster: str, wanted: tuple[str, ...]) -> tuple[Host, ...]:
+        """The active hosts of the cluster that offer every profile (lower case) in ``wanted``,
+        in the cluster's order."""
+        key = (cluster, wanted)
+        found = self._offering.get(key)
+        if found is None:
+            found = tuple(
+                h
+                for h in self._active_hosts.get(cluster, [])
+                if all(p in self._offered_by(h) for p in wanted)
+            )
+            self._offering[key] = found
+        return found
+
+    def _offered_by(self, host: Host) -> dict[str, bool | None]:
+        found = self._offered.get(id(host))
+        if found is None:
+            found = self._offered[id(host)] = offered(host)
+        return found
 
     def gpu_clusters(self) -> list[Cluster]:
         """Clusters that register at least one GPU VM."""

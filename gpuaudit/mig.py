@@ -22,6 +22,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 MIG_PROFILES_SOURCE = (
     "https://docs.nvidia.com/datacenter/tesla/mig-user-guide/supported-mig-profiles.html"
@@ -109,6 +110,7 @@ def is_mig_profile(name: str) -> bool:
     return _MIG_NAME.match(name.strip().lower()) is not None
 
 
+@lru_cache(maxsize=4096)
 def mig_profile(name: str) -> tuple[MigGeometry, MigProfile] | None:
     """The geometry and MIG profile of a MIG-backed vGPU; None when not in the tables."""
     match = _MIG_NAME.match(name.strip().lower())
@@ -129,6 +131,14 @@ def fits(names: Iterable[str]) -> bool:
     at most one media-extension instance and the compute slices, and the instances
     must have non-overlapping placements on their allowed start slices.
     """
+    # The host-failure simulation asks about the same few combinations hundreds of
+    # thousands of times at the configuration maximum; the answer does not depend on
+    # their order, since the placement search below tries every start of every instance.
+    return _fits(tuple(sorted(names)))
+
+
+@lru_cache(maxsize=65536)
+def _fits(names: tuple[str, ...]) -> bool:
     found = [mig_profile(n) for n in names]
     if not found:
         return True

@@ -87,8 +87,9 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from gpuaudit import catalog, sharing
@@ -405,6 +406,11 @@ class ClusterModel:
             self.by_host.setdefault(guest.host, []).append(guest)
         self._eligible_cache: dict[tuple[Any, ...], list[str]] = {}
         self.eligible = {g.index: self._eligible(g) for g in self.guests}
+        # _best_on and _policy_choice per demands and host, for a host's GPUs as they are
+        # now: every failure starts from them, and most hosts take no VM in a failure, so
+        # in a cluster of 96 hosts each answer is asked for again by the next failures.
+        self._best_now: dict[tuple[Demand, ...], dict[str, Any]] = {}
+        self._choice_now: dict[tuple[Demand, ...], dict[str, Any]] = {}
 
     # Building the initial state
     def _apart_now(self, hosts: list[Host]) -> dict[str, dict[str, int]]:
@@ -569,14 +575,15 @@ class ClusterModel:
         for guest in self._order(guests, down):
             best: tuple[tuple[int, int], str, tuple[int, ...]] | None = None
             known = memo.setdefault(guest.demands, {})
+            now = self._best_now.setdefault(guest.demands, {})
             for host in self.eligible[guest.index]:
                 if host in down or state.free[host] < guest.memory:
                     continue
-                if _kept_apart(guest, state, host):
+                if guest.apart and _kept_apart(guest, state, host):
                     continue
                 found = known.get(host, _UNKNOWN)
                 if found is _UNKNOWN:
-                    found = known[host] = _best_on(state[host], guest.demands)
+                    found = known[host] = self._answer(_best_on, now, state, host, guest.demands)
                 if found is not None and (best is None or found[0] < best[0]):
                     best = (found[0], host, found[1])
                     if found[0] == (0, 0):
@@ -587,6 +594,23 @@ class ClusterModel:
                 for entries in memo.values():
                     entries.pop(best[1], None)
         return placed
+
+    def _answer(
+        self,
+        ask: Callable[[list[Slot], tuple[Demand, ...]], Any],
+        now: dict[str, Any],
+        state: State,
+        host: str,
+        demands: tuple[Demand, ...],
+    ) -> Any:
+        """``ask`` about the host's GPUs; kept in ``now`` while they are as they run now."""
+        slots = state[host]
+        if slots is not self.initial[host]:
+            return ask(slots, demands)
+        found = now.get(host, _UNKNOWN)
+        if found is _UNKNOWN:
+            found = now[host] = ask(slots, demands)
+        return found
 
     @staticmethod
     def _apply(guest: Guest, host: str, idx: tuple[int, ...], state: State) -> None:
@@ -830,22 +854,25 @@ class ClusterModel:
         def room(host: str) -> float:
             return math.inf if self.nodes[host].memory == UNLIMITED else state.free[host]
 
+        free = state.free
+        # Every host's size known: its free memory itself orders it, without a call per host.
+        most_free = room if self.unsized else free.__getitem__
+
         for guest in guests:
             # Required VM-Host rules are in eligible; anti-affinity depends on who is where.
             hosts = [
-                h
-                for h in self.eligible[guest.index]
-                if h not in down
-                and state.free[h] >= guest.memory
-                and not _kept_apart(guest, state, h)
+                h for h in self.eligible[guest.index] if h not in down and free[h] >= guest.memory
             ]
-            hosts.sort(key=room, reverse=True)  # stable: the cluster's order on a tie
+            if guest.apart:
+                hosts = [h for h in hosts if not _kept_apart(guest, state, h)]
+            hosts.sort(key=most_free, reverse=True)  # stable: the cluster's order on a tie
             known = memo.setdefault(guest.demands, {})
+            now = self._choice_now.setdefault(guest.demands, {})
             for host in hosts:
                 idx = known.get(host, _UNKNOWN)
                 if idx is _UNKNOWN:
-                    policy = self.nodes[host].policy
-                    idx = known[host] = _policy_choice(state[host], guest.demands, policy)
+                    choose = partial(_policy_choice, policy=self.nodes[host].policy)
+                    idx = known[host] = self._answer(choose, now, state, host, guest.demands)
                 if idx is not None:
                     self._apply(guest, host, idx, state)
                     placed[guest.index] = (host, idx)

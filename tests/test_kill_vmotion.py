@@ -40,7 +40,16 @@ def test_vm02_messages() -> None:
     assert outcome == Outcome(
         True,
         "grid_l4-8q is also offered by h2, h3",
-        {"profiles": ["grid_l4-8q"], "hosts_offering": ["h2", "h3"]},
+        {"profiles": ["grid_l4-8q"], "hosts_offering_count": 2},
+    )
+    # Past three hosts the message names the first three and counts the rest.
+    for i in (4, 5):
+        e.gpu(e.host(f"h{i}", "c1"))
+    outcome = vmotion.profile_elsewhere(context(e.inv), v1)
+    assert outcome == Outcome(
+        True,
+        "grid_l4-8q is also offered by h2, h3, h4 and 1 more",
+        {"profiles": ["grid_l4-8q"], "hosts_offering_count": 4},
     )
     for host in e.inv.hosts[1:]:
         host.vgpu_profiles = [VgpuProfile("grid_l4-4q")]

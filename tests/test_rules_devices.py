@@ -201,6 +201,34 @@ def test_vm08_fails_a_vm_needing_more_than_another_host_offers() -> None:
     outcome = judge(devices.evc_mode, e.inv, vm)
     assert not outcome.passed
     assert "above what h3 offers" in outcome.message
+    # The blocking host by name; the cluster as hosts per mode (h1, h2 sapphirerapids).
+    assert outcome.evidence == {
+        "cluster_evc_mode": "intel-cascadelake",
+        "vm_min_evc_mode": "intel-sapphirerapids",
+        "hosts_below_vm_mode": ["h3"],
+        "hosts_per_max_evc_mode": {"intel-cascadelake": 1, "intel-sapphirerapids": 2},
+    }
+
+
+def test_vm08_names_at_most_three_blocking_hosts() -> None:
+    e = healthy()
+    e.inv.clusters[0].evc_mode = "intel-cascadelake"
+    for i in (4, 5, 6):
+        e.gpu(e.host(f"h{i}", "c1"))
+    for host in e.inv.hosts[1:]:
+        host.max_evc_mode = "intel-cascadelake"
+    vm = e.inv.vms[0]  # on h1
+    vm.min_evc_mode = "intel-sapphirerapids"
+    outcome = judge(devices.evc_mode, e.inv, vm)
+    assert not outcome.passed
+    assert outcome.message == (
+        "it needs EVC mode intel-sapphirerapids, above what h2, h3, h4 and 2 more offer"
+    )
+    assert outcome.evidence["hosts_below_vm_mode"] == ["h2", "h3", "h4", "h5", "h6"]
+    assert outcome.evidence["hosts_per_max_evc_mode"] == {
+        "intel-cascadelake": 5,
+        "intel-sapphirerapids": 1,
+    }
 
 
 def test_vm08_fails_a_cluster_without_evc_whose_hosts_differ() -> None:

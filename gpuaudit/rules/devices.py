@@ -3,13 +3,14 @@ and the CPU (EVC) baseline a vGPU VM needs to vMotion within its cluster."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from gpuaudit import catalog, evc
 from gpuaudit import facts as F
 from gpuaudit.inventory import GpuAttachment, Vm
 from gpuaudit.rules import scopes
-from gpuaudit.rules.registry import Context, Outcome, rule
+from gpuaudit.rules.registry import Context, Outcome, name_few, rule
 from gpuaudit.rules.scopes import HostGpu
 
 USE_64BIT_MMIO = "pciPassthru.use64bitMMIO"
@@ -212,26 +213,28 @@ def evc_mode(ctx: Context, vm: Vm) -> Outcome | None:
     hosts = [h for h in f.active_hosts(cluster.name) if h.max_evc_mode]
     if not hosts:
         return None
-    offered = {h.name: h.max_evc_mode or "" for h in hosts}
+    # Each distinct mode is judged once: a cluster has a few, and many hosts per mode.
+    modes = Counter(h.max_evc_mode or "" for h in hosts)
     problems = []
+    short: list[str] = []
     if vm.min_evc_mode:
-        short = sorted(
-            h.name
-            for h in hosts
-            if h.name != vm.host and evc.covers(offered[h.name], vm.min_evc_mode) is False
-        )
+        below = {m for m in modes if evc.covers(m, vm.min_evc_mode) is False}
+        short = sorted(h.name for h in hosts if h.name != vm.host and h.max_evc_mode in below)
         if short:
             verb = "offers" if len(short) == 1 else "offer"
             problems.append(
-                f"it needs EVC mode {vm.min_evc_mode}, above what {', '.join(short)} {verb}"
+                f"it needs EVC mode {vm.min_evc_mode}, above what {name_few(short)} {verb}"
             )
-    if cluster.evc_mode is None and len(set(offered.values())) > 1:
-        modes = ", ".join(sorted(set(offered.values())))
-        problems.append(f"the cluster has no EVC mode and its hosts' CPUs differ ({modes})")
+    if cluster.evc_mode is None and len(modes) > 1:
+        problems.append(
+            f"the cluster has no EVC mode and its hosts' CPUs differ ({', '.join(sorted(modes))})"
+        )
+    # The hosts that block the VM by name; the rest of the cluster as hosts per mode.
     evidence = {
         "cluster_evc_mode": cluster.evc_mode,
         "vm_min_evc_mode": vm.min_evc_mode,
-        "host_max_evc_modes": offered,
+        "hosts_below_vm_mode": short,
+        "hosts_per_max_evc_mode": dict(sorted(modes.items())),
     }
     if problems:
         return Outcome(False, "; ".join(problems), evidence)

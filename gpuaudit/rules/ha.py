@@ -147,9 +147,11 @@ def shared_files(ctx: Context, vm: Vm) -> Outcome | None:
     cluster = f.vm_cluster(vm)
     if cluster is None:
         return None
-    others = [h.name for h in f.connected_hosts(cluster) if h.name != vm.host]
-    pinned = [ds for ds in vm.datastores if not set(others) & f.accessible_from(ds)]
-    evidence = {"datastores": vm.datastores, "pinned": pinned, "other_hosts": others}
+    connected = f.connected_host_names(cluster)
+    others = connected - {vm.host} if vm.host in connected else connected
+    pinned = [ds for ds in vm.datastores if others.isdisjoint(f.accessible_from(ds))]
+    # The count, not the names: the cluster's hosts would repeat for every VM.
+    evidence = {"datastores": vm.datastores, "pinned": pinned, "other_hosts_count": len(others)}
     if pinned:
         message = f"no other host of {cluster} can access {', '.join(pinned)}: HA cannot restart it"
     else:

@@ -248,3 +248,14 @@ def id_key(rule_id: str) -> tuple[str, int]:
 def registered() -> list[RuleSpec]:
     """Every registered rule, ordered by id."""
     return sorted(_REGISTRY.values(), key=lambda spec: id_key(spec.rule.id))
+
+
+def name_few(names: list[str], limit: int = 3) -> str:
+    """Names for a message: all of a few, else the first ``limit`` "and N more".
+
+    In a cluster of 96 hosts a message listing every host is unreadable; the evidence
+    carries the count, and the hosts that fail the rule where it matters.
+    """
+    if len(names) <= limit:
+        return ", ".join(names)
+    return f"{', '.join(names[:limit])} and {len(names) - limit} more"

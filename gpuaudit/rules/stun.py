@@ -176,12 +176,8 @@ def stun_time(ctx: Context, vm: Vm) -> Outcome | None:
     source_bw = vmotion_bandwidth_mbps(host)
     if source_bw is None:
         return None  # VM-04 and VM-07 judge the missing bandwidth
-    wanted = [p.lower() for p in F.profiles(vm)]
-    targets = [
-        h
-        for h in f.active_hosts(cluster_name)
-        if h.name != vm.host and all(p in F.offered(h) for p in wanted)
-    ]
+    wanted = tuple(p.lower() for p in F.profiles(vm))
+    targets = [h for h in f.hosts_offering(cluster_name, wanted) if h.name != vm.host]
     if not targets:
         return None  # VM-02 judges a VM with no host to move to
     known = [(vmotion_bandwidth_mbps(h), h.name) for h in targets]

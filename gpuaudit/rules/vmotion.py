@@ -6,7 +6,7 @@ from gpuaudit import facts as F
 from gpuaudit import vgpu_releases as R
 from gpuaudit.inventory import Cluster, Host, VCenter, Vm
 from gpuaudit.rules import scopes, sources
-from gpuaudit.rules.registry import Context, Outcome, rule
+from gpuaudit.rules.registry import Context, Outcome, name_few, rule
 
 # ESXi 6.7 Update 1 (the first release with vGPU vMotion) is version 6.7.0, build 10302608.
 VGPU_VMOTION_BUILD = 10302608
@@ -59,17 +59,14 @@ def hotmigrate(ctx: Context, vcenter: VCenter) -> Outcome | None:
 def profile_elsewhere(ctx: Context, vm: Vm) -> Outcome | None:
     f = ctx.facts
     cluster = f.vm_cluster(vm)
-    wanted = [p.lower() for p in F.profiles(vm)]
+    wanted = tuple(p.lower() for p in F.profiles(vm))
     if cluster is None or not wanted:
         return None
-    targets = [
-        h.name
-        for h in f.active_hosts(cluster)
-        if h.name != vm.host and all(p in F.offered(h) for p in wanted)
-    ]
-    evidence = {"profiles": F.profiles(vm), "hosts_offering": targets}
+    targets = [h.name for h in f.hosts_offering(cluster, wanted) if h.name != vm.host]
+    # The count, not the names: in a large cluster the list repeats for every VM.
+    evidence = {"profiles": F.profiles(vm), "hosts_offering_count": len(targets)}
     if targets:
-        message = f"{', '.join(F.profiles(vm))} is also offered by {', '.join(targets)}"
+        message = f"{', '.join(F.profiles(vm))} is also offered by {name_few(targets)}"
     else:
         message = (
             f"no other connected host of {cluster} offers {', '.join(F.profiles(vm))}: "
