@@ -14,7 +14,6 @@ from __future__ import annotations
 import datetime as dt
 import io
 import re
-import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -313,7 +312,6 @@ def _collect(lab: Any, record: Path | None = None) -> Inventory:
 def test_queryperf_calls_stay_bounded_on_a_large_estate(lab_factory: Any, tmp_path: Path) -> None:
     from tests.lab.generate import generate
 
-    started = time.monotonic()
     scenario = generate(10, 20, 2, 200, telemetry_samples=12)  # 200 hosts
     lab = lab_factory(scenario)
     out = tmp_path / "large.yaml"
@@ -328,7 +326,6 @@ def test_queryperf_calls_stay_bounded_on_a_large_estate(lab_factory: Any, tmp_pa
     assert inventory.telemetry.queries <= -(-hosts // 50)
     reported = [h for h in inventory.hosts if h.telemetry and h.telemetry.status == "reported"]
     assert len(reported) == 80  # the vGPU clusters' hosts: 4 of 10 clusters
-    assert time.monotonic() - started < 60
 
 
 @pytest.mark.live

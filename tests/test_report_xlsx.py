@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import re
-import time
 import zipfile
 from datetime import datetime
 
@@ -162,12 +161,9 @@ def test_ooxml_escape_sequences_in_names_stay_literal() -> None:
     assert column(wb["Hosts"], "Cluster")[0] == "cl_x005F_x00e9_prod"
 
 
-def test_large_estate_is_fast_enough() -> None:
-    result = large_result()
-    start = time.monotonic()
-    data = render_xlsx(result)
-    elapsed = time.monotonic() - start
-    assert elapsed < 60, f"{elapsed:.1f} s for 10,000 VMs"
+def test_large_estate_workbook_holds_every_row() -> None:
+    # Its speed is the benchmark's to measure (docs/performance.md), not a test's.
+    data = render_xlsx(large_result())
     wb = openpyxl.load_workbook(io.BytesIO(data), read_only=True)
     assert sum(1 for _ in wb["VMs"].iter_rows()) == 10_001
     assert sum(1 for _ in wb["Findings"].iter_rows()) == 30_001
