@@ -120,8 +120,14 @@ def test_lic01_a_powered_off_vm_needs_its_licence_when_powered_on() -> None:
     policy = Policy(
         licensing=LicensingPolicy(passthrough=(PassthroughLicence("pt", "NVIDIA AI Enterprise"),))
     )
-    outcome = licensing.edition_needed(context(pt.inv, policy), pt.inv.vms[0])
-    assert outcome is not None and outcome.message == (
+    assert licensing.edition_needed(context(pt.inv, policy), pt.inv.vms[0]) == Outcome(
+        True,
         "passthrough GPU whose guest runs the NVIDIA AI Enterprise driver: needs an "
-        "NVIDIA AI Enterprise licence when powered on (licensing.passthrough 'pt')"
+        "NVIDIA AI Enterprise licence when powered on (licensing.passthrough 'pt')",
+        {
+            "edition": "NVIDIA AI Enterprise",
+            "passthrough": True,
+            "declared_by": "pt",
+            "powered_on": False,
+        },
     )
