@@ -131,3 +131,20 @@ def test_lic01_a_powered_off_vm_needs_its_licence_when_powered_on() -> None:
             "powered_on": False,
         },
     )
+
+
+def test_lic01_a_passthrough_vm_without_an_entry_or_needing_no_licence() -> None:
+    e = passthrough_estate()
+    pv1 = e.inv.vms[0]
+    assert licensing.edition_needed(context(e.inv), pv1) == Outcome(
+        False,
+        "passthrough GPU whose guest driver vSphere cannot see; assumed: no NVIDIA licence "
+        "for passthrough guests; declare licensing.passthrough in the policy",
+        {"edition": None, "passthrough": True, "declared_by": None, "powered_on": True},
+    )
+    policy = Policy(licensing=LicensingPolicy(passthrough=(PassthroughLicence("pv*", None),)))
+    assert licensing.edition_needed(context(e.inv, policy), pv1) == Outcome(
+        True,
+        "passthrough GPU; its guest needs no NVIDIA licence (licensing.passthrough 'pv*')",
+        {"edition": None, "passthrough": True, "declared_by": "pv*", "powered_on": True},
+    )
