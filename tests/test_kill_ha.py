@@ -1,4 +1,4 @@
-"""HA-01 and HA-02 (rules/ha.py): messages, evidence and the grading to information where
+"""HA-01, HA-02 and HA-05 (rules/ha.py): messages, evidence and the grading to information where
 VMware HA is not relied on, written out by hand.
 
 healthy() is reference design B (vGPU on shared storage, HA on); passthrough_estate() is
@@ -7,6 +7,7 @@ design A (fixed passthrough on local disks, HA off).
 
 from __future__ import annotations
 
+from gpuaudit.check import run_checks
 from gpuaudit.inventory import AdmissionControl
 from gpuaudit.policy import ClusterPolicy, Policy
 from gpuaudit.rules import ha
@@ -87,3 +88,26 @@ def test_ha02_messages() -> None:
     assert outcome.message == "admission control is off: restarts may find no CPU or memory"
     c1.ha_enabled = False
     assert ha.admission_control(context(e.inv), c1) is None
+
+
+def test_ha05_a_vm_whose_restart_is_disabled_and_the_grading_of_failures_only() -> None:
+    e = healthy()
+    e.inv.vms[0].restart_priority = "disabled"
+    disabled = "HA restart disabled: not restarted if h1 fails (its restart priority is disabled)"
+    evidence = {"failed_host": "h1", "restart_priority": "disabled"}
+    reason = "intent: VMware HA is not mandated"
+    free = Policy(clusters=[ClusterPolicy("c1", intent={"vm_ha_mandated": False})])
+    for policy, prefix, severity, extra in (
+        (None, "", "high", {}),
+        (free, f"{reason}; ", "info", {"ha_not_relied_on": reason}),
+    ):
+        findings = {f.object: f for f in run_checks(e.inv, policy).findings if f.rule == "HA-05"}
+        v1 = findings["v1"]
+        assert (v1.status, v1.severity, v1.message) == ("fail", severity, prefix + disabled)
+        assert (v1.evidence, v1.cluster, v1.host) == (evidence | extra, "c1", "h1")
+        # a VM that can restart passes as it is, whatever HA's mandate
+        for name, host in (("v2", "h2"), ("v3", "h3")):
+            f = findings[name]
+            assert (f.status, f.severity) == ("pass", "high")
+            assert f.message.startswith("can restart on ")
+            assert f.message.endswith(f" if {host} fails")
