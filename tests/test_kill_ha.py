@@ -7,12 +7,14 @@ design A (fixed passthrough on local disks, HA off).
 
 from __future__ import annotations
 
+from typing import Any
+
 from gpuaudit.check import run_checks
 from gpuaudit.inventory import AdmissionControl
 from gpuaudit.policy import ClusterPolicy, Policy
 from gpuaudit.rules import ha
 from gpuaudit.rules.registry import Outcome
-from tests.builders import context, healthy, passthrough_estate
+from tests.builders import Estate, context, healthy, passthrough_estate
 
 
 def test_ha01_messages_where_ha_is_relied_on() -> None:
@@ -119,3 +121,37 @@ def test_ha05_a_vm_whose_restart_is_disabled_and_the_grading_of_failures_only() 
                 "to_gpu": "0000:3b:00.0",
                 "restart_priority": "medium",
             }
+
+
+def test_ha05_a_vm_with_nowhere_to_restart_with_ha_on_and_off() -> None:
+    # two hosts, each L4 full with one grid_l4-24q (24 GB of the L4's 24 GB)
+    e = Estate()
+    c1 = e.cluster("c1")
+    hosts = [e.host(f"h{i}", "c1") for i in (1, 2)]
+    for h in hosts:
+        e.gpu(h)
+    e.datastore("san1", hosts)
+    for i, h in enumerate(hosts, 1):
+        e.vm(f"v{i}", h, ["san1"], vgpu="grid_l4-24q")
+
+    def v1() -> Any:
+        return next(f for f in run_checks(e.inv).findings if f.rule == "HA-05" and f.object == "v1")
+
+    f = v1()
+    reason = f.evidence["reason"]  # the simulation's, tested with it
+    assert "grid_l4-24q" in reason and "h2" in reason
+    assert (f.status, f.message) == ("fail", f"nowhere to restart if h1 fails: {reason}")
+    assert f.evidence == {"failed_host": "h1", "reason": reason, "restart_priority": "medium"}
+    c1.ha_enabled = False
+    f = v1()
+    assert (f.status, f.message) == (
+        "fail",
+        "vSphere HA does not restart VMs on c1 (HA off or host monitoring disabled): not "
+        f"restarted if h1 fails; no room for a manual restart either: {reason}",
+    )
+    assert f.evidence == {
+        "failed_host": "h1",
+        "ha_restarts": False,
+        "restart_priority": "medium",
+        "reason": reason,
+    }
