@@ -155,3 +155,24 @@ def test_ha05_a_vm_with_nowhere_to_restart_with_ha_on_and_off() -> None:
         "restart_priority": "medium",
         "reason": reason,
     }
+
+
+def test_ha05_with_ha_off_names_where_a_manual_restart_would_fit() -> None:
+    e = healthy()
+    e.inv.clusters[0].ha_enabled = False
+    findings = {f.object: f for f in run_checks(e.inv).findings if f.rule == "HA-05"}
+    f = findings["v1"]
+    to = f.evidence.get("manual_restart_host")
+    assert to in {"h2", "h3"}  # either other host's L4 has room for v1's 8 GB
+    assert (f.status, f.message) == (
+        "fail",
+        "vSphere HA does not restart VMs on c1 (HA off or host monitoring disabled): not "
+        f"restarted if h1 fails; manual restart would fit on {to} (0000:3b:00.0)",
+    )
+    assert f.evidence == {
+        "failed_host": "h1",
+        "ha_restarts": False,
+        "restart_priority": "medium",
+        "manual_restart_host": to,
+        "manual_restart_gpu": "0000:3b:00.0",
+    }
