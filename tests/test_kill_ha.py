@@ -164,6 +164,7 @@ def test_ha05_with_ha_off_names_where_a_manual_restart_would_fit() -> None:
     f = findings["v1"]
     to = f.evidence.get("manual_restart_host")
     assert to in {"h2", "h3"}  # either other host's L4 has room for v1's 8 GB
+    assert (f.cluster, f.host) == ("c1", "h1")
     assert (f.status, f.message) == (
         "fail",
         "vSphere HA does not restart VMs on c1 (HA off or host monitoring disabled): not "
