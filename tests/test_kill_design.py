@@ -8,6 +8,7 @@ import pytest
 from gpuaudit.policy import Intent
 from gpuaudit.rules import design
 from gpuaudit.rules.design import Design
+from tests.builders import context, passthrough_estate
 
 
 @pytest.mark.parametrize(
@@ -167,3 +168,12 @@ def test_a_short_restart_needs_a_buffer_node() -> None:
         )
     ]
     assert design.departures(_design(storage="local"), Intent(max_restart_minutes=5)) == []
+
+
+def test_without_kubernetes_input_its_restarts_are_unchecked() -> None:
+    e = passthrough_estate()
+    assert design.kubernetes_restarts(context(e.inv), "pt") == (
+        "that Kubernetes reschedules the GPU pods of a lost host is unchecked "
+        "(no Kubernetes cluster given: scan --kubernetes)",
+        {"checked": False},
+    )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from gpuaudit.inventory import GpuAttachment
 from gpuaudit.rules import devices
 from gpuaudit.rules.scopes import HostGpu
 from tests.builders import context, healthy
@@ -54,6 +55,17 @@ def test_gpu06_a_window_one_size_short() -> None:
         "2 large-BAR GPU(s), 160 GB: firmware is bios, not EFI; "
         "pciPassthru.64bitMMIOSizeGB is 255, below the 256 its GPUs need"
     )
+
+
+def test_gpu06_counts_only_devices_it_knows_for_large_bar_gpus() -> None:
+    e, vm = a100_vm()
+    vm.gpus[1].device_id = None  # a passthrough device whose id the host did not give
+    vm.gpus.append(GpuAttachment("vgpu", profile="grid_l4-8c"))  # the L4 has no large BAR
+    vm.gpus.append(GpuAttachment("vgpu", profile="grid_zz9-8c"))  # a GPU nobody knows
+    outcome = judge(devices.large_bar, e.inv, vm)
+    assert outcome.message == "EFI with 64-bit MMIO of 256 GB for 80 GB of GPU memory"
+    assert outcome.evidence["gpus"] == ["NVIDIA A100 PCIe 80GB"]
+    assert outcome.evidence["needed_mmio_gb"] == 128
 
 
 def test_gpu07_messages() -> None:

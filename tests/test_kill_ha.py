@@ -1,4 +1,4 @@
-"""HA-01 and HA-02 (rules/ha.py): messages, evidence and the grading to information where
+"""HA-01, HA-02 and HA-05 (rules/ha.py): messages, evidence and the grading to information where
 VMware HA is not relied on, written out by hand.
 
 healthy() is reference design B (vGPU on shared storage, HA on); passthrough_estate() is
@@ -7,11 +7,14 @@ design A (fixed passthrough on local disks, HA off).
 
 from __future__ import annotations
 
+from typing import Any
+
+from gpuaudit.check import run_checks
 from gpuaudit.inventory import AdmissionControl
 from gpuaudit.policy import ClusterPolicy, Policy
 from gpuaudit.rules import ha
 from gpuaudit.rules.registry import Outcome
-from tests.builders import context, healthy, passthrough_estate
+from tests.builders import Estate, context, healthy, passthrough_estate
 
 
 def test_ha01_messages_where_ha_is_relied_on() -> None:
@@ -87,3 +90,90 @@ def test_ha02_messages() -> None:
     assert outcome.message == "admission control is off: restarts may find no CPU or memory"
     c1.ha_enabled = False
     assert ha.admission_control(context(e.inv), c1) is None
+
+
+def test_ha05_a_vm_whose_restart_is_disabled_and_the_grading_of_failures_only() -> None:
+    e = healthy()
+    e.inv.vms[0].restart_priority = "disabled"
+    disabled = "HA restart disabled: not restarted if h1 fails (its restart priority is disabled)"
+    evidence = {"failed_host": "h1", "restart_priority": "disabled"}
+    reason = "intent: VMware HA is not mandated"
+    free = Policy(clusters=[ClusterPolicy("c1", intent={"vm_ha_mandated": False})])
+    for policy, prefix, severity, extra in (
+        (None, "", "high", {}),
+        (free, f"{reason}; ", "info", {"ha_not_relied_on": reason}),
+    ):
+        findings = {f.object: f for f in run_checks(e.inv, policy).findings if f.rule == "HA-05"}
+        v1 = findings["v1"]
+        assert (v1.status, v1.severity, v1.message) == ("fail", severity, prefix + disabled)
+        assert (v1.evidence, v1.cluster, v1.host) == (evidence | extra, "c1", "h1")
+        # a VM that can restart passes as it is, whatever HA's mandate; either other
+        # host's L4 (each at PCI 0000:3b:00.0) has room for it
+        for name, host in (("v2", "h2"), ("v3", "h3")):
+            f = findings[name]
+            to = f.evidence.get("to_host")
+            assert to in {"h1", "h2", "h3"} - {host}
+            assert (f.status, f.severity) == ("pass", "high")
+            assert f.message == f"can restart on {to} (0000:3b:00.0) if {host} fails"
+            assert f.evidence == {
+                "failed_host": host,
+                "to_host": to,
+                "to_gpu": "0000:3b:00.0",
+                "restart_priority": "medium",
+            }
+
+
+def test_ha05_a_vm_with_nowhere_to_restart_with_ha_on_and_off() -> None:
+    # two hosts, each L4 full with one grid_l4-24q (24 GB of the L4's 24 GB)
+    e = Estate()
+    c1 = e.cluster("c1")
+    hosts = [e.host(f"h{i}", "c1") for i in (1, 2)]
+    for h in hosts:
+        e.gpu(h)
+    e.datastore("san1", hosts)
+    for i, h in enumerate(hosts, 1):
+        e.vm(f"v{i}", h, ["san1"], vgpu="grid_l4-24q")
+
+    def v1() -> Any:
+        return next(f for f in run_checks(e.inv).findings if f.rule == "HA-05" and f.object == "v1")
+
+    f = v1()
+    reason = f.evidence["reason"]  # the simulation's, tested with it
+    assert "grid_l4-24q" in reason and "h2" in reason
+    assert (f.status, f.message) == ("fail", f"nowhere to restart if h1 fails: {reason}")
+    assert f.evidence == {"failed_host": "h1", "reason": reason, "restart_priority": "medium"}
+    c1.ha_enabled = False
+    f = v1()
+    assert (f.status, f.message) == (
+        "fail",
+        "vSphere HA does not restart VMs on c1 (HA off or host monitoring disabled): not "
+        f"restarted if h1 fails; no room for a manual restart either: {reason}",
+    )
+    assert f.evidence == {
+        "failed_host": "h1",
+        "ha_restarts": False,
+        "restart_priority": "medium",
+        "reason": reason,
+    }
+
+
+def test_ha05_with_ha_off_names_where_a_manual_restart_would_fit() -> None:
+    e = healthy()
+    e.inv.clusters[0].ha_enabled = False
+    findings = {f.object: f for f in run_checks(e.inv).findings if f.rule == "HA-05"}
+    f = findings["v1"]
+    to = f.evidence.get("manual_restart_host")
+    assert to in {"h2", "h3"}  # either other host's L4 has room for v1's 8 GB
+    assert (f.cluster, f.host) == ("c1", "h1")
+    assert (f.status, f.message) == (
+        "fail",
+        "vSphere HA does not restart VMs on c1 (HA off or host monitoring disabled): not "
+        f"restarted if h1 fails; manual restart would fit on {to} (0000:3b:00.0)",
+    )
+    assert f.evidence == {
+        "failed_host": "h1",
+        "ha_restarts": False,
+        "restart_priority": "medium",
+        "manual_restart_host": to,
+        "manual_restart_gpu": "0000:3b:00.0",
+    }

@@ -1,4 +1,4 @@
-"""LIC-02's licence judgement (rules/licensing.py) on hand-made licences and dates.
+"""LIC-01's messages and LIC-02's licence judgement (rules/licensing.py), written out by hand.
 
 The edition keys are vCenter's (esx.enterprisePlus.cpuPackageCoreLimited, esx.standard.cpuPackage);
 the warning window is the policy's default of 14 days.
@@ -11,8 +11,10 @@ from datetime import date
 import pytest
 
 from gpuaudit.inventory import Licence
-from gpuaudit.policy import LicensingPolicy
+from gpuaudit.policy import LicensingPolicy, PassthroughLicence, Policy
 from gpuaudit.rules import licensing
+from gpuaudit.rules.registry import Outcome
+from tests.builders import context, healthy, passthrough_estate
 
 POLICY = LicensingPolicy()
 TODAY = date(2027, 1, 15)
@@ -93,3 +95,56 @@ def test_evaluation_mode_by_its_end(
 ) -> None:
     licence = Licence("eval", expires=expires, evaluation=True)
     assert licensing.licence_problems(licence, POLICY, TODAY) == problems
+
+
+def test_lic01_a_powered_off_vm_needs_its_licence_when_powered_on() -> None:
+    e = healthy()
+    off = e.vm("v4", e.inv.hosts[0], ["san1"], vgpu="grid_l4-8q", power="poweredOff")
+    # Q series: NVIDIA RTX Virtual Workstation (NVIDIA vGPU licensing guide)
+    assert licensing.edition_needed(context(e.inv), off) == Outcome(
+        True,
+        "needs an NVIDIA RTX Virtual Workstation licence when powered on for grid_l4-8q",
+        {
+            "edition": "NVIDIA RTX Virtual Workstation",
+            "profiles": ["grid_l4-8q"],
+            "series": ["Q"],
+            "powered_on": False,
+        },
+    )
+    on = licensing.edition_needed(context(e.inv), e.inv.vms[0])
+    assert on is not None and on.message == (
+        "needs an NVIDIA RTX Virtual Workstation licence now (powered on) for grid_l4-8q"
+    )
+    pt = passthrough_estate()
+    pt.inv.vms[0].power_state = "poweredOff"
+    policy = Policy(
+        licensing=LicensingPolicy(passthrough=(PassthroughLicence("pt", "NVIDIA AI Enterprise"),))
+    )
+    assert licensing.edition_needed(context(pt.inv, policy), pt.inv.vms[0]) == Outcome(
+        True,
+        "passthrough GPU whose guest runs the NVIDIA AI Enterprise driver: needs an "
+        "NVIDIA AI Enterprise licence when powered on (licensing.passthrough 'pt')",
+        {
+            "edition": "NVIDIA AI Enterprise",
+            "passthrough": True,
+            "declared_by": "pt",
+            "powered_on": False,
+        },
+    )
+
+
+def test_lic01_a_passthrough_vm_without_an_entry_or_needing_no_licence() -> None:
+    e = passthrough_estate()
+    pv1 = e.inv.vms[0]
+    assert licensing.edition_needed(context(e.inv), pv1) == Outcome(
+        False,
+        "passthrough GPU whose guest driver vSphere cannot see; assumed: no NVIDIA licence "
+        "for passthrough guests; declare licensing.passthrough in the policy",
+        {"edition": None, "passthrough": True, "declared_by": None, "powered_on": True},
+    )
+    policy = Policy(licensing=LicensingPolicy(passthrough=(PassthroughLicence("pv*", None),)))
+    assert licensing.edition_needed(context(e.inv, policy), pv1) == Outcome(
+        True,
+        "passthrough GPU; its guest needs no NVIDIA licence (licensing.passthrough 'pv*')",
+        {"edition": None, "passthrough": True, "declared_by": "pv*", "powered_on": True},
+    )

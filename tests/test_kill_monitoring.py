@@ -136,3 +136,16 @@ def test_mon04_a_vm_on_two_gpus_counts_half_on_each() -> None:
     assert monitoring.allocated_mb(context(e.inv), h1, h1.gpus[0]) == (4096, ["grid_l4-8q"])
     h1.gpus[0].vms.append("not-a-vm")
     assert monitoring.allocated_mb(context(e.inv), h1, h1.gpus[0]) == (4096, ["grid_l4-8q"])
+
+
+def test_mon04_adds_up_every_vgpu_on_the_gpu() -> None:
+    e = _peaks(_with_telemetry(healthy()), memory_used_mb=(1000, 6000))
+    h1 = e.inv.hosts[0]
+    e.vm("v4", h1, ["san1"], vgpu="grid_l4-4q")
+    # a name the GPU lists first but the inventory lacks skips only itself
+    h1.gpus[0].vms.insert(0, "not-a-vm")
+    # grid_l4-8q (8192 MB) and grid_l4-4q (4096 MB)
+    assert monitoring.allocated_mb(context(e.inv), h1, h1.gpus[0]) == (
+        12_288,
+        ["grid_l4-4q", "grid_l4-8q"],
+    )

@@ -1,7 +1,7 @@
 """rules/registry.py: what a rule declaration must hold, and how a scope's verdicts are made.
 
-Only declarations that are refused are made here: a refused rule is never registered,
-so the catalogue the other tests see stays as it is.
+A declaration that is accepted is made only into an empty registry put in place for the
+test: the catalogue the other tests see stays as it is.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from gpuaudit.results import Reference
+from gpuaudit.results import Reference, Rule
 from gpuaudit.rules import registry, scopes
 from gpuaudit.rules.registry import Outcome, RuleSpec, Scope, Verdict, Where
 from tests.builders import context, healthy
@@ -112,3 +112,66 @@ def test_a_scope_turns_outcomes_into_located_verdicts() -> None:
     ]
     whole = RuleSpec(registry.registered()[0].rule, lambda _ctx: iter([Verdict("x", True, "m")]))
     assert list(whole.verdicts(ctx)) == [Verdict("x", True, "m")]
+
+
+def test_an_accepted_declaration_is_registered_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(registry, "_REGISTRY", {})
+
+    def per_host(_ctx: Any, _host: Any) -> Outcome | None:
+        return None
+
+    def whole(_ctx: Any) -> list[Verdict]:
+        return []
+
+    declared = registry.rule(
+        id="ZZ-02",
+        title="A title",
+        category="storage",
+        severity="low",
+        rationale="""Why it
+            matters,   over two lines.""",
+        remediation=" What to\tdo. ",
+        references=(REF,),
+        scope=scopes.HOSTS,
+    )
+    assert declared(per_host) is per_host
+    registry.rule(
+        id="ZZ-01",
+        title="Another",
+        category="ha",
+        severity="info",
+        rationale="r",
+        remediation="m",
+        references=(Reference("B source", "https://example.com/b"),),
+        object_kind="cluster",
+    )(whole)
+    assert registry.registered() == [
+        RuleSpec(
+            Rule(
+                id="ZZ-01",
+                title="Another",
+                category="ha",
+                severity="info",
+                rationale="r",
+                remediation="m",
+                object_kind="cluster",
+                references=(Reference("B source", "https://example.com/b"),),
+            ),
+            whole,
+            None,
+        ),
+        RuleSpec(
+            Rule(
+                id="ZZ-02",
+                title="A title",
+                category="storage",
+                severity="low",
+                rationale="Why it matters, over two lines.",
+                remediation="What to do.",
+                object_kind="host",
+                references=(Reference("A source", "https://example.com/source"),),
+            ),
+            per_host,
+            scopes.HOSTS,
+        ),
+    ]

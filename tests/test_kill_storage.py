@@ -6,6 +6,7 @@ import pytest
 
 from gpuaudit.inventory import LunPath, StorageAdapter
 from gpuaudit.rules import storage
+from gpuaudit.rules.registry import Outcome
 from tests.builders import context, healthy
 
 
@@ -97,3 +98,19 @@ def test_unused_hba_messages() -> None:
     other.adapters = [StorageAdapter("vmhba2", "fc")]
     outcome = storage.unused_hba(context(e.inv), other)
     assert outcome is not None and not outcome.passed
+
+
+def test_a_mixed_datastore_needs_the_adapters_its_paths_use() -> None:
+    e = healthy()
+    ds = e.inv.datastores[0]
+    ds.transport = "mixed"
+    assert ds.mounts[0].host == "h1"
+    ds.mounts[0].paths = [LunPath("vmhba2", "fc"), LunPath("vmhba64", "iscsi")]
+    h1 = e.inv.hosts[0]
+    assert storage.iscsi_adapter(context(e.inv), h1) == Outcome(
+        False,
+        "no iSCSI adapter, but needs san1",
+        {"iscsi_datastores": ["san1"], "iscsi_adapters": []},
+    )
+    fc = storage.fc_hba(context(e.inv), h1)
+    assert fc is not None and fc.evidence["needs"] == ["fc"]

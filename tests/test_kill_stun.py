@@ -6,7 +6,7 @@ VMware's published worst-case stun times it is fitted to).
 
 from __future__ import annotations
 
-from gpuaudit.inventory import HOST_AGENT, GpuAttachment, VmotionNic
+from gpuaudit.inventory import HOST_AGENT, GpuAttachment, StunEstimate, VmotionNic
 from gpuaudit.rules import stun
 from gpuaudit.rules.registry import Outcome
 from tests.builders import Estate, context
@@ -146,3 +146,10 @@ def test_every_esxi_70_release_gets_the_70_model() -> None:
     assert stun.model_for(stun.R.Release(7, 0)) is stun.ESXI_70
     assert stun.model_for(stun.R.Release(7, 0, 3)) is stun.ESXI_70
     assert stun.model_for(stun.R.Release(6, 7, 3)) is stun.ESXI_67
+
+
+def test_a_point_vcenter_gives_twice_at_its_lowest_bandwidth_is_still_one_point() -> None:
+    # estimates_of keeps every point vCenter gives, a repeated one too
+    points = [StunEstimate(10_000, 80), StunEstimate(10_000, 80), StunEstimate(25_000, 35)]
+    assert stun.interpolate(points, 10_000) == 80
+    assert stun.interpolate(points, 17_500) == 57.5  # halfway from 80 s to 35 s
