@@ -10,22 +10,6 @@ from gpuaudit.rules import scopes, sources
 from gpuaudit.rules.registry import Context, Outcome, Verdict, rule
 
 
-@rule(
-    id="DATA-01",
-    title="The inventory has gaps: verdicts that depend on them are uncertain",
-    category="data",
-    severity="medium",
-    object_kind="inventory",
-    rationale="""A property the collector could not read (no permission, a host not responding, a
-        field newer than the API version) is not evidence of a problem, nor of its absence. Every
-        verdict that depends on it is uncertain; findings on such objects carry the gap in their
-        evidence under "uncertain". A property only a privilege beyond the Read-only role can
-        read (the NVIDIA vGPU manager version: Host.Config.Image) is listed, not failed: the
-        rules that need it give no verdict.""",
-    remediation="""Give the audit account read access to the whole inventory (the read-only role
-        propagated from the root), reconnect hosts that are not responding, and scan again.""",
-    references=(sources.API_MISSING_PROPERTY, sources.SYSTEM_ROLES),
-)
 def gaps(ctx: Context) -> Iterator[Verdict]:
     inv = ctx.facts.inventory
     by_object: dict[str, list[dict[str, str]]] = {}
@@ -77,6 +61,24 @@ def gaps(ctx: Context) -> Iterator[Verdict]:
         )
 
 
+rule(
+    id="DATA-01",
+    title="The inventory has gaps: verdicts that depend on them are uncertain",
+    category="data",
+    severity="medium",
+    object_kind="inventory",
+    rationale="""A property the collector could not read (no permission, a host not responding, a
+        field newer than the API version) is not evidence of a problem, nor of its absence. Every
+        verdict that depends on it is uncertain; findings on such objects carry the gap in their
+        evidence under "uncertain". A property only a privilege beyond the Read-only role can
+        read (the NVIDIA vGPU manager version: Host.Config.Image) is listed, not failed: the
+        rules that need it give no verdict.""",
+    remediation="""Give the audit account read access to the whole inventory (the read-only role
+        propagated from the root), reconnect hosts that are not responding, and scan again.""",
+    references=(sources.API_MISSING_PROPERTY, sources.SYSTEM_ROLES),
+)(gaps)
+
+
 _KINDS: dict[str, ObjectKind] = {
     "HostSystem": "host",
     "VirtualMachine": "vm",
@@ -92,7 +94,24 @@ _KINDS: dict[str, ObjectKind] = {
 NOTHING_EXAMINED = "DATA-02"
 
 
-@rule(
+def nothing_examined(ctx: Context, inv: Inventory) -> Outcome:
+    seen = {
+        "hosts": len(inv.hosts),
+        "datacenters": len(inv.datacenters),
+        "clusters": len(inv.clusters),
+        "vms": len(inv.vms),
+        "datastores": len(inv.datastores),
+    }
+    if inv.hosts:
+        return Outcome(True, f"{_count(seen['hosts'], 'host')} read", seen)
+    refused = sorted({g.object for g in inv.gaps if g.reason == "NoPermission"})
+    evidence: dict[str, object] = dict(seen)
+    if refused:
+        evidence["no_permission"] = refused
+    return Outcome(False, "nothing was examined: " + _cause(seen, refused), evidence)
+
+
+rule(
     id=NOTHING_EXAMINED,
     title="The audit examined nothing: no host was read",
     category="data",
@@ -111,22 +130,7 @@ NOTHING_EXAMINED = "DATA-02"
         object's Permissions) with "Propagate to children" ticked, check that the server
         named is the vCenter (or ESXi host) that runs the GPU hosts, and scan again.""",
     references=(sources.SYSTEM_ROLES, sources.API_MISSING_PROPERTY),
-)
-def nothing_examined(ctx: Context, inv: Inventory) -> Outcome:
-    seen = {
-        "hosts": len(inv.hosts),
-        "datacenters": len(inv.datacenters),
-        "clusters": len(inv.clusters),
-        "vms": len(inv.vms),
-        "datastores": len(inv.datastores),
-    }
-    if inv.hosts:
-        return Outcome(True, f"{_count(seen['hosts'], 'host')} read", seen)
-    refused = sorted({g.object for g in inv.gaps if g.reason == "NoPermission"})
-    evidence: dict[str, object] = dict(seen)
-    if refused:
-        evidence["no_permission"] = refused
-    return Outcome(False, "nothing was examined: " + _cause(seen, refused), evidence)
+)(nothing_examined)
 
 
 def _cause(seen: dict[str, int], refused: list[str]) -> str:

@@ -127,7 +127,17 @@ def classify_all(f: F.Facts) -> dict[str, str]:
     return {c.name: observe(f, c.name).scenario for c in f.gpu_clusters()}
 
 
-@rule(
+def scenario(ctx: Context, cluster: Cluster) -> Outcome:
+    design = observe(ctx.facts, cluster.name)
+    evidence = design.evidence()
+    summary = design.summary
+    if design.scenario in ("A", "C"):
+        said, evidence["kubernetes"] = kubernetes_restarts(ctx, cluster.name)
+        summary = f"{summary}; {said}"
+    return Outcome(design.scenario != "other", summary, evidence)
+
+
+rule(
     id="DS-01",
     title="The cluster's GPU design, classified as reference design A, B or C",
     category="design",
@@ -146,15 +156,7 @@ def classify_all(f: F.Facts) -> dict[str, str]:
         sources.ASSIGNABLE_HARDWARE,
         sources.NVIDIA_AI_ENTERPRISE_VMWARE,
     ),
-)
-def scenario(ctx: Context, cluster: Cluster) -> Outcome:
-    design = observe(ctx.facts, cluster.name)
-    evidence = design.evidence()
-    summary = design.summary
-    if design.scenario in ("A", "C"):
-        said, evidence["kubernetes"] = kubernetes_restarts(ctx, cluster.name)
-        summary = f"{summary}; {said}"
-    return Outcome(design.scenario != "other", summary, evidence)
+)(scenario)
 
 
 def kubernetes_restarts(ctx: Context, cluster: str) -> tuple[str, dict[str, Any]]:
@@ -277,7 +279,26 @@ def departures(d: Design, intent: Intent) -> list[tuple[Severity, str]]:
     return out
 
 
-@rule(
+def decision_flow(ctx: Context, cluster: Cluster) -> Outcome:
+    design = observe(ctx.facts, cluster.name)
+    intent = ctx.policy.intent_for(cluster.name)
+    recommended, steps = recommendation(intent)
+    found = departures(design, intent)
+    evidence = {
+        "intent": intent.__dict__.copy(),
+        "flow": steps,
+        "recommended": recommended,
+        "observed": design.evidence(),
+        "departures": [{"severity": s, "text": t} for s, t in found],
+    }
+    if not found:
+        return Outcome(True, f"consistent with the decision flow ({recommended})", evidence)
+    worst = min((s for s, _ in found), key=severity_rank)
+    message = "; ".join(t for _, t in found) + f" (the flow recommends: {recommended})"
+    return Outcome(False, message, evidence, severity=worst)
+
+
+rule(
     id="DS-02",
     title="The cluster's design departs from what the GPU HA decision flow recommends",
     category="design",
@@ -297,21 +318,4 @@ def departures(d: Design, intent: Intent) -> list[tuple[Severity, str]]:
         sources.PCI_DEVICES_7,
         sources.NVIDIA_AI_ENTERPRISE_VMWARE,
     ),
-)
-def decision_flow(ctx: Context, cluster: Cluster) -> Outcome:
-    design = observe(ctx.facts, cluster.name)
-    intent = ctx.policy.intent_for(cluster.name)
-    recommended, steps = recommendation(intent)
-    found = departures(design, intent)
-    evidence = {
-        "intent": intent.__dict__.copy(),
-        "flow": steps,
-        "recommended": recommended,
-        "observed": design.evidence(),
-        "departures": [{"severity": s, "text": t} for s, t in found],
-    }
-    if not found:
-        return Outcome(True, f"consistent with the decision flow ({recommended})", evidence)
-    worst = min((s for s, _ in found), key=severity_rank)
-    message = "; ".join(t for _, t in found) + f" (the flow recommends: {recommended})"
-    return Outcome(False, message, evidence, severity=worst)
+)(decision_flow)

@@ -100,24 +100,6 @@ def _large_bar_memory_mb(gpu: GpuAttachment) -> tuple[int, str] | None:
     return largest.memory_mb, largest.name
 
 
-@rule(
-    id="GPU-06",
-    title="A VM with a large-BAR GPU does not boot with EFI and 64-bit MMIO large enough",
-    category="gpu",
-    severity="high",
-    scope=scopes.GPU_VMS,
-    rationale="""GPUs with a large BAR (A100, H100, H200, L40, L40S, A40, A30 and the like,
-        which NVIDIA lists as needing large MMIO space), in passthrough or as C-series vGPUs,
-        need the VM to boot with EFI and to map them above 4 GB: pciPassthru.use64bitMMIO =
-        TRUE, and pciPassthru.64bitMMIOSizeGB at least the next power of two above the GPUs'
-        memory added up (VMware's rule of thumb: two 40 GB GPUs need 128). Otherwise the VM
-        fails to power on ("Module DevicePowerOn power on failed") or the guest sees no
-        GPU.""",
-    remediation="""Power the VM off; set its firmware to EFI (reinstall a guest that was
-        installed for BIOS); add the advanced settings pciPassthru.use64bitMMIO = TRUE and
-        pciPassthru.64bitMMIOSizeGB = the size in the finding.""",
-    references=REFERENCES["GPU-06"],
-)
 def large_bar(ctx: Context, vm: Vm) -> Outcome | None:
     devices = [d for g in vm.gpus if (d := _large_bar_memory_mb(g)) is not None]
     if not devices:
@@ -151,21 +133,26 @@ def large_bar(ctx: Context, vm: Vm) -> Outcome | None:
     return Outcome(not problems, message, evidence)
 
 
-@rule(
-    id="GPU-07",
-    title="An Ampere or later GPU in vGPU mode does not have SR-IOV enabled and active",
+rule(
+    id="GPU-06",
+    title="A VM with a large-BAR GPU does not boot with EFI and 64-bit MMIO large enough",
     category="gpu",
     severity="high",
-    scope=scopes.GPUS,
-    rationale="""From the Ampere architecture on (A10, A16, A30, A40, A100, L4, L40, L40S,
-        H100 and later), NVIDIA vGPUs run on SR-IOV virtual functions of the GPU. With SR-IOV
-        disabled in the server's BIOS, or not active on the device, vGPU VMs fail to power on
-        on that GPU.""",
-    remediation="""Enable SR-IOV (and Above 4G Decoding) in the host's BIOS, check that the
-        NVIDIA vGPU Manager enabled the GPU's virtual functions, and reboot the host in a
-        maintenance window.""",
-    references=REFERENCES["GPU-07"],
-)
+    scope=scopes.GPU_VMS,
+    rationale="""GPUs with a large BAR (A100, H100, H200, L40, L40S, A40, A30 and the like,
+        which NVIDIA lists as needing large MMIO space), in passthrough or as C-series vGPUs,
+        need the VM to boot with EFI and to map them above 4 GB: pciPassthru.use64bitMMIO =
+        TRUE, and pciPassthru.64bitMMIOSizeGB at least the next power of two above the GPUs'
+        memory added up (VMware's rule of thumb: two 40 GB GPUs need 128). Otherwise the VM
+        fails to power on ("Module DevicePowerOn power on failed") or the guest sees no
+        GPU.""",
+    remediation="""Power the VM off; set its firmware to EFI (reinstall a guest that was
+        installed for BIOS); add the advanced settings pciPassthru.use64bitMMIO = TRUE and
+        pciPassthru.64bitMMIOSizeGB = the size in the finding.""",
+    references=REFERENCES["GPU-06"],
+)(large_bar)
+
+
 def sriov(ctx: Context, item: HostGpu) -> Outcome | None:
     gpu = item.gpu
     model = F.gpu_model(gpu)
@@ -187,23 +174,23 @@ def sriov(ctx: Context, item: HostGpu) -> Outcome | None:
     return Outcome(True, f"SR-IOV active with {gpu.sriov_vfs} virtual functions", evidence)
 
 
-@rule(
-    id="VM-08",
-    title="A vGPU VM cannot vMotion to a host of its cluster for its CPU (EVC) baseline",
-    category="vmotion",
-    severity="medium",
-    scope=scopes.GPU_VMS,
-    rationale="""vMotion moves a VM only to a host that offers every CPU feature the VM was
-        powered on with: the VM's minimum EVC mode must be at or below the host's maximum. A
-        vGPU VM that needs a newer baseline than some host of its cluster offers cannot be
-        moved there, by hand, by DRS or for maintenance. A cluster without an EVC mode whose
-        hosts' CPU generations differ hands each VM the features of the host it powers on, so
-        which moves work changes with every power cycle.""",
-    remediation="""Enable EVC on the cluster at the baseline of its oldest host (Cluster >
-        Configure > VMware EVC), then power-cycle the vGPU VMs so they take it; or keep hosts
-        of one CPU generation per cluster.""",
-    references=REFERENCES["VM-08"],
-)
+rule(
+    id="GPU-07",
+    title="An Ampere or later GPU in vGPU mode does not have SR-IOV enabled and active",
+    category="gpu",
+    severity="high",
+    scope=scopes.GPUS,
+    rationale="""From the Ampere architecture on (A10, A16, A30, A40, A100, L4, L40, L40S,
+        H100 and later), NVIDIA vGPUs run on SR-IOV virtual functions of the GPU. With SR-IOV
+        disabled in the server's BIOS, or not active on the device, vGPU VMs fail to power on
+        on that GPU.""",
+    remediation="""Enable SR-IOV (and Above 4G Decoding) in the host's BIOS, check that the
+        NVIDIA vGPU Manager enabled the GPU's virtual functions, and reboot the host in a
+        maintenance window.""",
+    references=REFERENCES["GPU-07"],
+)(sriov)
+
+
 def evc_mode(ctx: Context, vm: Vm) -> Outcome | None:
     f = ctx.facts
     cluster_name = f.vm_cluster(vm)
@@ -240,3 +227,22 @@ def evc_mode(ctx: Context, vm: Vm) -> Outcome | None:
         return Outcome(False, "; ".join(problems), evidence)
     baseline = f"cluster EVC mode {cluster.evc_mode}" if cluster.evc_mode else "no EVC, hosts alike"
     return Outcome(True, f"every host of the cluster can run it ({baseline})", evidence)
+
+
+rule(
+    id="VM-08",
+    title="A vGPU VM cannot vMotion to a host of its cluster for its CPU (EVC) baseline",
+    category="vmotion",
+    severity="medium",
+    scope=scopes.GPU_VMS,
+    rationale="""vMotion moves a VM only to a host that offers every CPU feature the VM was
+        powered on with: the VM's minimum EVC mode must be at or below the host's maximum. A
+        vGPU VM that needs a newer baseline than some host of its cluster offers cannot be
+        moved there, by hand, by DRS or for maintenance. A cluster without an EVC mode whose
+        hosts' CPU generations differ hands each VM the features of the host it powers on, so
+        which moves work changes with every power cycle.""",
+    remediation="""Enable EVC on the cluster at the baseline of its oldest host (Cluster >
+        Configure > VMware EVC), then power-cycle the vGPU VMs so they take it; or keep hosts
+        of one CPU generation per cluster.""",
+    references=REFERENCES["VM-08"],
+)(evc_mode)

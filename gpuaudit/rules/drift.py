@@ -63,7 +63,19 @@ def _esxi_build(host: Host) -> str | None:
     return f"{host.version} build {host.build}" if host.build else None
 
 
-@rule(
+def esxi_build(ctx: Context, cluster: Cluster) -> Outcome | None:
+    hosts = ctx.facts.connected_hosts(cluster.name)
+    builds = spread(hosts, _esxi_build)
+    if sum(len(names) for names in builds.values()) < 2:
+        return None  # nothing to compare
+    evidence = {"builds": builds}
+    if len(builds) > 1:
+        return Outcome(False, f"{len(builds)} ESXi builds: {_listed(builds)}", evidence)
+    only = next(iter(builds))
+    return Outcome(True, f"every connected host runs ESXi {only}", evidence)
+
+
+rule(
     id="DS-03",
     title="The hosts of a GPU cluster run different ESXi builds",
     category="design",
@@ -77,17 +89,7 @@ def _esxi_build(host: Host) -> str | None:
     remediation="""Finish the upgrade: remediate the cluster's hosts to one ESXi image with
         vSphere Lifecycle Manager, one host at a time in maintenance mode.""",
     references=(*REFERENCES["lifecycle"], sources.HA_CLUSTER),
-)
-def esxi_build(ctx: Context, cluster: Cluster) -> Outcome | None:
-    hosts = ctx.facts.connected_hosts(cluster.name)
-    builds = spread(hosts, _esxi_build)
-    if sum(len(names) for names in builds.values()) < 2:
-        return None  # nothing to compare
-    evidence = {"builds": builds}
-    if len(builds) > 1:
-        return Outcome(False, f"{len(builds)} ESXi builds: {_listed(builds)}", evidence)
-    only = next(iter(builds))
-    return Outcome(True, f"every connected host runs ESXi {only}", evidence)
+)(esxi_build)
 
 
 def _hardware(host: Host) -> str:
@@ -101,23 +103,6 @@ def _bios(host: Host) -> str | None:
     return f"{host.bios_version}{dated}"
 
 
-@rule(
-    id="DS-04",
-    title="Hosts of one server model in a GPU cluster run different BIOS versions",
-    category="design",
-    severity="low",
-    scope=scopes.CLUSTERS_WITH_GPUS,
-    rationale="""Servers of one model in one cluster should run one BIOS: the BIOS holds the
-        settings GPUs depend on (SR-IOV, Above 4G decoding, MMIO sizes) and its fixes, and
-        vSphere Lifecycle Manager keeps firmware in line with the cluster's image where a
-        firmware add-on is used. A host on another BIOS may behave differently with the same
-        GPUs, and a VM that runs on one host may not power on, or lose its GPU, on another.
-        Different server models are compared only with their own kind.""",
-    remediation="""Update the hosts' BIOS to the same release per server model (with the
-        vendor's tools or a vSphere Lifecycle Manager firmware add-on), in maintenance mode,
-        and check the GPU settings in the BIOS afterwards.""",
-    references=(*REFERENCES["lifecycle"], sources.NVIDIA_VGPU_USER_GUIDE),
-)
 def bios_version(ctx: Context, cluster: Cluster) -> Outcome | None:
     hosts = ctx.facts.connected_hosts(cluster.name)
     by_model: dict[str, list[Host]] = {}
@@ -138,6 +123,25 @@ def bios_version(ctx: Context, cluster: Cluster) -> Outcome | None:
     return Outcome(True, f"one BIOS per server model: {same}", evidence)
 
 
+rule(
+    id="DS-04",
+    title="Hosts of one server model in a GPU cluster run different BIOS versions",
+    category="design",
+    severity="low",
+    scope=scopes.CLUSTERS_WITH_GPUS,
+    rationale="""Servers of one model in one cluster should run one BIOS: the BIOS holds the
+        settings GPUs depend on (SR-IOV, Above 4G decoding, MMIO sizes) and its fixes, and
+        vSphere Lifecycle Manager keeps firmware in line with the cluster's image where a
+        firmware add-on is used. A host on another BIOS may behave differently with the same
+        GPUs, and a VM that runs on one host may not power on, or lose its GPU, on another.
+        Different server models are compared only with their own kind.""",
+    remediation="""Update the hosts' BIOS to the same release per server model (with the
+        vendor's tools or a vSphere Lifecycle Manager firmware add-on), in maintenance mode,
+        and check the GPU settings in the BIOS afterwards.""",
+    references=(*REFERENCES["lifecycle"], sources.NVIDIA_VGPU_USER_GUIDE),
+)(bios_version)
+
+
 def vgpu_hosts(ctx: Context, cluster: Cluster) -> list[Host]:
     """The connected hosts of the cluster with the vGPU manager installed (they offer
     vGPU profiles) or running vGPU VMs."""
@@ -149,7 +153,27 @@ def vgpu_hosts(ctx: Context, cluster: Cluster) -> list[Host]:
     ]
 
 
-@rule(
+def vgpu_manager(ctx: Context, cluster: Cluster) -> Outcome | None:
+    hosts = vgpu_hosts(ctx, cluster)
+    if len(hosts) < 2:
+        return None  # nothing to compare
+    versions = spread(hosts, lambda h: h.vgpu_manager_version)
+    unknown = sorted(h.name for h in hosts if not h.vgpu_manager_version)
+    evidence: dict[str, object] = {"versions": versions}
+    if len(versions) > 1:
+        if unknown:
+            evidence["unknown"] = unknown
+        return Outcome(
+            False, f"{len(versions)} vGPU manager versions: {_listed(versions)}", evidence
+        )
+    if unknown:
+        # Not read (the Read-only role cannot): no verdict rather than a pass on a guess.
+        return None
+    only = next(iter(versions))
+    return Outcome(True, f"every vGPU host runs vGPU manager {only}", evidence)
+
+
+rule(
     id="GPU-08",
     title="The vGPU hosts of a cluster run different NVIDIA vGPU manager versions",
     category="gpu",
@@ -169,22 +193,4 @@ def vgpu_hosts(ctx: Context, cluster: Cluster) -> list[Host]:
         or the branch before it. To let the audit read the versions, compare them with
         esxcli software vib list | grep -i nvidia on each host.""",
     references=(*REFERENCES["vgpu_manager"], sources.NVIDIA_VGPU_USER_GUIDE),
-)
-def vgpu_manager(ctx: Context, cluster: Cluster) -> Outcome | None:
-    hosts = vgpu_hosts(ctx, cluster)
-    if len(hosts) < 2:
-        return None  # nothing to compare
-    versions = spread(hosts, lambda h: h.vgpu_manager_version)
-    unknown = sorted(h.name for h in hosts if not h.vgpu_manager_version)
-    evidence: dict[str, object] = {"versions": versions}
-    if len(versions) > 1:
-        if unknown:
-            evidence["unknown"] = unknown
-        return Outcome(
-            False, f"{len(versions)} vGPU manager versions: {_listed(versions)}", evidence
-        )
-    if unknown:
-        # Not read (the Read-only role cannot): no verdict rather than a pass on a guess.
-        return None
-    only = next(iter(versions))
-    return Outcome(True, f"every vGPU host runs vGPU manager {only}", evidence)
+)(vgpu_manager)

@@ -40,24 +40,6 @@ REFERENCES = {
 }
 
 
-@rule(
-    id="VM-09",
-    title="A DRS cluster's options keep its vGPU VMs from moving or evacuating",
-    category="vmotion",
-    severity="medium",
-    scope=scopes.CLUSTERS_WITH_GPU_VMS,
-    rationale=f"""DRS treats vGPU VMs apart. Maintenance mode evacuates them automatically only
-        when the DRS option {MM_TIMEOUT} is -1 (vCenter 7.0 U3f and later); otherwise they must
-        be moved by hand, and vLCM remediation stalls. DRS load-balances them only from vCenter
-        8.0 U2, and only with {PASSTHROUGH_DRS}=1; VMware then advises {MAX_VMOTIONS}=1, so that
-        one host sends one vGPU vMotion at a time. {STUN_TOLERATED} (default
-        {DEFAULT_STUN_TOLERATED_S} s) is the longest stun time DRS accepts for a device VM: set
-        lower, DRS and maintenance mode skip the larger vGPU VMs.""",
-    remediation=f"""In the cluster's DRS advanced options set {MM_TIMEOUT}=-1; with fully
-        automated DRS on vCenter 8.0 U2 or later, {PASSTHROUGH_DRS}=1 and {MAX_VMOTIONS}=1;
-        leave {STUN_TOLERATED} unset or at least {DEFAULT_STUN_TOLERATED_S}.""",
-    references=REFERENCES["VM-09"],
-)
 def vgpu_drs_options(ctx: Context, cluster: Cluster) -> Outcome | None:
     vcenter = ctx.facts.inventory.vcenter
     vgpu_vms = [vm.name for vm in ctx.facts.cluster_gpu_vms(cluster.name) if F.is_vgpu_vm(vm)]
@@ -77,6 +59,26 @@ def vgpu_drs_options(ctx: Context, cluster: Cluster) -> Outcome | None:
     if problems:
         return Outcome(False, "; ".join(problems), evidence)
     return Outcome(True, f"{MM_TIMEOUT} is -1: maintenance mode evacuates vGPU VMs", evidence)
+
+
+rule(
+    id="VM-09",
+    title="A DRS cluster's options keep its vGPU VMs from moving or evacuating",
+    category="vmotion",
+    severity="medium",
+    scope=scopes.CLUSTERS_WITH_GPU_VMS,
+    rationale=f"""DRS treats vGPU VMs apart. Maintenance mode evacuates them automatically only
+        when the DRS option {MM_TIMEOUT} is -1 (vCenter 7.0 U3f and later); otherwise they must
+        be moved by hand, and vLCM remediation stalls. DRS load-balances them only from vCenter
+        8.0 U2, and only with {PASSTHROUGH_DRS}=1; VMware then advises {MAX_VMOTIONS}=1, so that
+        one host sends one vGPU vMotion at a time. {STUN_TOLERATED} (default
+        {DEFAULT_STUN_TOLERATED_S} s) is the longest stun time DRS accepts for a device VM: set
+        lower, DRS and maintenance mode skip the larger vGPU VMs.""",
+    remediation=f"""In the cluster's DRS advanced options set {MM_TIMEOUT}=-1; with fully
+        automated DRS on vCenter 8.0 U2 or later, {PASSTHROUGH_DRS}=1 and {MAX_VMOTIONS}=1;
+        leave {STUN_TOLERATED} unset or at least {DEFAULT_STUN_TOLERATED_S}.""",
+    references=REFERENCES["VM-09"],
+)(vgpu_drs_options)
 
 
 def _number(value: str | None) -> int | None:

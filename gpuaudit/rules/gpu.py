@@ -39,26 +39,6 @@ REFERENCES = {
 }
 
 
-@rule(
-    id="GPU-01",
-    title="vGPU VMs run on a GPU not in Shared Direct mode, or the host default is Shared (vSGA)",
-    category="gpu",
-    severity="high",
-    scope=scopes.CONNECTED_HOSTS,
-    rationale="""NVIDIA vGPU needs the GPU in Shared Direct mode. Each GPU may carry its own
-        graphics type, which overrides the host's default; a GPU without one takes the default.
-        A GPU in use by vGPU VMs whose effective type is Shared (vSGA), by its own setting or by
-        a Shared default, is in vSGA after the next reboot, and its vGPU VMs then fail to power
-        on. A Shared default under GPUs that are all set to Shared Direct is a latent fault
-        (medium): only a GPU added or reset to the default falls back to vSGA.""",
-    remediation="""Set the host's default graphics type to Shared Direct (Configure > Graphics) and
-        each vGPU GPU's type to Shared Direct, then restart the X.Org/NVIDIA services or reboot.""",
-    references=(
-        sources.API_HOST_GRAPHICS_CONFIG,
-        sources.NVIDIA_VGPU_USER_GUIDE,
-        *REFERENCES["GPU-01"],
-    ),
-)
 def shared_direct(ctx: Context, host: Host) -> Outcome | None:
     vgpu_vms = {vm.name for vm in ctx.facts.host_gpu_vms(host.name) if F.is_vgpu_vm(vm)}
     if not vgpu_vms:
@@ -103,7 +83,44 @@ def shared_direct(ctx: Context, host: Host) -> Outcome | None:
     return Outcome(not problems, message, evidence, severity=severity)
 
 
-@rule(
+rule(
+    id="GPU-01",
+    title="vGPU VMs run on a GPU not in Shared Direct mode, or the host default is Shared (vSGA)",
+    category="gpu",
+    severity="high",
+    scope=scopes.CONNECTED_HOSTS,
+    rationale="""NVIDIA vGPU needs the GPU in Shared Direct mode. Each GPU may carry its own
+        graphics type, which overrides the host's default; a GPU without one takes the default.
+        A GPU in use by vGPU VMs whose effective type is Shared (vSGA), by its own setting or by
+        a Shared default, is in vSGA after the next reboot, and its vGPU VMs then fail to power
+        on. A Shared default under GPUs that are all set to Shared Direct is a latent fault
+        (medium): only a GPU added or reset to the default falls back to vSGA.""",
+    remediation="""Set the host's default graphics type to Shared Direct (Configure > Graphics) and
+        each vGPU GPU's type to Shared Direct, then restart the X.Org/NVIDIA services or reboot.""",
+    references=(
+        sources.API_HOST_GRAPHICS_CONFIG,
+        sources.NVIDIA_VGPU_USER_GUIDE,
+        *REFERENCES["GPU-01"],
+    ),
+)(shared_direct)
+
+
+def passthrough_pending(ctx: Context, item: HostGpu) -> Outcome | None:
+    gpu = item.gpu
+    if not gpu.passthrough_enabled:
+        return None
+    ok = gpu.passthrough_active
+    message = (
+        "passthrough is active"
+        if ok
+        else "passthrough is enabled but not active: a host reboot is pending, or passthrough "
+        "failed to claim the device"
+    )
+    evidence = {"enabled": gpu.passthrough_enabled, "active": gpu.passthrough_active}
+    return Outcome(ok, message, evidence)
+
+
+rule(
     id="GPU-02",
     title="Passthrough is enabled on a GPU but not active (host reboot pending, or the device "
     "was not claimed)",
@@ -121,34 +138,9 @@ def shared_direct(ctx: Context, host: Host) -> Outcome | None:
         host's vmkernel log, a host driver that claims the device, and the server's BIOS
         settings for the slot.""",
     references=(sources.DIRECTPATH_IO, *REFERENCES["GPU-02"]),
-)
-def passthrough_pending(ctx: Context, item: HostGpu) -> Outcome | None:
-    gpu = item.gpu
-    if not gpu.passthrough_enabled:
-        return None
-    ok = gpu.passthrough_active
-    message = (
-        "passthrough is active"
-        if ok
-        else "passthrough is enabled but not active: a host reboot is pending, or passthrough "
-        "failed to claim the device"
-    )
-    evidence = {"enabled": gpu.passthrough_enabled, "active": gpu.passthrough_active}
-    return Outcome(ok, message, evidence)
+)(passthrough_pending)
 
 
-@rule(
-    id="GPU-03",
-    title="A GPU VM does not have its full memory reserved",
-    category="gpu",
-    severity="high",
-    scope=scopes.GPU_VMS,
-    rationale="""A VM with a PCI passthrough or vGPU device must have all its memory reserved;
-        without the reservation it fails to power on, and so HA fails to restart it.""",
-    remediation="""Reserve all guest memory ("Reserve all guest memory (All locked)") in the VM's
-        memory settings.""",
-    references=(sources.PCI_DEVICES_7, sources.PCI_DEVICE_ON_VM_7),
-)
 def memory_reserved(ctx: Context, vm: Vm) -> Outcome:
     ok = vm.memory_locked_to_max or vm.memory_reservation_mb >= vm.memory_mb
     evidence = {
@@ -164,19 +156,20 @@ def memory_reserved(ctx: Context, vm: Vm) -> Outcome:
     return Outcome(ok, message, evidence)
 
 
-@rule(
-    id="GPU-04",
-    title="A GPU enabled for passthrough or vGPU has no VM",
+rule(
+    id="GPU-03",
+    title="A GPU VM does not have its full memory reserved",
     category="gpu",
-    severity="info",
-    scope=scopes.GPUS,
-    rationale="""An idle GPU is either waste or, deliberately, the buffer capacity the N+1
-        rule needs (one node's worth of GPUs kept free for failover). Listed so that the buffer
-        is a decision, not an accident.""",
-    remediation="""Keep it as failover capacity (and check HA-05/HA-06 count it), or put it to
-        work.""",
-    references=(sources.HA_ADMISSION_CONTROL, sources.HA_HOW_IT_WORKS),
-)
+    severity="high",
+    scope=scopes.GPU_VMS,
+    rationale="""A VM with a PCI passthrough or vGPU device must have all its memory reserved;
+        without the reservation it fails to power on, and so HA fails to restart it.""",
+    remediation="""Reserve all guest memory ("Reserve all guest memory (All locked)") in the VM's
+        memory settings.""",
+    references=(sources.PCI_DEVICES_7, sources.PCI_DEVICE_ON_VM_7),
+)(memory_reserved)
+
+
 def idle_gpu(ctx: Context, item: HostGpu) -> Outcome | None:
     host, gpu = item
     if not (gpu.passthrough_enabled or gpu.graphics_type == F.SHARED_DIRECT):
@@ -194,18 +187,21 @@ def idle_gpu(ctx: Context, item: HostGpu) -> Outcome | None:
     return Outcome(ok, message, {"mode": mode, "vms": users})
 
 
-@rule(
-    id="GPU-05",
-    title="A GPU's PCI id is not in gpuaudit's catalogue",
+rule(
+    id="GPU-04",
+    title="A GPU enabled for passthrough or vGPU has no VM",
     category="gpu",
     severity="info",
     scope=scopes.GPUS,
-    rationale="""Capacity checks need each GPU's frame buffer and model. For a PCI id the catalogue
-        does not know, gpuaudit uses what the host reports, which may be incomplete.""",
-    remediation="""Check the reported model and frame buffer; report the id so the catalogue can
-        learn it.""",
-    references=(sources.NVIDIA_SUPPORTED_GPUS, sources.NVIDIA_SUPPORT_MATRIX),
-)
+    rationale="""An idle GPU is either waste or, deliberately, the buffer capacity the N+1
+        rule needs (one node's worth of GPUs kept free for failover). Listed so that the buffer
+        is a decision, not an accident.""",
+    remediation="""Keep it as failover capacity (and check HA-05/HA-06 count it), or put it to
+        work.""",
+    references=(sources.HA_ADMISSION_CONTROL, sources.HA_HOW_IT_WORKS),
+)(idle_gpu)
+
+
 def unknown_model(ctx: Context, item: HostGpu) -> Outcome:
     gpu = item.gpu
     ids = f"{gpu.vendor_id:04x}:{gpu.device_id:04x}"
@@ -216,3 +212,17 @@ def unknown_model(ctx: Context, item: HostGpu) -> Outcome:
         else f"unknown GPU {ids} ({gpu.device_name or 'no name'})"
     )
     return Outcome(gpu.known_model, message, evidence)
+
+
+rule(
+    id="GPU-05",
+    title="A GPU's PCI id is not in gpuaudit's catalogue",
+    category="gpu",
+    severity="info",
+    scope=scopes.GPUS,
+    rationale="""Capacity checks need each GPU's frame buffer and model. For a PCI id the catalogue
+        does not know, gpuaudit uses what the host reports, which may be incomplete.""",
+    remediation="""Check the reported model and frame buffer; report the id so the catalogue can
+        learn it.""",
+    references=(sources.NVIDIA_SUPPORTED_GPUS, sources.NVIDIA_SUPPORT_MATRIX),
+)(unknown_model)

@@ -66,19 +66,6 @@ def _graded(ctx: Context, cluster: str | None, outcome: Outcome) -> Outcome:
     return Outcome(False, f"{reason}; {outcome.message}", evidence, severity="info")
 
 
-@rule(
-    id="HA-01",
-    title="vSphere HA is off, or host monitoring is disabled, on a cluster with GPU VMs",
-    category="ha",
-    severity="high",
-    scope=scopes.CLUSTERS_WITH_GPU_VMS,
-    rationale=f"""{_HA_QUOTE} With HA off, or host monitoring disabled, nothing restarts the
-        GPU VMs of a failed host: they stay down until someone acts. {_INTENT_NOTE}""",
-    remediation="""Enable vSphere HA with host monitoring on the cluster, or declare in the policy
-        that VMware HA is not mandated for clusters whose applications restart elsewhere on their
-        own (Kubernetes).""",
-    references=(sources.HA_HOW_IT_WORKS, sources.HA_CLUSTER, *REFERENCES["HA-01"]),
-)
 def ha_enabled(ctx: Context, cluster: Cluster) -> Outcome:
     evidence = {
         "ha_enabled": cluster.ha_enabled,
@@ -95,19 +82,21 @@ def ha_enabled(ctx: Context, cluster: Cluster) -> Outcome:
     return _graded(ctx, cluster.name, outcome)
 
 
-@rule(
-    id="HA-02",
-    title="HA admission control is off on a cluster with GPU VMs",
+rule(
+    id="HA-01",
+    title="vSphere HA is off, or host monitoring is disabled, on a cluster with GPU VMs",
     category="ha",
-    severity="medium",
+    severity="high",
     scope=scopes.CLUSTERS_WITH_GPU_VMS,
-    rationale="""Without admission control, vSphere lets the cluster fill up until a host failure
-        leaves no CPU and memory to restart on. Admission control counts CPU and memory only, never
-        GPUs, so it is necessary but not sufficient: see HA-05 and HA-06 for GPU capacity.""",
-    remediation="""Enable admission control (cluster resource percentage or dedicated failover
-        hosts) sized for at least one host failure.""",
-    references=(sources.HA_ADMISSION_CONTROL, sources.API_DAS_CONFIG),
-)
+    rationale=f"""{_HA_QUOTE} With HA off, or host monitoring disabled, nothing restarts the
+        GPU VMs of a failed host: they stay down until someone acts. {_INTENT_NOTE}""",
+    remediation="""Enable vSphere HA with host monitoring on the cluster, or declare in the policy
+        that VMware HA is not mandated for clusters whose applications restart elsewhere on their
+        own (Kubernetes).""",
+    references=(sources.HA_HOW_IT_WORKS, sources.HA_CLUSTER, *REFERENCES["HA-01"]),
+)(ha_enabled)
+
+
 def admission_control(ctx: Context, cluster: Cluster) -> Outcome | None:
     if not cluster.ha_enabled:
         return None  # HA-01 covers it
@@ -129,19 +118,21 @@ def admission_control(ctx: Context, cluster: Cluster) -> Outcome | None:
     return Outcome(ac.enabled, message, evidence)
 
 
-@rule(
-    id="HA-03",
-    title="A GPU VM has a file on a datastore that no other host of its cluster can access",
+rule(
+    id="HA-02",
+    title="HA admission control is off on a cluster with GPU VMs",
     category="ha",
-    severity="high",
-    scope=scopes.GPU_VMS,
-    rationale=f"""A VM's disks must be reachable from every host of the cluster. vSphere HA can
-        restart a VM only on a host that mounts and can access all of its datastores; a file on
-        local or unshared storage pins the VM to its host. {_INTENT_NOTE}""",
-    remediation="""Move the VM's files to shared storage (SAN, NFS or vSAN) mounted on every host of
-        the cluster, or rely on application-level HA for this VM and waive the rule.""",
-    references=(sources.HA_CLUSTER, sources.HA_HOW_IT_WORKS, *REFERENCES["HA-03"]),
-)
+    severity="medium",
+    scope=scopes.CLUSTERS_WITH_GPU_VMS,
+    rationale="""Without admission control, vSphere lets the cluster fill up until a host failure
+        leaves no CPU and memory to restart on. Admission control counts CPU and memory only, never
+        GPUs, so it is necessary but not sufficient: see HA-05 and HA-06 for GPU capacity.""",
+    remediation="""Enable admission control (cluster resource percentage or dedicated failover
+        hosts) sized for at least one host failure.""",
+    references=(sources.HA_ADMISSION_CONTROL, sources.API_DAS_CONFIG),
+)(admission_control)
+
+
 def shared_files(ctx: Context, vm: Vm) -> Outcome | None:
     f = ctx.facts
     cluster = f.vm_cluster(vm)
@@ -159,7 +150,37 @@ def shared_files(ctx: Context, vm: Vm) -> Outcome | None:
     return _graded(ctx, cluster, Outcome(not pinned, message, evidence))
 
 
-@rule(
+rule(
+    id="HA-03",
+    title="A GPU VM has a file on a datastore that no other host of its cluster can access",
+    category="ha",
+    severity="high",
+    scope=scopes.GPU_VMS,
+    rationale=f"""A VM's disks must be reachable from every host of the cluster. vSphere HA can
+        restart a VM only on a host that mounts and can access all of its datastores; a file on
+        local or unshared storage pins the VM to its host. {_INTENT_NOTE}""",
+    remediation="""Move the VM's files to shared storage (SAN, NFS or vSAN) mounted on every host of
+        the cluster, or rely on application-level HA for this VM and waive the rule.""",
+    references=(sources.HA_CLUSTER, sources.HA_HOW_IT_WORKS, *REFERENCES["HA-03"]),
+)(shared_files)
+
+
+def fixed_passthrough(ctx: Context, vm: Vm) -> Outcome | None:
+    if ctx.facts.inventory.vcenter.standalone_esxi:
+        return None  # no vMotion and no HA without a vCenter, whatever the device
+    devices = [a.pci_id for a in vm.gpus if a.kind == "passthrough"]
+    if devices:
+        message = (
+            f"fixed DirectPath I/O ({', '.join(str(d) for d in devices)}): no vMotion, no HA "
+            "restart on another host; use Dynamic DirectPath or application-level HA"
+        )
+    else:
+        message = "no fixed DirectPath I/O device"
+    evidence = {"kinds": sorted(F.kinds(vm)), "fixed_devices": devices}
+    return _graded(ctx, ctx.facts.vm_cluster(vm), Outcome(not devices, message, evidence))
+
+
+rule(
     id="HA-04",
     title="A GPU VM uses fixed DirectPath I/O passthrough",
     category="ha",
@@ -178,20 +199,7 @@ def shared_files(ctx: Context, vm: Vm) -> Outcome | None:
         sources.ASSIGNABLE_HARDWARE,
         *REFERENCES["HA-04"],
     ),
-)
-def fixed_passthrough(ctx: Context, vm: Vm) -> Outcome | None:
-    if ctx.facts.inventory.vcenter.standalone_esxi:
-        return None  # no vMotion and no HA without a vCenter, whatever the device
-    devices = [a.pci_id for a in vm.gpus if a.kind == "passthrough"]
-    if devices:
-        message = (
-            f"fixed DirectPath I/O ({', '.join(str(d) for d in devices)}): no vMotion, no HA "
-            "restart on another host; use Dynamic DirectPath or application-level HA"
-        )
-    else:
-        message = "no fixed DirectPath I/O device"
-    evidence = {"kinds": sorted(F.kinds(vm)), "fixed_devices": devices}
-    return _graded(ctx, ctx.facts.vm_cluster(vm), Outcome(not devices, message, evidence))
+)(fixed_passthrough)
 
 
 def _graded_verdicts(ctx: Context, verdicts: Iterable[Verdict]) -> Iterator[Verdict]:
@@ -206,7 +214,11 @@ def _graded_verdicts(ctx: Context, verdicts: Iterable[Verdict]) -> Iterator[Verd
             yield dataclasses.replace(v, message=message, evidence=evidence, severity="info")
 
 
-@rule(
+def restart_room(ctx: Context) -> Iterator[Verdict]:
+    return _graded_verdicts(ctx, _restart_room(ctx))
+
+
+rule(
     id="HA-05",
     title="After the loss of its host, a powered-on GPU VM has nowhere to restart",
     category="ha",
@@ -235,9 +247,7 @@ def _graded_verdicts(ctx: Context, verdicts: Iterable[Verdict]) -> Iterator[Verd
         sources.API_ASSIGNMENT_POLICY,
         *REFERENCES["HA-05"],
     ),
-)
-def restart_room(ctx: Context) -> Iterator[Verdict]:
-    return _graded_verdicts(ctx, _restart_room(ctx))
+)(restart_room)
 
 
 def _restart_room(ctx: Context) -> Iterator[Verdict]:
@@ -303,24 +313,6 @@ def _no_restarts(name: str, simulated: Simulated) -> Iterator[Verdict]:
             yield Verdict(p.vm, False, message, evidence, cluster=name, host=p.from_host)
 
 
-@rule(
-    id="HA-06",
-    title="GPU allocation is above (N-1)/N of the cluster's GPU capacity",
-    category="ha",
-    severity="medium",
-    scope=scopes.CLUSTERS_WITH_GPU_VMS,
-    rationale="""The N+1 capacity rule: if every GPU runs at 100%, no capacity is left to
-        absorb a failed host, whatever the software. Allocation is counted in GPUs (a
-        passthrough device is one GPU, a vGPU its frame buffer's share of the GPU); capacity is
-        the usable GPUs of the connected hosts. The limit is capacity minus the largest host's
-        GPUs, which is (N-1)/N of capacity when the hosts are alike. The count pools every GPU
-        model and vGPU profile, so it is a necessary condition, not a sufficient one: a VM can
-        restart only on a GPU of its own model with room for its profile. HA-08, which places
-        each VM, decides whether the cluster survives the loss of a host.""",
-    remediation="""Add a buffer node or spare GPUs, or move GPU VMs away until the largest host's
-        load fits in the others' spare capacity; then check HA-08.""",
-    references=(sources.HA_ADMISSION_CONTROL, sources.HA_VM_RESPONSES, *REFERENCES["HA-06"]),
-)
 def n_plus_one(ctx: Context, cluster: Cluster) -> Outcome:
     f = ctx.facts
     per_host = {
@@ -361,18 +353,26 @@ def n_plus_one(ctx: Context, cluster: Cluster) -> Outcome:
     return Outcome(ok, message, evidence)
 
 
-@rule(
-    id="HA-07",
-    title="A GPU VM's HA restart priority is disabled",
+rule(
+    id="HA-06",
+    title="GPU allocation is above (N-1)/N of the cluster's GPU capacity",
     category="ha",
     severity="medium",
-    scope=scopes.GPU_VMS,
-    rationale="""A VM whose restart priority is "disabled" is never restarted by vSphere HA,
-        whatever the capacity.""",
-    remediation="""Set the VM's restart priority (or the cluster default) to a value other than
-        disabled; use the priority to order GPU VMs when capacity is short.""",
-    references=(sources.HA_VM_RESPONSES, sources.API_RESTART_PRIORITY),
-)
+    scope=scopes.CLUSTERS_WITH_GPU_VMS,
+    rationale="""The N+1 capacity rule: if every GPU runs at 100%, no capacity is left to
+        absorb a failed host, whatever the software. Allocation is counted in GPUs (a
+        passthrough device is one GPU, a vGPU its frame buffer's share of the GPU); capacity is
+        the usable GPUs of the connected hosts. The limit is capacity minus the largest host's
+        GPUs, which is (N-1)/N of capacity when the hosts are alike. The count pools every GPU
+        model and vGPU profile, so it is a necessary condition, not a sufficient one: a VM can
+        restart only on a GPU of its own model with room for its profile. HA-08, which places
+        each VM, decides whether the cluster survives the loss of a host.""",
+    remediation="""Add a buffer node or spare GPUs, or move GPU VMs away until the largest host's
+        load fits in the others' spare capacity; then check HA-08.""",
+    references=(sources.HA_ADMISSION_CONTROL, sources.HA_VM_RESPONSES, *REFERENCES["HA-06"]),
+)(n_plus_one)
+
+
 def restart_priority(ctx: Context, vm: Vm) -> Outcome | None:
     if ctx.facts.vm_cluster(vm) is None:
         return None
@@ -385,7 +385,25 @@ def restart_priority(ctx: Context, vm: Vm) -> Outcome | None:
     return Outcome(ok, message, evidence)
 
 
-@rule(
+rule(
+    id="HA-07",
+    title="A GPU VM's HA restart priority is disabled",
+    category="ha",
+    severity="medium",
+    scope=scopes.GPU_VMS,
+    rationale="""A VM whose restart priority is "disabled" is never restarted by vSphere HA,
+        whatever the capacity.""",
+    remediation="""Set the VM's restart priority (or the cluster default) to a value other than
+        disabled; use the priority to order GPU VMs when capacity is short.""",
+    references=(sources.HA_VM_RESPONSES, sources.API_RESTART_PRIORITY),
+)(restart_priority)
+
+
+def cluster_tolerance(ctx: Context) -> Iterator[Verdict]:
+    return _graded_verdicts(ctx, _cluster_tolerance(ctx))
+
+
+rule(
     id="HA-08",
     title="The cluster does not survive the loss of any one host with every GPU VM restarted",
     category="ha",
@@ -408,9 +426,7 @@ def restart_priority(ctx: Context, vm: Vm) -> Outcome | None:
         sources.API_ASSIGNMENT_POLICY,
         *REFERENCES["HA-08"],
     ),
-)
-def cluster_tolerance(ctx: Context) -> Iterator[Verdict]:
-    return _graded_verdicts(ctx, _cluster_tolerance(ctx))
+)(cluster_tolerance)
 
 
 def _cluster_tolerance(ctx: Context) -> Iterator[Verdict]:

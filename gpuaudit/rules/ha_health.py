@@ -129,25 +129,6 @@ def _ha_watches(cluster: Cluster) -> bool:
     return cluster.ha_enabled and cluster.ha_host_monitoring
 
 
-@rule(
-    id="HA-09",
-    title="A host's vSphere HA agent is not healthy, or HA reports a configuration issue",
-    category="ha",
-    severity="high",
-    scope=scopes.CLUSTERS_WITH_GPU_VMS,
-    rationale="""vSphere HA restarts a failed host's VMs only through its agents (FDM): one
-        host is the master, every other active host is connected to it. A host whose agent is
-        unreachable, in election, partitioned from the master, isolated or failed to
-        initialise is not protected, and its GPU VMs are not restarted when it fails. The
-        configuration issues vCenter keeps open on the cluster or a host (no redundant
-        management network, insufficient failover resources, a failed or isolated host, an
-        HA agent error) say the same ahead of a failure. Hosts in maintenance mode or
-        disconnected take no part in HA and are not examined.""",
-    remediation="""Resolve the issue named (restore the management network, add a redundant
-        management uplink, free failover resources), then Reconfigure for vSphere HA on the
-        hosts whose agent is not master or connected to the master.""",
-    references=REFERENCES["HA-09"],
-)
 def agent_health(ctx: Context, cluster: Cluster) -> Outcome | None:
     if not _ha_watches(cluster):
         return None  # HA-01 covers it
@@ -170,6 +151,27 @@ def agent_health(ctx: Context, cluster: Cluster) -> Outcome | None:
     return Outcome(not problems, message, evidence)
 
 
+rule(
+    id="HA-09",
+    title="A host's vSphere HA agent is not healthy, or HA reports a configuration issue",
+    category="ha",
+    severity="high",
+    scope=scopes.CLUSTERS_WITH_GPU_VMS,
+    rationale="""vSphere HA restarts a failed host's VMs only through its agents (FDM): one
+        host is the master, every other active host is connected to it. A host whose agent is
+        unreachable, in election, partitioned from the master, isolated or failed to
+        initialise is not protected, and its GPU VMs are not restarted when it fails. The
+        configuration issues vCenter keeps open on the cluster or a host (no redundant
+        management network, insufficient failover resources, a failed or isolated host, an
+        HA agent error) say the same ahead of a failure. Hosts in maintenance mode or
+        disconnected take no part in HA and are not examined.""",
+    remediation="""Resolve the issue named (restore the management network, add a redundant
+        management uplink, free failover resources), then Reconfigure for vSphere HA on the
+        hosts whose agent is not master or connected to the master.""",
+    references=REFERENCES["HA-09"],
+)(agent_health)
+
+
 _RESPONSE_MEANING = {
     "none": (
         "leave powered on: an isolated host keeps the VM running and its GPU held, and HA "
@@ -186,7 +188,28 @@ _RESPONSE_MEANING = {
 }
 
 
-@rule(
+def isolation_response(ctx: Context, vm: Vm) -> Outcome | None:
+    name = ctx.facts.vm_cluster(vm)
+    cluster = ctx.facts.clusters.get(name or "")
+    if cluster is None or not _ha_watches(cluster) or cluster.isolation_response is None:
+        return None
+    if ctx.facts.restart_priority(vm) == "disabled":
+        return None  # no isolation response is made; HA-07 reports it
+    if any(a.kind == "passthrough" for a in vm.gpus):
+        return None  # bound to this host's GPU, it restarts nowhere else (HA-04)
+    override = cluster.isolation_response_overrides.get(vm.name)
+    response = override or cluster.isolation_response
+    source = "VM override" if override else "cluster default"
+    meaning = _RESPONSE_MEANING.get(response, "an isolation response gpuaudit does not know")
+    evidence = {
+        "isolation_response": response,
+        "source": source,
+        "cluster_default": cluster.isolation_response,
+    }
+    return Outcome(response in RELEASING_RESPONSES, f"{response} ({source}): {meaning}", evidence)
+
+
+rule(
     id="HA-10",
     title="A GPU VM is left powered on when its host is isolated",
     category="ha",
@@ -209,26 +232,7 @@ _RESPONSE_MEANING = {
         GPU VMs. Keep "leave powered on" only where the VM and storage networks are
         separate from the management network, and waive the rule for those VMs.""",
     references=REFERENCES["HA-10"],
-)
-def isolation_response(ctx: Context, vm: Vm) -> Outcome | None:
-    name = ctx.facts.vm_cluster(vm)
-    cluster = ctx.facts.clusters.get(name or "")
-    if cluster is None or not _ha_watches(cluster) or cluster.isolation_response is None:
-        return None
-    if ctx.facts.restart_priority(vm) == "disabled":
-        return None  # no isolation response is made; HA-07 reports it
-    if any(a.kind == "passthrough" for a in vm.gpus):
-        return None  # bound to this host's GPU, it restarts nowhere else (HA-04)
-    override = cluster.isolation_response_overrides.get(vm.name)
-    response = override or cluster.isolation_response
-    source = "VM override" if override else "cluster default"
-    meaning = _RESPONSE_MEANING.get(response, "an isolation response gpuaudit does not know")
-    evidence = {
-        "isolation_response": response,
-        "source": source,
-        "cluster_default": cluster.isolation_response,
-    }
-    return Outcome(response in RELEASING_RESPONSES, f"{response} ({source}): {meaning}", evidence)
+)(isolation_response)
 
 
 def _san_datastores(ctx: Context, cluster: Cluster) -> list[Datastore]:
@@ -237,25 +241,6 @@ def _san_datastores(ctx: Context, cluster: Cluster) -> list[Datastore]:
     return [d for d in found if d is not None and d.transport in SAN_TRANSPORTS]
 
 
-@rule(
-    id="HA-11",
-    title="HA does not restart GPU VMs whose SAN datastore is lost (APD/PDL)",
-    category="ha",
-    severity="medium",
-    scope=scopes.CLUSTERS_WITH_GPU_VMS,
-    rationale="""A host can lose its paths to a SAN datastore while it keeps running: a
-        permanent device loss (PDL) or all paths down (APD). Host monitoring sees no failure,
-        so without VM Component Protection the GPU VMs on that datastore hang with their GPUs
-        held. With it, HA powers them off and restarts them on a host that still reaches the
-        datastore: PDL answered by "power off and restart VMs" (restartAggressive), APD by a
-        conservative or aggressive restart. Examined on clusters whose GPU VMs keep files on
-        FC, FCoE or iSCSI datastores.""",
-    remediation="""Enable "Protect against storage connectivity loss" on the cluster (vSphere
-        Availability > Failures and responses), with "Datastore with PDL: power off and
-        restart VMs" and "Datastore with APD: power off and restart VMs (conservative or
-        aggressive)".""",
-    references=REFERENCES["HA-11"],
-)
 def storage_protection(ctx: Context, cluster: Cluster) -> Outcome | None:
     if not _ha_watches(cluster) or cluster.vmcp_enabled is None:
         return None
@@ -289,6 +274,27 @@ def storage_protection(ctx: Context, cluster: Cluster) -> Outcome | None:
     return Outcome(not gaps, message, evidence)
 
 
+rule(
+    id="HA-11",
+    title="HA does not restart GPU VMs whose SAN datastore is lost (APD/PDL)",
+    category="ha",
+    severity="medium",
+    scope=scopes.CLUSTERS_WITH_GPU_VMS,
+    rationale="""A host can lose its paths to a SAN datastore while it keeps running: a
+        permanent device loss (PDL) or all paths down (APD). Host monitoring sees no failure,
+        so without VM Component Protection the GPU VMs on that datastore hang with their GPUs
+        held. With it, HA powers them off and restarts them on a host that still reaches the
+        datastore: PDL answered by "power off and restart VMs" (restartAggressive), APD by a
+        conservative or aggressive restart. Examined on clusters whose GPU VMs keep files on
+        FC, FCoE or iSCSI datastores.""",
+    remediation="""Enable "Protect against storage connectivity loss" on the cluster (vSphere
+        Availability > Failures and responses), with "Datastore with PDL: power off and
+        restart VMs" and "Datastore with APD: power off and restart VMs (conservative or
+        aggressive)".""",
+    references=REFERENCES["HA-11"],
+)(storage_protection)
+
+
 def _heartbeat_candidates(ctx: Context, cluster: Cluster) -> list[str]:
     """The datastores vCenter may pick for heartbeating: the user's list when the policy
     allows no other, else every datastore two hosts of the cluster share (not vSAN)."""
@@ -301,24 +307,6 @@ def _heartbeat_candidates(ctx: Context, cluster: Cluster) -> list[str]:
     ]
 
 
-@rule(
-    id="HA-12",
-    title="A host of a GPU cluster has fewer than two heartbeat datastores",
-    category="ha",
-    severity="medium",
-    scope=scopes.CLUSTERS_WITH_GPU_VMS,
-    rationale="""When the HA master loses a host's network heartbeats, it reads the host's
-        datastore heartbeats to tell a failed host (restart its VMs) from an isolated or
-        partitioned one (leave them). vCenter picks two heartbeat datastores per host by
-        default, from the datastores that two or more hosts share (vSAN datastores are never
-        used), or only from the user's list under the "user selected" policy. With fewer
-        than two, one storage fault makes HA take a live host for dead and restart GPU VMs
-        that are still running, or hesitate over a dead one.""",
-    remediation="""Share at least two datastores (not vSAN, ideally on different arrays) with
-        every host of the cluster, and let vCenter choose among them ("use datastores from
-        the specified list and complement automatically") or list at least two.""",
-    references=REFERENCES["HA-12"],
-)
 def heartbeat_datastores(ctx: Context, cluster: Cluster) -> Outcome | None:
     if not _ha_watches(cluster) or cluster.heartbeat_policy is None:
         return None
@@ -349,6 +337,26 @@ def heartbeat_datastores(ctx: Context, cluster: Cluster) -> Outcome | None:
     return Outcome(not short and bool(candidates), message, evidence)
 
 
+rule(
+    id="HA-12",
+    title="A host of a GPU cluster has fewer than two heartbeat datastores",
+    category="ha",
+    severity="medium",
+    scope=scopes.CLUSTERS_WITH_GPU_VMS,
+    rationale="""When the HA master loses a host's network heartbeats, it reads the host's
+        datastore heartbeats to tell a failed host (restart its VMs) from an isolated or
+        partitioned one (leave them). vCenter picks two heartbeat datastores per host by
+        default, from the datastores that two or more hosts share (vSAN datastores are never
+        used), or only from the user's list under the "user selected" policy. With fewer
+        than two, one storage fault makes HA take a live host for dead and restart GPU VMs
+        that are still running, or hesitate over a dead one.""",
+    remediation="""Share at least two datastores (not vSAN, ideally on different arrays) with
+        every host of the cluster, and let vCenter choose among them ("use datastores from
+        the specified list and complement automatically") or list at least two.""",
+    references=REFERENCES["HA-12"],
+)(heartbeat_datastores)
+
+
 def _policy_text(cluster: Cluster) -> str:
     ac = cluster.admission_control
     if ac.policy == "percent":
@@ -360,23 +368,6 @@ def _policy_text(cluster: Cluster) -> str:
     return ac.policy or "policy unknown"
 
 
-@rule(
-    id="HA-13",
-    title="HA admission control is on but ignores GPUs: GPU failover capacity is not reserved",
-    category="ha",
-    severity="low",
-    scope=scopes.CLUSTERS_WITH_GPU_VMS,
-    rationale="""HA admission control reserves CPU and memory for failover, never GPUs: a
-        cluster can pass admission control with every GPU allocated, and power-ons that take
-        the last free GPU are never refused. What protects GPU capacity is the host-failure
-        simulation (HA-05, HA-08). This rule states the admission control policy and fails
-        when admission control is on yet the simulation finds that the loss of a host leaves
-        GPU VMs with nowhere to restart, so that no one takes the first for the second.
-        Clusters with admission control off are reported by HA-02.""",
-    remediation="""Keep admission control for CPU and memory, and size GPU capacity for N+1
-        separately: see the worst host's unplaced VMs in the simulation (HA-08).""",
-    references=REFERENCES["HA-13"],
-)
 def admission_ignores_gpus(ctx: Context, cluster: Cluster) -> Outcome | None:
     ac = cluster.admission_control
     simulated = ctx.simulations.get(cluster.name)
@@ -400,3 +391,22 @@ def admission_ignores_gpus(ctx: Context, cluster: Cluster) -> Outcome | None:
             "leaves GPU VMs with nowhere to restart (N+0)"
         )
     return Outcome(sim.tolerates >= 1, message, evidence)
+
+
+rule(
+    id="HA-13",
+    title="HA admission control is on but ignores GPUs: GPU failover capacity is not reserved",
+    category="ha",
+    severity="low",
+    scope=scopes.CLUSTERS_WITH_GPU_VMS,
+    rationale="""HA admission control reserves CPU and memory for failover, never GPUs: a
+        cluster can pass admission control with every GPU allocated, and power-ons that take
+        the last free GPU are never refused. What protects GPU capacity is the host-failure
+        simulation (HA-05, HA-08). This rule states the admission control policy and fails
+        when admission control is on yet the simulation finds that the loss of a host leaves
+        GPU VMs with nowhere to restart, so that no one takes the first for the second.
+        Clusters with admission control off are reported by HA-02.""",
+    remediation="""Keep admission control for CPU and memory, and size GPU capacity for N+1
+        separately: see the worst host's unplaced VMs in the simulation (HA-08).""",
+    references=REFERENCES["HA-13"],
+)(admission_ignores_gpus)

@@ -55,7 +55,21 @@ def concentration(report: KubernetesReport) -> tuple[list[str], dict[str, Any]]:
     return problems, evidence
 
 
-@rule(
+def gpu_nodes_spread(ctx: Context) -> Iterator[Verdict]:
+    for report in ctx.kubernetes:
+        if not any(r.gpu_node for r in report.nodes):
+            continue
+        problems, evidence = concentration(report)
+        spread = len(evidence["gpu_nodes_by_host"])
+        message = (
+            "; ".join(problems)
+            if problems
+            else f"the GPU nodes are spread over {spread} ESXi hosts"
+        )
+        yield Verdict(report.cluster, not problems, message, evidence)
+
+
+rule(
     id="K8S-01",
     title="A Kubernetes cluster's GPU nodes are concentrated on one ESXi host",
     category="ha",
@@ -71,19 +85,7 @@ def concentration(report: KubernetesReport) -> tuple[list[str], dict[str, Any]]:
         keeps them apart), so that no host carries more than half of them or every node of one
         GPU product.""",
     references=(sources.NVIDIA_GPU_OPERATOR_MIG, *K8S_REFERENCES[:2]),
-)
-def gpu_nodes_spread(ctx: Context) -> Iterator[Verdict]:
-    for report in ctx.kubernetes:
-        if not any(r.gpu_node for r in report.nodes):
-            continue
-        problems, evidence = concentration(report)
-        spread = len(evidence["gpu_nodes_by_host"])
-        message = (
-            "; ".join(problems)
-            if problems
-            else f"the GPU nodes are spread over {spread} ESXi hosts"
-        )
-        yield Verdict(report.cluster, not problems, message, evidence)
+)(gpu_nodes_spread)
 
 
 def _loss_line(loss: HostLoss) -> str:
@@ -106,25 +108,6 @@ def n_plus_one(report: KubernetesReport) -> tuple[bool, str]:
     )
 
 
-@rule(
-    id="K8S-02",
-    title="After the loss of one ESXi host, Kubernetes cannot reschedule every GPU pod",
-    category="ha",
-    severity="high",
-    object_kind="kubernetes-cluster",
-    rationale="""The Kubernetes N+1: when an ESXi host fails, its nodes go with it, and the
-        scheduler must place their GPU pods on the nodes that remain. A pod goes only where
-        the node has the GPU resources it requests left (nvidia.com/gpu, or a MIG resource
-        nvidia.com/mig-*), where the node's labels satisfy its nodeSelector and required node
-        affinity, and where it tolerates the node's NoSchedule and NoExecute taints. gpuaudit
-        removes each host in turn and searches, exactly, for the placement of the most
-        displaced pods; a pod it cannot place would stay Pending. DaemonSet pods are not
-        displaced work: their DaemonSet runs them on every node.""",
-    remediation="""Keep spare GPU capacity on other hosts' nodes for the largest host's GPU pods
-        (the buffer node of design C), with the labels and tolerations the pods need; or relax
-        the pods' selectors. The finding lists the pods that stay pending and why.""",
-    references=K8S_REFERENCES,
-)
 def reschedulable(ctx: Context) -> Iterator[Verdict]:
     for report in ctx.kubernetes:
         if not report.losses:
@@ -147,22 +130,27 @@ def reschedulable(ctx: Context) -> Iterator[Verdict]:
         yield Verdict(report.cluster, holds, message, evidence)
 
 
-@rule(
-    id="K8S-04",
-    title="A Kubernetes node's VM is not in the audited vCenter, or is powered off",
-    category="data",
-    severity="medium",
-    object_kind="kubernetes-node",
-    rationale="""Each node is matched to its VM by the VM's BIOS UUID: the node's providerID
-        (vsphere://<uuid>) or its systemUUID, which some releases report with the first three
-        groups byte-swapped. A node with no VM in the inventory runs elsewhere (another
-        vCenter, or bare metal), so the audit cannot say which host it shares with others; a
-        node whose VM is powered off is capacity that is not there. Either way the Kubernetes
-        rules cannot count on it.""",
-    remediation="""Audit the vCenter that runs the node's VM as well, power the VM on, or remove
-        the stale node from the cluster (kubectl delete node).""",
-    references=(sources.K8S_ASSIGN_POD_NODE, sources.HA_HOW_IT_WORKS),
-)
+rule(
+    id="K8S-02",
+    title="After the loss of one ESXi host, Kubernetes cannot reschedule every GPU pod",
+    category="ha",
+    severity="high",
+    object_kind="kubernetes-cluster",
+    rationale="""The Kubernetes N+1: when an ESXi host fails, its nodes go with it, and the
+        scheduler must place their GPU pods on the nodes that remain. A pod goes only where
+        the node has the GPU resources it requests left (nvidia.com/gpu, or a MIG resource
+        nvidia.com/mig-*), where the node's labels satisfy its nodeSelector and required node
+        affinity, and where it tolerates the node's NoSchedule and NoExecute taints. gpuaudit
+        removes each host in turn and searches, exactly, for the placement of the most
+        displaced pods; a pod it cannot place would stay Pending. DaemonSet pods are not
+        displaced work: their DaemonSet runs them on every node.""",
+    remediation="""Keep spare GPU capacity on other hosts' nodes for the largest host's GPU pods
+        (the buffer node of design C), with the labels and tolerations the pods need; or relax
+        the pods' selectors. The finding lists the pods that stay pending and why.""",
+    references=K8S_REFERENCES,
+)(reschedulable)
+
+
 def node_vm_found(ctx: Context) -> Iterator[Verdict]:
     for report in ctx.kubernetes:
         for row in report.nodes:
@@ -193,6 +181,24 @@ def node_vm_found(ctx: Context) -> Iterator[Verdict]:
             )
 
 
+rule(
+    id="K8S-04",
+    title="A Kubernetes node's VM is not in the audited vCenter, or is powered off",
+    category="data",
+    severity="medium",
+    object_kind="kubernetes-node",
+    rationale="""Each node is matched to its VM by the VM's BIOS UUID: the node's providerID
+        (vsphere://<uuid>) or its systemUUID, which some releases report with the first three
+        groups byte-swapped. A node with no VM in the inventory runs elsewhere (another
+        vCenter, or bare metal), so the audit cannot say which host it shares with others; a
+        node whose VM is powered off is capacity that is not there. Either way the Kubernetes
+        rules cannot count on it.""",
+    remediation="""Audit the vCenter that runs the node's VM as well, power the VM on, or remove
+        the stale node from the cluster (kubectl delete node).""",
+    references=(sources.K8S_ASSIGN_POD_NODE, sources.HA_HOW_IT_WORKS),
+)(node_vm_found)
+
+
 def not_kept_apart(ctx: Context, report: KubernetesReport) -> dict[str, list[str]]:
     """vSphere cluster -> what keeps its GPU worker VMs of ``report`` from being kept
     apart: DRS off, or each pair that no enabled VM-VM anti-affinity rule holds."""
@@ -219,21 +225,6 @@ def not_kept_apart(ctx: Context, report: KubernetesReport) -> dict[str, list[str
     return problems
 
 
-@rule(
-    id="K8S-03",
-    title="A Kubernetes cluster's GPU worker VMs have no DRS anti-affinity rule keeping them apart",
-    category="ha",
-    severity="medium",
-    object_kind="kubernetes-cluster",
-    rationale="""DRS places and moves VMs for load, and knows nothing of Kubernetes: without a
-        VM-VM anti-affinity rule it may put two GPU worker VMs of one Kubernetes cluster on one
-        ESXi host, whose loss then takes both (K8S-01 and K8S-02 judge where they run now, not
-        where DRS may move them). An enabled anti-affinity rule holding each pair of the
-        cluster's GPU worker VMs, in a cluster where DRS is on, keeps them on separate hosts.""",
-    remediation="""Create a DRS VM-VM anti-affinity rule ("Separate Virtual Machines") holding the
-        GPU worker VMs of each Kubernetes cluster, and keep DRS enabled.""",
-    references=(sources.K8S_ASSIGN_POD_NODE, sources.HA_HOW_IT_WORKS),
-)
 def gpu_workers_kept_apart(ctx: Context) -> Iterator[Verdict]:
     for report in ctx.kubernetes:
         located = {
@@ -250,3 +241,20 @@ def gpu_workers_kept_apart(ctx: Context) -> Iterator[Verdict]:
             else "an enabled DRS anti-affinity rule keeps each pair of GPU worker VMs apart"
         )
         yield Verdict(report.cluster, not problems, message, {"not_kept_apart": problems})
+
+
+rule(
+    id="K8S-03",
+    title="A Kubernetes cluster's GPU worker VMs have no DRS anti-affinity rule keeping them apart",
+    category="ha",
+    severity="medium",
+    object_kind="kubernetes-cluster",
+    rationale="""DRS places and moves VMs for load, and knows nothing of Kubernetes: without a
+        VM-VM anti-affinity rule it may put two GPU worker VMs of one Kubernetes cluster on one
+        ESXi host, whose loss then takes both (K8S-01 and K8S-02 judge where they run now, not
+        where DRS may move them). An enabled anti-affinity rule holding each pair of the
+        cluster's GPU worker VMs, in a cluster where DRS is on, keeps them on separate hosts.""",
+    remediation="""Create a DRS VM-VM anti-affinity rule ("Separate Virtual Machines") holding the
+        GPU worker VMs of each Kubernetes cluster, and keep DRS enabled.""",
+    references=(sources.K8S_ASSIGN_POD_NODE, sources.HA_HOW_IT_WORKS),
+)(gpu_workers_kept_apart)

@@ -67,27 +67,6 @@ def vgpu_allowance(licence: Licence, policy: LicensingPolicy) -> tuple[bool, str
     )
 
 
-@rule(
-    id="LIC-01",
-    title="The NVIDIA licence edition each GPU VM needs",
-    category="licensing",
-    severity="info",
-    scope=scopes.GPU_VMS,
-    rationale="""Every running vGPU needs an NVIDIA licence from a licence server, of the edition
-        its profile's series implies: Q RTX Virtual Workstation, B Virtual PC, A Virtual
-        Applications, C AI Enterprise (NVIDIA vGPU licensing guide). A passthrough GPU needs one
-        too when its guest runs NVIDIA's vWS, vApps or AI Enterprise driver; vSphere cannot
-        see the guest's driver, so the edition comes from the policy (licensing.passthrough).
-        The finding names the edition; it fails when the profile does not tell which, and when
-        no policy entry covers a passthrough VM, stating the assumption that it needs none.""",
-    remediation="""Make sure the licence server holds enough licences of each edition for the
-        powered-on GPU VMs (the report's licence summary counts them). For a profile gpuaudit
-        does not recognise, look its series up in NVIDIA's vGPU documentation. For passthrough
-        VMs, declare the edition their guests' driver uses in the policy
-        (licensing.passthrough: match a cluster or VM name, edition vWS, vPC, vApps, NVAIE or
-        none).""",
-    references=(sources.NVIDIA_LICENSING, sources.NVIDIA_LICENSE_SYSTEM, *REFERENCES["LIC-01"]),
-)
 def edition_needed(ctx: Context, vm: Vm) -> Outcome | None:
     edition = vm_edition(vm)
     if edition is None:
@@ -107,6 +86,29 @@ def edition_needed(ctx: Context, vm: Vm) -> Outcome | None:
         "powered_on": vm.powered_on,
     }
     return Outcome(known, message, evidence)
+
+
+rule(
+    id="LIC-01",
+    title="The NVIDIA licence edition each GPU VM needs",
+    category="licensing",
+    severity="info",
+    scope=scopes.GPU_VMS,
+    rationale="""Every running vGPU needs an NVIDIA licence from a licence server, of the edition
+        its profile's series implies: Q RTX Virtual Workstation, B Virtual PC, A Virtual
+        Applications, C AI Enterprise (NVIDIA vGPU licensing guide). A passthrough GPU needs one
+        too when its guest runs NVIDIA's vWS, vApps or AI Enterprise driver; vSphere cannot
+        see the guest's driver, so the edition comes from the policy (licensing.passthrough).
+        The finding names the edition; it fails when the profile does not tell which, and when
+        no policy entry covers a passthrough VM, stating the assumption that it needs none.""",
+    remediation="""Make sure the licence server holds enough licences of each edition for the
+        powered-on GPU VMs (the report's licence summary counts them). For a profile gpuaudit
+        does not recognise, look its series up in NVIDIA's vGPU documentation. For passthrough
+        VMs, declare the edition their guests' driver uses in the policy
+        (licensing.passthrough: match a cluster or VM name, edition vWS, vPC, vApps, NVAIE or
+        none).""",
+    references=(sources.NVIDIA_LICENSING, sources.NVIDIA_LICENSE_SYSTEM, *REFERENCES["LIC-01"]),
+)(edition_needed)
 
 
 def _when(vm: Vm) -> str:
@@ -187,27 +189,6 @@ def evaluation_problems(
     return []
 
 
-@rule(
-    id="LIC-02",
-    title="vGPU runs on a host whose vSphere licence does not allow it, has expired or ends soon",
-    category="licensing",
-    severity="high",
-    scope=scopes.HOSTS,
-    rationale="""vGPU needs vSphere's shared passthrough graphics feature, which only some editions
-        carry: vSphere Enterprise Plus (per CPU or per core), VMware vSphere Foundation and
-        VMware Cloud Foundation, whose licences vCenter shows with the edition keys
-        esx.enterprisePlus.*, esx.vvf.* and esx.vcf.*; vSphere Standard does not. A licence
-        allows vGPU when its feature list names shared passthrough graphics or its edition is
-        one of these. Evaluation mode carries every feature for 60 days; when it or a licence
-        ends, the host disconnects from vCenter and powers on no VM, so HA cannot restart its
-        vGPU VMs. An evaluation that ends within 14 days fails medium, with the date; an ended
-        one fails. The feature keys and editions can be changed in the policy (licensing).""",
-    remediation="""Assign the host a licence whose edition includes shared passthrough graphics
-        (vSphere Enterprise Plus, vSphere Foundation or VMware Cloud Foundation), before an
-        evaluation period ends or in place of an expired licence; then check that vGPU VMs
-        still power on.""",
-    references=(sources.VSPHERE_LICENSING, sources.NVIDIA_VGPU_USER_GUIDE, *REFERENCES["LIC-02"]),
-)
 def host_licence(ctx: Context, host: Host) -> Outcome | None:
     f = ctx.facts
     if not f.inventory.licensing.collected:
@@ -240,3 +221,26 @@ def host_licence(ctx: Context, host: Host) -> Outcome | None:
     else:
         message = f"{lic.name or lic.edition_key} allows vGPU ({evidence['allowed_by']})"
     return Outcome(True, message, evidence)
+
+
+rule(
+    id="LIC-02",
+    title="vGPU runs on a host whose vSphere licence does not allow it, has expired or ends soon",
+    category="licensing",
+    severity="high",
+    scope=scopes.HOSTS,
+    rationale="""vGPU needs vSphere's shared passthrough graphics feature, which only some editions
+        carry: vSphere Enterprise Plus (per CPU or per core), VMware vSphere Foundation and
+        VMware Cloud Foundation, whose licences vCenter shows with the edition keys
+        esx.enterprisePlus.*, esx.vvf.* and esx.vcf.*; vSphere Standard does not. A licence
+        allows vGPU when its feature list names shared passthrough graphics or its edition is
+        one of these. Evaluation mode carries every feature for 60 days; when it or a licence
+        ends, the host disconnects from vCenter and powers on no VM, so HA cannot restart its
+        vGPU VMs. An evaluation that ends within 14 days fails medium, with the date; an ended
+        one fails. The feature keys and editions can be changed in the policy (licensing).""",
+    remediation="""Assign the host a licence whose edition includes shared passthrough graphics
+        (vSphere Enterprise Plus, vSphere Foundation or VMware Cloud Foundation), before an
+        evaluation period ends or in place of an expired licence; then check that vGPU VMs
+        still power on.""",
+    references=(sources.VSPHERE_LICENSING, sources.NVIDIA_VGPU_USER_GUIDE, *REFERENCES["LIC-02"]),
+)(host_licence)

@@ -26,23 +26,6 @@ def _peak(gpu: Gpu, field: str) -> float | None:
     return stats.peak if stats is not None else None
 
 
-@rule(
-    id="MON-01",
-    title="A host with GPUs reports no GPU counters",
-    category="monitoring",
-    severity="medium",
-    scope=scopes.CONNECTED_HOSTS,
-    rationale="""GPU monitoring is mandatory: temperature, memory and power per GPU, with
-        node-level alerts (NVIDIA DCGM or the vGPU manager's counters in vCenter). vCenter keeps
-        GPU utilisation, memory, temperature and power only for GPUs the host's NVIDIA driver
-        (the vGPU manager) owns, and only when its statistics level keeps them. A host that
-        reports none is blind to a hot, full or idle GPU.""",
-    remediation="""Install the NVIDIA vGPU manager (host driver) that matches the GPUs, and raise
-        the statistics level of the 5-minute interval to the level the gpu counters need (vCenter >
-        Configure > General > Statistics). Passthrough GPUs are invisible to the host: monitor them
-        with DCGM inside the guest and waive MON-01 for those hosts.""",
-    references=(sources.PERFORMANCE_CHARTS, sources.NVIDIA_DCGM, sources.NVIDIA_MANAGEMENT_SDK),
-)
 def counters_reported(ctx: Context, host: Host) -> Outcome | None:
     inv = ctx.facts.inventory
     if not inv.telemetry.collected or not host.gpus:
@@ -69,20 +52,25 @@ def counters_reported(ctx: Context, host: Host) -> Outcome | None:
     return Outcome(ok, message, evidence)
 
 
-@rule(
-    id="MON-02",
-    title="A GPU's peak temperature is above the policy's threshold",
+rule(
+    id="MON-01",
+    title="A host with GPUs reports no GPU counters",
     category="monitoring",
     severity="medium",
-    scope=scopes.GPUS,
-    rationale="""GPU temperature needs monitoring and the cooling validating: even a 72 W
-        L4 draws power spikes. A GPU that runs hot throttles its clocks, and one that keeps doing so
-        fails early: a capacity and an HA problem before it is a hardware one.""",
-    remediation="""Check the server's airflow, fan profile and inlet temperature, and the GPU's
-        placement (passively cooled cards need the vendor's high-airflow profile). Spread the
-        load if one GPU runs much hotter than its peers.""",
-    references=(sources.NVIDIA_DCGM, sources.NVIDIA_MANAGEMENT_SDK),
-)
+    scope=scopes.CONNECTED_HOSTS,
+    rationale="""GPU monitoring is mandatory: temperature, memory and power per GPU, with
+        node-level alerts (NVIDIA DCGM or the vGPU manager's counters in vCenter). vCenter keeps
+        GPU utilisation, memory, temperature and power only for GPUs the host's NVIDIA driver
+        (the vGPU manager) owns, and only when its statistics level keeps them. A host that
+        reports none is blind to a hot, full or idle GPU.""",
+    remediation="""Install the NVIDIA vGPU manager (host driver) that matches the GPUs, and raise
+        the statistics level of the 5-minute interval to the level the gpu counters need (vCenter >
+        Configure > General > Statistics). Passthrough GPUs are invisible to the host: monitor them
+        with DCGM inside the guest and waive MON-01 for those hosts.""",
+    references=(sources.PERFORMANCE_CHARTS, sources.NVIDIA_DCGM, sources.NVIDIA_MANAGEMENT_SDK),
+)(counters_reported)
+
+
 def temperature(ctx: Context, item: HostGpu) -> Outcome | None:
     gpu = item.gpu
     peak = _peak(gpu, "temperature_c")
@@ -97,19 +85,22 @@ def temperature(ctx: Context, item: HostGpu) -> Outcome | None:
     return Outcome(ok, message, evidence)
 
 
-@rule(
-    id="MON-03",
-    title="A GPU's peak utilisation is below the idle threshold",
+rule(
+    id="MON-02",
+    title="A GPU's peak temperature is above the policy's threshold",
     category="monitoring",
-    severity="info",
+    severity="medium",
     scope=scopes.GPUS,
-    rationale="""A GPU that never works in the whole window is either waste or, deliberately, the
-        buffer capacity the N+1 rule needs (one node's worth of GPUs kept free). Listed so
-        that the buffer is a decision, not an accident.""",
-    remediation="""Reclaim the GPU (or its vGPU VMs' profiles) for work that needs it, or record it
-        as buffer capacity with a waiver.""",
-    references=(sources.NVIDIA_DCGM, sources.HA_ADMISSION_CONTROL),
-)
+    rationale="""GPU temperature needs monitoring and the cooling validating: even a 72 W
+        L4 draws power spikes. A GPU that runs hot throttles its clocks, and one that keeps doing so
+        fails early: a capacity and an HA problem before it is a hardware one.""",
+    remediation="""Check the server's airflow, fan profile and inlet temperature, and the GPU's
+        placement (passively cooled cards need the vendor's high-airflow profile). Spread the
+        load if one GPU runs much hotter than its peers.""",
+    references=(sources.NVIDIA_DCGM, sources.NVIDIA_MANAGEMENT_SDK),
+)(temperature)
+
+
 def idle(ctx: Context, item: HostGpu) -> Outcome | None:
     gpu = item.gpu
     peak = _peak(gpu, "utilization_percent")
@@ -133,6 +124,21 @@ def idle(ctx: Context, item: HostGpu) -> Outcome | None:
     return Outcome(ok, message, evidence)
 
 
+rule(
+    id="MON-03",
+    title="A GPU's peak utilisation is below the idle threshold",
+    category="monitoring",
+    severity="info",
+    scope=scopes.GPUS,
+    rationale="""A GPU that never works in the whole window is either waste or, deliberately, the
+        buffer capacity the N+1 rule needs (one node's worth of GPUs kept free). Listed so
+        that the buffer is a decision, not an accident.""",
+    remediation="""Reclaim the GPU (or its vGPU VMs' profiles) for work that needs it, or record it
+        as buffer capacity with a waiver.""",
+    references=(sources.NVIDIA_DCGM, sources.HA_ADMISSION_CONTROL),
+)(idle)
+
+
 def allocated_mb(ctx: Context, host: Host, gpu: Gpu) -> tuple[int, list[str]]:
     """Frame buffer allocated to vGPUs on ``gpu`` and their profiles. A VM with vGPUs on
     several GPUs counts its share on each."""
@@ -152,20 +158,6 @@ def allocated_mb(ctx: Context, host: Host, gpu: Gpu) -> tuple[int, list[str]]:
     return round(total), sorted(profiles)
 
 
-@rule(
-    id="MON-04",
-    title="vGPUs on a GPU are allocated far more frame buffer than they use at peak",
-    category="monitoring",
-    severity="info",
-    scope=scopes.GPUS,
-    rationale="""In equal-size mode a GPU holds frame buffer / profile size vGPUs, so the profile
-        decides density. vGPUs whose memory use peaks far below their profile's frame buffer keep
-        other VMs off the GPU, and off the failover capacity HA needs.""",
-    remediation="""Move the VMs to a smaller profile of the same series that still covers their
-        peak, and re-check HA-06 and HA-08 with the density gained. Watch a whole business cycle
-        before shrinking: the window may have missed month-end peaks.""",
-    references=(sources.NVIDIA_VGPU_USER_GUIDE, sources.NVIDIA_MANAGEMENT_SDK),
-)
 def framebuffer(ctx: Context, item: HostGpu) -> Outcome | None:
     peak = _peak(item.gpu, "memory_used_mb")
     if peak is None:
@@ -189,3 +181,19 @@ def framebuffer(ctx: Context, item: HostGpu) -> Outcome | None:
         "ratio_limit": ratio,
     }
     return Outcome(ok, message, evidence)
+
+
+rule(
+    id="MON-04",
+    title="vGPUs on a GPU are allocated far more frame buffer than they use at peak",
+    category="monitoring",
+    severity="info",
+    scope=scopes.GPUS,
+    rationale="""In equal-size mode a GPU holds frame buffer / profile size vGPUs, so the profile
+        decides density. vGPUs whose memory use peaks far below their profile's frame buffer keep
+        other VMs off the GPU, and off the failover capacity HA needs.""",
+    remediation="""Move the VMs to a smaller profile of the same series that still covers their
+        peak, and re-check HA-06 and HA-08 with the density gained. Watch a whole business cycle
+        before shrinking: the window may have missed month-end peaks.""",
+    references=(sources.NVIDIA_VGPU_USER_GUIDE, sources.NVIDIA_MANAGEMENT_SDK),
+)(framebuffer)

@@ -188,7 +188,11 @@ def rule(
     scope: Scope[Any] | None = None,
     object_kind: str | None = None,
 ) -> Callable[[Any], Any]:
-    """Register the decorated function as the check of a catalogue rule.
+    """Register a function as the check of a catalogue rule: ``rule(...)(check)``.
+
+    The rules modules call it after each check function rather than use it as a
+    decorator: mutmut (scripts/mutation) leaves decorated functions unmutated, and
+    the check functions are where verdicts are decided.
 
     With ``scope``, the function judges one object of the scope's kind; without,
     it examines the whole context and ``object_kind`` names what its verdicts are on.

@@ -1,6 +1,6 @@
 """The published sources the rules cite: VMware/Broadcom and NVIDIA documentation.
 
-Each rule names its sources in ``@rule(references=...)``. A source is declared
+Each rule names its sources in ``rule(references=...)``. A source is declared
 once here, with the title of the page (and the release it documents where the
 page belongs to one), so that the rules citing it share one spelling and one URL.
 """

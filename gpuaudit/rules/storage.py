@@ -46,19 +46,6 @@ def _cluster_kinds(ctx: Context, cluster: str) -> list[tuple[Datastore, set[str]
     )
 
 
-@rule(
-    id="ST-01",
-    title="A cluster uses FC storage and one of its hosts has no online FC HBA",
-    category="storage",
-    severity="high",
-    scope=scopes.CLUSTER_HOSTS,
-    rationale="""A Fibre Channel SAN needs an FC HBA in every host. A host without an
-        online FC HBA cannot reach the cluster's FC datastores, so HA cannot restart their VMs on
-        it.""",
-    remediation="""Install or repair the FC HBA (cabling, zoning, driver) so that it is online, or
-        take the host out of the cluster.""",
-    references=(sources.FC_MULTIPATHING, sources.HA_CLUSTER),
-)
 def fc_hba(ctx: Context, host: Host) -> Outcome | None:
     needed: set[str] = set()
     for _, kinds in _cluster_kinds(ctx, host.cluster or ""):
@@ -79,19 +66,21 @@ def fc_hba(ctx: Context, host: Host) -> Outcome | None:
     return Outcome(bool(online), message, evidence)
 
 
-@rule(
-    id="ST-02",
-    title="A host that needs an iSCSI datastore has no iSCSI adapter",
+rule(
+    id="ST-01",
+    title="A cluster uses FC storage and one of its hosts has no online FC HBA",
     category="storage",
     severity="high",
-    scope=scopes.CONNECTED_HOSTS_BY_CLUSTER,
-    rationale="""An iSCSI SAN needs no HBA (a NIC is enough), but ESXi still needs an iSCSI
-        adapter (software iSCSI over a NIC, or a hardware one). A host of a cluster with an iSCSI
-        datastore and no iSCSI adapter cannot reach it, so HA cannot restart its VMs there.""",
-    remediation="""Enable the software iSCSI adapter on the host, bind it to the storage NICs and
-        add the targets.""",
-    references=(sources.ISCSI_NETWORK, sources.HA_CLUSTER),
-)
+    scope=scopes.CLUSTER_HOSTS,
+    rationale="""A Fibre Channel SAN needs an FC HBA in every host. A host without an
+        online FC HBA cannot reach the cluster's FC datastores, so HA cannot restart their VMs on
+        it.""",
+    remediation="""Install or repair the FC HBA (cabling, zoning, driver) so that it is online, or
+        take the host out of the cluster.""",
+    references=(sources.FC_MULTIPATHING, sources.HA_CLUSTER),
+)(fc_hba)
+
+
 def iscsi_adapter(ctx: Context, host: Host) -> Outcome | None:
     f = ctx.facts
     # A host of a cluster needs what any host of its cluster mounts: HA may restart there.
@@ -111,19 +100,21 @@ def iscsi_adapter(ctx: Context, host: Host) -> Outcome | None:
     return Outcome(bool(adapters), message, evidence)
 
 
-@rule(
-    id="ST-03",
-    title="A datastore used by GPU VMs is not accessible on every connected host of the cluster",
+rule(
+    id="ST-02",
+    title="A host that needs an iSCSI datastore has no iSCSI adapter",
     category="storage",
     severity="high",
-    scope=scopes.CLUSTERED_GPU_VM_DATASTORES,
-    rationale="""A VM's disks must be reachable from every host of the cluster. HA restarts a VM
-        only on a host that mounts and can access all of its datastores, so every host without the
-        datastore is one fewer restart target.""",
-    remediation="""Mount the datastore on every host of the cluster (present the LUN, fix zoning,
-        masking or NFS exports), or move the VMs' files to a datastore that is.""",
-    references=(sources.HA_CLUSTER, sources.HA_HOW_IT_WORKS),
-)
+    scope=scopes.CONNECTED_HOSTS_BY_CLUSTER,
+    rationale="""An iSCSI SAN needs no HBA (a NIC is enough), but ESXi still needs an iSCSI
+        adapter (software iSCSI over a NIC, or a hardware one). A host of a cluster with an iSCSI
+        datastore and no iSCSI adapter cannot reach it, so HA cannot restart its VMs there.""",
+    remediation="""Enable the software iSCSI adapter on the host, bind it to the storage NICs and
+        add the targets.""",
+    references=(sources.ISCSI_NETWORK, sources.HA_CLUSTER),
+)(iscsi_adapter)
+
+
 def datastore_everywhere(ctx: Context, use: scopes.DatastoreUse) -> Outcome:
     f = ctx.facts
     missing: dict[str, list[str]] = {}
@@ -140,23 +131,21 @@ def datastore_everywhere(ctx: Context, use: scopes.DatastoreUse) -> Outcome:
     return Outcome(not missing, message, evidence)
 
 
-@rule(
-    id="ST-04",
-    title="A SAN LUN of a GPU VM's datastore has fewer than two usable paths, a dead or disabled "
-    "path, or all paths through one adapter",
+rule(
+    id="ST-03",
+    title="A datastore used by GPU VMs is not accessible on every connected host of the cluster",
     category="storage",
-    severity="medium",
-    scope=scopes.GPU_VM_DATASTORES,
-    rationale="""One failed cable, switch port or HBA takes a single-path LUN away, and with it
-        every VM on it: shared storage that is itself a single point of failure defeats HA. An
-        active path carries I/O and a standby path takes over when it fails (an active/passive
-        array shows one active path and the others standby), so both count as usable. A dead or
-        disabled path is redundancy already lost.""",
-    remediation="""Give each host at least two usable (active or standby) paths to the LUN through
-        two adapters (two FC HBAs on two fabrics, or iSCSI port binding on two NICs), and repair or
-        re-enable dead and disabled paths.""",
-    references=(sources.FC_MULTIPATHING, sources.ISCSI_MULTIPLE_ADAPTERS, *REFERENCES["ST-04"]),
-)
+    severity="high",
+    scope=scopes.CLUSTERED_GPU_VM_DATASTORES,
+    rationale="""A VM's disks must be reachable from every host of the cluster. HA restarts a VM
+        only on a host that mounts and can access all of its datastores, so every host without the
+        datastore is one fewer restart target.""",
+    remediation="""Mount the datastore on every host of the cluster (present the LUN, fix zoning,
+        masking or NFS exports), or move the VMs' files to a datastore that is.""",
+    references=(sources.HA_CLUSTER, sources.HA_HOW_IT_WORKS),
+)(datastore_everywhere)
+
+
 def multipath(ctx: Context, ds: Datastore) -> Outcome | None:
     if not _kinds(ds):
         return None
@@ -186,6 +175,25 @@ def multipath(ctx: Context, ds: Datastore) -> Outcome | None:
     return Outcome(not problems, message, evidence)
 
 
+rule(
+    id="ST-04",
+    title="A SAN LUN of a GPU VM's datastore has fewer than two usable paths, a dead or disabled "
+    "path, or all paths through one adapter",
+    category="storage",
+    severity="medium",
+    scope=scopes.GPU_VM_DATASTORES,
+    rationale="""One failed cable, switch port or HBA takes a single-path LUN away, and with it
+        every VM on it: shared storage that is itself a single point of failure defeats HA. An
+        active path carries I/O and a standby path takes over when it fails (an active/passive
+        array shows one active path and the others standby), so both count as usable. A dead or
+        disabled path is redundancy already lost.""",
+    remediation="""Give each host at least two usable (active or standby) paths to the LUN through
+        two adapters (two FC HBAs on two fabrics, or iSCSI port binding on two NICs), and repair or
+        re-enable dead and disabled paths.""",
+    references=(sources.FC_MULTIPATHING, sources.ISCSI_MULTIPLE_ADAPTERS, *REFERENCES["ST-04"]),
+)(multipath)
+
+
 _USABLE = ("active", "standby")  # a standby path takes over when the active one fails
 _BROKEN = ("dead", "disabled")
 
@@ -212,18 +220,6 @@ def _path_problem(host: Host, paths: list[LunPath]) -> str:
     return ", ".join(problems)
 
 
-@rule(
-    id="ST-05",
-    title="A host has an FC HBA but uses no FC storage",
-    category="storage",
-    severity="info",
-    scope=scopes.CONNECTED_HOSTS,
-    rationale="""An HBA has nothing to do with GPUs: it exists only for shared storage
-        access. An FC HBA with no FC datastore behind it is cost without purpose, or a sign of a
-        missing LUN.""",
-    remediation="""Present the intended FC LUNs to the host, or drop the HBA from the design.""",
-    references=(sources.FC_MULTIPATHING,),
-)
 def unused_hba(ctx: Context, host: Host) -> Outcome | None:
     hbas = [a.device for a in host.adapters if a.kind in _FC]
     if not hbas:
@@ -241,3 +237,17 @@ def unused_hba(ctx: Context, host: Host) -> Outcome | None:
     )
     evidence = {"fc_hbas": hbas, "fc_datastores": fc}
     return Outcome(bool(fc), message, evidence)
+
+
+rule(
+    id="ST-05",
+    title="A host has an FC HBA but uses no FC storage",
+    category="storage",
+    severity="info",
+    scope=scopes.CONNECTED_HOSTS,
+    rationale="""An HBA has nothing to do with GPUs: it exists only for shared storage
+        access. An FC HBA with no FC datastore behind it is cost without purpose, or a sign of a
+        missing LUN.""",
+    remediation="""Present the intended FC LUNs to the host, or drop the HBA from the design.""",
+    references=(sources.FC_MULTIPATHING,),
+)(unused_hba)

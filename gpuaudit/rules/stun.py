@@ -131,40 +131,6 @@ def tolerated_s(cluster: Cluster | None) -> tuple[int, str]:
         return DEFAULT_STUN_TOLERATED_S, "default"
 
 
-@rule(
-    id="VM-10",
-    title="A vGPU VM's estimated vMotion stun time exceeds the tolerated stun time",
-    category="vmotion",
-    severity="medium",
-    scope=scopes.GPU_VMS,
-    rationale=f"""A vGPU VM is stunned while its vGPU state crosses the vMotion network. The
-        estimate takes the vGPU's migration data (vgpuMigrateDataSizeMB of its backing, from
-        vSphere 8.0 U1; otherwise the profile's frame buffer, an upper bound), the slower of the
-        vMotion uplinks of its host and of the slowest host that offers its profile, and a
-        model fitted to VMware's published stun times (ESXi 6.7: about 7.5 s per GB at 10 GbE;
-        ESXi 7.0 and later, worst case: about 2.8 s per GB). DRS and maintenance mode skip a
-        VM whose stun time exceeds {STUN_TOLERATED} (default {DEFAULT_STUN_TOLERATED_S} s),
-        and ESXi 6.7 U1 and U2 abort such a vMotion. Where vCenter 8.0 U2 or later publishes
-        its own estimate for the VM's profiles (stunTimeEstimates of
-        EnvironmentBrowser.QueryConfigTarget, read once per cluster, ESXi build and GPU
-        model), that estimate is used instead, interpolated linearly between its bandwidths,
-        never below the time of its highest bandwidth and scaled up below its lowest; the
-        message says which source it used. The per-VM stun time limit of 8.0 U2 is no
-        documented API property (VirtualMachineConfigInfo in pyVmomi 9 has none), so the
-        cluster's tolerance is the limit judged.""",
-    remediation=f"""Put the vMotion network of the VM's host and of the hosts offering its
-        profile on 25 GbE or faster (or several vMotion adapters), use a smaller profile, or
-        raise {STUN_TOLERATED} (and the VM's stun time limit) above the estimate if the
-        workload tolerates the pause.""",
-    references=(
-        sources.VGPU_VMOTION_67,
-        sources.VGPU_VMOTION_7,
-        sources.VGPU_STUN_TIME_LIMIT,
-        sources.API_VMIOP_BACKING,
-        API_VGPU_PROFILE_INFO,
-        *REFERENCES["VM-09"][1:2],
-    ),
-)
 def stun_time(ctx: Context, vm: Vm) -> Outcome | None:
     f = ctx.facts
     vgpus = [a for a in vm.gpus if a.kind == "vgpu"]
@@ -225,3 +191,39 @@ def stun_time(ctx: Context, vm: Vm) -> Outcome | None:
     if estimate > limit:
         return Outcome(False, f"{stated} exceeds the tolerated {limit} s", evidence)
     return Outcome(True, f"{stated} is within the tolerated {limit} s", evidence)
+
+
+rule(
+    id="VM-10",
+    title="A vGPU VM's estimated vMotion stun time exceeds the tolerated stun time",
+    category="vmotion",
+    severity="medium",
+    scope=scopes.GPU_VMS,
+    rationale=f"""A vGPU VM is stunned while its vGPU state crosses the vMotion network. The
+        estimate takes the vGPU's migration data (vgpuMigrateDataSizeMB of its backing, from
+        vSphere 8.0 U1; otherwise the profile's frame buffer, an upper bound), the slower of the
+        vMotion uplinks of its host and of the slowest host that offers its profile, and a
+        model fitted to VMware's published stun times (ESXi 6.7: about 7.5 s per GB at 10 GbE;
+        ESXi 7.0 and later, worst case: about 2.8 s per GB). DRS and maintenance mode skip a
+        VM whose stun time exceeds {STUN_TOLERATED} (default {DEFAULT_STUN_TOLERATED_S} s),
+        and ESXi 6.7 U1 and U2 abort such a vMotion. Where vCenter 8.0 U2 or later publishes
+        its own estimate for the VM's profiles (stunTimeEstimates of
+        EnvironmentBrowser.QueryConfigTarget, read once per cluster, ESXi build and GPU
+        model), that estimate is used instead, interpolated linearly between its bandwidths,
+        never below the time of its highest bandwidth and scaled up below its lowest; the
+        message says which source it used. The per-VM stun time limit of 8.0 U2 is no
+        documented API property (VirtualMachineConfigInfo in pyVmomi 9 has none), so the
+        cluster's tolerance is the limit judged.""",
+    remediation=f"""Put the vMotion network of the VM's host and of the hosts offering its
+        profile on 25 GbE or faster (or several vMotion adapters), use a smaller profile, or
+        raise {STUN_TOLERATED} (and the VM's stun time limit) above the estimate if the
+        workload tolerates the pause.""",
+    references=(
+        sources.VGPU_VMOTION_67,
+        sources.VGPU_VMOTION_7,
+        sources.VGPU_STUN_TIME_LIMIT,
+        sources.API_VMIOP_BACKING,
+        API_VGPU_PROFILE_INFO,
+        *REFERENCES["VM-09"][1:2],
+    ),
+)(stun_time)

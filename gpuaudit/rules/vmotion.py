@@ -17,18 +17,6 @@ _PREREQ = (
 )
 
 
-@rule(
-    id="VM-01",
-    title="vGPU VMs exist and vCenter's vgpu.hotmigrate.enabled is not true",
-    category="vmotion",
-    severity="medium",
-    scope=scopes.THE_VCENTER,
-    rationale="""vCenter refuses to vMotion a vGPU VM unless the advanced setting
-        vgpu.hotmigrate.enabled is true (vSphere 6.7 U1 and later). Without it, host maintenance
-        means powering vGPU VMs off.""",
-    remediation="""Set vgpu.hotmigrate.enabled to true in vCenter's advanced settings.""",
-    references=(sources.VGPU_VMOTION_7, sources.VGPU_STUN_TIME_LIMIT),
-)
 def hotmigrate(ctx: Context, vcenter: VCenter) -> Outcome | None:
     vgpu_vms = [vm.name for vm in ctx.facts.gpu_vms if F.is_vgpu_vm(vm)]
     if not vgpu_vms or vcenter.standalone_esxi:
@@ -44,18 +32,20 @@ def hotmigrate(ctx: Context, vcenter: VCenter) -> Outcome | None:
     return Outcome(value is True, message, evidence)
 
 
-@rule(
-    id="VM-02",
-    title="No other host of the cluster offers a vGPU VM's profile",
+rule(
+    id="VM-01",
+    title="vGPU VMs exist and vCenter's vgpu.hotmigrate.enabled is not true",
     category="vmotion",
-    severity="high",
-    scope=scopes.GPU_VMS,
-    rationale=f"""{_PREREQ} A vGPU VM whose profile no other connected host offers can neither be
-        vMotioned nor restarted by HA: its host is a single point of failure.""",
-    remediation="""Install the same GPU model (and NVIDIA host driver) on at least one more host of
-        the cluster, so that it offers the profile.""",
-    references=(sources.VGPU_VMOTION_67, sources.NVIDIA_VGPU_USER_GUIDE),
-)
+    severity="medium",
+    scope=scopes.THE_VCENTER,
+    rationale="""vCenter refuses to vMotion a vGPU VM unless the advanced setting
+        vgpu.hotmigrate.enabled is true (vSphere 6.7 U1 and later). Without it, host maintenance
+        means powering vGPU VMs off.""",
+    remediation="""Set vgpu.hotmigrate.enabled to true in vCenter's advanced settings.""",
+    references=(sources.VGPU_VMOTION_7, sources.VGPU_STUN_TIME_LIMIT),
+)(hotmigrate)
+
+
 def profile_elsewhere(ctx: Context, vm: Vm) -> Outcome | None:
     f = ctx.facts
     cluster = f.vm_cluster(vm)
@@ -75,7 +65,40 @@ def profile_elsewhere(ctx: Context, vm: Vm) -> Outcome | None:
     return Outcome(bool(targets), message, evidence)
 
 
-@rule(
+rule(
+    id="VM-02",
+    title="No other host of the cluster offers a vGPU VM's profile",
+    category="vmotion",
+    severity="high",
+    scope=scopes.GPU_VMS,
+    rationale=f"""{_PREREQ} A vGPU VM whose profile no other connected host offers can neither be
+        vMotioned nor restarted by HA: its host is a single point of failure.""",
+    remediation="""Install the same GPU model (and NVIDIA host driver) on at least one more host of
+        the cluster, so that it offers the profile.""",
+    references=(sources.VGPU_VMOTION_67, sources.NVIDIA_VGPU_USER_GUIDE),
+)(profile_elsewhere)
+
+
+def mixed_models(ctx: Context, cluster: Cluster) -> Outcome | None:
+    by_model: dict[str, list[str]] = {}
+    for host in ctx.facts.connected_hosts(cluster.name):
+        for model in sorted({g.model for g in host.gpus if F.gpu_usable(g)}):
+            by_model.setdefault(model, []).append(host.name)
+    if not by_model:
+        return None
+    evidence = {"hosts_by_model": by_model}
+    if len(by_model) == 1:
+        message = f"one GPU model: {next(iter(by_model))}"
+    else:
+        groups = "; ".join(f"{m}: {', '.join(h)}" for m, h in sorted(by_model.items()))
+        message = (
+            f"{len(by_model)} GPU models (supported; watch the spare capacity per model): vGPU "
+            f"VMs can move only within a group ({groups})"
+        )
+    return Outcome(len(by_model) == 1, message, evidence)
+
+
+rule(
     id="VM-03",
     title="A cluster mixes GPU models",
     category="vmotion",
@@ -96,27 +119,18 @@ def profile_elsewhere(ctx: Context, vm: Vm) -> Outcome | None:
         sources.NVIDIA_VGPU_USER_GUIDE,
         sources.ASSIGNABLE_HARDWARE,
     ),
-)
-def mixed_models(ctx: Context, cluster: Cluster) -> Outcome | None:
-    by_model: dict[str, list[str]] = {}
-    for host in ctx.facts.connected_hosts(cluster.name):
-        for model in sorted({g.model for g in host.gpus if F.gpu_usable(g)}):
-            by_model.setdefault(model, []).append(host.name)
-    if not by_model:
+)(mixed_models)
+
+
+def vmotion_nic(ctx: Context, host: Host) -> Outcome | None:
+    if not ctx.facts.cluster_gpu_vms(host.cluster or ""):
         return None
-    evidence = {"hosts_by_model": by_model}
-    if len(by_model) == 1:
-        message = f"one GPU model: {next(iter(by_model))}"
-    else:
-        groups = "; ".join(f"{m}: {', '.join(h)}" for m, h in sorted(by_model.items()))
-        message = (
-            f"{len(by_model)} GPU models (supported; watch the spare capacity per model): vGPU "
-            f"VMs can move only within a group ({groups})"
-        )
-    return Outcome(len(by_model) == 1, message, evidence)
+    nics = [n.device for n in host.vmotion_nics]
+    message = f"vMotion on {', '.join(nics)}" if nics else "no VMkernel adapter has vMotion"
+    return Outcome(bool(nics), message, {"vmotion_nics": nics})
 
 
-@rule(
+rule(
     id="VM-04",
     title="A host in a cluster with GPU VMs has no vMotion-enabled VMkernel adapter",
     category="vmotion",
@@ -127,29 +141,9 @@ def mixed_models(ctx: Context, cluster: Cluster) -> Outcome | None:
     remediation="""Enable the vMotion service on a VMkernel adapter of the host (10 GbE or faster
         for vGPU VMs).""",
     references=(sources.VMKERNEL_NETWORKING,),
-)
-def vmotion_nic(ctx: Context, host: Host) -> Outcome | None:
-    if not ctx.facts.cluster_gpu_vms(host.cluster or ""):
-        return None
-    nics = [n.device for n in host.vmotion_nics]
-    message = f"vMotion on {', '.join(nics)}" if nics else "no VMkernel adapter has vMotion"
-    return Outcome(bool(nics), message, {"vmotion_nics": nics})
+)(vmotion_nic)
 
 
-@rule(
-    id="VM-05",
-    title="vGPU migration is unsupported for a VM's profile",
-    category="vmotion",
-    severity="medium",
-    scope=scopes.GPU_VMS,
-    rationale="""ESXi reports per vGPU profile whether it can be migrated (migrateSupported), and
-        the VM's vGPU backing says it too (vSphere 7.0 U2+). When either says false, the VM cannot
-        be vMotioned, whatever vCenter's setting.""",
-    remediation="""Check the NVIDIA vGPU software release and GPU against NVIDIA's list of vGPU
-        migration support; upgrade the host driver, or plan maintenance with the VM powered
-        off.""",
-    references=(sources.API_VMIOP_BACKING, sources.NVIDIA_VGPU_USER_GUIDE),
-)
 def migrate_supported(ctx: Context, vm: Vm) -> Outcome | None:
     f = ctx.facts
     if f.inventory.vcenter.standalone_esxi:
@@ -177,28 +171,22 @@ def migrate_supported(ctx: Context, vm: Vm) -> Outcome | None:
     return Outcome(not problems, message, evidence)
 
 
-@rule(
-    id="VM-06",
-    title="A vGPU host's ESXi release is outside its vGPU branch, or vCenter is too old",
+rule(
+    id="VM-05",
+    title="vGPU migration is unsupported for a VM's profile",
     category="vmotion",
     severity="medium",
-    scope=scopes.CONNECTED_HOSTS,
-    rationale="""vMotion of vGPU VMs needs ESXi and vCenter 6.7 Update 1 or later, and each NVIDIA
-        vGPU software branch supports only the ESXi releases its release notes list (vGPU 16,
-        R535: ESXi 7.0 and 8.0; vGPU 18, R570: ESXi 8.0 and 9.0). A host outside its branch's
-        list runs an unsupported combination. The branch comes from the vGPU manager version
-        when it is known; otherwise the finding names the branches the host's release fits.
-        vCenter 8.0 Update 2 or later adds stun-time estimates and per-VM stun-time limits.""",
-    remediation="""Keep each host's ESXi release within the releases its NVIDIA vGPU branch
-        supports (upgrade ESXi or the vGPU manager together), and vCenter at 6.7 U1 or later
-        (8.0 U2 or later for stun-time estimates).""",
-    references=(
-        sources.VGPU_VMOTION_67,
-        sources.VGPU_VMOTION_7,
-        R.REFERENCES["vgpu_vmotion"],
-        sources.VGPU_STUN_TIME_LIMIT,
-    ),
-)
+    scope=scopes.GPU_VMS,
+    rationale="""ESXi reports per vGPU profile whether it can be migrated (migrateSupported), and
+        the VM's vGPU backing says it too (vSphere 7.0 U2+). When either says false, the VM cannot
+        be vMotioned, whatever vCenter's setting.""",
+    remediation="""Check the NVIDIA vGPU software release and GPU against NVIDIA's list of vGPU
+        migration support; upgrade the host driver, or plan maintenance with the VM powered
+        off.""",
+    references=(sources.API_VMIOP_BACKING, sources.NVIDIA_VGPU_USER_GUIDE),
+)(migrate_supported)
+
+
 def esxi_version(ctx: Context, host: Host) -> Outcome | None:
     f = ctx.facts
     vcenter = f.inventory.vcenter
@@ -252,21 +240,30 @@ def esxi_version(ctx: Context, host: Host) -> Outcome | None:
     return Outcome(not problems, "; ".join(problems + notes), evidence)
 
 
-@rule(
-    id="VM-07",
-    title="The vMotion network of a host with vGPU VMs is slower than 10 Gb/s or unknown",
+rule(
+    id="VM-06",
+    title="A vGPU host's ESXi release is outside its vGPU branch, or vCenter is too old",
     category="vmotion",
-    severity="low",
-    scope=scopes.HOSTS,
-    rationale="""A vGPU VM's frame buffer travels with it during vMotion; VMware recommends 10 GbE
-        or faster for vGPU vMotion, and slow links stretch the stun time of large profiles. The
-        uplinks of a vMotion VMkernel adapter are those of its standard switch, or, on a
-        distributed switch, the host's uplinks of that switch; when they cannot be determined,
-        the finding says so rather than passing.""",
-    remediation="""Put the vMotion VMkernel adapter on a 10 GbE or faster uplink; for an unknown
-        uplink, check that the adapter's switch has a connected uplink on the host.""",
-    references=(sources.VGPU_VMOTION_7, sources.VGPU_STUN_TIME_LIMIT),
-)
+    severity="medium",
+    scope=scopes.CONNECTED_HOSTS,
+    rationale="""vMotion of vGPU VMs needs ESXi and vCenter 6.7 Update 1 or later, and each NVIDIA
+        vGPU software branch supports only the ESXi releases its release notes list (vGPU 16,
+        R535: ESXi 7.0 and 8.0; vGPU 18, R570: ESXi 8.0 and 9.0). A host outside its branch's
+        list runs an unsupported combination. The branch comes from the vGPU manager version
+        when it is known; otherwise the finding names the branches the host's release fits.
+        vCenter 8.0 Update 2 or later adds stun-time estimates and per-VM stun-time limits.""",
+    remediation="""Keep each host's ESXi release within the releases its NVIDIA vGPU branch
+        supports (upgrade ESXi or the vGPU manager together), and vCenter at 6.7 U1 or later
+        (8.0 U2 or later for stun-time estimates).""",
+    references=(
+        sources.VGPU_VMOTION_67,
+        sources.VGPU_VMOTION_7,
+        R.REFERENCES["vgpu_vmotion"],
+        sources.VGPU_STUN_TIME_LIMIT,
+    ),
+)(esxi_version)
+
+
 def vmotion_speed(ctx: Context, host: Host) -> Outcome | None:
     f = ctx.facts
     if f.inventory.vcenter.standalone_esxi:
@@ -290,3 +287,20 @@ def vmotion_speed(ctx: Context, host: Host) -> Outcome | None:
     ok = fastest >= 10000
     message = f"fastest vMotion uplink {fastest} Mb/s" + ("" if ok else ": below 10 Gb/s")
     return Outcome(ok, message, evidence)
+
+
+rule(
+    id="VM-07",
+    title="The vMotion network of a host with vGPU VMs is slower than 10 Gb/s or unknown",
+    category="vmotion",
+    severity="low",
+    scope=scopes.HOSTS,
+    rationale="""A vGPU VM's frame buffer travels with it during vMotion; VMware recommends 10 GbE
+        or faster for vGPU vMotion, and slow links stretch the stun time of large profiles. The
+        uplinks of a vMotion VMkernel adapter are those of its standard switch, or, on a
+        distributed switch, the host's uplinks of that switch; when they cannot be determined,
+        the finding says so rather than passing.""",
+    remediation="""Put the vMotion VMkernel adapter on a 10 GbE or faster uplink; for an unknown
+        uplink, check that the adapter's switch has a connected uplink on the host.""",
+    references=(sources.VGPU_VMOTION_7, sources.VGPU_STUN_TIME_LIMIT),
+)(vmotion_speed)
