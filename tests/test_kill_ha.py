@@ -114,6 +114,7 @@ def test_ha05_a_vm_whose_restart_is_disabled_and_the_grading_of_failures_only() 
             to = f.evidence.get("to_host")
             assert to in {"h1", "h2", "h3"} - {host}
             assert (f.status, f.severity) == ("pass", "high")
+            assert (f.cluster, f.host) == ("c1", host)
             assert f.message == f"can restart on {to} (0000:3b:00.0) if {host} fails"
             assert f.evidence == {
                 "failed_host": host,
@@ -141,6 +142,7 @@ def test_ha05_a_vm_with_nowhere_to_restart_with_ha_on_and_off() -> None:
     reason = f.evidence["reason"]  # the simulation's, tested with it
     assert "grid_l4-24q" in reason and "h2" in reason
     assert (f.status, f.message) == ("fail", f"nowhere to restart if h1 fails: {reason}")
+    assert (f.cluster, f.host) == ("c1", "h1")
     assert f.evidence == {"failed_host": "h1", "reason": reason, "restart_priority": "medium"}
     c1.ha_enabled = False
     f = v1()

@@ -135,8 +135,22 @@ def test_ha_05_and_ha_08_count_manual_placement_as_not_restarted() -> None:
     result = run_checks(replayed())
     ha05 = [f for f in result.findings if f.rule == "HA-05" and f.object == spot["big"]]
     assert [f.status for f in ha05] == ["fail"]
-    assert "restartable only with manual placement" in ha05[0].message
-    assert ha05[0].evidence["manual_restart_host"] == spot["survivor"]
+    reason = (
+        failure_of(simulate_cluster(replayed(), "spread"), spot["failed"]).manual_only[0].reason
+    )
+    assert ha05[0].message == (
+        f"restartable only with manual placement if {spot['failed']} fails: {reason}"
+    )
+    big = next(v for v in scenario()["datacenters"][0]["vms"] if v["name"] == spot["big"])
+    assert ha05[0].evidence == {
+        "failed_host": spot["failed"],
+        "reason": reason,
+        # the file gives the 24q VM no priority of its own: the cluster's, vSphere's medium
+        "restart_priority": big.get("restart_priority") or "medium",
+        "manual_restart_host": spot["survivor"],
+        "manual_restart_gpu": spot["empty_gpu"],
+    }
+    assert (ha05[0].cluster, ha05[0].host) == ("spread", spot["failed"])
     ha08 = next(f for f in result.findings if f.rule == "HA-08" and f.object == "spread")
     assert ha08.status == "fail"
     assert "1 of them restartable only with manual placement (manual N+1)" in ha08.message
