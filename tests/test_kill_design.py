@@ -177,3 +177,30 @@ def test_without_kubernetes_input_its_restarts_are_unchecked() -> None:
         "(no Kubernetes cluster given: scan --kubernetes)",
         {"checked": False},
     )
+
+
+def test_kubernetes_restarts_judges_each_kubernetes_cluster_of_the_gpu_vms() -> None:
+    from gpuaudit.kube import KubernetesReport, NodeRow
+
+    def node(vm: str) -> NodeRow:
+        return NodeRow(f"node-{vm}", True, "NVIDIA-L4", {"nvidia.com/gpu": 1}, vm=vm)
+
+    ctx = context(passthrough_estate().inv)  # cluster pt: GPU VMs pv1 and pv2
+    elsewhere = KubernetesReport("other", "other.json", [node("not-here")])
+    ctx.kubernetes = [elsewhere]
+    assert design.kubernetes_restarts(ctx, "pt") == (
+        "its GPU VMs are nodes of none of the Kubernetes clusters given: that Kubernetes "
+        "reschedules their work is unchecked",
+        {"checked": False},
+    )
+    # No host loss is listed for either cluster, so K8S-02 holds for both; the one
+    # whose nodes are not pt's GPU VMs is left out, wherever it comes in the list.
+    ctx.kubernetes = [
+        elsewhere,
+        KubernetesReport("k1", "k1.json", [node("pv1")]),
+        KubernetesReport("k2", "k2.json", [node("pv2")]),
+    ]
+    assert design.kubernetes_restarts(ctx, "pt") == (
+        "Kubernetes cluster k1: K8S-02 holds; Kubernetes cluster k2: K8S-02 holds",
+        {"checked": True, "k8s_02_holds": {"k1": True, "k2": True}},
+    )

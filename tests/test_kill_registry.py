@@ -175,3 +175,10 @@ def test_an_accepted_declaration_is_registered_as_written(monkeypatch: pytest.Mo
             scopes.HOSTS,
         ),
     ]
+
+
+def test_a_message_names_up_to_three_hosts_then_counts_the_rest() -> None:
+    assert registry.name_few([]) == ""
+    assert registry.name_few(["h1", "h2", "h3"]) == "h1, h2, h3"
+    assert registry.name_few(["h1", "h2", "h3", "h4"]) == "h1, h2, h3 and 1 more"
+    assert registry.name_few(["h1", "h2"], limit=1) == "h1 and 1 more"
