@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gpuaudit.inventory import LunPath, StorageAdapter
-from gpuaudit.rules import storage
+from gpuaudit.rules import scopes, storage
 from gpuaudit.rules.registry import Outcome
 from tests.builders import context, healthy
 
@@ -114,3 +114,29 @@ def test_a_mixed_datastore_needs_the_adapters_its_paths_use() -> None:
     )
     fc = storage.fc_hba(context(e.inv), h1)
     assert fc is not None and fc.evidence["needs"] == ["fc"]
+
+
+def test_st03_names_the_hosts_without_access_in_every_cluster() -> None:
+    from tests.builders import Estate
+
+    e = Estate()
+    for c in ("c1", "c2"):
+        e.cluster(c)
+    a1, a2 = e.host("a1", "c1"), e.host("a2", "c1")
+    b1 = e.host("b1", "c2")
+    e.host("b2", "c2")
+    e.datastore("shared", [a1, b1])  # a2 and b2 do not mount it
+    use = scopes.DatastoreUse("shared", ["c1", "c2"])
+    assert storage.datastore_everywhere(context(e.inv), use) == Outcome(
+        False,
+        "not mounted and accessible on c1: a2; c2: b2",
+        {"clusters": ["c1", "c2"], "hosts_without_access": {"c1": ["a2"], "c2": ["b2"]}},
+    )
+    e.datastore("everywhere", [a1, a2])
+    assert storage.datastore_everywhere(
+        context(e.inv), scopes.DatastoreUse("everywhere", ["c1"])
+    ) == Outcome(
+        True,
+        "mounted and accessible on every connected host of c1",
+        {"clusters": ["c1"], "hosts_without_access": {}},
+    )
