@@ -122,21 +122,20 @@ def test_st03_names_the_hosts_without_access_in_every_cluster() -> None:
     e = Estate()
     for c in ("c1", "c2"):
         e.cluster(c)
-    a1, a2 = e.host("a1", "c1"), e.host("a2", "c1")
-    b1 = e.host("b1", "c2")
-    e.host("b2", "c2")
-    e.datastore("shared", [a1, b1])  # a2 and b2 do not mount it
+    a1, a2, a3 = (e.host(f"a{i}", "c1") for i in (1, 2, 3))
+    b1, b2 = e.host("b1", "c2"), e.host("b2", "c2")
+    e.datastore("shared", [a1, b1])  # a2, a3 and b2 do not mount it
     use = scopes.DatastoreUse("shared", ["c1", "c2"])
     assert storage.datastore_everywhere(context(e.inv), use) == Outcome(
         False,
-        "not mounted and accessible on c1: a2; c2: b2",
-        {"clusters": ["c1", "c2"], "hosts_without_access": {"c1": ["a2"], "c2": ["b2"]}},
+        "not mounted and accessible on c1: a2, a3; c2: b2",
+        {"clusters": ["c1", "c2"], "hosts_without_access": {"c1": ["a2", "a3"], "c2": ["b2"]}},
     )
-    e.datastore("everywhere", [a1, a2])
+    e.datastore("everywhere", [a1, a2, a3, b1, b2])
     assert storage.datastore_everywhere(
-        context(e.inv), scopes.DatastoreUse("everywhere", ["c1"])
+        context(e.inv), scopes.DatastoreUse("everywhere", ["c1", "c2"])
     ) == Outcome(
         True,
-        "mounted and accessible on every connected host of c1",
-        {"clusters": ["c1"], "hosts_without_access": {}},
+        "mounted and accessible on every connected host of c1, c2",
+        {"clusters": ["c1", "c2"], "hosts_without_access": {}},
     )
