@@ -74,3 +74,27 @@ def test_admission_control_policies_in_words() -> None:
     assert ha_health._policy_text(c) == "other"
     c.admission_control = AdmissionControl(True, None)
     assert ha_health._policy_text(c) == "policy unknown"
+
+
+def test_ha11_messages_and_evidence() -> None:
+    e = ha_healthy()  # VMCP on: APD restartConservative, PDL restartAggressive; GPU VMs on san1
+    c = e.inv.clusters[0]
+    evidence = {
+        "vmcp_enabled": True,
+        "apd_response": "restartConservative",
+        "pdl_response": "restartAggressive",
+        "san_datastores": ["san1"],
+    }
+    assert ha_health.storage_protection(context(e.inv), c) == Outcome(
+        True,
+        "PDL restartAggressive, APD restartConservative: GPU VMs on san1 are restarted after "
+        "a storage loss",
+        evidence,
+    )
+    c.vmcp_enabled = False
+    assert ha_health.storage_protection(context(e.inv), c) == Outcome(
+        False,
+        "VM Component Protection is off: GPU VMs on san1 hang with their GPUs held after an "
+        "APD or PDL instead of restarting elsewhere",
+        evidence | {"vmcp_enabled": False},
+    )
