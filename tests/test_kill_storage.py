@@ -139,3 +139,23 @@ def test_st03_names_the_hosts_without_access_in_every_cluster() -> None:
         "mounted and accessible on every connected host of c1, c2",
         {"clusters": ["c1", "c2"], "hosts_without_access": {}},
     )
+
+
+def test_st01_names_every_online_fc_hba() -> None:
+    e = healthy()  # san1 is FC; each host has two online FC HBAs, vmhba2 and vmhba3
+    assert storage.fc_hba(context(e.inv), e.inv.hosts[0]) == Outcome(
+        True,
+        "online FC HBA: vmhba2, vmhba3",
+        {"needs": ["fc"], "hbas": {"vmhba2": "online", "vmhba3": "online"}},
+    )
+
+
+def test_st01_a_host_whose_fc_hbas_are_offline() -> None:
+    e = healthy()
+    host = e.inv.hosts[0]
+    host.adapters = [StorageAdapter("vmhba2", "fc", status="offline")]
+    assert storage.fc_hba(context(e.inv), host) == Outcome(
+        False,
+        "c1 uses FC storage and this host has no online FC HBA",
+        {"needs": ["fc"], "hbas": {"vmhba2": "offline"}},
+    )
