@@ -204,3 +204,15 @@ def test_kubernetes_restarts_judges_each_kubernetes_cluster_of_the_gpu_vms() -> 
         "Kubernetes cluster k1: K8S-02 holds; Kubernetes cluster k2: K8S-02 holds",
         {"checked": True, "k8s_02_holds": {"k1": True, "k2": True}},
     )
+
+
+def test_ds01_says_for_design_c_whether_kubernetes_restarts_were_checked() -> None:
+    e = passthrough_estate(buffer=True)  # design C: passthrough with a buffer node
+    cluster = e.inv.clusters[0]
+    outcome = design.scenario(context(e.inv), cluster)
+    assert design.observe(context(e.inv).facts, "pt").scenario == "C"
+    assert outcome.message.endswith(
+        "; that Kubernetes reschedules the GPU pods of a lost host is unchecked "
+        "(no Kubernetes cluster given: scan --kubernetes)"
+    )
+    assert outcome.evidence["kubernetes"] == {"checked": False}
