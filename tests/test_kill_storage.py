@@ -52,12 +52,18 @@ def test_multipath_messages() -> None:
     e = healthy()
     ds = e.inv.datastores[0]
     ds.transport = "fc"
+    ds.luns = ["naa.600a098038303053453f463045727a51"]
     for mount in ds.mounts:
         mount.paths = _paths(("vmhba2", "active"), ("vmhba3", "standby"))
     outcome = storage.multipath(context(e.inv), ds)
     assert outcome is not None and outcome.passed
     assert outcome.message == "redundant paths from h1, h2, h3"
-    assert outcome.evidence["paths"]["h1"] == ["vmhba2:active", "vmhba3:standby"]
+    both = ["vmhba2:active", "vmhba3:standby"]
+    assert outcome.evidence == {
+        "luns": ds.luns,
+        "paths": {"h1": both, "h2": both, "h3": both},
+        "problems": {},
+    }
     ds.mounts[0].paths = _paths(("vmhba2", "active"))
     ds.mounts[1].paths = _paths(("vmhba2", "dead"))  # h2 is not responding: not judged
     ds.mounts[2].paths = _paths(("vmhba2", "standby"), ("vmhba3", "standby"))
