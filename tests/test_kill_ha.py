@@ -1,5 +1,5 @@
-"""HA-01, HA-02 and HA-05 (rules/ha.py): messages, evidence and the grading to information where
-VMware HA is not relied on, written out by hand.
+"""HA-01, HA-02, HA-05 and HA-08 (rules/ha.py): messages, evidence and the grading to
+information where VMware HA is not relied on, written out by hand.
 
 healthy() is reference design B (vGPU on shared storage, HA on); passthrough_estate() is
 design A (fixed passthrough on local disks, HA off).
@@ -178,4 +178,66 @@ def test_ha05_with_ha_off_names_where_a_manual_restart_would_fit() -> None:
         "restart_priority": "medium",
         "manual_restart_host": to,
         "manual_restart_gpu": "0000:3b:00.0",
+    }
+
+
+def spread_estate() -> Estate:
+    """Two hosts with two L4 GPUs each, both spreading ("performance"). On src a 12q VM of
+    high priority and a 24q VM each have a GPU of their own; dst runs one 12q VM on
+    0000:3b:00.0 and leaves 0000:d8:00.0 empty. When src fails the 12q VM restarts first
+    and, spread, takes the empty GPU, which then holds only 12 GB vGPUs: the 24q VM finds
+    no GPU, though by hand (12q next to dst's 12q) both fit."""
+    e = Estate()
+    e.cluster("c")
+    src, dst = (e.host(n, "c", profiles=("grid_l4-12q", "grid_l4-24q")) for n in ("src", "dst"))
+    for h in (src, dst):
+        h.assignment_policy = "performance"
+        h.memory_mb = 512 * 1024
+    s1, s2 = e.gpu(src, "0000:3b:00.0"), e.gpu(src, "0000:d8:00.0")
+    d1, _ = e.gpu(dst, "0000:3b:00.0"), e.gpu(dst, "0000:d8:00.0")
+    e.datastore("san1", [src, dst])
+    e.vm("small", src, ["san1"], vgpu="grid_l4-12q", gpu=s1, priority="high")
+    e.vm("big", src, ["san1"], vgpu="grid_l4-24q", gpu=s2)
+    e.vm("resident", dst, ["san1"], vgpu="grid_l4-12q", gpu=d1)
+    return e
+
+
+def test_ha05_and_ha08_a_vm_restartable_only_with_manual_placement() -> None:
+    e = spread_estate()
+    findings = run_checks(e.inv).findings
+    ha05 = {f.object: f for f in findings if f.rule == "HA-05"}
+    big = ha05["big"]
+    reason = (
+        "the hosts' own GPU choice (assignment policy performance) leaves no GPU for it; "
+        "a manual placement fits on dst (0000:d8:00.0)"
+    )
+    assert (big.status, big.severity, big.cluster, big.host) == ("fail", "high", "c", "src")
+    assert big.message == f"restartable only with manual placement if src fails: {reason}"
+    assert big.evidence == {
+        "failed_host": "src",
+        "reason": reason,
+        "restart_priority": "medium",
+        "manual_restart_host": "dst",
+        "manual_restart_gpu": "0000:d8:00.0",
+    }
+    small = ha05["small"]
+    assert (small.status, small.cluster, small.host) == ("pass", "c", "src")
+    assert small.message == "can restart on dst (0000:d8:00.0) if src fails"
+    resident = ha05["resident"]
+    assert (resident.status, resident.cluster, resident.host) == ("pass", "c", "dst")
+    assert resident.message == "can restart on src (0000:3b:00.0) if dst fails"
+    (ha08,) = [f for f in findings if f.rule == "HA-08"]
+    assert (ha08.object, ha08.status, ha08.severity, ha08.cluster) == ("c", "fail", "high", "c")
+    assert ha08.message == (
+        "the loss of src leaves 1 GPU VM(s) with nowhere to restart (N+0): 1 of them "
+        "restartable only with manual placement (manual N+1)"
+    )
+    assert ha08.evidence == {
+        "tolerates": 0,
+        "ha_restarts": True,
+        "manual_tolerates": 1,
+        "restart_disabled": [],
+        "worst_host": "src",
+        "unplaced_at_worst": ["big"],
+        "notes": [],
     }
