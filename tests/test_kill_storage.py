@@ -7,7 +7,7 @@ import pytest
 from gpuaudit.inventory import LunPath, StorageAdapter
 from gpuaudit.rules import scopes, storage
 from gpuaudit.rules.registry import Outcome
-from tests.builders import context, healthy
+from tests.builders import Estate, context, healthy
 
 
 def _paths(*states: tuple[str, str]) -> list[LunPath]:
@@ -164,4 +164,36 @@ def test_st01_a_host_whose_fc_hbas_are_offline() -> None:
         False,
         "c1 uses FC storage and this host has no online FC HBA",
         {"needs": ["fc"], "hbas": {"vmhba2": "offline"}},
+    )
+
+
+def test_st02_names_the_iscsi_datastores_and_adapters() -> None:
+    e = Estate()
+    e.cluster("c")
+    i1, i2 = (e.host(n, "c", fc=2) for n in ("i1", "i2"))
+    i1.adapters += [StorageAdapter(f"vmhba6{n}", "iscsi", iscsi_software=True) for n in (4, 5)]
+    e.datastore("san1", [i1, i2])  # FC: no iSCSI adapter needed for it
+    # mounted on i1 only, but HA may restart their VMs on i2: i2 needs them as well
+    e.datastore("iscsi-a", [i1], transport="iscsi")
+    e.datastore("iscsi-b", [i1], transport="iscsi")
+    solo = e.host("solo", None, fc=2)
+    e.datastore("san-solo", [solo])
+    e.datastore("iscsi-solo", [solo], transport="iscsi")
+    ctx = context(e.inv)
+    needs = ["iscsi-a", "iscsi-b"]
+    assert storage.iscsi_adapter(ctx, i1) == Outcome(
+        True,
+        "iSCSI adapter: vmhba64, vmhba65",
+        {"iscsi_datastores": needs, "iscsi_adapters": ["vmhba64", "vmhba65"]},
+    )
+    assert storage.iscsi_adapter(ctx, i2) == Outcome(
+        False,
+        "no iSCSI adapter, but needs iscsi-a, iscsi-b",
+        {"iscsi_datastores": needs, "iscsi_adapters": []},
+    )
+    # a host outside any cluster needs only what it mounts itself
+    assert storage.iscsi_adapter(ctx, solo) == Outcome(
+        False,
+        "no iSCSI adapter, but needs iscsi-solo",
+        {"iscsi_datastores": ["iscsi-solo"], "iscsi_adapters": []},
     )
