@@ -1,4 +1,4 @@
-"""ST-04's path verdicts and ST-05 (rules/storage.py): exact messages, written out by hand."""
+"""ST-01 to ST-05 (rules/storage.py): exact messages and evidence, written out by hand."""
 
 from __future__ import annotations
 
@@ -197,3 +197,24 @@ def test_st02_names_the_iscsi_datastores_and_adapters() -> None:
         "no iSCSI adapter, but needs iscsi-solo",
         {"iscsi_datastores": ["iscsi-solo"], "iscsi_adapters": []},
     )
+
+
+def test_st05_names_every_fc_datastore_a_host_serves() -> None:
+    e = healthy()
+    e.datastore("san2", e.inv.hosts)  # FC too
+    assert storage.unused_hba(context(e.inv), e.inv.hosts[0]) == Outcome(
+        True,
+        "FC HBA vmhba2, vmhba3 serves san1, san2",
+        {"fc_hbas": ["vmhba2", "vmhba3"], "fc_datastores": ["san1", "san2"]},
+    )
+
+
+def test_each_cluster_needs_what_its_own_datastores_need() -> None:
+    e = healthy()  # c1: FC
+    e.cluster("c2")
+    n1 = e.host("n1", "c2")
+    e.datastore("nfs1", [n1], transport="nfs")
+    # one context for both, as in an audit: what c1 needs is worked out once, for c1 only
+    ctx = context(e.inv)
+    assert storage.fc_hba(ctx, e.inv.hosts[0]) is not None
+    assert storage.fc_hba(ctx, n1) is None
