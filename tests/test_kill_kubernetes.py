@@ -232,3 +232,13 @@ def test_k8s04_messages_evidence_and_severity() -> None:
             severity="low",
         ),
     ]
+
+
+def test_k8s03_a_cluster_with_no_gpu_worker_located_leaves_the_next_one_judged() -> None:
+    elsewhere = KubernetesReport("far", "far.json", [NodeRow("w-far", True, "NVIDIA-L4", GPU)])
+    near = KubernetesReport("k", "k.json", [worker("w1", "h1"), worker("w2", "h2")])
+    ctx = with_report(near, _drs("c1"))
+    ctx.kubernetes = [elsewhere, near]
+    assert list(kubernetes.gpu_workers_kept_apart(ctx)) == [
+        Verdict("k", False, "c1: vm-w1 and vm-w2", {"not_kept_apart": {"c1": ["vm-w1 and vm-w2"]}})
+    ]
