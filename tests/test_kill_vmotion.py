@@ -115,18 +115,20 @@ def test_vm07_names_the_adapters_whose_uplinks_are_unknown() -> None:
     e = healthy()
     h1 = e.inv.hosts[0]
     h1.vmotion_nics = [
-        VmotionNic("vmk1", uplink_speed_mbps=None),
-        VmotionNic("vmk2", uplink_speed_mbps=25_000),
-        VmotionNic("vmk3", uplink_speed_mbps=None),
+        VmotionNic("vmk1", uplink_speed_mbps=None, switch="dvs1", distributed=True),
+        VmotionNic("vmk2", uplink_speed_mbps=25_000, switch="vSwitch0"),
+        VmotionNic("vmk3", uplink_speed_mbps=None, switch="dvs2", distributed=True),
     ]
-    outcome = vmotion.vmotion_speed(context(e.inv), h1)
-    assert outcome is not None and not outcome.passed
-    assert outcome.message == (
+    assert vmotion.vmotion_speed(context(e.inv), h1) == Outcome(
+        False,
         "the uplinks of vMotion adapter vmk1, vmk3 could not be determined: its vMotion "
-        "bandwidth is unknown"
+        "bandwidth is unknown",
+        {
+            "uplink_speed_mbps": [25_000],
+            "switches": {"vmk1": "dvs1", "vmk2": "vSwitch0", "vmk3": "dvs2"},
+            "uplinks_unknown": ["vmk1", "vmk3"],
+        },
     )
-    assert outcome.evidence["uplinks_unknown"] == ["vmk1", "vmk3"]
-    assert outcome.evidence["uplink_speed_mbps"] == [25_000]
     e.inv.vcenter.api_type = HOST_AGENT
     assert vmotion.vmotion_speed(context(e.inv), h1) is None
 
