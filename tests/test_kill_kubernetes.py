@@ -1,4 +1,4 @@
-"""K8S-01 to K8S-03 (rules/kubernetes.py): exact messages and evidence, written out by hand.
+"""K8S-01 to K8S-04 (rules/kubernetes.py): exact messages and evidence, written out by hand.
 
 The Kubernetes reports are built by hand (which VM and host each node is, and which
 pods each host loss leaves pending): they are the rules' input, worked out by
@@ -182,3 +182,63 @@ def test_k8s03_judges_every_vsphere_cluster_of_the_kubernetes_cluster() -> None:
         False,
         "b: DRS is off, so no VM-VM rule keeps them apart; c: vm-c1 and vm-c2",
     )
+
+
+def test_k8s04_messages_evidence_and_severity() -> None:
+    nodes = [
+        worker("gpu-a", "h1"),
+        replace(worker("gpu-off", "h2"), power_state="poweredOff"),
+        NodeRow("cpu-gone", False),
+    ]
+    ctx = with_report(KubernetesReport("k", "k.json", nodes))
+    assert list(kubernetes.node_vm_found(ctx)) == [
+        Verdict(
+            "k/gpu-a",
+            True,
+            "runs as VM vm-gpu-a on h1 (matched by providerID)",
+            {
+                "kubernetes_cluster": "k",
+                "vm": "vm-gpu-a",
+                "matched_by": "providerID",
+                "power_state": "poweredOn",
+            },
+            cluster="c1",
+            host="h1",
+        ),
+        Verdict(
+            "k/gpu-off",
+            False,
+            "the node's VM vm-gpu-off is poweredOff",
+            {
+                "kubernetes_cluster": "k",
+                "vm": "vm-gpu-off",
+                "matched_by": "providerID",
+                "power_state": "poweredOff",
+            },
+            cluster="c1",
+            host="h2",
+        ),
+        # a node without GPUs matters less: low, whatever the rule's severity
+        Verdict(
+            "k/cpu-gone",
+            False,
+            "no VM of the inventory has the node's providerID or systemUUID",
+            {
+                "kubernetes_cluster": "k",
+                "vm": None,
+                "matched_by": None,
+                "power_state": None,
+            },
+            severity="low",
+        ),
+    ]
+
+
+def test_k8s03_a_cluster_with_no_gpu_worker_located_leaves_the_next_one_judged() -> None:
+    elsewhere = KubernetesReport("far", "far.json", [NodeRow("w-far", True, "NVIDIA-L4", GPU)])
+    near = KubernetesReport("k", "k.json", [worker("w1", "h1"), worker("w2", "h2")])
+    ctx = with_report(near, _drs("c1"))
+    ctx.kubernetes = [elsewhere, near]
+    assert list(kubernetes.gpu_workers_kept_apart(ctx)) == [
+        Verdict("k", False, "c1: vm-w1 and vm-w2", {"not_kept_apart": {"c1": ["vm-w1 and vm-w2"]}})
+    ]

@@ -149,3 +149,31 @@ def test_mon04_adds_up_every_vgpu_on_the_gpu() -> None:
         12_288,
         ["grid_l4-4q", "grid_l4-8q"],
     )
+
+
+def test_mon01_evidence_keeps_the_reason_the_host_gave() -> None:
+    e = _with_telemetry(healthy(), temperature_c=60)
+    e.inv.telemetry.statistics_level, e.inv.telemetry.interval_s = 1, 300
+    h2 = e.inv.hosts[1]
+    h2.telemetry = HostTelemetry(status="none", reason="statistics level 1")
+    assert judge(monitoring.counters_reported, e.inv, h2) == Outcome(
+        False,
+        "no GPU counters: statistics level 1",
+        {
+            "status": "none",
+            "reason": "statistics level 1",
+            "instances": [],
+            "unmatched_instances": [],
+            "gpus_without_counters": ["h2/0000:3b:00.0"],
+            "statistics_level": 1,
+            "interval_s": 300,
+        },
+    )
+
+
+def test_a_counter_the_gpu_did_not_report_is_not_judged() -> None:
+    # h1's GPU reported its temperature only: nothing to say of its utilisation or memory
+    e = _with_telemetry(healthy(), temperature_c=60)
+    gpu = first_gpu(e.inv)
+    assert monitoring.idle(context(e.inv), gpu) is None
+    assert monitoring.framebuffer(context(e.inv), gpu) is None

@@ -1,4 +1,4 @@
-"""ST-04's path verdicts and ST-05 (rules/storage.py): exact messages, written out by hand."""
+"""ST-01 to ST-05 (rules/storage.py): exact messages and evidence, written out by hand."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from gpuaudit.inventory import LunPath, StorageAdapter
 from gpuaudit.rules import scopes, storage
 from gpuaudit.rules.registry import Outcome
-from tests.builders import context, healthy
+from tests.builders import Estate, context, healthy
 
 
 def _paths(*states: tuple[str, str]) -> list[LunPath]:
@@ -165,3 +165,56 @@ def test_st01_a_host_whose_fc_hbas_are_offline() -> None:
         "c1 uses FC storage and this host has no online FC HBA",
         {"needs": ["fc"], "hbas": {"vmhba2": "offline"}},
     )
+
+
+def test_st02_names_the_iscsi_datastores_and_adapters() -> None:
+    e = Estate()
+    e.cluster("c")
+    i1, i2 = (e.host(n, "c", fc=2) for n in ("i1", "i2"))
+    i1.adapters += [StorageAdapter(f"vmhba6{n}", "iscsi", iscsi_software=True) for n in (4, 5)]
+    e.datastore("san1", [i1, i2])  # FC: no iSCSI adapter needed for it
+    # mounted on i1 only, but HA may restart their VMs on i2: i2 needs them as well
+    e.datastore("iscsi-a", [i1], transport="iscsi")
+    e.datastore("iscsi-b", [i1], transport="iscsi")
+    solo = e.host("solo", None, fc=2)
+    e.datastore("san-solo", [solo])
+    e.datastore("iscsi-solo", [solo], transport="iscsi")
+    ctx = context(e.inv)
+    needs = ["iscsi-a", "iscsi-b"]
+    assert storage.iscsi_adapter(ctx, i1) == Outcome(
+        True,
+        "iSCSI adapter: vmhba64, vmhba65",
+        {"iscsi_datastores": needs, "iscsi_adapters": ["vmhba64", "vmhba65"]},
+    )
+    assert storage.iscsi_adapter(ctx, i2) == Outcome(
+        False,
+        "no iSCSI adapter, but needs iscsi-a, iscsi-b",
+        {"iscsi_datastores": needs, "iscsi_adapters": []},
+    )
+    # a host outside any cluster needs only what it mounts itself
+    assert storage.iscsi_adapter(ctx, solo) == Outcome(
+        False,
+        "no iSCSI adapter, but needs iscsi-solo",
+        {"iscsi_datastores": ["iscsi-solo"], "iscsi_adapters": []},
+    )
+
+
+def test_st05_names_every_fc_datastore_a_host_serves() -> None:
+    e = healthy()
+    e.datastore("san2", e.inv.hosts)  # FC too
+    assert storage.unused_hba(context(e.inv), e.inv.hosts[0]) == Outcome(
+        True,
+        "FC HBA vmhba2, vmhba3 serves san1, san2",
+        {"fc_hbas": ["vmhba2", "vmhba3"], "fc_datastores": ["san1", "san2"]},
+    )
+
+
+def test_each_cluster_needs_what_its_own_datastores_need() -> None:
+    e = healthy()  # c1: FC
+    e.cluster("c2")
+    n1 = e.host("n1", "c2")
+    e.datastore("nfs1", [n1], transport="nfs")
+    # one context for both, as in an audit: what c1 needs is worked out once, for c1 only
+    ctx = context(e.inv)
+    assert storage.fc_hba(ctx, e.inv.hosts[0]) is not None
+    assert storage.fc_hba(ctx, n1) is None

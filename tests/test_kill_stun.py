@@ -153,3 +153,84 @@ def test_a_point_vcenter_gives_twice_at_its_lowest_bandwidth_is_still_one_point(
     points = [StunEstimate(10_000, 80), StunEstimate(10_000, 80), StunEstimate(25_000, 35)]
     assert stun.interpolate(points, 10_000) == 80
     assert stun.interpolate(points, 17_500) == 57.5  # halfway from 80 s to 35 s
+
+
+def test_vcenters_estimate_for_a_profile_of_unknown_size_whole_verdict() -> None:
+    # The catalogue cannot read "mystery" (no migration data known), but vCenter
+    # estimates it: 30 s at 25 Gb/s, a point it gives.
+    e = Estate()
+    e.cluster("c1")
+    hosts = [e.host(f"h{i}", "c1", profiles=("mystery",)) for i in (1, 2, 3)]
+    for h in hosts:
+        e.gpu(h, model="l40s")
+        h.vmotion_nics[0].uplink_speed_mbps = 25_000
+        h.stun_estimates = {"mystery": [StunEstimate(25_000, 30)]}
+        h.stun_estimates_host = "h1"
+    e.datastore("san1", hosts)
+    e.vm("v1", hosts[0], ["san1"], vgpu="mystery")
+    assert judge(e.inv, vm_named(e, "v1")) == Outcome(
+        True,
+        "estimated stun time 30 s (vCenter's estimate) at 25 Gb/s to h2 is within the "
+        "tolerated 100 s",
+        {
+            "migrate_data_mb": 0,
+            "data_source": ["unknown"],
+            "source_bandwidth_mbps": 25_000,
+            "slowest_destination": "h2",
+            "destination_bandwidth_mbps": 25_000,
+            "estimated_stun_s": 30,
+            "estimate_source": "vCenter's estimate",
+            "vcenter_estimates_from": "h1",
+            "tolerated_s": 100,
+            "tolerated_from": "default",
+            "destinations_bandwidth_unknown": [],
+        },
+    )
+
+
+def test_with_no_destination_bandwidth_the_whole_failing_verdict() -> None:
+    e = estate("grid_l40s-24q", speeds=(10_000, 10_000, 10_000))
+    for h in e.inv.hosts[1:]:
+        h.vmotion_nics[0].uplink_speed_mbps = None
+    e.inv.clusters[0].drs_options = {"VmDevicesStunTimeTolerated": "68"}
+    # 24 GB at 10 Gb/s: 2.0 + 2.8 * 24 = 69.2 s
+    assert judge(e.inv, vm_named(e, "v1")) == Outcome(
+        False,
+        "estimated stun time at least 69 s (gpuaudit's model) for 24 GB of vGPU data at "
+        "10 Gb/s (the vMotion bandwidth of every destination is unknown) exceeds the "
+        "tolerated 68 s",
+        {
+            "migrate_data_mb": 24_576,
+            "data_source": ["profile frame buffer"],
+            "source_bandwidth_mbps": 10_000,
+            "slowest_destination": None,
+            "destination_bandwidth_mbps": None,
+            "estimated_stun_s": 69,
+            "estimate_source": "gpuaudit's model",
+            "vcenter_estimates_from": None,
+            "tolerated_s": 68,
+            "tolerated_from": "VmDevicesStunTimeTolerated",
+            "destinations_bandwidth_unknown": ["h2", "h3"],
+        },
+    )
+
+
+def test_not_judged_for_a_vm_without_vgpu_or_on_a_host_the_inventory_lacks() -> None:
+    e = estate("grid_l40s-8q")
+    h1 = e.inv.hosts[0]
+    device = e.gpu(h1, "0000:d8:00.0", model="l40s", mode="passthrough")
+    pt = e.vm("pt", h1, ["san1"], passthrough=device)
+    assert stun.stun_time(context(e.inv), pt) is None
+    v1 = vm_named(e, "v1")
+    v1.host = "gone"
+    assert stun.stun_time(context(e.inv), v1) is None
+
+
+def test_a_cluster_the_inventory_does_not_list_tolerates_the_default() -> None:
+    e = estate("grid_l40s-8q")
+    e.inv.clusters.clear()  # the hosts still name c1
+    outcome = judge(e.inv, vm_named(e, "v1"))
+    assert (outcome.evidence["tolerated_s"], outcome.evidence["tolerated_from"]) == (
+        100,
+        "default",
+    )

@@ -1,4 +1,4 @@
-"""VM-01 to VM-04 and VM-07 (rules/vmotion.py): exact messages and boundaries, by hand.
+"""VM-01 to VM-07 (rules/vmotion.py): exact messages and boundaries, by hand.
 
 healthy() gives c1 with hosts h1..h3, each one L4 offering grid_l4-4q to -24q and a
 vMotion adapter, and the grid_l4-8q VMs v1..v3 (one per host).
@@ -6,10 +6,10 @@ vMotion adapter, and the grid_l4-8q VMs v1..v3 (one per host).
 
 from __future__ import annotations
 
-from gpuaudit.inventory import HOST_AGENT, VgpuProfile, VmotionNic
+from gpuaudit.inventory import HOST_AGENT, GpuAttachment, VgpuProfile, VmotionNic
 from gpuaudit.rules import vmotion
 from gpuaudit.rules.registry import Outcome
-from tests.builders import context, healthy
+from tests.builders import Estate, context, healthy
 
 
 def test_vm01_messages() -> None:
@@ -115,17 +115,147 @@ def test_vm07_names_the_adapters_whose_uplinks_are_unknown() -> None:
     e = healthy()
     h1 = e.inv.hosts[0]
     h1.vmotion_nics = [
-        VmotionNic("vmk1", uplink_speed_mbps=None),
-        VmotionNic("vmk2", uplink_speed_mbps=25_000),
-        VmotionNic("vmk3", uplink_speed_mbps=None),
+        VmotionNic("vmk1", uplink_speed_mbps=None, switch="dvs1", distributed=True),
+        VmotionNic("vmk2", uplink_speed_mbps=25_000, switch="vSwitch0"),
+        VmotionNic("vmk3", uplink_speed_mbps=None, switch="dvs2", distributed=True),
     ]
-    outcome = vmotion.vmotion_speed(context(e.inv), h1)
-    assert outcome is not None and not outcome.passed
-    assert outcome.message == (
+    assert vmotion.vmotion_speed(context(e.inv), h1) == Outcome(
+        False,
         "the uplinks of vMotion adapter vmk1, vmk3 could not be determined: its vMotion "
-        "bandwidth is unknown"
+        "bandwidth is unknown",
+        {
+            "uplink_speed_mbps": [25_000],
+            "switches": {"vmk1": "dvs1", "vmk2": "vSwitch0", "vmk3": "dvs2"},
+            "uplinks_unknown": ["vmk1", "vmk3"],
+        },
     )
-    assert outcome.evidence["uplinks_unknown"] == ["vmk1", "vmk3"]
-    assert outcome.evidence["uplink_speed_mbps"] == [25_000]
     e.inv.vcenter.api_type = HOST_AGENT
     assert vmotion.vmotion_speed(context(e.inv), h1) is None
+
+
+def test_vm05_messages() -> None:
+    e = healthy()
+    v1, h1 = e.inv.vms[0], e.inv.hosts[0]
+    assert vmotion.migrate_supported(context(e.inv), v1) == Outcome(
+        True,
+        "vGPU migration is supported",
+        {
+            "profiles": ["grid_l4-8q"],
+            "backing_migrate_supported": [None],
+            "host_migrate_supported": [True],
+        },
+    )
+    # a second vGPU of the same profile, and both the backing and the host say false
+    v1.gpus.append(GpuAttachment("vgpu", profile="grid_l4-8q"))
+    v1.gpus[0].migrate_supported = False
+    for p in h1.vgpu_profiles:
+        p.migrate_supported = p.name != "grid_l4-8q"
+    assert vmotion.migrate_supported(context(e.inv), v1) == Outcome(
+        False,
+        "the VM's vGPU backing says migrateSupported false; h1 reports migrateSupported false "
+        "for grid_l4-8q, grid_l4-8q",
+        {
+            "profiles": ["grid_l4-8q", "grid_l4-8q"],
+            "backing_migrate_supported": [False, None],
+            "host_migrate_supported": [False, False],
+        },
+    )
+    # a host the inventory does not hold offers nothing to look up
+    v1.host = "gone"
+    assert vmotion.migrate_supported(context(e.inv), v1) == Outcome(
+        False,
+        "the VM's vGPU backing says migrateSupported false",
+        {
+            "profiles": ["grid_l4-8q", "grid_l4-8q"],
+            "backing_migrate_supported": [False, None],
+            "host_migrate_supported": [None, None],
+        },
+    )
+    e.inv.vcenter.api_type = HOST_AGENT
+    assert vmotion.migrate_supported(context(e.inv), v1) is None
+
+
+def _vm06(e: Estate, version: str, build: str, manager: str | None = None) -> Outcome | None:
+    h1 = e.inv.hosts[0]
+    h1.version, h1.build, h1.vgpu_manager_version = version, build, manager
+    return vmotion.esxi_version(context(e.inv), h1)
+
+
+def test_vm06_messages() -> None:
+    e = healthy()  # vCenter's version is not given
+    assert _vm06(e, "8.0.3", "24022510") == Outcome(
+        True,
+        "ESXi 8.0 U3 fits vGPU branches 15, 16, 17, 18 (the vGPU manager version is not "
+        "known); vCenter version '' is unknown",
+        {
+            "version": "8.0.3",
+            "build": "24022510",
+            "esxi_release": "8.0 U3",
+            "vcenter_release": None,
+            "vgpu_manager_version": None,
+            "fitting_vgpu_branches": [15, 16, 17, 18],
+        },
+    )
+    assert _vm06(e, "", "") == Outcome(
+        False,
+        "the ESXi release of version '' build '' is unknown",
+        {
+            "version": "",
+            "build": "",
+            "esxi_release": None,
+            "vcenter_release": None,
+            "vgpu_manager_version": None,
+        },
+    )
+    vc = e.inv.vcenter
+    vc.version, vc.build = "6.7.0", "8217866"  # 6.7 GA
+    assert _vm06(e, "6.0.0", "3620759", "999.1") == Outcome(
+        False,
+        "ESXi 6.0 is older than 6.7 U1: no vGPU vMotion; ESXi 6.0 fits none of vGPU branches "
+        "13 to 18 (vGPU manager 999.1 is of no catalogued branch); vCenter 6.7 is older than "
+        "6.7 U1: no vGPU vMotion",
+        {
+            "version": "6.0.0",
+            "build": "3620759",
+            "esxi_release": "6.0",
+            "vcenter_release": "6.7",
+            "vgpu_manager_version": "999.1",
+            "fitting_vgpu_branches": [],
+        },
+    )
+    vc.version, vc.build = "6.7.0", "10244745"  # 6.7 U1, the first with vGPU vMotion
+    assert _vm06(e, "9.0.0", "24755229", "535.161.05") == Outcome(
+        False,
+        "ESXi 9.0 is not supported by vGPU 16 (R535) (it supports ESXi 7.0, 8.0); vCenter "
+        "6.7 U1 predates 8.0 U2: no stun-time estimates",
+        {
+            "version": "9.0.0",
+            "build": "24755229",
+            "esxi_release": "9.0",
+            "vcenter_release": "6.7 U1",
+            "vgpu_manager_version": "535.161.05",
+            "vgpu_branch": 16,
+        },
+    )
+    vc.version, vc.build = "8.0.2", "22385739"  # 8.0 U2, the first with stun-time estimates
+    assert _vm06(e, "6.7.0", "10302608", "470.256.02") == Outcome(
+        True,
+        "ESXi 6.7 U1 is supported by vGPU 13 (R470)",
+        {
+            "version": "6.7.0",
+            "build": "10302608",
+            "esxi_release": "6.7 U1",
+            "vcenter_release": "8.0 U2",
+            "vgpu_manager_version": "470.256.02",
+            "vgpu_branch": 13,
+        },
+    )
+
+
+def test_vm06_asks_nothing_of_a_host_without_vgpu_vms_or_without_vcenter() -> None:
+    e = healthy()
+    idle = e.host("h4", "c1")
+    e.gpu(idle)
+    assert vmotion.esxi_version(context(e.inv), idle) is None
+    e.inv.vcenter.api_type = HOST_AGENT
+    assert vmotion.esxi_version(context(e.inv), e.inv.hosts[0]) is None
