@@ -98,3 +98,92 @@ def test_ha11_messages_and_evidence() -> None:
         "APD or PDL instead of restarting elsewhere",
         evidence | {"vmcp_enabled": False},
     )
+
+
+def test_ha11_names_every_gap_and_every_san_datastore() -> None:
+    e = ha_healthy()
+    c = e.inv.clusters[0]
+    h1, h2, h3 = e.inv.hosts
+    e.datastore("san3", [h1, h2, h3], transport="iscsi")
+    e.vm("v4", h1, ["san3"], vgpu="grid_l4-8q")
+    c.vmcp_apd, c.vmcp_pdl = "warning", "disabled"
+    assert ha_health.storage_protection(context(e.inv), c) == Outcome(
+        False,
+        "PDL response is disabled; APD response is warning: GPU VMs on san1, san3 are not "
+        "restarted after a storage loss",
+        {
+            "vmcp_enabled": True,
+            "apd_response": "warning",
+            "pdl_response": "disabled",
+            "san_datastores": ["san1", "san3"],
+        },
+    )
+
+
+def test_ha12_two_shared_datastores_pass_with_the_whole_verdict() -> None:
+    e = ha_healthy()  # san1 and san2 on h1..h3; vCenter picks, preferring the user's list
+    c = cluster(e)
+    c.heartbeat_datastores = ["san2"]
+    assert ha_health.heartbeat_datastores(context(e.inv), c) == Outcome(
+        True,
+        "every host has at least 2 heartbeat datastores "
+        "(allFeasibleDsWithUserPreference: san1, san2)",
+        {
+            "policy": "allFeasibleDsWithUserPreference",
+            "preferred": ["san2"],
+            "candidates": ["san1", "san2"],
+            "short_hosts": {},
+        },
+    )
+
+
+def test_ha12_names_each_host_short_of_heartbeat_datastores() -> None:
+    e = ha_healthy()
+    c = cluster(e)
+    e.datastore("san4", [e.inv.hosts[2]])  # listed, but only h3 reaches it
+    c.heartbeat_policy = "userSelectedDs"
+    c.heartbeat_datastores = ["san2", "san4"]
+    assert ha_health.heartbeat_datastores(context(e.inv), c) == Outcome(
+        False,
+        "fewer than 2 heartbeat datastores on h1 (1), h2 (1)",
+        {
+            "policy": "userSelectedDs",
+            "preferred": ["san2", "san4"],
+            "candidates": ["san2", "san4"],
+            "short_hosts": {"h1": 1, "h2": 1},
+        },
+    )
+
+
+def test_ha12_a_cluster_with_no_shared_datastore_names_every_host() -> None:
+    e = ha_healthy()
+    c = cluster(e)
+    for d in e.inv.datastores:
+        d.mounts = d.mounts[:1]  # san1 and san2 on h1 only: shared by no two hosts
+    c.heartbeat_policy = "allFeasibleDs"
+    assert ha_health.heartbeat_datastores(context(e.inv), c) == Outcome(
+        False,
+        "fewer than 2 heartbeat datastores on h1 (0), h2 (0), h3 (0)",
+        {
+            "policy": "allFeasibleDs",
+            "preferred": [],
+            "candidates": [],
+            "short_hosts": {"h1": 0, "h2": 0, "h3": 0},
+        },
+    )
+
+
+def test_ha12_user_selected_with_none_listed() -> None:
+    e = ha_healthy()
+    c = cluster(e)
+    c.heartbeat_policy = "userSelectedDs"
+    assert ha_health.heartbeat_datastores(context(e.inv), c) == Outcome(
+        False,
+        "the policy allows only user-selected heartbeat datastores and none is listed",
+        {
+            "policy": "userSelectedDs",
+            "preferred": [],
+            "candidates": [],
+            "short_hosts": {"h1": 0, "h2": 0, "h3": 0},
+        },
+    )
