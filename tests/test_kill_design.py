@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from gpuaudit.policy import Intent
+from gpuaudit.policy import Intent, Policy
 from gpuaudit.rules import design
 from gpuaudit.rules.design import Design
-from tests.builders import context, passthrough_estate
+from gpuaudit.rules.registry import Outcome
+from tests.builders import context, healthy, passthrough_estate
 
 
 @pytest.mark.parametrize(
@@ -216,3 +217,86 @@ def test_ds01_says_for_design_c_whether_kubernetes_restarts_were_checked() -> No
         "(no Kubernetes cluster given: scan --kubernetes)"
     )
     assert outcome.evidence["kubernetes"] == {"checked": False}
+
+
+HEALTHY_OBSERVED = {
+    "scenario": "B",
+    "gpu_vms": 3,
+    "gpu_kinds": ["vgpu"],
+    "storage": "shared",
+    "transports": ["fc"],
+    "san": True,
+    "ha_enabled": True,
+    "gpu_hosts": ["h1", "h2", "h3"],
+    "buffer_hosts": [],
+    "spare_gpu_hosts": [],
+}
+
+
+def test_ds02_a_design_consistent_with_the_default_path_passes_with_its_whole_verdict() -> None:
+    e = healthy()  # the default intent: stateless, a 5-minute restart acceptable
+    assert design.decision_flow(context(e.inv), e.inv.clusters[0]) == Outcome(
+        True,
+        "consistent with the decision flow "
+        "(PCI passthrough, independent GPU nodes, Kubernetes HA, N+1, no SAN)",
+        {
+            "intent": {
+                "stateless": True,
+                "max_restart_minutes": 5.0,
+                "vm_ha_mandated": False,
+                "gpu_sharing_required": False,
+                "budget_constrained": False,
+                "active_active": False,
+            },
+            "flow": [
+                "stateless: yes",
+                "zero or near-zero downtime: no",
+                "VM-level HA mandated: no",
+                "GPU sharing required: no",
+                "restart of 2-5 minutes acceptable: yes",
+            ],
+            "recommended": "PCI passthrough, independent GPU nodes, Kubernetes HA, N+1, no SAN",
+            "observed": HEALTHY_OBSERVED,
+            "departures": [],
+        },
+    )
+
+
+def test_ds02_fails_at_the_severity_of_its_worst_departure_with_its_whole_verdict() -> None:
+    e = healthy()  # vGPU on an FC SAN, every host running a GPU VM: no buffer node
+    policy = Policy(intent=Intent(max_restart_minutes=2.5, budget_constrained=True))
+    over = "over-engineered: vGPU + SAN where no GPU sharing is required on a tight budget"
+    short = (
+        "restarts must finish within 2.5 minutes but the cluster has no buffer node for "
+        "capacity-based HA"
+    )
+    # "low" sorts before "medium" by name: only the severity ranking makes medium the worst.
+    assert design.decision_flow(context(e.inv, policy), e.inv.clusters[0]) == Outcome(
+        False,
+        f"{over}; {short} (the flow recommends: "
+        "PCI passthrough plus a buffer node (capacity-based HA))",
+        {
+            "intent": {
+                "stateless": True,
+                "max_restart_minutes": 2.5,
+                "vm_ha_mandated": False,
+                "gpu_sharing_required": False,
+                "budget_constrained": True,
+                "active_active": False,
+            },
+            "flow": [
+                "stateless: yes",
+                "zero or near-zero downtime: no",
+                "VM-level HA mandated: no",
+                "GPU sharing required: no",
+                "restart of 2-5 minutes acceptable: no",
+            ],
+            "recommended": "PCI passthrough plus a buffer node (capacity-based HA)",
+            "observed": HEALTHY_OBSERVED,
+            "departures": [
+                {"severity": "low", "text": over},
+                {"severity": "medium", "text": short},
+            ],
+        },
+        severity="medium",
+    )
