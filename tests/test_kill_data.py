@@ -148,3 +148,29 @@ def test_objects_refused_are_named_five_at_most() -> None:
     assert "on 5 objects (f0, f1, f2, f3, f4): " in _examined(five).message
     one = Inventory(gaps=[Gap("f0", "Folder", "x", "NoPermission")])
     assert "on 1 object (f0): " in _examined(one).message
+
+
+def test_reads_beyond_the_read_only_role_are_named_in_a_passing_verdict() -> None:
+    e = _two_hosts()
+    e.inv.gaps = [
+        Gap("h1", "HostSystem", "vgpu_manager_version", "", privilege="Host.Config.Image"),
+        Gap("h1", "HostSystem", "software", "", privilege="Host.Config.Image"),
+    ]
+    assert list(data.gaps(context(e.inv))) == [
+        Verdict(
+            "h1",
+            True,
+            "no gaps; not read by the Read-only role: vgpu_manager_version (needs "
+            "Host.Config.Image); software (needs Host.Config.Image)",
+            {
+                "beyond_role": [
+                    "vgpu_manager_version (needs Host.Config.Image)",
+                    "software (needs Host.Config.Image)",
+                ]
+            },
+            cluster="c1",
+            host="h1",
+            object_kind="host",
+        ),
+        Verdict("h2", True, "no gaps", {}, cluster="c1", host="h2", object_kind="host"),
+    ]

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from gpuaudit.inventory import GpuAttachment
+from gpuaudit.inventory import HOST_AGENT, GpuAttachment
 from gpuaudit.rules import devices
+from gpuaudit.rules.registry import Outcome
 from gpuaudit.rules.scopes import HostGpu
 from tests.builders import context, healthy
 from tests.test_rules_devices import a100_vm, judge
@@ -95,3 +96,129 @@ def test_gpu07_messages() -> None:
     outcome = devices.sriov(context(e.inv), HostGpu(host, g))
     assert outcome is not None and not outcome.passed
     assert outcome.message == "the host reports no SR-IOV for it: off in the BIOS?"
+
+
+def test_gpu06_eight_h200_gpus_add_up_to_1128_gb() -> None:
+    # An HGX H200 board given whole to one VM: eight H200 SXM of 141 GB each.
+    e, vm = a100_vm(
+        mmio={"pciPassthru.use64bitMMIO": "TRUE", "pciPassthru.64bitMMIOSizeGB": "2048"}
+    )
+    vm.gpus = [
+        GpuAttachment(
+            "passthrough", pci_id=f"0000:{i:02x}:00.0", vendor_id=0x10DE, device_id=0x2335
+        )
+        for i in range(8)
+    ]
+    assert devices.large_bar(context(e.inv), vm) == Outcome(
+        True,
+        "EFI with 64-bit MMIO of 2048 GB for 1128 GB of GPU memory",
+        {
+            "gpus": ["NVIDIA H200 SXM"] * 8,
+            "gpu_memory_gb": 1128,
+            "needed_mmio_gb": 2048,
+            "firmware": "efi",
+            "use64bitMMIO": "TRUE",
+            "mmio_size_gb": "2048",
+        },
+    )
+
+
+def test_gpu06_passthrough_of_a_small_or_unknown_gpu_is_not_examined() -> None:
+    e, vm = a100_vm()
+    vm.gpus = [
+        GpuAttachment("passthrough", pci_id="0000:3b:00.0", vendor_id=0x10DE, device_id=0x27B8),
+        GpuAttachment("passthrough", pci_id="0000:af:00.0", vendor_id=0x10DE, device_id=0x0001),
+    ]  # an L4 (no large BAR) and a device the catalogue does not know
+    assert devices.large_bar(context(e.inv), vm) is None
+
+
+SRIOV_STATES = [
+    (None, None, None, "the host reports no SR-IOV for it: off in the BIOS?"),
+    (True, False, False, "SR-IOV is not enabled: vGPU VMs cannot start on it"),
+    (True, True, False, "SR-IOV is enabled but not active: host reboot pending"),
+]
+
+
+@pytest.mark.parametrize(("capable", "enabled", "active", "message"), SRIOV_STATES)
+def test_gpu07_each_failing_state_with_its_whole_verdict(
+    capable: bool | None, enabled: bool | None, active: bool | None, message: str
+) -> None:
+    e = healthy()
+    host = e.inv.hosts[0]
+    g = host.gpus[0]
+    g.sriov_capable, g.sriov_enabled, g.sriov_active = capable, enabled, active
+    assert devices.sriov(context(e.inv), HostGpu(host, g)) == Outcome(
+        False,
+        message,
+        {
+            "model": "NVIDIA L4",
+            "sriov_capable": capable,
+            "sriov_enabled": enabled,
+            "sriov_active": active,
+            "virtual_functions": 16,
+        },
+    )
+
+
+def test_vm08_passes_on_the_clusters_evc_mode_with_the_whole_verdict() -> None:
+    e = healthy()  # h1..h3: intel-sapphirerapids at most
+    e.inv.clusters[0].evc_mode = "intel-cascadelake"
+    vm = e.inv.vms[0]  # powered on before EVC: no minimum mode read
+    assert devices.evc_mode(context(e.inv), vm) == Outcome(
+        True,
+        "every host of the cluster can run it (cluster EVC mode intel-cascadelake)",
+        {
+            "cluster_evc_mode": "intel-cascadelake",
+            "vm_min_evc_mode": None,
+            "hosts_below_vm_mode": [],
+            "hosts_per_max_evc_mode": {"intel-sapphirerapids": 3},
+        },
+    )
+    e.inv.clusters[0].evc_mode = None
+    assert devices.evc_mode(context(e.inv), vm) == Outcome(
+        True,
+        "every host of the cluster can run it (no EVC, hosts alike)",
+        {
+            "cluster_evc_mode": None,
+            "vm_min_evc_mode": None,
+            "hosts_below_vm_mode": [],
+            "hosts_per_max_evc_mode": {"intel-sapphirerapids": 3},
+        },
+    )
+
+
+def test_vm08_fails_with_both_problems_in_its_whole_verdict() -> None:
+    e = healthy()
+    e.inv.hosts[2].max_evc_mode = "intel-cascadelake"
+    vm = e.inv.vms[0]  # on h1
+    vm.min_evc_mode = "intel-icelake"
+    assert devices.evc_mode(context(e.inv), vm) == Outcome(
+        False,
+        "it needs EVC mode intel-icelake, above what h3 offers; the cluster has no EVC mode "
+        "and its hosts' CPUs differ (intel-cascadelake, intel-sapphirerapids)",
+        {
+            "cluster_evc_mode": None,
+            "vm_min_evc_mode": "intel-icelake",
+            "hosts_below_vm_mode": ["h3"],
+            "hosts_per_max_evc_mode": {"intel-cascadelake": 1, "intel-sapphirerapids": 2},
+        },
+    )
+
+
+def test_vm08_needs_a_cluster_in_vcenter() -> None:
+    e = healthy()
+    e.inv.hosts[2].max_evc_mode = "intel-cascadelake"  # a cluster VM-08 would fail
+    e.inv.vcenter.api_type = HOST_AGENT  # the server is one ESXi host
+    assert devices.evc_mode(context(e.inv), e.inv.vms[0]) is None
+    e.inv.vcenter.api_type = "VirtualCenter"
+    assert devices.evc_mode(context(e.inv), e.inv.vms[0]) is not None
+    # A VM on a host outside any cluster: none is judged, whatever the clusters are called.
+    standalone = e.host("s1", None)
+    e.gpu(standalone)
+    e.datastore("local-s1", [standalone], transport="local")
+    alone = e.vm("s1-vm", standalone, ["local-s1"], vgpu="grid_l4-8q")
+    alone.min_evc_mode = "intel-icelake"
+    xxxx = e.cluster("XXXX")
+    e.host("x1", "XXXX").max_evc_mode = "intel-cascadelake"
+    assert xxxx.evc_mode is None
+    assert devices.evc_mode(context(e.inv), alone) is None

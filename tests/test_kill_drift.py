@@ -114,3 +114,49 @@ def test_gpu08_a_host_running_vgpu_vms_counts_without_profiles() -> None:
     assert [h.name for h in drift.vgpu_hosts(context(e.inv), cluster)] == ["h1", "h2"]
     outcome = judge_cluster(drift.vgpu_manager, e.inv)
     assert outcome is not None and not outcome.passed
+
+
+def test_ds03_a_mixed_cluster_fails_with_its_whole_verdict() -> None:
+    e = healthy()
+    hosts(e)[1].version, hosts(e)[1].build = "7.0.3", "21930508"
+    assert judge_cluster(drift.esxi_build, e.inv) == Outcome(
+        False,
+        "2 ESXi builds: 7.0.3 build 21930508 (h2); 8.0.3 build 24022510 (h1, h3)",
+        {"builds": {"7.0.3 build 21930508": ["h2"], "8.0.3 build 24022510": ["h1", "h3"]}},
+    )
+
+
+def test_ds04_a_drifted_model_fails_with_its_whole_verdict() -> None:
+    e = with_bios(healthy(), "2.1.5", "2.2.1", "2.1.5")
+    assert judge_cluster(drift.bios_version, e.inv) == Outcome(
+        False,
+        "Dell Inc. PowerEdge R760: 2 BIOS versions, 2.1.5 of 2024-05-15 (h1, h3); "
+        "2.2.1 of 2024-05-15 (h2)",
+        {
+            "bios_by_model": {
+                "Dell Inc. PowerEdge R760": {
+                    "2.1.5 of 2024-05-15": ["h1", "h3"],
+                    "2.2.1 of 2024-05-15": ["h2"],
+                }
+            }
+        },
+    )
+
+
+def test_ds04_passes_naming_the_bios_of_each_model() -> None:
+    e = with_bios(healthy(), "2.1.5", "2.1.5", "U54")
+    h3, h4 = hosts(e)[2], e.host("h4", "c1")
+    for host in (h3, h4):
+        host.vendor, host.model = "HPE", "ProLiant DL380 Gen11"
+        host.bios_version, host.bios_release_date = "U54", ""
+    assert judge_cluster(drift.bios_version, e.inv) == Outcome(
+        True,
+        "one BIOS per server model: Dell Inc. PowerEdge R760 on 2.1.5 of 2024-05-15, "
+        "HPE ProLiant DL380 Gen11 on U54",
+        {
+            "bios_by_model": {
+                "Dell Inc. PowerEdge R760": {"2.1.5 of 2024-05-15": ["h1", "h2"]},
+                "HPE ProLiant DL380 Gen11": {"U54": ["h3", "h4"]},
+            }
+        },
+    )

@@ -155,3 +155,50 @@ def test_gpu05_messages() -> None:
     known.device_name = "Mystery"
     outcome = gpu.unknown_model(context(e.inv), HostGpu(host, known))
     assert outcome.message == "unknown GPU 10de:0abc (Mystery)"
+
+
+def _h1_with_two_gpus_in_use() -> Estate:
+    """h1 with v1 on its first L4 and v4 on a second one (0000:af:00.0)."""
+    e = _h1_with_two_gpus()
+    h1 = e.inv.hosts[0]
+    e.vm("v4", h1, ["san1"], vgpu="grid_l4-8q", gpu=h1.gpus[1])
+    return e
+
+
+def test_gpu01_names_every_gpu_in_use_that_is_not_ready() -> None:
+    e = _h1_with_two_gpus_in_use()
+    host = e.inv.hosts[0]
+    host.default_graphics_type = "shared"
+    for g in host.gpus:
+        g.graphics_type = "shared"
+    assert _gpu01(e).message == (
+        "vGPU VMs run on h1/0000:3b:00.0, h1/0000:af:00.0, not in Shared Direct mode; "
+        "no graphics type of its own on h1/0000:3b:00.0, h1/0000:af:00.0 (in use by vGPU "
+        "VMs): the host default, Shared (vSGA), applies at the next reboot; "
+        "no GPU of the host is in Shared Direct mode"
+    )
+
+
+def test_gpu01_names_every_gpu_in_use_set_to_shared() -> None:
+    e = _h1_with_two_gpus_in_use()
+    for g in e.inv.hosts[0].gpus:
+        g.configured_graphics_type = "shared"
+    assert _gpu01(e).message == (
+        "h1/0000:3b:00.0, h1/0000:af:00.0 in use by vGPU VMs set to Shared (vSGA)"
+    )
+
+
+def test_gpu02_messages_and_evidence() -> None:
+    e = healthy()
+    host = e.inv.hosts[0]
+    g = e.gpu(host, pci_id="0000:af:00.0", mode="passthrough")
+    assert gpu.passthrough_pending(context(e.inv), HostGpu(host, g)) == Outcome(
+        True, "passthrough is active", {"enabled": True, "active": True}
+    )
+    g.passthrough_active = False
+    assert gpu.passthrough_pending(context(e.inv), HostGpu(host, g)) == Outcome(
+        False,
+        "passthrough is enabled but not active: a host reboot is pending, or passthrough "
+        "failed to claim the device",
+        {"enabled": True, "active": False},
+    )
