@@ -242,3 +242,75 @@ def test_k8s03_a_cluster_with_no_gpu_worker_located_leaves_the_next_one_judged()
     assert list(kubernetes.gpu_workers_kept_apart(ctx)) == [
         Verdict("k", False, "c1: vm-w1 and vm-w2", {"not_kept_apart": {"c1": ["vm-w1 and vm-w2"]}})
     ]
+
+
+def test_k8s01_joins_two_problems_and_judges_the_cluster_after_one_without_gpu_nodes() -> None:
+    cpu_only = KubernetesReport("cpu", "cpu.json", [NodeRow("cpu-1", False)])
+    nodes = [
+        worker("gpu-a", "h1", product="NVIDIA-A100"),
+        worker("gpu-b", "h1", product="NVIDIA-A100"),
+        worker("gpu-c", "h2"),
+    ]
+    ctx = with_report(KubernetesReport("k", "k.json", nodes))
+    ctx.kubernetes = [cpu_only, *ctx.kubernetes]
+    assert list(kubernetes.gpu_nodes_spread(ctx)) == [
+        Verdict(
+            "k",
+            False,
+            "h1 carries 2 of the 3 GPU nodes; h1 carries all 2 NVIDIA-A100 nodes",
+            {
+                "gpu_nodes_by_host": {"h1": ["gpu-a", "gpu-b"], "h2": ["gpu-c"]},
+                "gpu_nodes_not_counted": [],
+            },
+        )
+    ]
+
+
+def test_k8s02_judges_the_cluster_after_one_without_host_losses() -> None:
+    calm = KubernetesReport("calm", "calm.json")
+    ctx = with_report(
+        KubernetesReport(
+            "k",
+            "k.json",
+            losses=[HostLoss("h1", ["n1"], []), HostLoss("h2", ["n2"], [])],
+            not_counted=[],
+        )
+    )
+    ctx.kubernetes = [calm, *ctx.kubernetes]
+    (verdict,) = kubernetes.reschedulable(ctx)
+    assert (verdict.object, verdict.passed, verdict.message) == (
+        "k",
+        True,
+        "after the loss of any one of 2 ESXi hosts, the remaining nodes take the lost "
+        "nodes' GPU pods (0 displaced in all)",
+    )
+    assert verdict.evidence == {
+        "losses": [
+            {"host": "h1", "lost_nodes": ["n1"], "proven": True, "moves": []},
+            {"host": "h2", "lost_nodes": ["n2"], "proven": True, "moves": []},
+        ],
+        "nodes_not_counted": [],
+    }
+
+
+def test_k8s03_is_silent_without_a_powered_on_gpu_worker_vm_in_a_cluster() -> None:
+    report = KubernetesReport(
+        "k",
+        "k.json",
+        [
+            # a CPU node whose VM runs in c1, and a GPU node with no VM found
+            replace(worker("cpu-1", "h1"), gpu_node=False, product=None, allocatable={}),
+            replace(worker("w-lost", "h2"), vm=None, vsphere_cluster=None),
+        ],
+    )
+    assert list(kubernetes.gpu_workers_kept_apart(with_report(report, _drs("c1")))) == []
+
+
+def test_k8s03_names_every_pair_of_three_workers() -> None:
+    workers = [worker("w1", "h1"), worker("w2", "h2"), worker("w3", "h3")]
+    ctx = with_report(KubernetesReport("k", "k.json", workers), _drs("c1"))
+    pairs = ["vm-w1 and vm-w2", "vm-w1 and vm-w3", "vm-w2 and vm-w3"]
+    message = "c1: vm-w1 and vm-w2, vm-w1 and vm-w3, vm-w2 and vm-w3"
+    assert list(kubernetes.gpu_workers_kept_apart(ctx)) == [
+        Verdict("k", False, message, {"not_kept_apart": {"c1": pairs}})
+    ]

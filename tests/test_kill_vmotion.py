@@ -259,3 +259,20 @@ def test_vm06_asks_nothing_of_a_host_without_vgpu_vms_or_without_vcenter() -> No
     assert vmotion.esxi_version(context(e.inv), idle) is None
     e.inv.vcenter.api_type = HOST_AGENT
     assert vmotion.esxi_version(context(e.inv), e.inv.hosts[0]) is None
+
+
+def test_vm02_names_every_vgpu_profile_of_a_vm_with_two() -> None:
+    e = healthy()
+    v1 = e.inv.vms[0]
+    v1.gpus.append(GpuAttachment("vgpu", profile="grid_l4-4q"))
+    assert vmotion.profile_elsewhere(context(e.inv), v1) == Outcome(
+        True,
+        "grid_l4-8q, grid_l4-4q is also offered by h2, h3",
+        {"profiles": ["grid_l4-8q", "grid_l4-4q"], "hosts_offering_count": 2},
+    )
+    for host in e.inv.hosts[1:]:
+        host.vgpu_profiles = [VgpuProfile("grid_l4-2q")]
+    outcome = vmotion.profile_elsewhere(context(e.inv), v1)
+    assert outcome is not None and outcome.message == (
+        "no other connected host of c1 offers grid_l4-8q, grid_l4-4q: no vMotion or HA target"
+    )
