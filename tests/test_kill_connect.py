@@ -525,3 +525,41 @@ def test_logout_of_a_session_without_a_stub_or_with_a_closed_connection(
     si = vim.ServiceInstance("ServiceInstance", stub)
     connect.logout(si)
     assert ended == [plain, si]
+
+
+def test_login_verifies_certificates_unless_told_and_negotiates_with_its_context(
+    fake_login: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    context = ssl.create_default_context()
+    contexts: list[tuple[bool, str | None]] = []
+    negotiated: list[tuple[Any, ...]] = []
+
+    def made_context(insecure: bool, ca_file: str | None) -> ssl.SSLContext:
+        contexts.append((insecure, ca_file))
+        return context
+
+    def negotiate(*args: Any) -> str:
+        negotiated.append(args)
+        return "vim.version.v8_0_3_0"
+
+    monkeypatch.setattr(connect, "ssl_context", made_context)
+    monkeypatch.setattr(connect, "negotiate_version", negotiate)
+    policy = resilience.RetryPolicy(attempts=2, restarts=0)
+    server = Server("vc01", 443)
+    connect.login(server, "audit", "pw", ca_file="/etc/vc-ca.pem", timeout=9.0, retry=policy)
+    assert contexts == [(False, "/etc/vc-ca.pem")]  # no --insecure: certificates verified
+    assert negotiated == [(server, context, 9.0, policy)]
+    assert fake_login["stubs"][0]["sslContext"] is context
+
+
+def test_a_retried_version_request_is_named_in_the_log(
+    fake_http: type[_Connection], caplog: pytest.LogCaptureFixture
+) -> None:
+    answers = [_Answer(503, b""), _Answer(200, VERSIONS_XML)]
+    fake_http.getresponse = lambda self: answers.pop(0)  # type: ignore[method-assign]
+    policy = resilience.RetryPolicy(attempts=2, base_delay=0.01, max_delay=0.01, restarts=0)
+    with caplog.at_level("INFO", logger="gpuaudit.resilience"):
+        version = connect.negotiate_version(Server("vc01", 443), None, 7.5, policy)
+    assert version == "vim.version.v8_0_3_0"
+    (retry,) = [r.getMessage() for r in caplog.records]
+    assert retry.startswith("vimServiceVersions.xml: HTTP 503 Reason; trying again in ")
