@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
+import pyVmomi.SoapAdapter
 
 from gpuaudit import cassette
 
@@ -186,3 +190,104 @@ def test_an_echoed_user_agent_element_holds_only_the_normalised_agent() -> None:
 def test_answers_are_recorded_decompressed() -> None:
     # A gzip body would be stored as bytes no scrubber could read.
     assert cassette._vcr("none").decode_compressed_response is True
+
+
+def test_a_user_agent_that_is_not_utf8_is_still_normalised() -> None:
+    scrubber = cassette._Scrubber()
+    scrubber.request(_request(None, {"User-Agent": b"pyvmomi caf\xe9"}))
+    assert scrubber.user_agents == {"pyvmomi caf\ufffd"}
+
+
+def test_the_scheme_is_what_precedes_the_first_separator() -> None:
+    request = _request(None, {})
+    request.uri = "https://vc01:443/sdk?next=http://elsewhere"
+    assert cassette._Scrubber().request(request).uri == "https://vcenter.invalid/sdk"
+
+
+# -- a real recording and replay, through the names pyVmomi binds ---------------------------
+
+SECRET_SESSION = "52c0ffee-0d15-4a1e-9e5e-000000000001"
+
+
+class _Vcenter(BaseHTTPRequestHandler):
+    """Answers each POST with the count of calls so far, and a session cookie."""
+
+    calls = 0
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        type(self).calls += 1
+        body = f"<answer>{type(self).calls}</answer>".encode()
+        self.send_response(200)
+        self.send_header("Set-Cookie", f'vmware_soap_session="{SECRET_SESSION}"; Path=/')
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def vcenter() -> Iterator[int]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Vcenter)
+    _Vcenter.calls = 0
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server.server_address[1]
+    server.shutdown()
+    server.server_close()
+
+
+def _post(host: str, port: int, call: str) -> bytes:
+    # Looked up at call time, as pyVmomi does: the cassette patches this name.
+    conn = pyVmomi.SoapAdapter.HTTPConnection(host, port, timeout=10)
+    try:
+        conn.request(
+            "POST",
+            "/sdk",
+            _envelope(call),
+            {"Cookie": f'vmware_soap_session="{SECRET_SESSION}"', "User-Agent": "pyvmomi t/1"},
+        )
+        return conn.getresponse().read()
+    finally:
+        conn.close()
+
+
+LOGIN = (
+    '<Login xmlns="urn:vim25"><_this type="SessionManager">SessionManager</_this>'
+    "<userName>audit</userName><password>hunter2</password></Login>"
+)
+TIME = (
+    '<CurrentTime xmlns="urn:vim25">'
+    '<_this type="ServiceInstance">ServiceInstance</_this></CurrentTime>'
+)
+
+
+def test_recording_sends_every_call_and_scrubs_what_it_writes(vcenter: int, tmp_path: Path) -> None:
+    path = tmp_path / "session.yaml"
+    with cassette.recording(path):
+        answers = [_post("127.0.0.1", vcenter, c) for c in (LOGIN, TIME, TIME)]
+    # The same call twice reaches the server twice: nothing is answered from the recording.
+    assert answers == [b"<answer>1</answer>", b"<answer>2</answer>", b"<answer>3</answer>"]
+    text = path.read_text(encoding="utf-8")
+    for secret in ("hunter2", SECRET_SESSION, "pyvmomi t/1", "127.0.0.1", str(vcenter)):
+        assert secret not in text
+    recorded = cassette.interactions(path)
+    assert [r["request"]["uri"] for r in recorded] == ["http://vcenter.invalid/sdk"] * 3
+    # The only headers sent were the cookie and the user agent.
+    assert [r["request"]["headers"] for r in recorded] == [{}] * 3
+    (cookie,) = recorded[0]["response"]["headers"]["Set-Cookie"]
+    assert cookie == 'vmware_soap_session="*****"; Path=/'
+
+
+def test_replay_answers_each_call_with_its_own_answer_in_any_order(
+    vcenter: int, tmp_path: Path
+) -> None:
+    path = tmp_path / "session.yaml"
+    with cassette.recording(path):
+        _post("127.0.0.1", vcenter, LOGIN)
+        _post("127.0.0.1", vcenter, TIME)
+    with cassette.replaying(path):
+        assert _post(cassette.REPLAY_HOST, 80, TIME) == b"<answer>2</answer>"
+        assert _post(cassette.REPLAY_HOST, 80, LOGIN) == b"<answer>1</answer>"
