@@ -509,6 +509,10 @@ def test_a_stopping_signal_is_one_line_and_its_exit_status(
         signal.signal(signum, before)
 
 
+def _sigint_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _stop_a_recording_scan(lab: Any, tmp_path: Path, signum: int) -> tuple[int, str, Path, Path]:
     """Start a recording scan, wait until it collects, send ``signum``; what is left."""
     out, scratch_tmp = tmp_path / "out", tmp_path / "tmp"
@@ -524,7 +528,15 @@ def _stop_a_recording_scan(lab: Any, tmp_path: Path, signum: int) -> tuple[int, 
         "--record", str(out / "session.yaml"), "-o", str(out),
     ]  # fmt: skip
     with subprocess.Popen(
-        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        command,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # A suite started in the background (`scripts/test &`, a CI runner's job) hands its
+        # children SIGINT ignored, and Python then leaves it ignored: Ctrl-C at a terminal
+        # is what this test stands for, so the scan starts with SIGINT at its default.
+        preexec_fn=_sigint_default,
     ) as process:
         assert process.stderr is not None
         seen = []
