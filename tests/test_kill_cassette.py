@@ -291,3 +291,34 @@ def test_replay_answers_each_call_with_its_own_answer_in_any_order(
     with cassette.replaying(path):
         assert _post(cassette.REPLAY_HOST, 80, TIME) == b"<answer>2</answer>"
         assert _post(cassette.REPLAY_HOST, 80, LOGIN) == b"<answer>1</answer>"
+
+
+def test_soap_call_without_namespaces_or_without_this() -> None:
+    plain = _envelope(
+        '<CurrentTime><_this type="ServiceInstance">ServiceInstance</_this></CurrentTime>'
+    )
+    assert cassette.soap_call(plain) == ("CurrentTime", "ServiceInstance:ServiceInstance", "")
+    assert cassette.soap_call(_envelope('<CurrentTime xmlns="urn:vim25"/>')) == (
+        "CurrentTime",
+        "",
+        "",
+    )
+
+
+def test_a_login_matches_whatever_order_its_parts_come_in() -> None:
+    login = _envelope(
+        '<Login xmlns="urn:vim25"><userName>audit</userName>'
+        '<_this type="SessionManager">SessionManager</_this><password>x</password></Login>'
+    )
+    assert cassette.soap_call(login) == ("Login", "SessionManager:SessionManager", "")
+
+
+def test_the_arguments_of_a_call_are_joined_with_nothing_between() -> None:
+    wait = _envelope(
+        '<WaitForUpdatesEx xmlns="urn:vim25"><_this type="PropertyCollector">pc</_this>'
+        "<version>1</version><options><maxWaitSeconds>0</maxWaitSeconds></options>"
+        "</WaitForUpdatesEx>"
+    )
+    _, _, args = cassette.soap_call(wait)
+    assert args.startswith('<ns0:version xmlns:ns0="urn:vim25">1</ns0:version><ns0:options ')
+    assert args.endswith("<ns0:maxWaitSeconds>0</ns0:maxWaitSeconds></ns0:options>")
