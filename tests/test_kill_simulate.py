@@ -4,6 +4,7 @@ limits and the spare capacity rows, written out by hand from small clusters."""
 from __future__ import annotations
 
 from gpuaudit.inventory import GpuAttachment
+from gpuaudit.results import SpareCapacity
 from gpuaudit.simulate import simulate_cluster, simulate_cluster_notes
 from tests.builders import Estate
 
@@ -110,3 +111,56 @@ def test_five_hosts_with_one_reason_are_named_four_and_counted() -> None:
         "no surviving host can take it "
         "(h2, h3, h4, h5, 1 more: not connected or in maintenance mode)"
     )
+
+
+def test_dynamic_directpath_without_a_free_gpu_names_its_label_and_ids() -> None:
+    # x and y each hold the L4 (labelled "train") of their host; x allows the L4 with sub
+    # ids 10de:1234, which d2's L4 has, and any A10.
+    e = Estate()
+    e.cluster("dyn")
+    d1, d2 = e.host("d1", "dyn", profiles=()), e.host("d2", "dyn", profiles=())
+    g1, g2 = e.gpu(d1, mode="passthrough"), e.gpu(d2, mode="passthrough")
+    for g in (g1, g2):
+        g.hardware_label = "train"
+        g.sub_vendor_id, g.sub_device_id = 0x10DE, 0x1234
+    e.datastore("san", [d1, d2])
+    x = e.vm("x", d1, ["san"], dynamic=g1)
+    x.gpus[0].allowed = [(0x10DE, 0x27B8), (0x10DE, 0x2236)]
+    x.gpus[0].allowed_sub_ids = [(0x10DE, 0x1234), None]
+    x.gpus[0].custom_label = "train"
+    e.vm("y", d2, ["san"], dynamic=g2)
+    (p,) = simulate_cluster(e.inv, "dyn").failures[0].unplaced
+    assert p.reason == (
+        "no GPU capacity left for a free passthrough GPU labelled 'train' "
+        "(10de:2236, 10de:27b8 10de:1234) on d2 (counting the VMs running there and "
+        "restarts of equal or higher priority)"
+    )
+
+
+def test_ha_off_passthrough_spare_and_notes() -> None:
+    # HA off: nothing restarts (N+0); x could be moved by hand to d2 or d3 (N+2).
+    e = Estate()
+    e.cluster("dyn", ha=False)
+    hosts = [e.host(f"d{i}", "dyn", profiles=()) for i in (1, 2, 3)]
+    gpus = [e.gpu(h, mode="passthrough") for h in hosts]
+    e.gpu(hosts[2], "0000:af:00.0", model="t4", mode="passthrough")
+    for h in hosts:
+        h.memory_mb = 65536  # memory sizes known: no note on them
+    e.datastore("san", hosts)
+    e.vm("x", hosts[0], ["san"], dynamic=gpus[0])
+    out = simulate_cluster_notes(e.inv, "dyn")
+    sim = out.simulation
+    assert out.notes == [
+        "vSphere HA is off or host monitoring is disabled: no VM is restarted after a host "
+        "failure; the placements show where a manual restart would fit"
+    ]
+    assert (sim.ha_restarts, sim.tolerates, sim.manual_tolerates) == (False, 0, 2)
+    assert [(p.vm, p.to_host, p.to_gpu) for p in sim.failures[0].placed] == [
+        ("x", "d2", "0000:3b:00.0")
+    ]
+    assert (sim.worst_host, [f.displaced for f in sim.failures]) == ("d1", [1, 0, 0])
+    assert sim.spare == [
+        SpareCapacity("NVIDIA L4", None, 3, 2, 1, 2, 0),
+        SpareCapacity("NVIDIA L4", "passthrough", 3, 2, 1, 2, 0),
+        SpareCapacity("NVIDIA T4", None, 1, 1, 0, 1, 3),
+    ]
