@@ -43,8 +43,9 @@ def test_every_reason_a_surviving_host_cannot_take_the_vm() -> None:
 
 def test_no_room_on_eligible_hosts_names_memory_gpu_and_sharing_rule() -> None:
     # v (grid_l4-8c, 16384 + 256 + 164 = 16804 MB) runs on h1. h2 (32768 MB: 30392 MB for
-    # VMs) runs a 16804 MB VM and keeps 13588 MB; h3's L4 runs a grid_l4-8q and is on
-    # ESXi 7.0 U3, where a GPU runs one profile only.
+    # VMs) runs two 16804 MB VMs and is 3216 MB short; h3's L4 runs a grid_l4-8q and is on
+    # ESXi 7.0 U3, where a GPU runs one profile only. The grid_t4-8q on h3's T4 is refused
+    # too, but a T4 could never take v: it is not named.
     e = Estate()
     e.cluster("c")
     profiles = ("grid_l4-8q", "grid_l4-8c")
@@ -53,16 +54,21 @@ def test_no_room_on_eligible_hosts_names_memory_gpu_and_sharing_rule() -> None:
         e.gpu(h)
     hosts[1].memory_mb = 32768
     hosts[2].version, hosts[2].build = "7.0.3", "21930508"
+    # 52990 - 2048 - 530 = 50412 MB for VMs: w and t leave exactly the 16804 MB v needs
+    hosts[2].memory_mb = 52990
     e.datastore("san", hosts)
     e.vm("v", hosts[0], ["san"], vgpu="grid_l4-8c")
     e.vm("other", hosts[1], ["san"])
+    e.vm("another", hosts[1], ["san"])
     e.vm("w", hosts[2], ["san"], vgpu="grid_l4-8q")
+    t4 = e.gpu(hosts[2], "0000:af:00.0", model="t4")
+    e.vm("t", hosts[2], ["san"], vgpu="grid_t4-8q", gpu=t4)
     out = simulate_cluster_notes(e.inv, "c")
-    assert out.notes == ["memory not checked on h1, h3: the host's memory size is unknown"]
+    assert out.notes == ["memory not checked on h1: the host's memory size is unknown"]
     (p,) = out.simulation.failures[0].unplaced
     assert p.reason == (
         "not enough memory for its 16804 MB (reservation and overhead) on the eligible "
-        "hosts h2 (free h2: 13588 MB); no GPU capacity left for grid_l4-8c on NVIDIA L4 "
+        "hosts h2 (free h2: 0 MB); no GPU capacity left for grid_l4-8c on NVIDIA L4 "
         "on h3; h3 0000:3b:00.0: it runs grid_l4-8q, and before ESXi 8.0 U2 a GPU runs "
         "one profile (counting the VMs running there and restarts of equal or higher "
         "priority)"
@@ -96,10 +102,11 @@ def test_no_surviving_host_and_too_few_gpus() -> None:
     assert [g.vms for g in sim.capacity] == [["pair"], ["pair"], []]
 
 
-def test_five_hosts_with_one_reason_are_named_four_and_counted() -> None:
+def disconnected(others: int) -> str:
+    """The reason v of h1 is not restarted when its cluster's ``others`` hosts are down."""
     e = Estate()
     e.cluster("c")
-    hosts = [e.host(f"h{i}", "c") for i in range(1, 7)]
+    hosts = [e.host(f"h{i}", "c") for i in range(1, others + 2)]
     for h in hosts:
         e.gpu(h)
     for h in hosts[1:]:
@@ -107,7 +114,14 @@ def test_five_hosts_with_one_reason_are_named_four_and_counted() -> None:
     e.datastore("san", hosts)
     e.vm("v", hosts[0], ["san"], vgpu="grid_l4-8q")
     (p,) = simulate_cluster(e.inv, "c").failures[0].unplaced
-    assert p.reason == (
+    return p.reason or ""
+
+
+def test_four_hosts_with_one_reason_are_named_and_more_are_counted() -> None:
+    assert disconnected(4) == (
+        "no surviving host can take it (h2, h3, h4, h5: not connected or in maintenance mode)"
+    )
+    assert disconnected(5) == (
         "no surviving host can take it "
         "(h2, h3, h4, h5, 1 more: not connected or in maintenance mode)"
     )
@@ -115,7 +129,7 @@ def test_five_hosts_with_one_reason_are_named_four_and_counted() -> None:
 
 def test_dynamic_directpath_without_a_free_gpu_names_its_label_and_ids() -> None:
     # x and y each hold the L4 (labelled "train") of their host; x allows the L4 with sub
-    # ids 10de:1234, which d2's L4 has, and any A10.
+    # device 1234 of any sub vendor, which d2's L4 has, and the A10 with sub ids 10de:0000.
     e = Estate()
     e.cluster("dyn")
     d1, d2 = e.host("d1", "dyn", profiles=()), e.host("d2", "dyn", profiles=())
@@ -126,13 +140,13 @@ def test_dynamic_directpath_without_a_free_gpu_names_its_label_and_ids() -> None
     e.datastore("san", [d1, d2])
     x = e.vm("x", d1, ["san"], dynamic=g1)
     x.gpus[0].allowed = [(0x10DE, 0x27B8), (0x10DE, 0x2236)]
-    x.gpus[0].allowed_sub_ids = [(0x10DE, 0x1234), None]
+    x.gpus[0].allowed_sub_ids = [(-1, 0x1234), (0x10DE, 0)]  # -1: any sub vendor
     x.gpus[0].custom_label = "train"
     e.vm("y", d2, ["san"], dynamic=g2)
     (p,) = simulate_cluster(e.inv, "dyn").failures[0].unplaced
     assert p.reason == (
         "no GPU capacity left for a free passthrough GPU labelled 'train' "
-        "(10de:2236, 10de:27b8 10de:1234) on d2 (counting the VMs running there and "
+        "(10de:2236 10de:0000, 10de:27b8 *:1234) on d2 (counting the VMs running there and "
         "restarts of equal or higher priority)"
     )
 
@@ -163,4 +177,47 @@ def test_ha_off_passthrough_spare_and_notes() -> None:
         SpareCapacity("NVIDIA L4", None, 3, 2, 1, 2, 0),
         SpareCapacity("NVIDIA L4", "passthrough", 3, 2, 1, 2, 0),
         SpareCapacity("NVIDIA T4", None, 1, 1, 0, 1, 3),
+    ]
+
+
+def test_exact_memory_fit_is_a_fit() -> None:
+    # 19043 MB: 19043 - 2048 - 191 = 16804 MB for VMs, what a 16384 MB reserved VM needs
+    # (16384 + 256 + 164).
+    e = Estate()
+    e.cluster("c")
+    hosts = [e.host(f"h{i}", "c") for i in (1, 2)]
+    for h in hosts:
+        e.gpu(h)
+    hosts[1].memory_mb = 19043
+    e.datastore("san", hosts)
+    e.vm("v", hosts[0], ["san"], vgpu="grid_l4-8q")
+    sim = simulate_cluster(e.inv, "c")
+    assert [(p.vm, p.to_host) for p in sim.failures[0].placed] == [("v", "h2")]
+    assert sim.tolerates == 1
+
+
+def test_spare_per_model_takes_the_lowest_family_n_plus_k() -> None:
+    # h1's L4s run a (grid_l4-8q) and b (grid_l4-24c); h2 has an idle L4 and an idle T4.
+    # Losing h1, a goes first (by name) to h2's L4, which then has no room for a 24 GB
+    # vGPU: the c family is N+0. Losing both hosts leaves a out: the q family is N+1.
+    e = Estate()
+    e.cluster("c")
+    profiles = ("grid_l4-8q", "grid_l4-24c")
+    h1, h2 = e.host("h1", "c", profiles=profiles), e.host("h2", "c", profiles=profiles)
+    first, second = e.gpu(h1), e.gpu(h1, "0000:af:00.0")
+    e.gpu(h2)
+    e.gpu(h2, "0000:af:00.0", model="t4")
+    e.datastore("san", [h1, h2])
+    e.vm("a", h1, ["san"], vgpu="grid_l4-8q", gpu=first)
+    e.vm("b", h1, ["san"], vgpu="grid_l4-24c", gpu=second)
+    sim = simulate_cluster(e.inv, "c")
+    assert sim.tolerates == 0
+    assert sim.spare == [
+        SpareCapacity("NVIDIA L4", None, 3, 1, 2, 1, 0),
+        # one more 24 GB vGPU fits: on h2's idle L4
+        SpareCapacity("NVIDIA L4", "l4 c", 3, 1, 1, 1, 0),
+        # 8 GB vGPUs: two more next to a, three on h2's L4
+        SpareCapacity("NVIDIA L4", "l4 q", 3, 1, 1, 5, 1),
+        # no VM: N+k is every combination a two-host cluster has
+        SpareCapacity("NVIDIA T4", None, 1, 1, 0, 1, 2),
     ]
