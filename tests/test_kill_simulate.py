@@ -3,10 +3,12 @@ limits and the spare capacity rows, written out by hand from small clusters."""
 
 from __future__ import annotations
 
+from unittest.mock import patch
+
 from gpuaudit.inventory import GpuAttachment
-from gpuaudit.results import SpareCapacity
-from gpuaudit.simulate import simulate_cluster, simulate_cluster_notes
-from tests.builders import Estate
+from gpuaudit.results import Placement, SpareCapacity
+from gpuaudit.simulate import ClusterModel, simulate_cluster, simulate_cluster_notes
+from tests.builders import Estate, healthy
 
 
 def test_every_reason_a_surviving_host_cannot_take_the_vm() -> None:
@@ -221,3 +223,77 @@ def test_spare_per_model_takes_the_lowest_family_n_plus_k() -> None:
         # no VM: N+k is every combination a two-host cluster has
         SpareCapacity("NVIDIA T4", None, 1, 1, 0, 1, 2),
     ]
+
+
+def test_manual_only_names_the_survivors_policies_and_the_manual_placement() -> None:
+    # src runs a (allowed an L4 or a T4, on the T4 now) and b (the L4 only). dst gives a
+    # its first free allowed GPU, the L4, and b finds none; a manual placement puts a on
+    # the T4 and b on the L4. The survivors' policy is named (performance), not that of
+    # src, which is down.
+    e = Estate()
+    e.cluster("x")
+    src, dst = e.host("src", "x", profiles=()), e.host("dst", "x", profiles=())
+    none = e.host("none", "x", profiles=())
+    src.assignment_policy = "consolidation"
+    l4 = e.gpu(src, "0000:01:00.0", mode="passthrough")
+    t4 = e.gpu(src, "0000:02:00.0", model="t4", mode="passthrough")
+    e.gpu(dst, "0000:01:00.0", mode="passthrough")
+    e.gpu(dst, "0000:02:00.0", model="t4", mode="passthrough")
+    e.datastore("nfs", [src, dst, none], transport="nfs")
+    a = e.vm("a", src, ["nfs"], dynamic=t4, priority="high")
+    a.gpus[0].allowed = [(0x10DE, 0x27B8), (0x10DE, 0x1EB8)]
+    e.vm("b", src, ["nfs"], dynamic=l4, priority="high")
+    sim = simulate_cluster(e.inv, "x")
+    failure = sim.failures[0]
+    assert (failure.host, failure.displaced, failure.unplaced) == ("src", 2, [])
+    assert failure.placed == [Placement("a", "src", "dst", "0000:01:00.0", None, "high")]
+    assert failure.manual_only == [
+        Placement(
+            "b",
+            "src",
+            "dst",
+            "0000:01:00.0",
+            "the hosts' own GPU choice (assignment policy performance) leaves no GPU for "
+            "it; a manual placement fits on dst (0000:01:00.0)",
+            "high",
+        )
+    ]
+    assert (sim.tolerates, sim.manual_tolerates, sim.worst_host) == (0, 1, "src")
+
+
+def test_search_limit_reason_and_note() -> None:
+    # With no greedy answer, no GPU choice by policy and no search work allowed, nothing
+    # is proven: each VM may still fit on the two other hosts.
+    with (
+        patch.object(ClusterModel, "_greedy", lambda self, guests, state, down: {}),
+        patch("gpuaudit.simulate.SEARCH_WORK", 0),
+        patch("gpuaudit.simulate._policy_choice", lambda slots, demands, policy: None),
+    ):
+        out = simulate_cluster_notes(healthy().inv, "c1")
+    (p,) = out.simulation.failures[0].unplaced
+    assert p.reason == (
+        "not placed within the search limit; eligible hosts h2, h3 may still have room for "
+        "grid_l4-8q on NVIDIA L4 and 16804 MB of memory"
+    )
+    assert out.notes == [
+        "memory not checked on h1, h2, h3: the host's memory size is unknown",
+        "the exact search hit its limit for some host failures: VMs reported as not placed "
+        "there may still have a valid placement",
+    ]
+    assert (out.simulation.tolerates, out.simulation.manual_tolerates) == (0, 0)
+
+
+def test_sampled_combinations_are_noted() -> None:
+    # Three hosts of different memory are three classes: three pairs, more than a limit of
+    # one. The two most loaded hosts (equal loads: the first two) are lost together and
+    # h3's L4 takes both their 8q VMs, but N+2 is not claimed.
+    e = healthy()
+    for h, gb in zip(e.inv.hosts, (128, 96, 64), strict=True):
+        h.memory_mb = gb * 1024
+    with patch("gpuaudit.simulate.COMBINATION_LIMIT", 1):
+        out = simulate_cluster_notes(e.inv, "c1")
+    assert out.notes == [
+        "N+2 not proven: 1 combinations of the 2 most loaded hosts all placed every GPU VM, "
+        "but the cluster has more than 1 distinct combinations"
+    ]
+    assert (out.simulation.tolerates, out.simulation.manual_tolerates) == (1, 1)
