@@ -297,3 +297,41 @@ def test_sampled_combinations_are_noted() -> None:
         "but the cluster has more than 1 distinct combinations"
     ]
     assert (out.simulation.tolerates, out.simulation.manual_tolerates) == (1, 1)
+
+
+def loaded(vms: tuple[int, ...], gpus: tuple[int, ...], limit: int) -> tuple[int, list[str]]:
+    """N+k (any placement) and the notes of a cluster whose hosts h1.. run ``vms`` grid_l4-8q
+    VMs each (three fit on an L4) on ``gpus`` L4s, with room for ``limit`` combinations."""
+    e = Estate()
+    e.cluster("c")
+    hosts = [e.host(f"h{i}", "c") for i in range(1, len(vms) + 1)]
+    for i, h in enumerate(hosts):
+        h.memory_mb = (128 - 16 * i) * 1024  # sizes known, and each host a class of its own
+        for j in range(gpus[i]):
+            e.gpu(h, f"0000:{0x3B + j:02x}:00.0")
+    e.datastore("san", hosts)
+    for i, h in enumerate(hosts):
+        for j in range(vms[i]):
+            e.vm(f"v{i + 1}{j}", h, ["san"], vgpu="grid_l4-8q")
+    with patch("gpuaudit.simulate.COMBINATION_LIMIT", limit):
+        out = simulate_cluster_notes(e.inv, "c")
+    return out.simulation.manual_tolerates, out.notes
+
+
+def test_sampled_pairs_are_those_of_the_most_loaded_hosts() -> None:
+    # Free 8q slots h1 2, h2 1, h3 2, h4 3. Six pairs: with room for all six each is
+    # tried and places every VM; losing h1, h2 and h3 leaves four VMs for h4's three slots.
+    assert loaded((1, 2, 1, 0), (1, 1, 1, 1), 6) == (2, [])
+    # With room for three, the three pairs of the three most loaded hosts (h2, then h1
+    # and h3 in the cluster's order) are tried, and place every VM.
+    assert loaded((1, 2, 1, 0), (1, 1, 1, 1), 3) == (
+        1,
+        [
+            "N+2 not proven: 3 combinations of the 3 most loaded hosts all placed every GPU "
+            "VM, but the cluster has more than 3 distinct combinations"
+        ],
+    )
+    # h4 has no GPU. With room for two, the one pair of the two most loaded hosts, h1 and
+    # h2, is tried: their four VMs find two slots on h3. The least loaded pair (h4, h3)
+    # would have fitted.
+    assert loaded((2, 2, 1, 0), (1, 1, 1, 0), 2) == (1, [])
