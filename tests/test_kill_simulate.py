@@ -335,3 +335,12 @@ def test_sampled_pairs_are_those_of_the_most_loaded_hosts() -> None:
     # h2, is tried: their four VMs find two slots on h3. The least loaded pair (h4, h3)
     # would have fitted.
     assert loaded((2, 2, 1, 0), (1, 1, 1, 0), 2) == (1, [])
+
+
+def test_a_device_of_unknown_backing_is_never_placed() -> None:
+    e = healthy()
+    v1 = e.inv.vms[0]
+    v1.gpus = [GpuAttachment("sriov")]  # neither vGPU nor DirectPath
+    e.inv.hosts[0].gpus[0].vms = []
+    (p,) = simulate_cluster(e.inv, "c1").failures[0].unplaced
+    assert (p.vm, p.reason) == ("v1", "no surviving host can take it (h2, h3: unknown GPU backing)")
