@@ -3,6 +3,7 @@ limits and the spare capacity rows, written out by hand from small clusters."""
 
 from __future__ import annotations
 
+from typing import Any
 from unittest.mock import patch
 
 from gpuaudit.inventory import GpuAttachment
@@ -299,9 +300,10 @@ def test_sampled_combinations_are_noted() -> None:
     assert (out.simulation.tolerates, out.simulation.manual_tolerates) == (1, 1)
 
 
-def loaded(vms: tuple[int, ...], gpus: tuple[int, ...], limit: int) -> tuple[int, list[str]]:
-    """N+k (any placement) and the notes of a cluster whose hosts h1.. run ``vms`` grid_l4-8q
-    VMs each (three fit on an L4) on ``gpus`` L4s, with room for ``limit`` combinations."""
+def loaded(vms: tuple[int, ...], gpus: tuple[int, ...], limit: int) -> tuple[Any, ...]:
+    """N+k (any placement, by policy, and of the spare row of the 8q VMs) and the notes of a
+    cluster whose hosts h1.. run ``vms`` grid_l4-8q VMs each (three fit on an L4) on
+    ``gpus`` L4s, with room for ``limit`` combinations."""
     e = Estate()
     e.cluster("c")
     hosts = [e.host(f"h{i}", "c") for i in range(1, len(vms) + 1)]
@@ -315,16 +317,21 @@ def loaded(vms: tuple[int, ...], gpus: tuple[int, ...], limit: int) -> tuple[int
             e.vm(f"v{i + 1}{j}", h, ["san"], vgpu="grid_l4-8q")
     with patch("gpuaudit.simulate.COMBINATION_LIMIT", limit):
         out = simulate_cluster_notes(e.inv, "c")
-    return out.simulation.manual_tolerates, out.notes
+    sim = out.simulation
+    (family,) = [r for r in sim.spare if r.family == "l4 q"]
+    return sim.manual_tolerates, sim.tolerates, family.tolerates, out.notes
 
 
 def test_sampled_pairs_are_those_of_the_most_loaded_hosts() -> None:
     # Free 8q slots h1 2, h2 1, h3 2, h4 3. Six pairs: with room for all six each is
     # tried and places every VM; losing h1, h2 and h3 leaves four VMs for h4's three slots.
-    assert loaded((1, 2, 1, 0), (1, 1, 1, 1), 6) == (2, [])
+    assert loaded((1, 2, 1, 0), (1, 1, 1, 1), 6) == (2, 2, 2, [])
     # With room for three, the three pairs of the three most loaded hosts (h2, then h1
-    # and h3 in the cluster's order) are tried, and place every VM.
+    # and h3 in the cluster's order) are tried, and place every VM; the three single
+    # failures of a loaded host are tried in full, the pairs of the spare row not at all.
     assert loaded((1, 2, 1, 0), (1, 1, 1, 1), 3) == (
+        1,
+        1,
         1,
         [
             "N+2 not proven: 3 combinations of the 3 most loaded hosts all placed every GPU "
@@ -334,7 +341,7 @@ def test_sampled_pairs_are_those_of_the_most_loaded_hosts() -> None:
     # h4 has no GPU. With room for two, the one pair of the two most loaded hosts, h1 and
     # h2, is tried: their four VMs find two slots on h3. The least loaded pair (h4, h3)
     # would have fitted.
-    assert loaded((2, 2, 1, 0), (1, 1, 1, 0), 2) == (1, [])
+    assert loaded((2, 2, 1, 0), (1, 1, 1, 0), 2)[0::3] == (1, [])
 
 
 def test_a_device_of_unknown_backing_is_never_placed() -> None:
