@@ -351,3 +351,41 @@ def test_a_device_of_unknown_backing_is_never_placed() -> None:
     e.inv.hosts[0].gpus[0].vms = []
     (p,) = simulate_cluster(e.inv, "c1").failures[0].unplaced
     assert (p.vm, p.reason) == ("v1", "no surviving host can take it (h2, h3: unknown GPU backing)")
+
+
+def test_a_vgpu_not_seen_on_a_gpu_goes_by_its_profile_name() -> None:
+    # v's host reports no GPU, so v's GPU model is unknown: the profile's "l4" picks h2's
+    # L4; h3's T4 is never a match.
+    e = Estate()
+    e.cluster("c")
+    hosts = [e.host(f"h{i}", "c") for i in (1, 2, 3)]
+    e.gpu(hosts[1])
+    e.gpu(hosts[2], model="t4")
+    e.datastore("san", hosts)
+    e.vm("v", hosts[0], ["san"], vgpu="grid_l4-8q", gpu=hosts[1].gpus[0])
+    hosts[1].gpus[0].vms.remove("v")
+    sim = simulate_cluster(e.inv, "c")
+    assert [(p.vm, p.to_host) for p in sim.failures[0].placed] == [("v", "h2")]
+    # With h2's GPU a T4 too, nothing matches "l4".
+    hosts[1].gpus[0].model = hosts[1].gpus[0].device_name = "NVIDIA T4"
+    hosts[1].gpus[0].device_id = 0x1EB8
+    (p,) = simulate_cluster(e.inv, "c").failures[0].unplaced
+    assert p.reason == "no surviving host can take it (h2, h3: no Shared Direct GPU of model l4)"
+
+
+def test_dynamic_directpath_sub_ids_and_label_only_when_given() -> None:
+    # x allows the L4 and the T4 but gives sub ids for one entry of two: they cannot be
+    # paired with the entries, so the ids alone decide. Its custom label is empty: no
+    # label is asked for, and d2's labelled L4 takes it.
+    e = Estate()
+    e.cluster("dyn")
+    d1, d2 = e.host("d1", "dyn", profiles=()), e.host("d2", "dyn", profiles=())
+    g1, g2 = e.gpu(d1, mode="passthrough"), e.gpu(d2, mode="passthrough")
+    g2.hardware_label = "fast"
+    e.datastore("san", [d1, d2])
+    x = e.vm("x", d1, ["san"], dynamic=g1)
+    x.gpus[0].allowed = [(0x10DE, 0x27B8), (0x10DE, 0x1EB8)]
+    x.gpus[0].allowed_sub_ids = [(0x10DE, 0x9999)]
+    x.gpus[0].custom_label = ""
+    failure = simulate_cluster(e.inv, "dyn").failures[0]
+    assert [(p.vm, p.to_host, p.to_gpu) for p in failure.placed] == [("x", "d2", "0000:3b:00.0")]
