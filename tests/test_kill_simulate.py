@@ -7,9 +7,9 @@ from typing import Any
 from unittest.mock import patch
 
 from gpuaudit.inventory import GpuAttachment
-from gpuaudit.results import Placement, SpareCapacity
+from gpuaudit.results import GpuSlots, Placement, SpareCapacity
 from gpuaudit.simulate import ClusterModel, simulate_cluster, simulate_cluster_notes
-from tests.builders import Estate, healthy
+from tests.builders import Estate, healthy, passthrough_estate
 
 
 def test_every_reason_a_surviving_host_cannot_take_the_vm() -> None:
@@ -389,3 +389,33 @@ def test_dynamic_directpath_sub_ids_and_label_only_when_given() -> None:
     x.gpus[0].custom_label = ""
     failure = simulate_cluster(e.inv, "dyn").failures[0]
     assert [(p.vm, p.to_host, p.to_gpu) for p in failure.placed] == [("x", "d2", "0000:3b:00.0")]
+
+
+def test_gpu_views_of_passthrough_and_mixed_size_gpus() -> None:
+    sim = simulate_cluster(passthrough_estate().inv, "pt")
+    assert sim.capacity[0] == GpuSlots(
+        "p1", "0000:3b:00.0", "NVIDIA L4", 24576, "passthrough", None, 1, 1, 0, ["pv1"]
+    )
+    # An L4 in mixed-size mode runs big (12q) and then small (4q): 8 GB left hold two more
+    # 4 GB vGPUs, within NVIDIA's mixed-size maximum of four 4q per L4.
+    e = Estate()
+    e.cluster("c")
+    h1, h2 = e.host("h1", "c"), e.host("h2", "c")
+    g = e.gpu(h1, vgpu_mode="mixedSize")
+    e.gpu(h2, vgpu_mode="mixedSize")
+    e.datastore("san", [h1, h2])
+    e.vm("big", h1, ["san"], vgpu="grid_l4-12q", gpu=g)
+    e.vm("small", h1, ["san"], vgpu="grid_l4-4q", gpu=g)
+    sim = simulate_cluster(e.inv, "c")
+    assert sim.capacity[0] == GpuSlots(
+        "h1",
+        "0000:3b:00.0",
+        "NVIDIA L4",
+        24576,
+        "vgpu",
+        "grid_l4-12q",
+        4,
+        2,
+        16384,
+        ["big", "small"],
+    )
