@@ -419,3 +419,25 @@ def test_gpu_views_of_passthrough_and_mixed_size_gpus() -> None:
         16384,
         ["big", "small"],
     )
+
+
+def test_a_vgpu_of_unknown_size_never_goes_to_a_gpu_of_unknown_memory() -> None:
+    # Neither the profile name nor the GPU gives a frame buffer size: no fit is claimed.
+    e = Estate()
+    e.cluster("c")
+    hosts = [e.host(f"h{i}", "c", profiles=("custom",)) for i in (1, 2)]
+    for h in hosts:
+        g = e.gpu(h)
+        g.device_id, g.device_name, g.model, g.known_model, g.memory_mb = 0x9999, "", "", False, 0
+    e.datastore("san", hosts)
+    e.vm("v", hosts[0], ["san"], vgpu="custom")
+    sim = simulate_cluster(e.inv, "c")
+    # what h1's GPU runs is all it is known to hold
+    assert sim.capacity[0] == GpuSlots(
+        "h1", "0000:3b:00.0", "10de:9999", 0, "vgpu", "custom", 1, 1, 0, ["v"]
+    )
+    (p,) = sim.failures[0].unplaced
+    assert p.reason == (
+        "no GPU capacity left for custom on 10de:9999 on h2 (counting the VMs running there "
+        "and restarts of equal or higher priority)"
+    )
