@@ -441,3 +441,29 @@ def test_a_vgpu_of_unknown_size_never_goes_to_a_gpu_of_unknown_memory() -> None:
         "no GPU capacity left for custom on 10de:9999 on h2 (counting the VMs running there "
         "and restarts of equal or higher priority)"
     )
+
+
+def test_greedy_best_fit_joins_the_fullest_gpu_that_takes_the_vgpu() -> None:
+    # Mixed-size L4s on dst: one runs an 8q (16 GB free), the other a 16q (8 GB free).
+    # a (8q, high) goes first: best fit puts it next to the 16q, leaving the 16 GB that b
+    # (16q) needs. ESXi's own choice (performance: the first of two GPUs with one VM
+    # each) puts a next to the 8q, so b restarts only by hand. With the exact search
+    # skipped, the greedy pass alone must find that placement.
+    e = Estate()
+    e.cluster("c")
+    profiles = ("grid_l4-8q", "grid_l4-16q")
+    src, dst = e.host("src", "c", profiles=profiles), e.host("dst", "c", profiles=profiles)
+    s1, s2 = e.gpu(src, vgpu_mode="mixedSize"), e.gpu(src, "0000:af:00.0", vgpu_mode="mixedSize")
+    d1, d2 = e.gpu(dst, vgpu_mode="mixedSize"), e.gpu(dst, "0000:af:00.0", vgpu_mode="mixedSize")
+    e.datastore("san", [src, dst])
+    e.vm("a", src, ["san"], vgpu="grid_l4-8q", gpu=s1, priority="high")
+    e.vm("b", src, ["san"], vgpu="grid_l4-16q", gpu=s2)
+    e.vm("eight", dst, ["san"], vgpu="grid_l4-8q", gpu=d1)
+    e.vm("sixteen", dst, ["san"], vgpu="grid_l4-16q", gpu=d2)
+    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+        failure = simulate_cluster(e.inv, "c").failures[0]
+    assert failure.placed == [Placement("a", "src", "dst", "0000:3b:00.0", None, "high")]
+    assert [(p.vm, p.to_host, p.to_gpu) for p in failure.manual_only] == [
+        ("b", "dst", "0000:3b:00.0")
+    ]
+    assert failure.unplaced == []
