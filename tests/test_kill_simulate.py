@@ -467,3 +467,39 @@ def test_greedy_best_fit_joins_the_fullest_gpu_that_takes_the_vgpu() -> None:
         ("b", "dst", "0000:3b:00.0")
     ]
     assert failure.unplaced == []
+
+
+def test_greedy_prefers_joining_gpus_in_use_to_less_room_left() -> None:
+    # Mixed-size L4s. m (high) has two 4q devices, n a 24q; both run on src. x's two L4s
+    # run a 4q each; y's run a 16q and nothing. On x, m joins two GPUs in use; on y it
+    # would leave less room (4 + 20 GB, against 16 + 16 GB) but take y's empty GPU, the
+    # only one n fits on. The greedy pass puts m on x and n on y. ESXi's own choice
+    # starts from y, the host with the most free memory, where performance gives m's first
+    # device the GPU with the fewest VMs (the empty one): n restarts only by hand.
+    e = Estate()
+    e.cluster("c")
+    profiles = ("grid_l4-4q", "grid_l4-16q", "grid_l4-24q")
+    src, x, y = (e.host(n, "c", profiles=profiles) for n in ("src", "x", "y"))
+    pcis = ("0000:3b:00.0", "0000:af:00.0", "0000:d8:00.0")
+    s1, s2, s3 = (e.gpu(src, p, vgpu_mode="mixedSize") for p in pcis)
+    x1, x2 = (e.gpu(x, p, vgpu_mode="mixedSize") for p in pcis[:2])
+    y1, _ = (e.gpu(y, p, vgpu_mode="mixedSize") for p in pcis[:2])
+    src.memory_mb = x.memory_mb = 128 * 1024
+    y.memory_mb = 256 * 1024
+    e.datastore("san", [src, x, y])
+    m = e.vm("m", src, ["san"], vgpu="grid_l4-4q", gpu=s1, priority="high")
+    m.gpus.append(GpuAttachment("vgpu", profile="grid_l4-4q"))
+    s2.vms.append("m")
+    e.vm("n", src, ["san"], vgpu="grid_l4-24q", gpu=s3)
+    e.vm("on-x1", x, ["san"], vgpu="grid_l4-4q", gpu=x1)
+    e.vm("on-x2", x, ["san"], vgpu="grid_l4-4q", gpu=x2)
+    e.vm("on-y1", y, ["san"], vgpu="grid_l4-16q", gpu=y1)
+    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+        failure = simulate_cluster(e.inv, "c").failures[0]
+    assert failure.placed == [
+        Placement("m", "src", "y", "0000:af:00.0, 0000:3b:00.0", None, "high")
+    ]
+    assert [(p.vm, p.to_host, p.to_gpu) for p in failure.manual_only] == [
+        ("n", "y", "0000:af:00.0")
+    ]
+    assert failure.unplaced == []
