@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 from unittest.mock import patch
 
-from gpuaudit.inventory import GpuAttachment
+from gpuaudit.inventory import GpuAttachment, VmHostRule
 from gpuaudit.results import GpuSlots, Placement, SpareCapacity
 from gpuaudit.simulate import ClusterModel, simulate_cluster, simulate_cluster_notes
 from tests.builders import Estate, healthy, passthrough_estate
@@ -503,3 +503,37 @@ def test_greedy_prefers_joining_gpus_in_use_to_less_room_left() -> None:
         ("n", "y", "0000:af:00.0")
     ]
     assert failure.unplaced == []
+
+
+def test_hosts_a_vm_may_go_to_depend_on_its_datastores_memory_and_rules() -> None:
+    # a, b, c and d run grid_l4-8q on h1. h2's L4 is full. h3 (32768 MB: 30392 MB for VMs)
+    # takes a; b's datastore is not on h3, c needs 62311 MB and a rule keeps d on h1 and
+    # h2. So h2 alone is eligible for b, c and d, though they ask for the same vGPU as a.
+    e = Estate()
+    e.cluster("c")
+    h1, h2, h3 = (e.host(f"h{i}", "c") for i in (1, 2, 3))
+    for h in (h1, h2, h3):
+        e.gpu(h)
+    h3.memory_mb = 32768
+    e.datastore("san", [h1, h2, h3])
+    e.datastore("part", [h1, h2])
+    e.vm("full", h2, ["san"], vgpu="grid_l4-24q")
+    e.vm("a", h1, ["san"], vgpu="grid_l4-8q")
+    e.vm("b", h1, ["part"], vgpu="grid_l4-8q")
+    c = e.vm("c", h1, ["san"], vgpu="grid_l4-8q")
+    c.memory_mb = c.memory_reservation_mb = 61440
+    e.vm("d", h1, ["san"], vgpu="grid_l4-8q")
+    e.inv.clusters[0].vm_host_rules.append(
+        VmHostRule("d-rack1", True, True, True, "d-group", "rack1", ["d"], ["h1", "h2"])
+    )
+    failure = simulate_cluster(e.inv, "c").failures[0]
+    assert [(p.vm, p.to_host) for p in failure.placed] == [("a", "h3")]
+    no_room = (
+        "no GPU capacity left for grid_l4-8q on NVIDIA L4 on h2 (counting the VMs running "
+        "there and restarts of equal or higher priority)"
+    )
+    assert [(p.vm, p.reason) for p in failure.unplaced] == [
+        ("b", no_room),
+        ("c", no_room),
+        ("d", no_room),
+    ]
