@@ -537,3 +537,16 @@ def test_hosts_a_vm_may_go_to_depend_on_its_datastores_memory_and_rules() -> Non
         ("c", no_room),
         ("d", no_room),
     ]
+
+
+def test_hosts_of_equal_make_but_different_free_memory_are_failed_apart() -> None:
+    # Three 64 GB hosts (62832 MB for VMs), each with one grid_l4-8q VM (16804 MB); h1 also
+    # runs a 32 GB VM without GPU (33352 MB), so it has 12676 MB left: too little for any
+    # VM. Losing h1 and h2 puts two VMs on h3; losing h2 and h3 leaves two for h1: N+1.
+    e = healthy()
+    for h in e.inv.hosts:
+        h.memory_mb = 65536
+    big = e.vm("big", e.inv.hosts[0], ["san1"])
+    big.memory_mb = big.memory_reservation_mb = 32768
+    sim = simulate_cluster(e.inv, "c1")
+    assert (sim.manual_tolerates, sim.tolerates) == (1, 1)
