@@ -495,7 +495,10 @@ def test_greedy_prefers_joining_gpus_in_use_to_less_room_left() -> None:
     e.vm("on-x2", x, ["san"], vgpu="grid_l4-4q", gpu=x2)
     e.vm("on-y1", y, ["san"], vgpu="grid_l4-16q", gpu=y1)
     with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
-        failure = simulate_cluster(e.inv, "c").failures[0]
+        sim = simulate_cluster(e.inv, "c")
+    # Losing src, one VM of two restarts only by hand; losing x or y, every VM restarts.
+    assert sim.worst_host == "src"
+    failure = sim.failures[0]
     assert failure.placed == [
         Placement("m", "src", "y", "0000:af:00.0, 0000:3b:00.0", None, "high")
     ]
@@ -550,3 +553,42 @@ def test_hosts_of_equal_make_but_different_free_memory_are_failed_apart() -> Non
     big.memory_mb = big.memory_reservation_mb = 32768
     sim = simulate_cluster(e.inv, "c1")
     assert (sim.manual_tolerates, sim.tolerates) == (1, 1)
+
+
+def test_a_failure_lists_vms_by_restart_priority_then_name() -> None:
+    # src runs b and d (high), a (medium), c (low) and z (HA restart disabled); dst has an
+    # idle L4. b (8q) and a (8q) restart there; d and c (24q) then find no GPU.
+    e = Estate()
+    e.cluster("c")
+    src, dst = e.host("src", "c"), e.host("dst", "c")
+    pcis = ("0000:3b:00.0", "0000:5e:00.0", "0000:af:00.0", "0000:d8:00.0")
+    gpus = [e.gpu(src, p) for p in pcis]
+    e.gpu(dst)
+    e.datastore("san", [src, dst])
+    e.vm("a", src, ["san"], vgpu="grid_l4-8q", gpu=gpus[0], priority="medium")
+    e.vm("b", src, ["san"], vgpu="grid_l4-8q", gpu=gpus[0], priority="high")
+    e.vm("c", src, ["san"], vgpu="grid_l4-24q", gpu=gpus[1], priority="low")
+    e.vm("d", src, ["san"], vgpu="grid_l4-24q", gpu=gpus[2], priority="high")
+    e.vm("z", src, ["san"], vgpu="grid_l4-24q", gpu=gpus[3], priority="disabled")
+    failure = simulate_cluster(e.inv, "c").failures[0]
+    assert failure.displaced == 5
+    assert failure.placed == [
+        Placement("b", "src", "dst", "0000:3b:00.0", None, "high"),
+        Placement("a", "src", "dst", "0000:3b:00.0", None, "medium"),
+    ]
+    assert [(p.vm, p.restart_priority) for p in failure.unplaced] == [("d", "high"), ("c", "low")]
+    assert failure.not_restarted == [
+        Placement("z", "src", None, None, "HA restart disabled", "disabled")
+    ]
+
+
+def test_a_vm_the_search_could_not_place_is_not_counted_as_placed() -> None:
+    # The hosts' own choice restarts each VM, but the exact search, given no work, proves
+    # no placement: N+k is not claimed.
+    with (
+        patch.object(ClusterModel, "_greedy", lambda self, guests, state, down: {}),
+        patch("gpuaudit.simulate.SEARCH_WORK", 0),
+    ):
+        sim = simulate_cluster(healthy().inv, "c1")
+    assert [[p.vm for p in f.placed] for f in sim.failures] == [["v1"], ["v2"], ["v3"]]
+    assert sim.manual_tolerates == 0
