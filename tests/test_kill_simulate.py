@@ -592,3 +592,27 @@ def test_a_vm_the_search_could_not_place_is_not_counted_as_placed() -> None:
         sim = simulate_cluster(healthy().inv, "c1")
     assert [[p.vm for p in f.placed] for f in sim.failures] == [["v1"], ["v2"], ["v3"]]
     assert sim.manual_tolerates == 0
+
+
+def test_fixed_passthrough_names_its_device_and_host() -> None:
+    sim = simulate_cluster(passthrough_estate(buffer=True).inv, "pt")
+    (p,) = sim.failures[0].unplaced
+    assert (p.vm, p.reason) == (
+        "pv1",
+        "fixed DirectPath I/O: bound to device 0000:3b:00.0 of p1; vSphere HA cannot "
+        "restart it on another host",
+    )
+
+
+def test_a_vgpu_of_no_known_model_where_no_gpu_shares() -> None:
+    # v's profile names no GPU the catalogue knows, and v is seen on no GPU; h2's L4 is in
+    # passthrough mode.
+    e = Estate()
+    e.cluster("c")
+    h1, h2 = e.host("h1", "c", profiles=("custom",)), e.host("h2", "c", profiles=("custom",))
+    e.gpu(h2, mode="passthrough")
+    e.datastore("san", [h1, h2])
+    vm = e.vm("v", h1, ["san"])
+    vm.gpus.append(GpuAttachment("vgpu", profile="custom"))
+    (p,) = simulate_cluster(e.inv, "c").failures[0].unplaced
+    assert p.reason == "no surviving host can take it (h2: no Shared Direct GPU of model ?)"
