@@ -1168,6 +1168,8 @@ def _sharing_refusals(guest: Guest, hosts: list[str], state: State) -> list[str]
 def _capacity(slot: Slot) -> int:
     """The vGPUs the GPU holds with more of its smallest profile added while they fit."""
     _, profile, size = min(slot.vgpus, key=lambda v: v[2])
+    if size <= 0:  # neither the profile nor the GPU gives a frame buffer: no room is known
+        return len(slot.vgpus)
     more = sharing.room(slot.rule, slot.known, slot.memory, slot.vgpus, profile, size)
     return len(slot.vgpus) + more
 

@@ -1,0 +1,618 @@
+"""simulate.py: the reasons a displaced VM is not restarted, the notes on a simulation's
+limits and the spare capacity rows, written out by hand from small clusters."""
+
+from __future__ import annotations
+
+from typing import Any
+from unittest.mock import patch
+
+from gpuaudit.inventory import GpuAttachment, VmHostRule
+from gpuaudit.results import GpuSlots, Placement, SpareCapacity
+from gpuaudit.simulate import ClusterModel, simulate_cluster, simulate_cluster_notes
+from tests.builders import Estate, healthy, passthrough_estate
+
+
+def test_every_reason_a_surviving_host_cannot_take_the_vm() -> None:
+    # v (grid_l4-8q, 61440 MB reserved: 61440 + 256 + 615 = 62311 MB) runs on h1; each
+    # other host is kept out by one thing.
+    e = Estate()
+    e.cluster("c")
+    hosts = [e.host(f"h{i}", "c") for i in range(1, 8)]
+    hosts[4].vgpu_profiles = hosts[4].vgpu_profiles[:1]  # h5 offers grid_l4-4q only
+    for h in hosts[:5]:
+        e.gpu(h)
+    e.gpu(hosts[5], model="t4")  # h6: a T4, not an L4
+    e.gpu(hosts[6], mode="passthrough")  # h7: its L4 is not in Shared Direct mode
+    hosts[1].in_maintenance = True
+    hosts[3].memory_mb = 32768  # 32768 - 2048 - 328 = 30392 MB for VMs
+    e.datastore("san", [h for h in hosts if h.name != "h3"])
+    vm = e.vm("v", hosts[0], ["san"], vgpu="grid_l4-8q")
+    vm.memory_mb = vm.memory_reservation_mb = 61440
+    sim = simulate_cluster(e.inv, "c")
+    failure = sim.failures[0]
+    assert (failure.host, failure.displaced, failure.placed) == ("h1", 1, [])
+    (p,) = failure.unplaced
+    assert (p.vm, p.from_host, p.to_host, p.restart_priority) == ("v", "h1", None, "medium")
+    assert p.reason == (
+        "no surviving host can take it (h2: not connected or in maintenance mode; "
+        "h3: cannot access datastore san; "
+        "h4: too little memory: the VM needs 62311 MB (reservation and overhead), "
+        "the host has 30392 MB for VMs; "
+        "h5: does not offer grid_l4-8q; "
+        "h6, h7: no Shared Direct GPU of model NVIDIA L4)"
+    )
+    assert sim.tolerates == 0
+
+
+def test_no_room_on_eligible_hosts_names_memory_gpu_and_sharing_rule() -> None:
+    # v (grid_l4-8c, 16384 + 256 + 164 = 16804 MB) runs on h1. h2 (32768 MB: 30392 MB for
+    # VMs) runs two 16804 MB VMs and is 3216 MB short; h3's L4 runs a grid_l4-8q and is on
+    # ESXi 7.0 U3, where a GPU runs one profile only. The grid_t4-8q on h3's T4 is refused
+    # too, but a T4 could never take v: it is not named.
+    e = Estate()
+    e.cluster("c")
+    profiles = ("grid_l4-8q", "grid_l4-8c")
+    hosts = [e.host(f"h{i}", "c", profiles=profiles) for i in (1, 2, 3)]
+    for h in hosts:
+        e.gpu(h)
+    hosts[1].memory_mb = 32768
+    hosts[2].version, hosts[2].build = "7.0.3", "21930508"
+    # 52990 - 2048 - 530 = 50412 MB for VMs: w and t leave exactly the 16804 MB v needs
+    hosts[2].memory_mb = 52990
+    e.datastore("san", hosts)
+    e.vm("v", hosts[0], ["san"], vgpu="grid_l4-8c")
+    e.vm("other", hosts[1], ["san"])
+    e.vm("another", hosts[1], ["san"])
+    e.vm("w", hosts[2], ["san"], vgpu="grid_l4-8q")
+    t4 = e.gpu(hosts[2], "0000:af:00.0", model="t4")
+    e.vm("t", hosts[2], ["san"], vgpu="grid_t4-8q", gpu=t4)
+    out = simulate_cluster_notes(e.inv, "c")
+    assert out.notes == ["memory not checked on h1: the host's memory size is unknown"]
+    (p,) = out.simulation.failures[0].unplaced
+    assert p.reason == (
+        "not enough memory for its 16804 MB (reservation and overhead) on the eligible "
+        "hosts h2 (free h2: 0 MB); no GPU capacity left for grid_l4-8c on NVIDIA L4 "
+        "on h3; h3 0000:3b:00.0: it runs grid_l4-8q, and before ESXi 8.0 U2 a GPU runs "
+        "one profile (counting the VMs running there and restarts of equal or higher "
+        "priority)"
+    )
+
+
+def test_no_surviving_host_and_too_few_gpus() -> None:
+    e = Estate()
+    e.cluster("one")
+    lone = e.host("lone", "one")
+    e.gpu(lone)
+    e.datastore("local", [lone], transport="local")
+    e.vm("alone", lone, ["local"], vgpu="grid_l4-8q")
+    (p,) = simulate_cluster(e.inv, "one").failures[0].unplaced
+    assert p.reason == "no surviving host in the cluster"
+
+    # "pair" has two vGPUs on the two L4s of a1; a2 has one L4.
+    e.cluster("two")
+    a1, a2 = e.host("a1", "two"), e.host("a2", "two")
+    first, second = e.gpu(a1), e.gpu(a1, "0000:af:00.0")
+    e.gpu(a2)
+    e.datastore("san", [a1, a2])
+    pair = e.vm("pair", a1, ["san"], vgpu="grid_l4-8q", gpu=first)
+    pair.gpus.append(GpuAttachment("vgpu", profile="grid_l4-8q"))
+    second.vms.append("pair")
+    sim = simulate_cluster(e.inv, "two")
+    (p,) = sim.failures[0].unplaced
+    assert p.reason == (
+        "no surviving host can take it (a2: fewer suitable GPUs than the VM has GPU devices)"
+    )
+    assert [g.vms for g in sim.capacity] == [["pair"], ["pair"], []]
+
+
+def disconnected(others: int) -> str:
+    """The reason v of h1 is not restarted when its cluster's ``others`` hosts are down."""
+    e = Estate()
+    e.cluster("c")
+    hosts = [e.host(f"h{i}", "c") for i in range(1, others + 2)]
+    for h in hosts:
+        e.gpu(h)
+    for h in hosts[1:]:
+        h.connection_state = "disconnected"
+    e.datastore("san", hosts)
+    e.vm("v", hosts[0], ["san"], vgpu="grid_l4-8q")
+    (p,) = simulate_cluster(e.inv, "c").failures[0].unplaced
+    return p.reason or ""
+
+
+def test_four_hosts_with_one_reason_are_named_and_more_are_counted() -> None:
+    assert disconnected(4) == (
+        "no surviving host can take it (h2, h3, h4, h5: not connected or in maintenance mode)"
+    )
+    assert disconnected(5) == (
+        "no surviving host can take it "
+        "(h2, h3, h4, h5, 1 more: not connected or in maintenance mode)"
+    )
+
+
+def test_dynamic_directpath_without_a_free_gpu_names_its_label_and_ids() -> None:
+    # x and y each hold the L4 (labelled "train") of their host; x allows the L4 with sub
+    # device 1234 of any sub vendor, which d2's L4 has, and the A10 with sub ids 10de:0000.
+    e = Estate()
+    e.cluster("dyn")
+    d1, d2 = e.host("d1", "dyn", profiles=()), e.host("d2", "dyn", profiles=())
+    g1, g2 = e.gpu(d1, mode="passthrough"), e.gpu(d2, mode="passthrough")
+    for g in (g1, g2):
+        g.hardware_label = "train"
+        g.sub_vendor_id, g.sub_device_id = 0x10DE, 0x1234
+    e.datastore("san", [d1, d2])
+    x = e.vm("x", d1, ["san"], dynamic=g1)
+    x.gpus[0].allowed = [(0x10DE, 0x27B8), (0x10DE, 0x2236)]
+    x.gpus[0].allowed_sub_ids = [(-1, 0x1234), (0x10DE, 0)]  # -1: any sub vendor
+    x.gpus[0].custom_label = "train"
+    e.vm("y", d2, ["san"], dynamic=g2)
+    (p,) = simulate_cluster(e.inv, "dyn").failures[0].unplaced
+    assert p.reason == (
+        "no GPU capacity left for a free passthrough GPU labelled 'train' "
+        "(10de:2236 10de:0000, 10de:27b8 *:1234) on d2 (counting the VMs running there and "
+        "restarts of equal or higher priority)"
+    )
+
+
+def test_ha_off_passthrough_spare_and_notes() -> None:
+    # HA off: nothing restarts (N+0); x could be moved by hand to d2 or d3 (N+2).
+    e = Estate()
+    e.cluster("dyn", ha=False)
+    hosts = [e.host(f"d{i}", "dyn", profiles=()) for i in (1, 2, 3)]
+    gpus = [e.gpu(h, mode="passthrough") for h in hosts]
+    e.gpu(hosts[2], "0000:af:00.0", model="t4", mode="passthrough")
+    for h in hosts:
+        h.memory_mb = 65536  # memory sizes known: no note on them
+    e.datastore("san", hosts)
+    e.vm("x", hosts[0], ["san"], dynamic=gpus[0])
+    out = simulate_cluster_notes(e.inv, "dyn")
+    sim = out.simulation
+    assert out.notes == [
+        "vSphere HA is off or host monitoring is disabled: no VM is restarted after a host "
+        "failure; the placements show where a manual restart would fit"
+    ]
+    assert (sim.ha_restarts, sim.tolerates, sim.manual_tolerates) == (False, 0, 2)
+    assert [(p.vm, p.to_host, p.to_gpu) for p in sim.failures[0].placed] == [
+        ("x", "d2", "0000:3b:00.0")
+    ]
+    assert (sim.worst_host, [f.displaced for f in sim.failures]) == ("d1", [1, 0, 0])
+    assert sim.spare == [
+        SpareCapacity("NVIDIA L4", None, 3, 2, 1, 2, 0),
+        SpareCapacity("NVIDIA L4", "passthrough", 3, 2, 1, 2, 0),
+        SpareCapacity("NVIDIA T4", None, 1, 1, 0, 1, 3),
+    ]
+
+
+def test_exact_memory_fit_is_a_fit() -> None:
+    # 19043 MB: 19043 - 2048 - 191 = 16804 MB for VMs, what a 16384 MB reserved VM needs
+    # (16384 + 256 + 164).
+    e = Estate()
+    e.cluster("c")
+    hosts = [e.host(f"h{i}", "c") for i in (1, 2)]
+    for h in hosts:
+        e.gpu(h)
+    hosts[1].memory_mb = 19043
+    e.datastore("san", hosts)
+    e.vm("v", hosts[0], ["san"], vgpu="grid_l4-8q")
+    sim = simulate_cluster(e.inv, "c")
+    assert [(p.vm, p.to_host) for p in sim.failures[0].placed] == [("v", "h2")]
+    assert sim.tolerates == 1
+
+
+def test_spare_per_model_takes_the_lowest_family_n_plus_k() -> None:
+    # h1's L4s run a (grid_l4-8q) and b (grid_l4-24c); h2 has an idle L4 and an idle T4.
+    # Losing h1, a goes first (by name) to h2's L4, which then has no room for a 24 GB
+    # vGPU: the c family is N+0. Losing both hosts leaves a out: the q family is N+1.
+    e = Estate()
+    e.cluster("c")
+    profiles = ("grid_l4-8q", "grid_l4-24c")
+    h1, h2 = e.host("h1", "c", profiles=profiles), e.host("h2", "c", profiles=profiles)
+    first, second = e.gpu(h1), e.gpu(h1, "0000:af:00.0")
+    e.gpu(h2)
+    e.gpu(h2, "0000:af:00.0", model="t4")
+    e.datastore("san", [h1, h2])
+    e.vm("a", h1, ["san"], vgpu="grid_l4-8q", gpu=first)
+    e.vm("b", h1, ["san"], vgpu="grid_l4-24c", gpu=second)
+    sim = simulate_cluster(e.inv, "c")
+    assert sim.tolerates == 0
+    assert sim.spare == [
+        SpareCapacity("NVIDIA L4", None, 3, 1, 2, 1, 0),
+        # one more 24 GB vGPU fits: on h2's idle L4
+        SpareCapacity("NVIDIA L4", "l4 c", 3, 1, 1, 1, 0),
+        # 8 GB vGPUs: two more next to a, three on h2's L4
+        SpareCapacity("NVIDIA L4", "l4 q", 3, 1, 1, 5, 1),
+        # no VM: N+k is every combination a two-host cluster has
+        SpareCapacity("NVIDIA T4", None, 1, 1, 0, 1, 2),
+    ]
+
+
+def test_manual_only_names_the_survivors_policies_and_the_manual_placement() -> None:
+    # src runs a (allowed an L4 or a T4, on the T4 now) and b (the L4 only). dst gives a
+    # its first free allowed GPU, the L4, and b finds none; a manual placement puts a on
+    # the T4 and b on the L4. The survivors' policy is named (performance), not that of
+    # src, which is down.
+    e = Estate()
+    e.cluster("x")
+    src, dst = e.host("src", "x", profiles=()), e.host("dst", "x", profiles=())
+    none = e.host("none", "x", profiles=())
+    src.assignment_policy = "consolidation"
+    l4 = e.gpu(src, "0000:01:00.0", mode="passthrough")
+    t4 = e.gpu(src, "0000:02:00.0", model="t4", mode="passthrough")
+    e.gpu(dst, "0000:01:00.0", mode="passthrough")
+    e.gpu(dst, "0000:02:00.0", model="t4", mode="passthrough")
+    e.datastore("nfs", [src, dst, none], transport="nfs")
+    a = e.vm("a", src, ["nfs"], dynamic=t4, priority="high")
+    a.gpus[0].allowed = [(0x10DE, 0x27B8), (0x10DE, 0x1EB8)]
+    e.vm("b", src, ["nfs"], dynamic=l4, priority="high")
+    sim = simulate_cluster(e.inv, "x")
+    failure = sim.failures[0]
+    assert (failure.host, failure.displaced, failure.unplaced) == ("src", 2, [])
+    assert failure.placed == [Placement("a", "src", "dst", "0000:01:00.0", None, "high")]
+    assert failure.manual_only == [
+        Placement(
+            "b",
+            "src",
+            "dst",
+            "0000:01:00.0",
+            "the hosts' own GPU choice (assignment policy performance) leaves no GPU for "
+            "it; a manual placement fits on dst (0000:01:00.0)",
+            "high",
+        )
+    ]
+    assert (sim.tolerates, sim.manual_tolerates, sim.worst_host) == (0, 1, "src")
+
+
+def test_search_limit_reason_and_note() -> None:
+    # With no greedy answer, no GPU choice by policy and no search work allowed, nothing
+    # is proven: each VM may still fit on the two other hosts.
+    with (
+        patch.object(ClusterModel, "_greedy", lambda self, guests, state, down: {}),
+        patch("gpuaudit.simulate.SEARCH_WORK", 0),
+        patch("gpuaudit.simulate._policy_choice", lambda slots, demands, policy: None),
+    ):
+        out = simulate_cluster_notes(healthy().inv, "c1")
+    (p,) = out.simulation.failures[0].unplaced
+    assert p.reason == (
+        "not placed within the search limit; eligible hosts h2, h3 may still have room for "
+        "grid_l4-8q on NVIDIA L4 and 16804 MB of memory"
+    )
+    assert out.notes == [
+        "memory not checked on h1, h2, h3: the host's memory size is unknown",
+        "the exact search hit its limit for some host failures: VMs reported as not placed "
+        "there may still have a valid placement",
+    ]
+    assert (out.simulation.tolerates, out.simulation.manual_tolerates) == (0, 0)
+
+
+def test_sampled_combinations_are_noted() -> None:
+    # Three hosts of different memory are three classes: three pairs, more than a limit of
+    # one. The two most loaded hosts (equal loads: the first two) are lost together and
+    # h3's L4 takes both their 8q VMs, but N+2 is not claimed.
+    e = healthy()
+    for h, gb in zip(e.inv.hosts, (128, 96, 64), strict=True):
+        h.memory_mb = gb * 1024
+    with patch("gpuaudit.simulate.COMBINATION_LIMIT", 1):
+        out = simulate_cluster_notes(e.inv, "c1")
+    assert out.notes == [
+        "N+2 not proven: 1 combinations of the 2 most loaded hosts all placed every GPU VM, "
+        "but the cluster has more than 1 distinct combinations"
+    ]
+    assert (out.simulation.tolerates, out.simulation.manual_tolerates) == (1, 1)
+
+
+def loaded(vms: tuple[int, ...], gpus: tuple[int, ...], limit: int) -> tuple[Any, ...]:
+    """N+k (any placement, by policy, and of the spare row of the 8q VMs) and the notes of a
+    cluster whose hosts h1.. run ``vms`` grid_l4-8q VMs each (three fit on an L4) on
+    ``gpus`` L4s, with room for ``limit`` combinations."""
+    e = Estate()
+    e.cluster("c")
+    hosts = [e.host(f"h{i}", "c") for i in range(1, len(vms) + 1)]
+    for i, h in enumerate(hosts):
+        h.memory_mb = (128 - 16 * i) * 1024  # sizes known, and each host a class of its own
+        for j in range(gpus[i]):
+            e.gpu(h, f"0000:{0x3B + j:02x}:00.0")
+    e.datastore("san", hosts)
+    for i, h in enumerate(hosts):
+        for j in range(vms[i]):
+            e.vm(f"v{i + 1}{j}", h, ["san"], vgpu="grid_l4-8q")
+    with patch("gpuaudit.simulate.COMBINATION_LIMIT", limit):
+        out = simulate_cluster_notes(e.inv, "c")
+    sim = out.simulation
+    (family,) = [r for r in sim.spare if r.family == "l4 q"]
+    return sim.manual_tolerates, sim.tolerates, family.tolerates, out.notes
+
+
+def test_sampled_pairs_are_those_of_the_most_loaded_hosts() -> None:
+    # Free 8q slots h1 2, h2 1, h3 2, h4 3. Six pairs: with room for all six each is
+    # tried and places every VM; losing h1, h2 and h3 leaves four VMs for h4's three slots.
+    assert loaded((1, 2, 1, 0), (1, 1, 1, 1), 6) == (2, 2, 2, [])
+    # With room for three, the three pairs of the three most loaded hosts (h2, then h1
+    # and h3 in the cluster's order) are tried, and place every VM; the three single
+    # failures of a loaded host are tried in full, the pairs of the spare row not at all.
+    assert loaded((1, 2, 1, 0), (1, 1, 1, 1), 3) == (
+        1,
+        1,
+        1,
+        [
+            "N+2 not proven: 3 combinations of the 3 most loaded hosts all placed every GPU "
+            "VM, but the cluster has more than 3 distinct combinations"
+        ],
+    )
+    # h4 has no GPU. With room for two, the one pair of the two most loaded hosts, h1 and
+    # h2, is tried: their four VMs find two slots on h3. The least loaded pair (h4, h3)
+    # would have fitted.
+    assert loaded((2, 2, 1, 0), (1, 1, 1, 0), 2)[0::3] == (1, [])
+
+
+def test_a_device_of_unknown_backing_is_never_placed() -> None:
+    e = healthy()
+    v1 = e.inv.vms[0]
+    v1.gpus = [GpuAttachment("sriov")]  # neither vGPU nor DirectPath
+    e.inv.hosts[0].gpus[0].vms = []
+    (p,) = simulate_cluster(e.inv, "c1").failures[0].unplaced
+    assert (p.vm, p.reason) == ("v1", "no surviving host can take it (h2, h3: unknown GPU backing)")
+
+
+def test_a_vgpu_not_seen_on_a_gpu_goes_by_its_profile_name() -> None:
+    # v's host reports no GPU, so v's GPU model is unknown: the profile's "l4" picks h2's
+    # L4; h3's T4 is never a match.
+    e = Estate()
+    e.cluster("c")
+    hosts = [e.host(f"h{i}", "c") for i in (1, 2, 3)]
+    e.gpu(hosts[1])
+    e.gpu(hosts[2], model="t4")
+    e.datastore("san", hosts)
+    e.vm("v", hosts[0], ["san"], vgpu="grid_l4-8q", gpu=hosts[1].gpus[0])
+    hosts[1].gpus[0].vms.remove("v")
+    sim = simulate_cluster(e.inv, "c")
+    assert [(p.vm, p.to_host) for p in sim.failures[0].placed] == [("v", "h2")]
+    # With h2's GPU a T4 too, nothing matches "l4".
+    hosts[1].gpus[0].model = hosts[1].gpus[0].device_name = "NVIDIA T4"
+    hosts[1].gpus[0].device_id = 0x1EB8
+    (p,) = simulate_cluster(e.inv, "c").failures[0].unplaced
+    assert p.reason == "no surviving host can take it (h2, h3: no Shared Direct GPU of model l4)"
+
+
+def test_dynamic_directpath_sub_ids_and_label_only_when_given() -> None:
+    # x allows the L4 and the T4 but gives sub ids for one entry of two: they cannot be
+    # paired with the entries, so the ids alone decide. Its custom label is empty: no
+    # label is asked for, and d2's labelled L4 takes it.
+    e = Estate()
+    e.cluster("dyn")
+    d1, d2 = e.host("d1", "dyn", profiles=()), e.host("d2", "dyn", profiles=())
+    g1, g2 = e.gpu(d1, mode="passthrough"), e.gpu(d2, mode="passthrough")
+    g2.hardware_label = "fast"
+    e.datastore("san", [d1, d2])
+    x = e.vm("x", d1, ["san"], dynamic=g1)
+    x.gpus[0].allowed = [(0x10DE, 0x27B8), (0x10DE, 0x1EB8)]
+    x.gpus[0].allowed_sub_ids = [(0x10DE, 0x9999)]
+    x.gpus[0].custom_label = ""
+    failure = simulate_cluster(e.inv, "dyn").failures[0]
+    assert [(p.vm, p.to_host, p.to_gpu) for p in failure.placed] == [("x", "d2", "0000:3b:00.0")]
+
+
+def test_gpu_views_of_passthrough_and_mixed_size_gpus() -> None:
+    sim = simulate_cluster(passthrough_estate().inv, "pt")
+    assert sim.capacity[0] == GpuSlots(
+        "p1", "0000:3b:00.0", "NVIDIA L4", 24576, "passthrough", None, 1, 1, 0, ["pv1"]
+    )
+    # An L4 in mixed-size mode runs big (12q) and then small (4q): 8 GB left hold two more
+    # 4 GB vGPUs, within NVIDIA's mixed-size maximum of four 4q per L4.
+    e = Estate()
+    e.cluster("c")
+    h1, h2 = e.host("h1", "c"), e.host("h2", "c")
+    g = e.gpu(h1, vgpu_mode="mixedSize")
+    e.gpu(h2, vgpu_mode="mixedSize")
+    e.datastore("san", [h1, h2])
+    e.vm("big", h1, ["san"], vgpu="grid_l4-12q", gpu=g)
+    e.vm("small", h1, ["san"], vgpu="grid_l4-4q", gpu=g)
+    sim = simulate_cluster(e.inv, "c")
+    assert sim.capacity[0] == GpuSlots(
+        "h1",
+        "0000:3b:00.0",
+        "NVIDIA L4",
+        24576,
+        "vgpu",
+        "grid_l4-12q",
+        4,
+        2,
+        16384,
+        ["big", "small"],
+    )
+
+
+def test_a_vgpu_of_unknown_size_never_goes_to_a_gpu_of_unknown_memory() -> None:
+    # Neither the profile name nor the GPU gives a frame buffer size: no fit is claimed.
+    e = Estate()
+    e.cluster("c")
+    hosts = [e.host(f"h{i}", "c", profiles=("custom",)) for i in (1, 2)]
+    for h in hosts:
+        g = e.gpu(h)
+        g.device_id, g.device_name, g.model, g.known_model, g.memory_mb = 0x9999, "", "", False, 0
+    e.datastore("san", hosts)
+    e.vm("v", hosts[0], ["san"], vgpu="custom")
+    sim = simulate_cluster(e.inv, "c")
+    # what h1's GPU runs is all it is known to hold
+    assert sim.capacity[0] == GpuSlots(
+        "h1", "0000:3b:00.0", "10de:9999", 0, "vgpu", "custom", 1, 1, 0, ["v"]
+    )
+    (p,) = sim.failures[0].unplaced
+    assert p.reason == (
+        "no GPU capacity left for custom on 10de:9999 on h2 (counting the VMs running there "
+        "and restarts of equal or higher priority)"
+    )
+
+
+def test_greedy_best_fit_joins_the_fullest_gpu_that_takes_the_vgpu() -> None:
+    # Mixed-size L4s on dst: one runs an 8q (16 GB free), the other a 16q (8 GB free).
+    # a (8q, high) goes first: best fit puts it next to the 16q, leaving the 16 GB that b
+    # (16q) needs. ESXi's own choice (performance: the first of two GPUs with one VM
+    # each) puts a next to the 8q, so b restarts only by hand. With the exact search
+    # skipped, the greedy pass alone must find that placement.
+    e = Estate()
+    e.cluster("c")
+    profiles = ("grid_l4-8q", "grid_l4-16q")
+    src, dst = e.host("src", "c", profiles=profiles), e.host("dst", "c", profiles=profiles)
+    s1, s2 = e.gpu(src, vgpu_mode="mixedSize"), e.gpu(src, "0000:af:00.0", vgpu_mode="mixedSize")
+    d1, d2 = e.gpu(dst, vgpu_mode="mixedSize"), e.gpu(dst, "0000:af:00.0", vgpu_mode="mixedSize")
+    e.datastore("san", [src, dst])
+    e.vm("a", src, ["san"], vgpu="grid_l4-8q", gpu=s1, priority="high")
+    e.vm("b", src, ["san"], vgpu="grid_l4-16q", gpu=s2)
+    e.vm("eight", dst, ["san"], vgpu="grid_l4-8q", gpu=d1)
+    e.vm("sixteen", dst, ["san"], vgpu="grid_l4-16q", gpu=d2)
+    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+        failure = simulate_cluster(e.inv, "c").failures[0]
+    assert failure.placed == [Placement("a", "src", "dst", "0000:3b:00.0", None, "high")]
+    assert [(p.vm, p.to_host, p.to_gpu) for p in failure.manual_only] == [
+        ("b", "dst", "0000:3b:00.0")
+    ]
+    assert failure.unplaced == []
+
+
+def test_greedy_prefers_joining_gpus_in_use_to_less_room_left() -> None:
+    # Mixed-size L4s. m (high) has two 4q devices, n a 24q; both run on src. x's two L4s
+    # run a 4q each; y's run a 16q and nothing. On x, m joins two GPUs in use; on y it
+    # would leave less room (4 + 20 GB, against 16 + 16 GB) but take y's empty GPU, the
+    # only one n fits on. The greedy pass puts m on x and n on y. ESXi's own choice
+    # starts from y, the host with the most free memory, where performance gives m's first
+    # device the GPU with the fewest VMs (the empty one): n restarts only by hand.
+    e = Estate()
+    e.cluster("c")
+    profiles = ("grid_l4-4q", "grid_l4-16q", "grid_l4-24q")
+    src, x, y = (e.host(n, "c", profiles=profiles) for n in ("src", "x", "y"))
+    pcis = ("0000:3b:00.0", "0000:af:00.0", "0000:d8:00.0")
+    s1, s2, s3 = (e.gpu(src, p, vgpu_mode="mixedSize") for p in pcis)
+    x1, x2 = (e.gpu(x, p, vgpu_mode="mixedSize") for p in pcis[:2])
+    y1, _ = (e.gpu(y, p, vgpu_mode="mixedSize") for p in pcis[:2])
+    src.memory_mb = x.memory_mb = 128 * 1024
+    y.memory_mb = 256 * 1024
+    e.datastore("san", [src, x, y])
+    m = e.vm("m", src, ["san"], vgpu="grid_l4-4q", gpu=s1, priority="high")
+    m.gpus.append(GpuAttachment("vgpu", profile="grid_l4-4q"))
+    s2.vms.append("m")
+    e.vm("n", src, ["san"], vgpu="grid_l4-24q", gpu=s3)
+    e.vm("on-x1", x, ["san"], vgpu="grid_l4-4q", gpu=x1)
+    e.vm("on-x2", x, ["san"], vgpu="grid_l4-4q", gpu=x2)
+    e.vm("on-y1", y, ["san"], vgpu="grid_l4-16q", gpu=y1)
+    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+        sim = simulate_cluster(e.inv, "c")
+    # Losing src, one VM of two restarts only by hand; losing x or y, every VM restarts.
+    assert sim.worst_host == "src"
+    failure = sim.failures[0]
+    assert failure.placed == [
+        Placement("m", "src", "y", "0000:af:00.0, 0000:3b:00.0", None, "high")
+    ]
+    assert [(p.vm, p.to_host, p.to_gpu) for p in failure.manual_only] == [
+        ("n", "y", "0000:af:00.0")
+    ]
+    assert failure.unplaced == []
+
+
+def test_hosts_a_vm_may_go_to_depend_on_its_datastores_memory_and_rules() -> None:
+    # a, b, c and d run grid_l4-8q on h1. h2's L4 is full. h3 (32768 MB: 30392 MB for VMs)
+    # takes a; b's datastore is not on h3, c needs 62311 MB and a rule keeps d on h1 and
+    # h2. So h2 alone is eligible for b, c and d, though they ask for the same vGPU as a.
+    e = Estate()
+    e.cluster("c")
+    h1, h2, h3 = (e.host(f"h{i}", "c") for i in (1, 2, 3))
+    for h in (h1, h2, h3):
+        e.gpu(h)
+    h3.memory_mb = 32768
+    e.datastore("san", [h1, h2, h3])
+    e.datastore("part", [h1, h2])
+    e.vm("full", h2, ["san"], vgpu="grid_l4-24q")
+    e.vm("a", h1, ["san"], vgpu="grid_l4-8q")
+    e.vm("b", h1, ["part"], vgpu="grid_l4-8q")
+    c = e.vm("c", h1, ["san"], vgpu="grid_l4-8q")
+    c.memory_mb = c.memory_reservation_mb = 61440
+    e.vm("d", h1, ["san"], vgpu="grid_l4-8q")
+    e.inv.clusters[0].vm_host_rules.append(
+        VmHostRule("d-rack1", True, True, True, "d-group", "rack1", ["d"], ["h1", "h2"])
+    )
+    failure = simulate_cluster(e.inv, "c").failures[0]
+    assert [(p.vm, p.to_host) for p in failure.placed] == [("a", "h3")]
+    no_room = (
+        "no GPU capacity left for grid_l4-8q on NVIDIA L4 on h2 (counting the VMs running "
+        "there and restarts of equal or higher priority)"
+    )
+    assert [(p.vm, p.reason) for p in failure.unplaced] == [
+        ("b", no_room),
+        ("c", no_room),
+        ("d", no_room),
+    ]
+
+
+def test_hosts_of_equal_make_but_different_free_memory_are_failed_apart() -> None:
+    # Three 64 GB hosts (62832 MB for VMs), each with one grid_l4-8q VM (16804 MB); h1 also
+    # runs a 32 GB VM without GPU (33352 MB), so it has 12676 MB left: too little for any
+    # VM. Losing h1 and h2 puts two VMs on h3; losing h2 and h3 leaves two for h1: N+1.
+    e = healthy()
+    for h in e.inv.hosts:
+        h.memory_mb = 65536
+    big = e.vm("big", e.inv.hosts[0], ["san1"])
+    big.memory_mb = big.memory_reservation_mb = 32768
+    sim = simulate_cluster(e.inv, "c1")
+    assert (sim.manual_tolerates, sim.tolerates) == (1, 1)
+
+
+def test_a_failure_lists_vms_by_restart_priority_then_name() -> None:
+    # src runs b and d (high), a (medium), c (low) and z (HA restart disabled); dst has an
+    # idle L4. b (8q) and a (8q) restart there; d and c (24q) then find no GPU.
+    e = Estate()
+    e.cluster("c")
+    src, dst = e.host("src", "c"), e.host("dst", "c")
+    pcis = ("0000:3b:00.0", "0000:5e:00.0", "0000:af:00.0", "0000:d8:00.0")
+    gpus = [e.gpu(src, p) for p in pcis]
+    e.gpu(dst)
+    e.datastore("san", [src, dst])
+    e.vm("a", src, ["san"], vgpu="grid_l4-8q", gpu=gpus[0], priority="medium")
+    e.vm("b", src, ["san"], vgpu="grid_l4-8q", gpu=gpus[0], priority="high")
+    e.vm("c", src, ["san"], vgpu="grid_l4-24q", gpu=gpus[1], priority="low")
+    e.vm("d", src, ["san"], vgpu="grid_l4-24q", gpu=gpus[2], priority="high")
+    e.vm("z", src, ["san"], vgpu="grid_l4-24q", gpu=gpus[3], priority="disabled")
+    failure = simulate_cluster(e.inv, "c").failures[0]
+    assert failure.displaced == 5
+    assert failure.placed == [
+        Placement("b", "src", "dst", "0000:3b:00.0", None, "high"),
+        Placement("a", "src", "dst", "0000:3b:00.0", None, "medium"),
+    ]
+    assert [(p.vm, p.restart_priority) for p in failure.unplaced] == [("d", "high"), ("c", "low")]
+    assert failure.not_restarted == [
+        Placement("z", "src", None, None, "HA restart disabled", "disabled")
+    ]
+
+
+def test_a_vm_the_search_could_not_place_is_not_counted_as_placed() -> None:
+    # The hosts' own choice restarts each VM, but the exact search, given no work, proves
+    # no placement: N+k is not claimed.
+    with (
+        patch.object(ClusterModel, "_greedy", lambda self, guests, state, down: {}),
+        patch("gpuaudit.simulate.SEARCH_WORK", 0),
+    ):
+        sim = simulate_cluster(healthy().inv, "c1")
+    assert [[p.vm for p in f.placed] for f in sim.failures] == [["v1"], ["v2"], ["v3"]]
+    assert sim.manual_tolerates == 0
+
+
+def test_fixed_passthrough_names_its_device_and_host() -> None:
+    sim = simulate_cluster(passthrough_estate(buffer=True).inv, "pt")
+    (p,) = sim.failures[0].unplaced
+    assert (p.vm, p.reason) == (
+        "pv1",
+        "fixed DirectPath I/O: bound to device 0000:3b:00.0 of p1; vSphere HA cannot "
+        "restart it on another host",
+    )
+
+
+def test_a_vgpu_of_no_known_model_where_no_gpu_shares() -> None:
+    # v's profile names no GPU the catalogue knows, and v is seen on no GPU; h2's L4 is in
+    # passthrough mode.
+    e = Estate()
+    e.cluster("c")
+    h1, h2 = e.host("h1", "c", profiles=("custom",)), e.host("h2", "c", profiles=("custom",))
+    e.gpu(h2, mode="passthrough")
+    e.datastore("san", [h1, h2])
+    vm = e.vm("v", h1, ["san"])
+    vm.gpus.append(GpuAttachment("vgpu", profile="custom"))
+    (p,) = simulate_cluster(e.inv, "c").failures[0].unplaced
+    assert p.reason == "no surviving host can take it (h2: no Shared Direct GPU of model ?)"
