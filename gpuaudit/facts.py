@@ -111,16 +111,6 @@ def gpu_usable(gpu: Gpu) -> bool:
     return gpu.passthrough_active or gpu.graphics_type == SHARED_DIRECT
 
 
-def parse_version(text: str) -> tuple[int, int, int]:
-    parts = []
-    for piece in text.split(".")[:3]:
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        parts.append(int(digits) if digits else 0)
-    while len(parts) < 3:
-        parts.append(0)
-    return parts[0], parts[1], parts[2]
-
-
 class Facts:
     """Lookups over one inventory."""
 
