@@ -1,0 +1,149 @@
+"""facts.py: GPU lookups, frame buffers and vGPU shares, stated by hand.
+
+Frame buffers are NVIDIA's published figures: L4 24 GB, T4 16 GB. A vGPU profile's
+number is its frame buffer in GB (grid_l4-4q: 4 GB), so it takes 4/24 of an L4.
+healthy() gives hosts h1..h3 in cluster c1, one L4 each (0000:3b:00.0), and the
+grid_l4-8q VMs v1..v3, one per host.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuaudit import catalog
+from gpuaudit.facts import Facts, gpu_memory, gpu_name
+from gpuaudit.inventory import Gpu, GpuAttachment
+from tests.builders import Estate, healthy
+
+L4_MB = 24 * 1024
+
+
+def _unknown_gpu(pci_id: str, memory_mb: int = 0) -> Gpu:
+    """An NVIDIA device id no catalogue lists, reporting ``memory_mb`` of frame buffer."""
+    return Gpu(pci_id=pci_id, vendor_id=catalog.NVIDIA, device_id=0x9999, memory_mb=memory_mb)
+
+
+def test_gpu_name_takes_a_host_or_its_name() -> None:
+    e = healthy()
+    host, gpu = e.inv.hosts[0], e.inv.hosts[0].gpus[0]
+    assert gpu_name(host, gpu) == "h1/0000:3b:00.0"
+    assert gpu_name("h9", gpu) == "h9/0000:3b:00.0"
+
+
+def test_gpu_memory_believes_the_host_and_falls_back_to_the_catalogue() -> None:
+    e = healthy()
+    l4 = e.inv.hosts[0].gpus[0]
+    l4.memory_mb = 1  # any positive figure the host reports is taken as it is
+    assert gpu_memory(l4) == 1
+    l4.memory_mb = 0  # not reported: the L4's published 24 GB
+    assert gpu_memory(l4) == L4_MB
+    assert gpu_memory(_unknown_gpu("0000:5e:00.0")) == 0
+
+
+def test_lookups_of_a_cluster_without_hosts_are_empty() -> None:
+    f = Facts(healthy().inv)
+    assert f.connected_host_names("nowhere") == frozenset()
+    assert f.hosts_offering("nowhere", ("grid_l4-8q",)) == ()
+
+
+def test_connected_host_names_and_hosts_offering_leave_out_what_cannot_run_vms() -> None:
+    e = healthy()
+    h1, h2, h3 = e.inv.hosts
+    h2.connection_state = "disconnected"
+    h3.in_maintenance = True
+    h1.vgpu_profiles = h1.vgpu_profiles[:1]  # grid_l4-4q only
+    f = Facts(e.inv)
+    names = f.connected_host_names("c1")
+    offering = f.hosts_offering("c1", ("grid_l4-4q",))
+    assert names == frozenset({"h1", "h3"})
+    assert offering == (h1,)
+    assert f.hosts_offering("c1", ("grid_l4-8q",)) == ()
+    # Per-VM rules ask these once per VM: each is built once per cluster and kept.
+    assert f.connected_host_names("c1") is names
+    assert f.hosts_offering("c1", ("grid_l4-4q",)) is offering
+
+
+def test_clusters_with_gpus_counts_a_gpu_vm_on_a_host_without_gpus() -> None:
+    e = healthy()
+    e.cluster("vms-only")
+    bare = e.host("b1", "vms-only", profiles=())
+    vb = e.vm("vb", bare, [])
+    vb.gpus.append(GpuAttachment("vgpu", profile="grid_l4-4q"))
+    e.cluster("empty")
+    e.host("x1", "empty", profiles=())
+    assert [c.name for c in Facts(e.inv).clusters_with_gpus()] == ["c1", "vms-only"]
+
+
+def _two_gpu_host() -> tuple[Estate, Gpu, Gpu]:
+    """h1 with a second L4 (0000:af:00.0) beside the one v1 runs on."""
+    e = healthy()
+    h1 = e.inv.hosts[0]
+    second = e.gpu(h1, pci_id="0000:af:00.0")
+    return e, h1.gpus[0], second
+
+
+def test_gpu_of_vm_finds_the_gpu_that_lists_the_vm_or_its_passthrough_device() -> None:
+    e, first, second = _two_gpu_host()
+    first.vms.remove("v1")
+    second.vms.append("v1")  # v1's vGPU runs on the second L4
+    pt = e.vm("pt", e.inv.hosts[0], [], passthrough=second)
+    pt.gpus[0].pci_id = second.pci_id
+    second.vms.remove("pt")  # the host lists the device as idle; the VM names it
+    f = Facts(e.inv)
+    assert f.gpu_of_vm(e.inv.vms[0]) is second
+    assert f.gpu_of_vm(pt) is second
+    lost = e.vm("lost", e.inv.hosts[0], [])
+    lost.gpus.append(GpuAttachment("vgpu", profile="grid_l4-4q"))
+    assert f.gpu_of_vm(lost) is None  # no GPU lists it, no device is named
+    lost.host = "gone"  # a host the inventory does not hold
+    assert f.gpu_of_vm(lost) is None
+
+
+def _fraction(e: Estate, vm_name: str, index: int = 0) -> float:
+    vm = next(v for v in e.inv.vms if v.name == vm_name)
+    return Facts(e.inv).attachment_fraction(vm, vm.gpus[index])
+
+
+def test_attachment_fraction_of_passthrough_and_unparsed_profiles_is_a_whole_gpu() -> None:
+    e = healthy()
+    e.vm("pt", e.inv.hosts[0], [], passthrough=e.inv.hosts[0].gpus[0])
+    assert _fraction(e, "pt") == 1.0
+    v1 = e.inv.vms[0]
+    v1.gpus[0] = GpuAttachment("vgpu", profile="not-a-profile")
+    assert _fraction(e, "v1") == 1.0
+    v1.gpus[0] = GpuAttachment("vgpu", profile=None)
+    assert _fraction(e, "v1") == 1.0
+
+
+def test_attachment_fraction_is_the_profile_over_the_gpus_frame_buffer() -> None:
+    e = healthy()
+    e.inv.vms[0].gpus[0] = GpuAttachment("vgpu", profile="grid_l4-4q")
+    assert _fraction(e, "v1") == pytest.approx(4 / 24)
+    # A profile larger than the GPU (24 GB on a 16 GB T4) still takes one GPU, not 1.5.
+    t4 = e.gpu(e.inv.hosts[1], pci_id="0000:d8:00.0", model="t4")
+    e.inv.hosts[1].gpus[:] = [t4]
+    t4.vms.append("v2")
+    e.inv.vms[1].gpus[0] = GpuAttachment("vgpu", profile="grid_l4-24q")
+    assert _fraction(e, "v2") == 1.0
+
+
+def test_attachment_fraction_takes_the_profiles_gpu_when_the_hosts_gpu_says_nothing() -> None:
+    e = healthy()
+    h1 = e.inv.hosts[0]
+    h1.gpus[:] = [_unknown_gpu("0000:3b:00.0")]
+    h1.gpus[0].vms.append("v1")
+    e.inv.vms[0].gpus[0] = GpuAttachment("vgpu", profile="grid_l4-4q")
+    assert _fraction(e, "v1") == pytest.approx(4 / 24)  # an L4's 24 GB, from the profile
+    h1.gpus[0].memory_mb = 1  # a reported figure, however small, is believed
+    assert _fraction(e, "v1") == 1.0
+    e.inv.vms[0].host = "gone"  # no host, no GPU: the profile's L4 again
+    assert _fraction(e, "v1") == pytest.approx(4 / 24)
+
+
+def test_attachment_fraction_of_a_profile_for_an_unknown_gpu_is_a_whole_gpu() -> None:
+    e = healthy()
+    h1 = e.inv.hosts[0]
+    h1.gpus[:] = [_unknown_gpu("0000:3b:00.0")]
+    h1.gpus[0].vms.append("v1")
+    e.inv.vms[0].gpus[0] = GpuAttachment("vgpu", profile="grid_zz-4q")
+    assert _fraction(e, "v1") == 1.0
