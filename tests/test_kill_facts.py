@@ -11,7 +11,14 @@ from __future__ import annotations
 import pytest
 
 from gpuaudit import catalog
-from gpuaudit.facts import Facts, gpu_memory, gpu_name
+from gpuaudit.facts import (
+    Facts,
+    gpu_memory,
+    gpu_name,
+    host_vm_memory_mb,
+    profiles,
+    vm_reserved_mb,
+)
 from gpuaudit.inventory import Gpu, GpuAttachment
 from tests.builders import Estate, healthy
 
@@ -147,3 +154,37 @@ def test_attachment_fraction_of_a_profile_for_an_unknown_gpu_is_a_whole_gpu() ->
     h1.gpus[0].vms.append("v1")
     e.inv.vms[0].gpus[0] = GpuAttachment("vgpu", profile="grid_zz-4q")
     assert _fraction(e, "v1") == 1.0
+
+
+def test_profiles_leave_out_a_vgpu_without_a_profile_name() -> None:
+    vm = healthy().inv.vms[0]
+    vm.gpus.append(GpuAttachment("vgpu", profile=None))
+    assert profiles(vm) == ["grid_l4-8q"]
+
+
+def test_a_gpu_vm_or_a_vm_locked_to_its_memory_reserves_all_of_it() -> None:
+    e = healthy()
+    gpu_vm = e.inv.vms[0]
+    gpu_vm.memory_reservation_mb = 0  # HA and ESXi still need all 16 GB to power it on
+    assert vm_reserved_mb(gpu_vm) == 16384
+    plain = e.vm("plain", e.inv.hosts[0], [])
+    plain.memory_reservation_mb = 2048
+    assert vm_reserved_mb(plain) == 2048
+    plain.memory_locked_to_max = True
+    assert vm_reserved_mb(plain) == 16384
+
+
+def test_host_memory_for_vms_keeps_the_hypervisors_share() -> None:
+    host = healthy().inv.hosts[0]
+    host.memory_mb = 512 * 1024  # 2048 MB + 1% (5243 MB, rounded up) for ESXi itself
+    assert host_vm_memory_mb(host) == 524288 - 2048 - 5243
+    host.memory_mb = 1  # reported, if absurd: nothing left for VMs
+    assert host_vm_memory_mb(host) == 0
+    host.memory_mb = 0  # not reported
+    assert host_vm_memory_mb(host) is None
+
+
+def test_no_host_can_access_a_datastore_the_inventory_does_not_hold() -> None:
+    f = Facts(healthy().inv)
+    assert f.can_access("h1", "san1")
+    assert not f.can_access("h1", "gone")
