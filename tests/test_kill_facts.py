@@ -15,6 +15,7 @@ from gpuaudit.facts import (
     Facts,
     gpu_memory,
     gpu_name,
+    gpu_prefix,
     host_vm_memory_mb,
     profiles,
     vm_reserved_mb,
@@ -188,3 +189,35 @@ def test_no_host_can_access_a_datastore_the_inventory_does_not_hold() -> None:
     f = Facts(healthy().inv)
     assert f.can_access("h1", "san1")
     assert not f.can_access("h1", "gone")
+
+
+def _ga107(device_name: str, sub_device_id: int = 0) -> Gpu:
+    """10de:25b6, which pci.ids names "GA107GL [A2 / A16]": subsystem 10de:157e is the
+    A2, 10de:14a9 the A16."""
+    return Gpu(
+        pci_id="0000:3b:00.0",
+        vendor_id=catalog.NVIDIA,
+        device_id=0x25B6,
+        device_name=device_name,
+        sub_vendor_id=catalog.NVIDIA if sub_device_id else 0,
+        sub_device_id=sub_device_id,
+    )
+
+
+def test_the_profile_prefix_of_a_device_id_shared_by_two_boards() -> None:
+    assert gpu_prefix(_ga107("GA107GL [A2 / A16]", sub_device_id=0x157E)) == "a2"
+    assert gpu_prefix(_ga107("GA107GL [A2 / A16]", sub_device_id=0x14A9)) == "a16"
+    assert gpu_prefix(_ga107("NVIDIA A2")) == "a2"  # no subsystem id: the name decides
+    assert gpu_prefix(_ga107("GA107GL [A2 / A16]")) == "a16"
+
+
+def test_restart_priority_takes_the_vm_then_the_cluster_then_medium() -> None:
+    e = healthy()
+    c1 = e.inv.clusters[0]
+    c1.default_restart_priority = "high"
+    v1, v2, v3 = e.inv.vms
+    v1.restart_priority = "clusterRestartPriority"  # vSphere's "use the cluster setting"
+    v2.restart_priority = "lowest"
+    v3.restart_priority = "urgent"  # not a priority vSphere knows
+    f = Facts(e.inv)
+    assert [f.restart_priority(v) for v in (v1, v2, v3)] == ["high", "lowest", "medium"]
