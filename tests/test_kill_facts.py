@@ -221,3 +221,13 @@ def test_restart_priority_takes_the_vm_then_the_cluster_then_medium() -> None:
     v3.restart_priority = "urgent"  # not a priority vSphere knows
     f = Facts(e.inv)
     assert [f.restart_priority(v) for v in (v1, v2, v3)] == ["high", "lowest", "medium"]
+
+
+def test_a_vms_cluster_is_its_hosts_and_its_own_field_only_without_a_known_host() -> None:
+    e = healthy()
+    v1 = e.inv.vms[0]
+    v1.cluster = "old"  # the VM's own field disagrees with its host h1, in c1
+    f = Facts(e.inv)
+    assert f.vm_cluster(v1) == "c1"
+    v1.host = "gone"
+    assert f.vm_cluster(v1) == "old"
