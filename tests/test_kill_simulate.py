@@ -6,9 +6,16 @@ from __future__ import annotations
 from typing import Any
 from unittest.mock import patch
 
-from gpuaudit.inventory import GpuAttachment, VmHostRule
+from gpuaudit.facts import Facts
+from gpuaudit.inventory import GpuAttachment, VmHostRule, VmVmRule
 from gpuaudit.results import GpuSlots, Placement, SpareCapacity
-from gpuaudit.simulate import ClusterModel, simulate_cluster, simulate_cluster_notes
+from gpuaudit.simulate import (
+    ClusterModel,
+    simulate,
+    simulate_all,
+    simulate_cluster,
+    simulate_cluster_notes,
+)
 from tests.builders import Estate, healthy, passthrough_estate
 
 
@@ -616,3 +623,200 @@ def test_a_vgpu_of_no_known_model_where_no_gpu_shares() -> None:
     vm.gpus.append(GpuAttachment("vgpu", profile="custom"))
     (p,) = simulate_cluster(e.inv, "c").failures[0].unplaced
     assert p.reason == "no surviving host can take it (h2: no Shared Direct GPU of model ?)"
+
+
+def test_vgpus_no_gpu_lists_are_seated_on_the_first_gpu_that_takes_them() -> None:
+    # a and b (grid_l4-24q: a whole L4 each) run on h1, but no GPU of h1 lists them: a takes
+    # h1's first L4 and b the second. Losing h1, a restarts on h2's L4 and b finds no L4
+    # left; h3's T4 could never take an L4 profile.
+    e = Estate()
+    e.cluster("c")
+    h1, h2, h3 = (e.host(f"h{i}", "c") for i in (1, 2, 3))
+    first = e.gpu(h1)
+    e.gpu(h1, "0000:af:00.0")
+    e.gpu(h2)
+    e.gpu(h3, model="t4")
+    e.datastore("san", [h1, h2, h3])
+    e.vm("a", h1, ["san"], vgpu="grid_l4-24q")
+    e.vm("b", h1, ["san"], vgpu="grid_l4-24q")
+    first.vms.clear()
+    sim = simulate_cluster(e.inv, "c")
+    assert sim.capacity == [
+        GpuSlots(
+            "h1", "0000:3b:00.0", "NVIDIA L4", 24576, "vgpu", "grid_l4-24q", 1, 1, 24576, ["a"]
+        ),
+        GpuSlots(
+            "h1", "0000:af:00.0", "NVIDIA L4", 24576, "vgpu", "grid_l4-24q", 1, 1, 24576, ["b"]
+        ),
+        GpuSlots("h2", "0000:3b:00.0", "NVIDIA L4", 24576, "idle"),
+        GpuSlots("h3", "0000:3b:00.0", "NVIDIA T4", 16384, "idle"),
+    ]
+    failure = sim.failures[0]
+    assert failure.placed == [Placement("a", "h1", "h2", "0000:3b:00.0", None, "medium")]
+    assert failure.unplaced == [
+        Placement(
+            "b",
+            "h1",
+            reason="no GPU capacity left for grid_l4-24q on NVIDIA L4 on h2 (counting the VMs "
+            "running there and restarts of equal or higher priority)",
+            restart_priority="medium",
+        )
+    ]
+    assert (sim.tolerates, sim.worst_host) == (0, "h1")
+
+
+def test_given_facts_are_used_and_none_are_built_again() -> None:
+    # The audit builds the facts of an inventory once; the simulation reads those. In the
+    # healthy cluster two hosts may fail: the third L4 takes all three 8q VMs.
+    inv = healthy().inv
+    facts = Facts(inv)
+    with patch("gpuaudit.simulate.Facts", side_effect=AssertionError("facts built again")):
+        assert simulate_cluster(inv, "c1", facts).tolerates == 2
+        assert [s.tolerates for s in simulate(inv, facts)] == [2]
+        assert [s.simulation.tolerates for s in simulate_all(inv, facts)] == [2]
+
+
+def test_a_vm_bound_to_two_fixed_devices_names_both() -> None:
+    e = Estate()
+    e.cluster("pt", ha=False, admission=False)
+    p1, p2 = e.host("p1", "pt", profiles=()), e.host("p2", "pt", profiles=())
+    g1 = e.gpu(p1, mode="passthrough")
+    g2 = e.gpu(p1, "0000:af:00.0", mode="passthrough")
+    e.gpu(p2, mode="passthrough")
+    e.datastore("san", [p1, p2])
+    vm = e.vm("pv", p1, ["san"], passthrough=g1)
+    vm.gpus.append(
+        GpuAttachment(
+            "passthrough", pci_id=g2.pci_id, vendor_id=g2.vendor_id, device_id=g2.device_id
+        )
+    )
+    g2.vms.append("pv")
+    (p,) = simulate_cluster(e.inv, "pt").failures[0].unplaced
+    assert p.reason == (
+        "fixed DirectPath I/O: bound to device 0000:3b:00.0, 0000:af:00.0 of p1; vSphere HA "
+        "cannot restart it on another host"
+    )
+
+
+def test_exact_search_takes_an_exact_memory_fit() -> None:
+    # As test_exact_memory_fit_is_a_fit, with the greedy pass left out: the exact search
+    # must find that h2's 16804 MB for VMs hold v's 16804 MB.
+    e = Estate()
+    e.cluster("c")
+    hosts = [e.host(f"h{i}", "c") for i in (1, 2)]
+    for h in hosts:
+        e.gpu(h)
+    hosts[1].memory_mb = 19043
+    e.datastore("san", hosts)
+    e.vm("v", hosts[0], ["san"], vgpu="grid_l4-8q")
+    with patch.object(ClusterModel, "_greedy", lambda self, guests, state, down: {}):
+        sim = simulate_cluster(e.inv, "c")
+    assert [(p.vm, p.to_host) for p in sim.failures[0].placed] == [("v", "h2")]
+    assert (sim.tolerates, sim.manual_tolerates) == (1, 1)
+
+
+def test_exact_search_looks_past_two_alike_hosts_without_room() -> None:
+    # h2 and h3 alike: each L4 runs a grid_l4-24q VM and has no room. v (8q) of h1 can
+    # only go to h4's idle L4, which the search, with no greedy answer, must reach. Losing
+    # h1 and h2 leaves v and b2 for h4's one L4: N+1.
+    e = Estate()
+    e.cluster("c")
+    hosts = [e.host(f"h{i}", "c") for i in (1, 2, 3, 4)]
+    for h in hosts:
+        e.gpu(h)
+    e.datastore("san", hosts)
+    e.vm("v", hosts[0], ["san"], vgpu="grid_l4-8q")
+    e.vm("b2", hosts[1], ["san"], vgpu="grid_l4-24q")
+    e.vm("b3", hosts[2], ["san"], vgpu="grid_l4-24q")
+    with patch.object(ClusterModel, "_greedy", lambda self, guests, state, down: {}):
+        sim = simulate_cluster(e.inv, "c")
+    assert [f.unplaced for f in sim.failures] == [[], [], [], []]
+    assert [[(p.vm, p.to_host) for p in f.placed] for f in sim.failures] == [
+        [("v", "h4")],
+        [("b2", "h4")],
+        [("b3", "h4")],
+        [],
+    ]
+    assert (sim.tolerates, sim.manual_tolerates) == (1, 1)
+
+
+def test_exact_search_tries_every_host_an_anti_affinity_rule_leaves() -> None:
+    # h1 runs y (highest), x (high), w (medium) and z (low), each a grid_l4-24q (a whole L4).
+    # h2 and h3 have two idle L4s each. Rules: x apart from y, z apart from x. Losing h1,
+    # y goes to h2 and x to h3; w must then go to h3, next to x, so that z can go to h2.
+    # ESXi's own choice puts w on h2 (the first of two hosts alike), and z finds no host:
+    # it restarts only by hand, on h2.
+    e = Estate()
+    e.cluster("c")
+    h1, h2, h3 = (e.host(f"h{i}", "c") for i in (1, 2, 3))
+    pcis = ("0000:3b:00.0", "0000:5e:00.0", "0000:af:00.0", "0000:d8:00.0")
+    gpus = [e.gpu(h1, p) for p in pcis]
+    for h in (h2, h3):
+        e.gpu(h, pcis[0])
+        e.gpu(h, pcis[2])
+    e.datastore("san", [h1, h2, h3])
+    for name, gpu, priority in zip("yxwz", gpus, ("highest", "high", "medium", "low"), strict=True):
+        e.vm(name, h1, ["san"], vgpu="grid_l4-24q", gpu=gpu, priority=priority)
+    rules = e.inv.clusters[0].vm_vm_rules
+    rules.append(VmVmRule(name="x-y", affinity=False, vms=["x", "y"]))
+    rules.append(VmVmRule(name="x-z", affinity=False, vms=["x", "z"]))
+    failure = simulate_cluster(e.inv, "c").failures[0]
+    assert failure.placed == [
+        Placement("y", "h1", "h2", "0000:3b:00.0", None, "highest"),
+        Placement("x", "h1", "h3", "0000:3b:00.0", None, "high"),
+        Placement("w", "h1", "h2", "0000:af:00.0", None, "medium"),
+    ]
+    assert failure.manual_only == [
+        Placement(
+            "z",
+            "h1",
+            "h2",
+            "0000:af:00.0",
+            "the hosts' own GPU choice (assignment policy performance) leaves no GPU for "
+            "it; a manual placement fits on h2 (0000:af:00.0)",
+            "low",
+        )
+    ]
+    assert failure.unplaced == []
+
+
+def test_policy_pass_fails_each_host_while_the_combinations_fit_the_limit() -> None:
+    # x and y are alike: L4 #1 runs an 8q VM (high), #2 a 24q VM (medium), #3 is idle, and
+    # 29224 MB are free (65536 MB: 62832 for VMs, less two VMs of 16804 MB): room for one
+    # more VM. c has one L4 running an 8q VM and, with a VM without GPU, as much free memory.
+    # The cluster's order is x, c, y; on equal free memory ESXi's choice goes by it.
+    # Losing x: x1 goes to c's L4 and x2 to y's idle L4. Losing y: y1 goes to x's idle L4
+    # (performance: the GPU with the fewest VMs), x has no memory left, and c's L4 cannot
+    # take a 24q: y2 is lost. With room for exactly the three single failures (and three
+    # pairs), each is tried by policy, y's too: the q family is N+0.
+    e = Estate()
+    e.cluster("c")
+    x, c, y = (e.host(n, "c") for n in ("x", "c", "y"))
+    for h in (x, c, y):
+        h.memory_mb = 65536
+    e.gpu(c)
+    e.datastore("san", [x, c, y])
+    for h in (x, y):
+        small, big = e.gpu(h), e.gpu(h, "0000:af:00.0")
+        e.gpu(h, "0000:d8:00.0")
+        e.vm(f"{h.name}1", h, ["san"], vgpu="grid_l4-8q", gpu=small, priority="high")
+        e.vm(f"{h.name}2", h, ["san"], vgpu="grid_l4-24q", gpu=big)
+    e.vm("c1", c, ["san"], vgpu="grid_l4-8q")
+    e.vm("filler", c, ["san"])
+    with patch("gpuaudit.simulate.COMBINATION_LIMIT", 3):
+        sim = simulate_cluster(e.inv, "c")
+    assert [[(p.vm, p.to_host, p.to_gpu) for p in f.placed] for f in sim.failures] == [
+        [("x1", "c", "0000:3b:00.0"), ("x2", "y", "0000:d8:00.0")],
+        [("c1", "x", "0000:d8:00.0")],
+        [("y1", "x", "0000:d8:00.0")],
+    ]
+    assert [[(p.vm, p.to_host, p.to_gpu) for p in f.manual_only] for f in sim.failures] == [
+        [],
+        [],
+        [("y2", "x", "0000:d8:00.0")],
+    ]
+    assert (sim.tolerates, sim.manual_tolerates) == (0, 1)
+    assert sim.spare == [
+        SpareCapacity("NVIDIA L4", None, 7, 2, 5, 2, 0),
+        SpareCapacity("NVIDIA L4", "l4 q", 7, 2, 5, 2, 0),
+    ]
