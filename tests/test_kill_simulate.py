@@ -820,3 +820,154 @@ def test_policy_pass_fails_each_host_while_the_combinations_fit_the_limit() -> N
         SpareCapacity("NVIDIA L4", None, 7, 2, 5, 2, 0),
         SpareCapacity("NVIDIA L4", "l4 q", 7, 2, 5, 2, 0),
     ]
+
+
+def test_exact_search_order_of_equal_options_is_the_clusters() -> None:
+    # src runs a (high; allowed an L4 or a T4) and b and c (medium; an L4 only). zeta (256 GB)
+    # and alpha (128 GB), in that order in the cluster, have an L4 and a T4 each. ESXi's
+    # own choice puts a on zeta's L4 (its first free allowed GPU) and b on alpha's L4: c is
+    # left. The exact search, with every option scored alike, tries them in the cluster's
+    # order: a on zeta's L4 leaves one L4, a on zeta's T4 then b on zeta's L4 lets c have
+    # alpha's L4.
+    e = Estate()
+    e.cluster("x")
+    src = e.host("src", "x", profiles=())
+    zeta, alpha = e.host("zeta", "x", profiles=()), e.host("alpha", "x", profiles=())
+    zeta.memory_mb, alpha.memory_mb = 256 * 1024, 128 * 1024
+    pcis = ("0000:3b:00.0", "0000:5e:00.0", "0000:af:00.0")
+    t4 = e.gpu(src, pcis[0], model="t4", mode="passthrough")
+    l4s = [e.gpu(src, p, mode="passthrough") for p in pcis[1:]]
+    for h in (zeta, alpha):
+        e.gpu(h, "0000:3b:00.0", mode="passthrough")
+        e.gpu(h, "0000:af:00.0", model="t4", mode="passthrough")
+    e.datastore("nfs", [src, zeta, alpha], transport="nfs")
+    a = e.vm("a", src, ["nfs"], dynamic=t4, priority="high")
+    a.gpus[0].allowed = [(0x10DE, 0x27B8), (0x10DE, 0x1EB8)]
+    e.vm("b", src, ["nfs"], dynamic=l4s[0])
+    e.vm("c", src, ["nfs"], dynamic=l4s[1])
+    failure = simulate_cluster(e.inv, "x").failures[0]
+    assert failure.placed == [
+        Placement("a", "src", "zeta", "0000:3b:00.0", None, "high"),
+        Placement("b", "src", "alpha", "0000:3b:00.0", None, "medium"),
+    ]
+    assert failure.manual_only == [
+        Placement(
+            "c",
+            "src",
+            "alpha",
+            "0000:3b:00.0",
+            "the hosts' own GPU choice (assignment policy performance) leaves no GPU for "
+            "it; a manual placement fits on alpha (0000:3b:00.0)",
+            "medium",
+        )
+    ]
+    assert failure.unplaced == []
+
+
+def test_exact_search_counts_each_hosts_gpus_against_its_work_limit() -> None:
+    # Losing h1, the search (no greedy answer) checks v1 fits on h2 (one GPU), then lists
+    # v1's options on h2 and h3 (two more): three checks, over a limit of one, so it stops
+    # before placing v1. The hosts' own choice still restarts each VM.
+    with (
+        patch.object(ClusterModel, "_greedy", lambda self, guests, state, down: {}),
+        patch("gpuaudit.simulate.SEARCH_WORK", 1),
+    ):
+        out = simulate_cluster_notes(healthy().inv, "c1")
+    sim = out.simulation
+    assert [[p.vm for p in f.placed] for f in sim.failures] == [["v1"], ["v2"], ["v3"]]
+    assert out.notes == [
+        "memory not checked on h1, h2, h3: the host's memory size is unknown",
+        "the exact search hit its limit for some host failures: VMs reported as not placed "
+        "there may still have a valid placement",
+    ]
+    assert (sim.tolerates, sim.manual_tolerates) == (2, 0)
+
+
+def test_greedy_pass_alone_takes_an_exact_memory_fit() -> None:
+    # As test_exact_memory_fit_is_a_fit, with no exact search: the greedy pass must place v
+    # in h2's 16804 MB for VMs.
+    e = Estate()
+    e.cluster("c")
+    hosts = [e.host(f"h{i}", "c") for i in (1, 2)]
+    for h in hosts:
+        e.gpu(h)
+    hosts[1].memory_mb = 19043
+    e.datastore("san", hosts)
+    e.vm("v", hosts[0], ["san"], vgpu="grid_l4-8q")
+    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+        out = simulate_cluster_notes(e.inv, "c")
+    assert out.notes == ["memory not checked on h1: the host's memory size is unknown"]
+    assert (out.simulation.tolerates, out.simulation.manual_tolerates) == (1, 1)
+
+
+def test_greedy_pass_alone_passes_the_host_an_anti_affinity_rule_blocks() -> None:
+    # v (h1) and u (h2) are kept apart; h3's L4 is idle. With no exact search, the greedy
+    # pass puts v on h3 when h1 fails, and u on h3 when h2 fails. Losing h1 and h2 leaves
+    # both for h3, where only one may run: the greedy answer is not proven wrong, and
+    # N+2 is not claimed.
+    e = healthy()
+    e.inv.vms[2].power_state = "poweredOff"
+    e.inv.vms[1].name = e.inv.hosts[1].gpus[0].vms[0] = "u"
+    e.inv.clusters[0].vm_vm_rules.append(VmVmRule(name="v-u", affinity=False, vms=["v1", "u"]))
+    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+        out = simulate_cluster_notes(e.inv, "c1")
+    sim = out.simulation
+    assert [[(p.vm, p.to_host) for p in f.placed] for f in sim.failures] == [
+        [("v1", "h3")],
+        [("u", "h3")],
+        [],
+    ]
+    assert out.notes == [
+        "memory not checked on h1, h2, h3: the host's memory size is unknown",
+        "N+2 not proven: the search hit its limit for the loss of h1, h2",
+    ]
+    assert (sim.tolerates, sim.manual_tolerates) == (1, 1)
+
+
+def test_greedy_pass_takes_the_first_of_equal_hosts() -> None:
+    # a (high) and b (medium) run grid_l4-24q on h1's two L4s; b's datastore is on h1 and
+    # h3 only. h2 and h3 have an idle L4 each. With no exact search, the greedy pass gives a
+    # the first of the two equal fits, h2, which leaves h3 for b.
+    e = Estate()
+    e.cluster("c")
+    h1, h2, h3 = (e.host(f"h{i}", "c") for i in (1, 2, 3))
+    first, second = e.gpu(h1), e.gpu(h1, "0000:af:00.0")
+    e.gpu(h2)
+    e.gpu(h3)
+    e.datastore("san", [h1, h2, h3])
+    e.datastore("part", [h1, h3])
+    e.vm("a", h1, ["san"], vgpu="grid_l4-24q", gpu=first, priority="high")
+    e.vm("b", h1, ["part"], vgpu="grid_l4-24q", gpu=second)
+    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+        out = simulate_cluster_notes(e.inv, "c")
+    sim = out.simulation
+    assert [(p.vm, p.to_host) for p in sim.failures[0].placed] == [("a", "h2"), ("b", "h3")]
+    assert out.notes == [
+        "memory not checked on h1, h2, h3: the host's memory size is unknown",
+        "N+2 not proven: the search hit its limit for the loss of h1, h2",
+    ]
+    assert (sim.tolerates, sim.manual_tolerates) == (1, 1)
+
+
+def test_greedy_pass_takes_the_best_fit_of_all_hosts() -> None:
+    # h1 runs a (grid_l4-8q, high) and b (grid_l4-24q). h2's L4 is idle; h3's runs an 8q.
+    # The greedy pass, alone, puts a next to the 8q on h3 (the best fit, on the last host),
+    # which leaves h2's L4 for b. ESXi's own choice puts a on h2, the first host: b restarts
+    # only by hand.
+    e = Estate()
+    e.cluster("c")
+    h1, h2, h3 = (e.host(f"h{i}", "c") for i in (1, 2, 3))
+    first, second = e.gpu(h1), e.gpu(h1, "0000:af:00.0")
+    e.gpu(h2)
+    e.gpu(h3)
+    e.datastore("san", [h1, h2, h3])
+    e.vm("a", h1, ["san"], vgpu="grid_l4-8q", gpu=first, priority="high")
+    e.vm("b", h1, ["san"], vgpu="grid_l4-24q", gpu=second)
+    e.vm("c", h3, ["san"], vgpu="grid_l4-8q")
+    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+        failure = simulate_cluster(e.inv, "c").failures[0]
+    assert failure.placed == [Placement("a", "h1", "h2", "0000:3b:00.0", None, "high")]
+    assert [(p.vm, p.to_host, p.to_gpu) for p in failure.manual_only] == [
+        ("b", "h2", "0000:3b:00.0")
+    ]
+    assert failure.unplaced == []
