@@ -971,3 +971,47 @@ def test_greedy_pass_takes_the_best_fit_of_all_hosts() -> None:
         ("b", "h2", "0000:3b:00.0")
     ]
     assert failure.unplaced == []
+
+
+def unknown_gpus(h2_gpu_mb: int, h2_runs_8q: bool) -> Any:
+    """Losing h1 of a cluster whose GPUs are of a model the catalogue does not know (each
+    as large as its host reports), with the exact search left out: the failure."""
+    e = Estate()
+    e.cluster("c")
+    h1, h2, h3 = (e.host(f"h{i}", "c") for i in (1, 2, 3))
+    pcis = ("0000:3b:00.0", "0000:af:00.0")
+    for h, pci, mb in ((h1, pcis[0], 16384), (h1, pcis[1], 16384), (h2, pcis[0], h2_gpu_mb)):
+        g = e.gpu(h, pci)
+        g.device_id, g.device_name, g.model, g.known_model, g.memory_mb = 0x9999, "", "", False, mb
+    g3 = e.gpu(h3)
+    g3.device_id, g3.device_name, g3.model, g3.known_model, g3.memory_mb = (
+        0x9999,
+        "",
+        "",
+        False,
+        16384,
+    )
+    e.datastore("san", [h1, h2, h3])
+    e.datastore("part", [h1, h2])
+    e.vm("v", h1, ["san"], vgpu="grid_l4-8q", gpu=h1.gpus[0], priority="high")
+    e.vm("w", h1, ["part"], vgpu="grid_l4-8q", gpu=h1.gpus[1])
+    if h2_runs_8q:
+        e.vm("on-h2", h2, ["san"], vgpu="grid_l4-8q")
+    e.vm("on-h3", h3, ["san"], vgpu="grid_l4-8q")
+    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+        return simulate_cluster(e.inv, "c").failures[0]
+
+
+def test_greedy_pass_looks_past_a_good_fit_for_an_exact_one() -> None:
+    # v (8q, high) and w (8q; its datastore is not on h3) run on h1. h3's GPU (16384 MB)
+    # runs an 8q: v fills it exactly, the best fit. h2's GPU is either idle and of 8192 MB
+    # (v would fill an empty GPU) or of 16385 MB and running an 8q (v would leave 1 MB):
+    # either is a worse fit, and w needs it. ESXi's own choice puts v on h2, the first
+    # host: w restarts only by hand.
+    for h2_gpu_mb, h2_runs_8q in ((8192, False), (16385, True)):
+        failure = unknown_gpus(h2_gpu_mb, h2_runs_8q)
+        assert failure.placed == [Placement("v", "h1", "h2", "0000:3b:00.0", None, "high")]
+        assert [(p.vm, p.to_host, p.to_gpu) for p in failure.manual_only] == [
+            ("w", "h2", "0000:3b:00.0")
+        ]
+        assert failure.unplaced == []
