@@ -1015,3 +1015,34 @@ def test_greedy_pass_looks_past_a_good_fit_for_an_exact_one() -> None:
             ("w", "h2", "0000:3b:00.0")
         ]
         assert failure.unplaced == []
+
+
+def test_hosts_running_a_vm_of_two_gpus_are_classes_of_their_own() -> None:
+    # Three alike hosts with three L4s each; each runs a VM with two grid_l4-8q devices, on
+    # its first two L4s. Such hosts are not grouped: three classes, three pairs, more than
+    # a limit of two. The pair of the two most loaded hosts (equal loads: h1 and h2) is
+    # lost and h3 takes both VMs, but N+2 is not claimed; for the spare rows even the three
+    # single failures are more than the limit: N+0 is all they claim.
+    e = Estate()
+    e.cluster("c")
+    hosts = [e.host(f"h{i}", "c") for i in (1, 2, 3)]
+    e.datastore("san", hosts)
+    for i, h in enumerate(hosts, 1):
+        first, second, _ = (e.gpu(h, p) for p in ("0000:3b:00.0", "0000:5e:00.0", "0000:af:00.0"))
+        vm = e.vm(f"m{i}", h, ["san"], vgpu="grid_l4-8q", gpu=first)
+        vm.gpus.append(GpuAttachment("vgpu", profile="grid_l4-8q"))
+        second.vms.append(vm.name)
+    with patch("gpuaudit.simulate.COMBINATION_LIMIT", 2):
+        out = simulate_cluster_notes(e.inv, "c")
+    sim = out.simulation
+    assert out.notes == [
+        "memory not checked on h1, h2, h3: the host's memory size is unknown",
+        "N+2 not proven: 1 combinations of the 2 most loaded hosts all placed every GPU VM, "
+        "but the cluster has more than 2 distinct combinations",
+    ]
+    assert (sim.tolerates, sim.manual_tolerates) == (1, 1)
+    # 8 GB vGPUs: two more on each L4 running one, three on each idle one
+    assert sim.spare == [
+        SpareCapacity("NVIDIA L4", None, 9, 3, 3, 3, 0),
+        SpareCapacity("NVIDIA L4", "l4 q", 9, 3, 3, 21, 0),
+    ]
