@@ -1046,3 +1046,37 @@ def test_hosts_running_a_vm_of_two_gpus_are_classes_of_their_own() -> None:
         SpareCapacity("NVIDIA L4", None, 9, 3, 3, 3, 0),
         SpareCapacity("NVIDIA L4", "l4 q", 9, 3, 3, 21, 0),
     ]
+
+
+def test_greedy_pass_stops_at_a_gpu_filled_exactly() -> None:
+    # H100 NVLs (94 GB) in MIG mode. h1 runs v (3g.47gb, high) and w (3g.47gb; its datastore
+    # is not on h2). h2's GPU runs a 3g.47gb: v fills it exactly. h3's runs two 1g.24gb
+    # (48 GB): MIG geometry lets a 3g.47gb join them, over the nominal 94 GB by 1 GB. With
+    # no exact search, the greedy pass puts v on h2, the first exact fit, not on h3, which
+    # w needs.
+    profiles = ("grid_h100l-1-24c", "grid_h100l-3-47c")
+    e = Estate()
+    e.cluster("c")
+    h1, h2, h3 = (e.host(f"h{i}", "c", profiles=profiles) for i in (1, 2, 3))
+    for h, pci in (
+        (h1, "0000:3b:00.0"),
+        (h1, "0000:af:00.0"),
+        (h2, "0000:3b:00.0"),
+        (h3, "0000:3b:00.0"),
+    ):
+        g = e.gpu(h, pci, vgpu_mode="multiInstanceGpu")
+        g.device_id, g.device_name, g.model, g.memory_mb = 0x2321, "", "NVIDIA H100 NVL", 94 * 1024
+    e.datastore("san", [h1, h2, h3])
+    e.datastore("part", [h1, h3])
+    e.vm("v", h1, ["san"], vgpu="grid_h100l-3-47c", gpu=h1.gpus[0], priority="high")
+    e.vm("w", h1, ["part"], vgpu="grid_h100l-3-47c", gpu=h1.gpus[1])
+    e.vm("r", h2, ["san"], vgpu="grid_h100l-3-47c")
+    e.vm("s1", h3, ["san"], vgpu="grid_h100l-1-24c")
+    e.vm("s2", h3, ["san"], vgpu="grid_h100l-1-24c")
+    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+        out = simulate_cluster_notes(e.inv, "c")
+    sim = out.simulation
+    assert [(p.vm, p.to_host) for p in sim.failures[0].placed] == [("v", "h2"), ("w", "h3")]
+    # Losing h1 and h2 leaves three 3g.47gb VMs for h3's one GPU: proven N+1.
+    assert out.notes == ["memory not checked on h1, h2, h3: the host's memory size is unknown"]
+    assert (sim.tolerates, sim.manual_tolerates) == (1, 1)
