@@ -745,18 +745,22 @@ def test_exact_search_tries_every_host_an_anti_affinity_rule_leaves() -> None:
     # h2 and h3 have two idle L4s each. Rules: x apart from y, z apart from x. Losing h1,
     # y goes to h2 and x to h3; w must then go to h3, next to x, so that z can go to h2.
     # ESXi's own choice puts w on h2 (the first of two hosts alike), and z finds no host:
-    # it restarts only by hand, on h2.
+    # it restarts only by hand, on h2. p (lowest) is on a datastore only h1 has: not every
+    # VM can be placed, but the greedy answer is not the best there is.
     e = Estate()
     e.cluster("c")
     h1, h2, h3 = (e.host(f"h{i}", "c") for i in (1, 2, 3))
-    pcis = ("0000:3b:00.0", "0000:5e:00.0", "0000:af:00.0", "0000:d8:00.0")
+    pcis = ("0000:3b:00.0", "0000:5e:00.0", "0000:af:00.0", "0000:d8:00.0", "0000:e1:00.0")
     gpus = [e.gpu(h1, p) for p in pcis]
     for h in (h2, h3):
         e.gpu(h, pcis[0])
         e.gpu(h, pcis[2])
     e.datastore("san", [h1, h2, h3])
-    for name, gpu, priority in zip("yxwz", gpus, ("highest", "high", "medium", "low"), strict=True):
+    e.datastore("local", [h1], transport="local")
+    priorities = ("highest", "high", "medium", "low")
+    for name, gpu, priority in zip("yxwz", gpus, priorities, strict=False):
         e.vm(name, h1, ["san"], vgpu="grid_l4-24q", gpu=gpu, priority=priority)
+    e.vm("p", h1, ["local"], vgpu="grid_l4-24q", gpu=gpus[4], priority="lowest")
     rules = e.inv.clusters[0].vm_vm_rules
     rules.append(VmVmRule(name="x-y", affinity=False, vms=["x", "y"]))
     rules.append(VmVmRule(name="x-z", affinity=False, vms=["x", "z"]))
@@ -777,7 +781,14 @@ def test_exact_search_tries_every_host_an_anti_affinity_rule_leaves() -> None:
             "low",
         )
     ]
-    assert failure.unplaced == []
+    assert failure.unplaced == [
+        Placement(
+            "p",
+            "h1",
+            reason="no surviving host can take it (h2, h3: cannot access datastore local)",
+            restart_priority="lowest",
+        )
+    ]
 
 
 def test_policy_pass_fails_each_host_while_the_combinations_fit_the_limit() -> None:
@@ -845,23 +856,28 @@ def test_exact_search_order_of_equal_options_is_the_clusters() -> None:
     a.gpus[0].allowed = [(0x10DE, 0x27B8), (0x10DE, 0x1EB8)]
     e.vm("b", src, ["nfs"], dynamic=l4s[0])
     e.vm("c", src, ["nfs"], dynamic=l4s[1])
-    failure = simulate_cluster(e.inv, "x").failures[0]
-    assert failure.placed == [
-        Placement("a", "src", "zeta", "0000:3b:00.0", None, "high"),
-        Placement("b", "src", "alpha", "0000:3b:00.0", None, "medium"),
-    ]
-    assert failure.manual_only == [
-        Placement(
-            "c",
-            "src",
-            "alpha",
-            "0000:3b:00.0",
-            "the hosts' own GPU choice (assignment policy performance) leaves no GPU for "
-            "it; a manual placement fits on alpha (0000:3b:00.0)",
-            "medium",
-        )
-    ]
-    assert failure.unplaced == []
+    # The search runs for as many VMs as the limit allows: three.
+    for limit in (400, 3):
+        with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", limit):
+            out = simulate_cluster_notes(e.inv, "x")
+        assert out.notes == ["memory not checked on src: the host's memory size is unknown"]
+        failure = out.simulation.failures[0]
+        assert failure.placed == [
+            Placement("a", "src", "zeta", "0000:3b:00.0", None, "high"),
+            Placement("b", "src", "alpha", "0000:3b:00.0", None, "medium"),
+        ]
+        assert failure.manual_only == [
+            Placement(
+                "c",
+                "src",
+                "alpha",
+                "0000:3b:00.0",
+                "the hosts' own GPU choice (assignment policy performance) leaves no GPU for "
+                "it; a manual placement fits on alpha (0000:3b:00.0)",
+                "medium",
+            )
+        ]
+        assert failure.unplaced == []
 
 
 def test_exact_search_counts_each_hosts_gpus_against_its_work_limit() -> None:
@@ -1080,3 +1096,24 @@ def test_greedy_pass_stops_at_a_gpu_filled_exactly() -> None:
     # Losing h1 and h2 leaves three 3g.47gb VMs for h3's one GPU: proven N+1.
     assert out.notes == ["memory not checked on h1, h2, h3: the host's memory size is unknown"]
     assert (sim.tolerates, sim.manual_tolerates) == (1, 1)
+
+
+def test_a_greedy_answer_the_bound_proves_best_needs_no_search() -> None:
+    # h2's L4 runs a grid_l4-24q: v (8q) of h1 fits nowhere, as the bound shows, so the
+    # greedy answer (nothing placed) is proven best even with no search allowed.
+    e = Estate()
+    e.cluster("c")
+    h1, h2 = e.host("h1", "c"), e.host("h2", "c")
+    e.gpu(h1)
+    e.gpu(h2)
+    e.datastore("san", [h1, h2])
+    e.vm("v", h1, ["san"], vgpu="grid_l4-8q")
+    e.vm("full", h2, ["san"], vgpu="grid_l4-24q")
+    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+        out = simulate_cluster_notes(e.inv, "c")
+    assert out.notes == ["memory not checked on h1, h2: the host's memory size is unknown"]
+    (p,) = out.simulation.failures[0].unplaced
+    assert p.reason == (
+        "no GPU capacity left for grid_l4-8q on NVIDIA L4 on h2 (counting the VMs running "
+        "there and restarts of equal or higher priority)"
+    )
