@@ -1117,3 +1117,20 @@ def test_a_greedy_answer_the_bound_proves_best_needs_no_search() -> None:
         "no GPU capacity left for grid_l4-8q on NVIDIA L4 on h2 (counting the VMs running "
         "there and restarts of equal or higher priority)"
     )
+
+
+def test_hosts_own_choice_counts_a_host_of_unknown_size_as_the_most_free() -> None:
+    # v of h1 may go to s1 (64 GB) or s2 (128 GB), or to u1 and u2, whose memory sizes are
+    # unknown: those count as having the most free memory, the first of them (u1, though it
+    # runs another VM) on the tie.
+    e = Estate()
+    e.cluster("c")
+    hosts = [e.host(n, "c") for n in ("h1", "s1", "s2", "u1", "u2")]
+    for h in hosts:
+        e.gpu(h)
+    hosts[1].memory_mb, hosts[2].memory_mb = 64 * 1024, 128 * 1024
+    e.datastore("san", hosts)
+    e.vm("v", hosts[0], ["san"], vgpu="grid_l4-8q")
+    e.vm("other", hosts[3], ["san"])
+    failure = simulate_cluster(e.inv, "c").failures[0]
+    assert failure.placed == [Placement("v", "h1", "u1", "0000:3b:00.0", None, "medium")]
