@@ -1134,3 +1134,30 @@ def test_hosts_own_choice_counts_a_host_of_unknown_size_as_the_most_free() -> No
     e.vm("other", hosts[3], ["san"])
     failure = simulate_cluster(e.inv, "c").failures[0]
     assert failure.placed == [Placement("v", "h1", "u1", "0000:3b:00.0", None, "medium")]
+
+
+def test_greedy_pass_takes_the_first_of_equal_gpus() -> None:
+    # src runs a (8q, high), b and c (24q). dst's L4s: 3b and 5e idle, af runs an 8q.
+    # ESXi's own choice (performance) gives a the first GPU with the fewest VMs, 3b, and b
+    # the 5e: c is left. The greedy pass puts a next to the 8q on af (the best fit), then
+    # b on the first of the two idle L4s and c on the second: c restarts only by hand, on
+    # 5e.
+    e = Estate()
+    e.cluster("c")
+    src, dst = e.host("src", "c"), e.host("dst", "c")
+    pcis = ("0000:3b:00.0", "0000:5e:00.0", "0000:af:00.0")
+    on_src = [e.gpu(src, p) for p in pcis]
+    on_dst = [e.gpu(dst, p) for p in pcis]
+    e.datastore("san", [src, dst])
+    e.vm("a", src, ["san"], vgpu="grid_l4-8q", gpu=on_src[0], priority="high")
+    e.vm("b", src, ["san"], vgpu="grid_l4-24q", gpu=on_src[1])
+    e.vm("c", src, ["san"], vgpu="grid_l4-24q", gpu=on_src[2])
+    e.vm("resident", dst, ["san"], vgpu="grid_l4-8q", gpu=on_dst[2])
+    failure = simulate_cluster(e.inv, "c").failures[0]
+    assert failure.placed == [
+        Placement("a", "src", "dst", "0000:3b:00.0", None, "high"),
+        Placement("b", "src", "dst", "0000:5e:00.0", None, "medium"),
+    ]
+    assert [(p.vm, p.to_host, p.to_gpu) for p in failure.manual_only] == [
+        ("c", "dst", "0000:5e:00.0")
+    ]
