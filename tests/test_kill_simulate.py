@@ -1161,3 +1161,19 @@ def test_greedy_pass_takes_the_first_of_equal_gpus() -> None:
     assert [(p.vm, p.to_host, p.to_gpu) for p in failure.manual_only] == [
         ("c", "dst", "0000:5e:00.0")
     ]
+
+
+def test_search_for_every_vm_stops_at_the_first_vm_with_no_place() -> None:
+    # v1 (h1) and u (h2) are kept apart; h3's L4 is idle. Losing h1 and h2, the bound
+    # (which ignores the rule) lets both fit on h3, so the search runs: u goes to h3 and v1
+    # then has no host. A search for a placement of every VM stops there: three fit checks
+    # (u fits on h3, u's options on h3, v1 fits on h3), each step begun within a limit of
+    # two. N+1 is proven; nothing is left unproven.
+    e = healthy()
+    e.inv.vms[2].power_state = "poweredOff"
+    e.inv.vms[1].name = e.inv.hosts[1].gpus[0].vms[0] = "u"
+    e.inv.clusters[0].vm_vm_rules.append(VmVmRule(name="v-u", affinity=False, vms=["v1", "u"]))
+    with patch("gpuaudit.simulate.SEARCH_WORK", 2):
+        out = simulate_cluster_notes(e.inv, "c1")
+    assert out.notes == ["memory not checked on h1, h2, h3: the host's memory size is unknown"]
+    assert (out.simulation.tolerates, out.simulation.manual_tolerates) == (1, 1)
