@@ -1177,3 +1177,26 @@ def test_search_for_every_vm_stops_at_the_first_vm_with_no_place() -> None:
         out = simulate_cluster_notes(e.inv, "c1")
     assert out.notes == ["memory not checked on h1, h2, h3: the host's memory size is unknown"]
     assert (out.simulation.tolerates, out.simulation.manual_tolerates) == (1, 1)
+
+
+def test_exact_search_tries_one_of_two_alike_hosts() -> None:
+    # h1 runs a (24q) and c (8q), h2 runs b (24q); h3 and h4 are alike, one idle L4 each.
+    # Losing h1 and h2, the bound lets all three fit (two 24q on two L4s, an 8q on either),
+    # so the search runs: a goes to h3 (h4 alike is not tried), b to h4, and c has no L4
+    # left. Fit checks, one per host's GPU: the bound 2 (a and c fit on h3), a's options 2,
+    # the bound 4 (b and c each on h3, then h4), b's options 2, then the bound 2 (c on
+    # neither): each step is begun within a limit of ten checks, so N+1 is proven.
+    e = Estate()
+    e.cluster("c")
+    hosts = [e.host(f"h{i}", "c") for i in (1, 2, 3, 4)]
+    big, small = e.gpu(hosts[0]), e.gpu(hosts[0], "0000:af:00.0")
+    for h in hosts[1:]:
+        e.gpu(h)
+    e.datastore("san", hosts)
+    e.vm("a", hosts[0], ["san"], vgpu="grid_l4-24q", gpu=big)
+    e.vm("c", hosts[0], ["san"], vgpu="grid_l4-8q", gpu=small)
+    e.vm("b", hosts[1], ["san"], vgpu="grid_l4-24q")
+    with patch("gpuaudit.simulate.SEARCH_WORK", 10):
+        out = simulate_cluster_notes(e.inv, "c")
+    assert out.notes == ["memory not checked on h1, h2, h3, h4: the host's memory size is unknown"]
+    assert (out.simulation.tolerates, out.simulation.manual_tolerates) == (1, 1)
