@@ -757,10 +757,11 @@ def test_exact_search_tries_every_host_an_anti_affinity_rule_leaves() -> None:
         e.gpu(h, pcis[2])
     e.datastore("san", [h1, h2, h3])
     e.datastore("local", [h1], transport="local")
+    # p comes first in the inventory: the bound still counts the VMs after it.
+    e.vm("p", h1, ["local"], vgpu="grid_l4-24q", gpu=gpus[4], priority="lowest")
     priorities = ("highest", "high", "medium", "low")
     for name, gpu, priority in zip("yxwz", gpus, priorities, strict=False):
         e.vm(name, h1, ["san"], vgpu="grid_l4-24q", gpu=gpu, priority=priority)
-    e.vm("p", h1, ["local"], vgpu="grid_l4-24q", gpu=gpus[4], priority="lowest")
     rules = e.inv.clusters[0].vm_vm_rules
     rules.append(VmVmRule(name="x-y", affinity=False, vms=["x", "y"]))
     rules.append(VmVmRule(name="x-z", affinity=False, vms=["x", "z"]))
@@ -1196,7 +1197,85 @@ def test_exact_search_tries_one_of_two_alike_hosts() -> None:
     e.vm("a", hosts[0], ["san"], vgpu="grid_l4-24q", gpu=big)
     e.vm("c", hosts[0], ["san"], vgpu="grid_l4-8q", gpu=small)
     e.vm("b", hosts[1], ["san"], vgpu="grid_l4-24q")
+    memory = "memory not checked on h1, h2, h3, h4: the host's memory size is unknown"
     with patch("gpuaudit.simulate.SEARCH_WORK", 10):
         out = simulate_cluster_notes(e.inv, "c")
-    assert out.notes == ["memory not checked on h1, h2, h3, h4: the host's memory size is unknown"]
+    assert out.notes == [memory]
     assert (out.simulation.tolerates, out.simulation.manual_tolerates) == (1, 1)
+    # With a limit of nine, the last step is not begun: N+1 all the same, not proven beyond.
+    with patch("gpuaudit.simulate.SEARCH_WORK", 9):
+        out = simulate_cluster_notes(e.inv, "c")
+    assert out.notes == [memory, "N+2 not proven: the search hit its limit for the loss of h1, h2"]
+    assert (out.simulation.tolerates, out.simulation.manual_tolerates) == (1, 1)
+
+
+def test_bound_counts_single_devices_by_pool_and_vms_of_several_devices_once() -> None:
+    # src runs m (two 8q devices) and a (8q), both high, and b and c (24q, medium). dst's
+    # L4s: 3b runs r (8q), 5e runs s (8q), af is idle. The greedy pass puts m next to r and
+    # s, a next to r, b on af; c finds no L4. The bound: a's 8q pool has room for seven but
+    # a is one VM; m fits somewhere and counts once; b and c share one L4 that takes a 24q.
+    # So two high and one medium is the best there is: proven with no search allowed.
+    e = Estate()
+    e.cluster("c")
+    src, dst = e.host("src", "c"), e.host("dst", "c")
+    pcis = ("0000:3b:00.0", "0000:5e:00.0", "0000:af:00.0", "0000:d8:00.0")
+    on_src = [e.gpu(src, p) for p in pcis]
+    on_dst = [e.gpu(dst, p) for p in pcis[:3]]
+    e.datastore("san", [src, dst])
+    m = e.vm("m", src, ["san"], vgpu="grid_l4-8q", gpu=on_src[0], priority="high")
+    m.gpus.append(GpuAttachment("vgpu", profile="grid_l4-8q"))
+    on_src[1].vms.append("m")
+    e.vm("a", src, ["san"], vgpu="grid_l4-8q", gpu=on_src[1], priority="high")
+    e.vm("b", src, ["san"], vgpu="grid_l4-24q", gpu=on_src[2])
+    e.vm("c", src, ["san"], vgpu="grid_l4-24q", gpu=on_src[3])
+    e.vm("r", dst, ["san"], vgpu="grid_l4-8q", gpu=on_dst[0])
+    e.vm("s", dst, ["san"], vgpu="grid_l4-8q", gpu=on_dst[1])
+    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+        out = simulate_cluster_notes(e.inv, "c")
+    assert out.notes == ["memory not checked on src, dst: the host's memory size is unknown"]
+    (p,) = out.simulation.failures[0].unplaced
+    assert p.vm == "c"
+    assert p.reason is not None
+    assert p.reason.startswith("no GPU capacity left for grid_l4-24q on NVIDIA L4 on dst")
+
+
+def test_search_alone_restarts_vms_of_two_gpus() -> None:
+    # Three alike hosts with three L4s; each runs a VM with two 8q devices on two of them.
+    # With no greedy answer the search alone must place them: losing any one host or two,
+    # the survivors take their VMs (an L4 running one 8q has room for two more); N+2.
+    e = Estate()
+    e.cluster("c")
+    hosts = [e.host(f"h{i}", "c") for i in (1, 2, 3)]
+    e.datastore("san", hosts)
+    for i, h in enumerate(hosts, 1):
+        first, second, _ = (e.gpu(h, p) for p in ("0000:3b:00.0", "0000:5e:00.0", "0000:af:00.0"))
+        vm = e.vm(f"m{i}", h, ["san"], vgpu="grid_l4-8q", gpu=first)
+        vm.gpus.append(GpuAttachment("vgpu", profile="grid_l4-8q"))
+        second.vms.append(vm.name)
+    with patch.object(ClusterModel, "_greedy", lambda self, guests, state, down: {}):
+        sim = simulate_cluster(e.inv, "c")
+    assert (sim.tolerates, sim.manual_tolerates) == (2, 2)
+
+
+def test_bound_leaves_out_a_vm_no_host_has_the_memory_for() -> None:
+    # h2's L4 is idle, but of its 30392 MB for VMs (32768 MB) another VM takes 16804: 13588
+    # are left, too little for v's 16804. The bound knows v fits nowhere, so nothing placed
+    # is proven best with no search allowed.
+    e = Estate()
+    e.cluster("c")
+    h1, h2 = e.host("h1", "c"), e.host("h2", "c")
+    e.gpu(h1)
+    e.gpu(h2)
+    h2.memory_mb = 32768
+    e.datastore("san", [h1, h2])
+    e.vm("v", h1, ["san"], vgpu="grid_l4-8q")
+    e.vm("other", h2, ["san"])
+    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+        out = simulate_cluster_notes(e.inv, "c")
+    assert out.notes == ["memory not checked on h1: the host's memory size is unknown"]
+    (p,) = out.simulation.failures[0].unplaced
+    assert p.reason == (
+        "not enough memory for its 16804 MB (reservation and overhead) on the eligible hosts "
+        "h2 (free h2: 13588 MB) (counting the VMs running there and restarts of equal or "
+        "higher priority)"
+    )
