@@ -1279,3 +1279,119 @@ def test_bound_leaves_out_a_vm_no_host_has_the_memory_for() -> None:
         "h2 (free h2: 13588 MB) (counting the VMs running there and restarts of equal or "
         "higher priority)"
     )
+
+
+def test_bound_counts_room_past_a_host_in_maintenance_and_a_full_gpu() -> None:
+    # v (8q) of h1 can go only to h3's second L4, which runs y (8q; HA restart disabled, as
+    # is z on h3's full first L4). h3 is on ESXi 7.0 U3: one profile per GPU, the same as
+    # v's. h2 is in maintenance. With no greedy answer, the bound must count that L4's room
+    # (past h2 and past the full L4) for the search to run and place v. Losing h1 and h3
+    # leaves v nowhere: N+1.
+    e = Estate()
+    e.cluster("c")
+    h1, h2, h3 = (e.host(f"h{i}", "c") for i in (1, 2, 3))
+    e.gpu(h1)
+    e.gpu(h2)
+    full, shared = e.gpu(h3), e.gpu(h3, "0000:af:00.0")
+    h2.in_maintenance = True
+    h3.version, h3.build = "7.0.3", "21930508"
+    e.datastore("san", [h1, h2, h3])
+    e.vm("v", h1, ["san"], vgpu="grid_l4-8q")
+    e.vm("z", h3, ["san"], vgpu="grid_l4-24q", gpu=full, priority="disabled")
+    e.vm("y", h3, ["san"], vgpu="grid_l4-8q", gpu=shared, priority="disabled")
+    with patch.object(ClusterModel, "_greedy", lambda self, guests, state, down: {}):
+        sim = simulate_cluster(e.inv, "c")
+    assert [(p.vm, p.to_host, p.to_gpu) for p in sim.failures[0].placed] == [
+        ("v", "h3", "0000:af:00.0")
+    ]
+    assert (sim.tolerates, sim.manual_tolerates) == (1, 1)
+
+
+def test_bound_counts_only_gpus_of_the_label_and_sub_ids_asked_for() -> None:
+    # y1 and y2 (high) ask for an L4 labelled "train" with sub device 1234. d2 has one such
+    # L4 free; its others are labelled "other" or have sub device 9999. The greedy pass
+    # places y1 only, and the bound (one GPU for two VMs) proves that best with no search.
+    e = Estate()
+    e.cluster("dyn")
+    d1, d2 = e.host("d1", "dyn", profiles=()), e.host("d2", "dyn", profiles=())
+    pcis = ("0000:3b:00.0", "0000:5e:00.0", "0000:af:00.0")
+    on_d1 = [e.gpu(d1, p, mode="passthrough") for p in pcis[:2]]
+    on_d2 = [e.gpu(d2, p, mode="passthrough") for p in pcis]
+    for g, label, sub in zip(
+        on_d1 + on_d2,
+        ("train", "train", "train", "other", "train"),
+        (0x1234, 0x1234, 0x1234, 0x1234, 0x9999),
+        strict=True,
+    ):
+        g.hardware_label, g.sub_vendor_id, g.sub_device_id = label, 0x10DE, sub
+    e.datastore("san", [d1, d2])
+    for name, g in zip(("y1", "y2"), on_d1, strict=True):
+        vm = e.vm(name, d1, ["san"], dynamic=g, priority="high")
+        vm.gpus[0].allowed_sub_ids = [(-1, 0x1234)]
+        vm.gpus[0].custom_label = "train"
+    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+        out = simulate_cluster_notes(e.inv, "dyn")
+    assert out.notes == ["memory not checked on d1, d2: the host's memory size is unknown"]
+    failure = out.simulation.failures[0]
+    assert [(p.vm, p.to_gpu) for p in failure.placed] == [("y1", "0000:3b:00.0")]
+    assert [(p.vm, p.reason) for p in failure.unplaced] == [
+        (
+            "y2",
+            "no GPU capacity left for a free passthrough GPU labelled 'train' (10de:27b8 *:1234) "
+            "on d2 (counting the VMs running there and restarts of equal or higher priority)",
+        )
+    ]
+
+
+def test_bound_counts_only_gpus_of_the_model_or_ids_asked_for() -> None:
+    # "vg": v and w (grid_l4-8q) run on h1, which has no GPU; h2's L4 has room for one more
+    # 8q, h3 has an idle T4. "dyn": x and y (Dynamic DirectPath, an L4 only) run on d1; d2
+    # has one free L4 and one free T4. Each time the greedy pass places one VM of two, and
+    # the bound (one GPU of the model or ids asked for) proves that best with no search.
+    e = Estate()
+    e.cluster("vg")
+    h1, h2, h3 = (e.host(f"h{i}", "vg") for i in (1, 2, 3))
+    e.gpu(h2)
+    e.gpu(h3, model="t4")
+    e.datastore("san", [h1, h2, h3])
+    for name in ("v", "w"):
+        vm = e.vm(name, h1, ["san"])
+        vm.gpus.append(GpuAttachment("vgpu", profile="grid_l4-8q"))
+    e.vm("r1", h2, ["san"], vgpu="grid_l4-8q")
+    e.vm("r2", h2, ["san"], vgpu="grid_l4-8q")
+    e.cluster("dyn")
+    d1, d2 = e.host("d1", "dyn", profiles=()), e.host("d2", "dyn", profiles=())
+    on_d1 = [e.gpu(d1, p, mode="passthrough") for p in ("0000:3b:00.0", "0000:af:00.0")]
+    e.gpu(d2, mode="passthrough")
+    e.gpu(d2, "0000:af:00.0", model="t4", mode="passthrough")
+    e.datastore("dsan", [d1, d2])
+    for name, g in zip(("x", "y"), on_d1, strict=True):
+        e.vm(name, d1, ["dsan"], dynamic=g)
+    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+        for cluster, first, second in (("vg", "h1", "h2, h3"), ("dyn", "d1", "d2")):
+            out = simulate_cluster_notes(e.inv, cluster)
+            assert out.notes == [
+                f"memory not checked on {first}, {second}: the host's memory size is unknown"
+            ]
+            failure = out.simulation.failures[0]
+            assert (len(failure.placed), len(failure.unplaced)) == (1, 1)
+            assert (failure.unplaced[0].reason or "").startswith("no GPU capacity left for ")
+
+
+def test_bound_counts_every_free_passthrough_gpu_of_a_host() -> None:
+    # x (d1) and y (d2) use Dynamic DirectPath L4s; d1 and d2 have a second L4 free, d3 has
+    # two. With no greedy answer, losing d1 and d2 the bound must count both of d3's L4s
+    # for the search to run: it places both VMs there. Losing d3 and one other, the VM left
+    # takes the other's free L4. N+2.
+    e = Estate()
+    e.cluster("dyn")
+    hosts = [e.host(f"d{i}", "dyn", profiles=()) for i in (1, 2, 3)]
+    gpus = [e.gpu(h, mode="passthrough") for h in hosts]
+    for h in hosts:
+        e.gpu(h, "0000:af:00.0", mode="passthrough")
+    e.datastore("san", hosts)
+    e.vm("x", hosts[0], ["san"], dynamic=gpus[0])
+    e.vm("y", hosts[1], ["san"], dynamic=gpus[1])
+    with patch.object(ClusterModel, "_greedy", lambda self, guests, state, down: {}):
+        sim = simulate_cluster(e.inv, "dyn")
+    assert (sim.tolerates, sim.manual_tolerates) == (2, 2)
