@@ -1395,3 +1395,40 @@ def test_bound_counts_every_free_passthrough_gpu_of_a_host() -> None:
     with patch.object(ClusterModel, "_greedy", lambda self, guests, state, down: {}):
         sim = simulate_cluster(e.inv, "dyn")
     assert (sim.tolerates, sim.manual_tolerates) == (2, 2)
+
+
+def test_dynamic_directpath_takes_a_free_gpu_of_unknown_memory() -> None:
+    # x may use the 10de:9999 device, a GPU the catalogue does not know and whose memory
+    # the host does not report; d2 has one free. A passthrough device needs no frame buffer.
+    e = Estate()
+    e.cluster("dyn")
+    d1, d2 = e.host("d1", "dyn", profiles=()), e.host("d2", "dyn", profiles=())
+    gpus = [e.gpu(h, mode="passthrough") for h in (d1, d2)]
+    for g in gpus:
+        g.device_id, g.device_name, g.model, g.known_model, g.memory_mb = 0x9999, "", "", False, 0
+    e.datastore("san", [d1, d2])
+    e.vm("x", d1, ["san"], dynamic=gpus[0])
+    failure = simulate_cluster(e.inv, "dyn").failures[0]
+    assert [(p.vm, p.to_host, p.to_gpu) for p in failure.placed] == [("x", "d2", "0000:3b:00.0")]
+
+
+def test_a_mig_vgpu_never_goes_to_a_gpu_reported_time_sliced() -> None:
+    # v (grid_a100d-1-10c, MIG-backed) runs on h1's A100 in MIG mode; h2's A100 reports
+    # its vGPU mode, time-sliced: it cannot run a MIG-backed vGPU.
+    profiles = ("grid_a100d-1-10c",)
+    e = Estate()
+    e.cluster("c")
+    h1, h2 = e.host("h1", "c", profiles=profiles), e.host("h2", "c", profiles=profiles)
+    e.gpu(h1, model="a100", vgpu_mode="multiInstanceGpu")
+    e.gpu(h2, model="a100", vgpu_mode="sameSize")
+    e.datastore("san", [h1, h2])
+    e.vm("v", h1, ["san"], vgpu="grid_a100d-1-10c")
+    failure = simulate_cluster(e.inv, "c").failures[0]
+    assert failure.placed == []
+    assert [(p.vm, p.reason) for p in failure.unplaced] == [
+        (
+            "v",
+            "no GPU capacity left for grid_a100d-1-10c on NVIDIA A100 PCIe 80GB on h2 (counting "
+            "the VMs running there and restarts of equal or higher priority)",
+        )
+    ]
