@@ -1162,6 +1162,13 @@ def test_greedy_pass_takes_the_first_of_equal_gpus() -> None:
     assert [(p.vm, p.to_host, p.to_gpu) for p in failure.manual_only] == [
         ("c", "dst", "0000:5e:00.0")
     ]
+    # The exact search alone finds the same: of the two idle L4s it tries one, and it goes
+    # on to the L4 running the 8q.
+    with patch.object(ClusterModel, "_greedy", lambda self, guests, state, down: {}):
+        failure = simulate_cluster(e.inv, "c").failures[0]
+    assert [(p.vm, p.to_host, p.to_gpu) for p in failure.manual_only] == [
+        ("c", "dst", "0000:5e:00.0")
+    ]
 
 
 def test_search_for_every_vm_stops_at_the_first_vm_with_no_place() -> None:
