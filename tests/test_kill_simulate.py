@@ -1439,3 +1439,27 @@ def test_a_mig_vgpu_never_goes_to_a_gpu_reported_time_sliced() -> None:
             "the VMs running there and restarts of equal or higher priority)",
         )
     ]
+
+
+def test_exact_search_tries_every_gpu_for_a_vms_first_device() -> None:
+    # m has an 8q and a 24q device. dst's 3b is idle and its af runs r (8q): m fits only
+    # with its 8q next to r and its 24q on 3b. ESXi's own choice gives the 8q the GPU with
+    # the fewest VMs, 3b, and the 24q then finds none: m restarts only by hand. With no
+    # greedy answer, the search must try the 8q on af after 3b.
+    e = Estate()
+    e.cluster("c")
+    src, dst = e.host("src", "c"), e.host("dst", "c")
+    s1, s2 = e.gpu(src), e.gpu(src, "0000:af:00.0")
+    e.gpu(dst)
+    shared = e.gpu(dst, "0000:af:00.0")
+    e.datastore("san", [src, dst])
+    m = e.vm("m", src, ["san"], vgpu="grid_l4-8q", gpu=s1)
+    m.gpus.append(GpuAttachment("vgpu", profile="grid_l4-24q"))
+    s2.vms.append("m")
+    e.vm("r", dst, ["san"], vgpu="grid_l4-8q", gpu=shared)
+    with patch.object(ClusterModel, "_greedy", lambda self, guests, state, down: {}):
+        sim = simulate_cluster(e.inv, "c")
+    assert [(p.vm, p.to_host, p.to_gpu) for p in sim.failures[0].manual_only] == [
+        ("m", "dst", "0000:af:00.0, 0000:3b:00.0")
+    ]
+    assert (sim.tolerates, sim.manual_tolerates) == (0, 1)
