@@ -1463,3 +1463,22 @@ def test_exact_search_tries_every_gpu_for_a_vms_first_device() -> None:
         ("m", "dst", "0000:af:00.0, 0000:3b:00.0")
     ]
     assert (sim.tolerates, sim.manual_tolerates) == (0, 1)
+
+
+def test_sub_ids_of_zero_are_named_and_any_is_a_star() -> None:
+    # x allows the L4 with sub device 0000 of any sub vendor and the A10 with sub vendor
+    # 0000 and any sub device; d2's only GPU is taken by y.
+    e = Estate()
+    e.cluster("dyn")
+    d1, d2 = e.host("d1", "dyn", profiles=()), e.host("d2", "dyn", profiles=())
+    g1, g2 = e.gpu(d1, mode="passthrough"), e.gpu(d2, mode="passthrough")
+    e.datastore("san", [d1, d2])
+    x = e.vm("x", d1, ["san"], dynamic=g1)
+    x.gpus[0].allowed = [(0x10DE, 0x27B8), (0x10DE, 0x2236)]
+    x.gpus[0].allowed_sub_ids = [(-1, 0), (0, -1)]
+    e.vm("y", d2, ["san"], dynamic=g2)
+    (p,) = simulate_cluster(e.inv, "dyn").failures[0].unplaced
+    assert p.reason == (
+        "no GPU capacity left for a free passthrough GPU (10de:2236 0000:*, 10de:27b8 *:0000) "
+        "on d2 (counting the VMs running there and restarts of equal or higher priority)"
+    )
