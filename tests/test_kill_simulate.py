@@ -6,9 +6,16 @@ from __future__ import annotations
 from typing import Any
 from unittest.mock import patch
 
-from gpuaudit.inventory import GpuAttachment, VmHostRule
+from gpuaudit.facts import Facts
+from gpuaudit.inventory import GpuAttachment, VmHostRule, VmVmRule
 from gpuaudit.results import GpuSlots, Placement, SpareCapacity
-from gpuaudit.simulate import ClusterModel, simulate_cluster, simulate_cluster_notes
+from gpuaudit.simulate import (
+    ClusterModel,
+    simulate,
+    simulate_all,
+    simulate_cluster,
+    simulate_cluster_notes,
+)
 from tests.builders import Estate, healthy, passthrough_estate
 
 
@@ -616,3 +623,862 @@ def test_a_vgpu_of_no_known_model_where_no_gpu_shares() -> None:
     vm.gpus.append(GpuAttachment("vgpu", profile="custom"))
     (p,) = simulate_cluster(e.inv, "c").failures[0].unplaced
     assert p.reason == "no surviving host can take it (h2: no Shared Direct GPU of model ?)"
+
+
+def test_vgpus_no_gpu_lists_are_seated_on_the_first_gpu_that_takes_them() -> None:
+    # a and b (grid_l4-24q: a whole L4 each) run on h1, but no GPU of h1 lists them: a takes
+    # h1's first L4 and b the second. Losing h1, a restarts on h2's L4 and b finds no L4
+    # left; h3's T4 could never take an L4 profile.
+    e = Estate()
+    e.cluster("c")
+    h1, h2, h3 = (e.host(f"h{i}", "c") for i in (1, 2, 3))
+    first = e.gpu(h1)
+    e.gpu(h1, "0000:af:00.0")
+    e.gpu(h2)
+    e.gpu(h3, model="t4")
+    e.datastore("san", [h1, h2, h3])
+    e.vm("a", h1, ["san"], vgpu="grid_l4-24q")
+    e.vm("b", h1, ["san"], vgpu="grid_l4-24q")
+    first.vms.clear()
+    sim = simulate_cluster(e.inv, "c")
+    assert sim.capacity == [
+        GpuSlots(
+            "h1", "0000:3b:00.0", "NVIDIA L4", 24576, "vgpu", "grid_l4-24q", 1, 1, 24576, ["a"]
+        ),
+        GpuSlots(
+            "h1", "0000:af:00.0", "NVIDIA L4", 24576, "vgpu", "grid_l4-24q", 1, 1, 24576, ["b"]
+        ),
+        GpuSlots("h2", "0000:3b:00.0", "NVIDIA L4", 24576, "idle"),
+        GpuSlots("h3", "0000:3b:00.0", "NVIDIA T4", 16384, "idle"),
+    ]
+    failure = sim.failures[0]
+    assert failure.placed == [Placement("a", "h1", "h2", "0000:3b:00.0", None, "medium")]
+    assert failure.unplaced == [
+        Placement(
+            "b",
+            "h1",
+            reason="no GPU capacity left for grid_l4-24q on NVIDIA L4 on h2 (counting the VMs "
+            "running there and restarts of equal or higher priority)",
+            restart_priority="medium",
+        )
+    ]
+    assert (sim.tolerates, sim.worst_host) == (0, "h1")
+
+
+def test_given_facts_are_used_and_none_are_built_again() -> None:
+    # The audit builds the facts of an inventory once; the simulation reads those. In the
+    # healthy cluster two hosts may fail: the third L4 takes all three 8q VMs.
+    inv = healthy().inv
+    facts = Facts(inv)
+    with patch("gpuaudit.simulate.Facts", side_effect=AssertionError("facts built again")):
+        assert simulate_cluster(inv, "c1", facts).tolerates == 2
+        assert [s.tolerates for s in simulate(inv, facts)] == [2]
+        assert [s.simulation.tolerates for s in simulate_all(inv, facts)] == [2]
+
+
+def test_a_vm_bound_to_two_fixed_devices_names_both() -> None:
+    e = Estate()
+    e.cluster("pt", ha=False, admission=False)
+    p1, p2 = e.host("p1", "pt", profiles=()), e.host("p2", "pt", profiles=())
+    g1 = e.gpu(p1, mode="passthrough")
+    g2 = e.gpu(p1, "0000:af:00.0", mode="passthrough")
+    e.gpu(p2, mode="passthrough")
+    e.datastore("san", [p1, p2])
+    vm = e.vm("pv", p1, ["san"], passthrough=g1)
+    vm.gpus.append(
+        GpuAttachment(
+            "passthrough", pci_id=g2.pci_id, vendor_id=g2.vendor_id, device_id=g2.device_id
+        )
+    )
+    g2.vms.append("pv")
+    (p,) = simulate_cluster(e.inv, "pt").failures[0].unplaced
+    assert p.reason == (
+        "fixed DirectPath I/O: bound to device 0000:3b:00.0, 0000:af:00.0 of p1; vSphere HA "
+        "cannot restart it on another host"
+    )
+
+
+def test_exact_search_takes_an_exact_memory_fit() -> None:
+    # As test_exact_memory_fit_is_a_fit, with the greedy pass left out: the exact search
+    # must find that h2's 16804 MB for VMs hold v's 16804 MB.
+    e = Estate()
+    e.cluster("c")
+    hosts = [e.host(f"h{i}", "c") for i in (1, 2)]
+    for h in hosts:
+        e.gpu(h)
+    hosts[1].memory_mb = 19043
+    e.datastore("san", hosts)
+    e.vm("v", hosts[0], ["san"], vgpu="grid_l4-8q")
+    with patch.object(ClusterModel, "_greedy", lambda self, guests, state, down: {}):
+        sim = simulate_cluster(e.inv, "c")
+    assert [(p.vm, p.to_host) for p in sim.failures[0].placed] == [("v", "h2")]
+    assert (sim.tolerates, sim.manual_tolerates) == (1, 1)
+
+
+def test_exact_search_looks_past_two_alike_hosts_without_room() -> None:
+    # h2 and h3 alike: each L4 runs a grid_l4-24q VM and has no room. v (8q) of h1 can
+    # only go to h4's idle L4, which the search, with no greedy answer, must reach. Losing
+    # h1 and h2 leaves v and b2 for h4's one L4: N+1.
+    e = Estate()
+    e.cluster("c")
+    hosts = [e.host(f"h{i}", "c") for i in (1, 2, 3, 4)]
+    for h in hosts:
+        e.gpu(h)
+    e.datastore("san", hosts)
+    e.vm("v", hosts[0], ["san"], vgpu="grid_l4-8q")
+    e.vm("b2", hosts[1], ["san"], vgpu="grid_l4-24q")
+    e.vm("b3", hosts[2], ["san"], vgpu="grid_l4-24q")
+    with patch.object(ClusterModel, "_greedy", lambda self, guests, state, down: {}):
+        sim = simulate_cluster(e.inv, "c")
+    assert [f.unplaced for f in sim.failures] == [[], [], [], []]
+    assert [[(p.vm, p.to_host) for p in f.placed] for f in sim.failures] == [
+        [("v", "h4")],
+        [("b2", "h4")],
+        [("b3", "h4")],
+        [],
+    ]
+    assert (sim.tolerates, sim.manual_tolerates) == (1, 1)
+
+
+def test_exact_search_tries_every_host_an_anti_affinity_rule_leaves() -> None:
+    # h1 runs y (highest), x (high), w (medium) and z (low), each a grid_l4-24q (a whole L4).
+    # h2 and h3 have two idle L4s each. Rules: x apart from y, z apart from x. Losing h1,
+    # y goes to h2 and x to h3; w must then go to h3, next to x, so that z can go to h2.
+    # ESXi's own choice puts w on h2 (the first of two hosts alike), and z finds no host:
+    # it restarts only by hand, on h2. p (lowest) is on a datastore only h1 has: not every
+    # VM can be placed, but the greedy answer is not the best there is.
+    e = Estate()
+    e.cluster("c")
+    h1, h2, h3 = (e.host(f"h{i}", "c") for i in (1, 2, 3))
+    pcis = ("0000:3b:00.0", "0000:5e:00.0", "0000:af:00.0", "0000:d8:00.0", "0000:e1:00.0")
+    gpus = [e.gpu(h1, p) for p in pcis]
+    for h in (h2, h3):
+        e.gpu(h, pcis[0])
+        e.gpu(h, pcis[2])
+    e.datastore("san", [h1, h2, h3])
+    e.datastore("local", [h1], transport="local")
+    # p comes first in the inventory: the bound still counts the VMs after it.
+    e.vm("p", h1, ["local"], vgpu="grid_l4-24q", gpu=gpus[4], priority="lowest")
+    priorities = ("highest", "high", "medium", "low")
+    for name, gpu, priority in zip("yxwz", gpus, priorities, strict=False):
+        e.vm(name, h1, ["san"], vgpu="grid_l4-24q", gpu=gpu, priority=priority)
+    rules = e.inv.clusters[0].vm_vm_rules
+    rules.append(VmVmRule(name="x-y", affinity=False, vms=["x", "y"]))
+    rules.append(VmVmRule(name="x-z", affinity=False, vms=["x", "z"]))
+    failure = simulate_cluster(e.inv, "c").failures[0]
+    assert failure.placed == [
+        Placement("y", "h1", "h2", "0000:3b:00.0", None, "highest"),
+        Placement("x", "h1", "h3", "0000:3b:00.0", None, "high"),
+        Placement("w", "h1", "h2", "0000:af:00.0", None, "medium"),
+    ]
+    assert failure.manual_only == [
+        Placement(
+            "z",
+            "h1",
+            "h2",
+            "0000:af:00.0",
+            "the hosts' own GPU choice (assignment policy performance) leaves no GPU for "
+            "it; a manual placement fits on h2 (0000:af:00.0)",
+            "low",
+        )
+    ]
+    assert failure.unplaced == [
+        Placement(
+            "p",
+            "h1",
+            reason="no surviving host can take it (h2, h3: cannot access datastore local)",
+            restart_priority="lowest",
+        )
+    ]
+
+
+def test_policy_pass_fails_each_host_while_the_combinations_fit_the_limit() -> None:
+    # x and y are alike: L4 #1 runs an 8q VM (high), #2 a 24q VM (medium), #3 is idle, and
+    # 29224 MB are free (65536 MB: 62832 for VMs, less two VMs of 16804 MB): room for one
+    # more VM. c has one L4 running an 8q VM and, with a VM without GPU, as much free memory.
+    # The cluster's order is x, c, y; on equal free memory ESXi's choice goes by it.
+    # Losing x: x1 goes to c's L4 and x2 to y's idle L4. Losing y: y1 goes to x's idle L4
+    # (performance: the GPU with the fewest VMs), x has no memory left, and c's L4 cannot
+    # take a 24q: y2 is lost. With room for exactly the three single failures (and three
+    # pairs), each is tried by policy, y's too: the q family is N+0.
+    e = Estate()
+    e.cluster("c")
+    x, c, y = (e.host(n, "c") for n in ("x", "c", "y"))
+    for h in (x, c, y):
+        h.memory_mb = 65536
+    e.gpu(c)
+    e.datastore("san", [x, c, y])
+    for h in (x, y):
+        small, big = e.gpu(h), e.gpu(h, "0000:af:00.0")
+        e.gpu(h, "0000:d8:00.0")
+        e.vm(f"{h.name}1", h, ["san"], vgpu="grid_l4-8q", gpu=small, priority="high")
+        e.vm(f"{h.name}2", h, ["san"], vgpu="grid_l4-24q", gpu=big)
+    e.vm("c1", c, ["san"], vgpu="grid_l4-8q")
+    e.vm("filler", c, ["san"])
+    with patch("gpuaudit.simulate.COMBINATION_LIMIT", 3):
+        sim = simulate_cluster(e.inv, "c")
+    assert [[(p.vm, p.to_host, p.to_gpu) for p in f.placed] for f in sim.failures] == [
+        [("x1", "c", "0000:3b:00.0"), ("x2", "y", "0000:d8:00.0")],
+        [("c1", "x", "0000:d8:00.0")],
+        [("y1", "x", "0000:d8:00.0")],
+    ]
+    assert [[(p.vm, p.to_host, p.to_gpu) for p in f.manual_only] for f in sim.failures] == [
+        [],
+        [],
+        [("y2", "x", "0000:d8:00.0")],
+    ]
+    assert (sim.tolerates, sim.manual_tolerates) == (0, 1)
+    assert sim.spare == [
+        SpareCapacity("NVIDIA L4", None, 7, 2, 5, 2, 0),
+        SpareCapacity("NVIDIA L4", "l4 q", 7, 2, 5, 2, 0),
+    ]
+
+
+def test_exact_search_order_of_equal_options_is_the_clusters() -> None:
+    # src runs a (high; allowed an L4 or a T4) and b and c (medium; an L4 only). zeta (256 GB)
+    # and alpha (128 GB), in that order in the cluster, have an L4 and a T4 each. ESXi's
+    # own choice puts a on zeta's L4 (its first free allowed GPU) and b on alpha's L4: c is
+    # left. The exact search, with every option scored alike, tries them in the cluster's
+    # order: a on zeta's L4 leaves one L4, a on zeta's T4 then b on zeta's L4 lets c have
+    # alpha's L4.
+    e = Estate()
+    e.cluster("x")
+    src = e.host("src", "x", profiles=())
+    zeta, alpha = e.host("zeta", "x", profiles=()), e.host("alpha", "x", profiles=())
+    zeta.memory_mb, alpha.memory_mb = 256 * 1024, 128 * 1024
+    pcis = ("0000:3b:00.0", "0000:5e:00.0", "0000:af:00.0")
+    t4 = e.gpu(src, pcis[0], model="t4", mode="passthrough")
+    l4s = [e.gpu(src, p, mode="passthrough") for p in pcis[1:]]
+    for h in (zeta, alpha):
+        e.gpu(h, "0000:3b:00.0", mode="passthrough")
+        e.gpu(h, "0000:af:00.0", model="t4", mode="passthrough")
+    e.datastore("nfs", [src, zeta, alpha], transport="nfs")
+    a = e.vm("a", src, ["nfs"], dynamic=t4, priority="high")
+    a.gpus[0].allowed = [(0x10DE, 0x27B8), (0x10DE, 0x1EB8)]
+    e.vm("b", src, ["nfs"], dynamic=l4s[0])
+    e.vm("c", src, ["nfs"], dynamic=l4s[1])
+    # The search runs for as many VMs as the limit allows: three.
+    for limit in (400, 3):
+        with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", limit):
+            out = simulate_cluster_notes(e.inv, "x")
+        assert out.notes == ["memory not checked on src: the host's memory size is unknown"]
+        failure = out.simulation.failures[0]
+        assert failure.placed == [
+            Placement("a", "src", "zeta", "0000:3b:00.0", None, "high"),
+            Placement("b", "src", "alpha", "0000:3b:00.0", None, "medium"),
+        ]
+        assert failure.manual_only == [
+            Placement(
+                "c",
+                "src",
+                "alpha",
+                "0000:3b:00.0",
+                "the hosts' own GPU choice (assignment policy performance) leaves no GPU for "
+                "it; a manual placement fits on alpha (0000:3b:00.0)",
+                "medium",
+            )
+        ]
+        assert failure.unplaced == []
+
+
+def test_exact_search_counts_each_hosts_gpus_against_its_work_limit() -> None:
+    # Losing h1, the search (no greedy answer) checks v1 fits on h2 (one GPU), then lists
+    # v1's options on h2 and h3 (two more): three checks, over a limit of one, so it stops
+    # before placing v1. The hosts' own choice still restarts each VM.
+    with (
+        patch.object(ClusterModel, "_greedy", lambda self, guests, state, down: {}),
+        patch("gpuaudit.simulate.SEARCH_WORK", 1),
+    ):
+        out = simulate_cluster_notes(healthy().inv, "c1")
+    sim = out.simulation
+    assert [[p.vm for p in f.placed] for f in sim.failures] == [["v1"], ["v2"], ["v3"]]
+    assert out.notes == [
+        "memory not checked on h1, h2, h3: the host's memory size is unknown",
+        "the exact search hit its limit for some host failures: VMs reported as not placed "
+        "there may still have a valid placement",
+    ]
+    assert (sim.tolerates, sim.manual_tolerates) == (2, 0)
+
+
+def test_greedy_pass_alone_takes_an_exact_memory_fit() -> None:
+    # As test_exact_memory_fit_is_a_fit, with no exact search: the greedy pass must place v
+    # in h2's 16804 MB for VMs.
+    e = Estate()
+    e.cluster("c")
+    hosts = [e.host(f"h{i}", "c") for i in (1, 2)]
+    for h in hosts:
+        e.gpu(h)
+    hosts[1].memory_mb = 19043
+    e.datastore("san", hosts)
+    e.vm("v", hosts[0], ["san"], vgpu="grid_l4-8q")
+    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+        out = simulate_cluster_notes(e.inv, "c")
+    assert out.notes == ["memory not checked on h1: the host's memory size is unknown"]
+    assert (out.simulation.tolerates, out.simulation.manual_tolerates) == (1, 1)
+
+
+def test_greedy_pass_alone_passes_the_host_an_anti_affinity_rule_blocks() -> None:
+    # v (h1) and u (h2) are kept apart; h3's L4 is idle. With no exact search, the greedy
+    # pass puts v on h3 when h1 fails, and u on h3 when h2 fails. Losing h1 and h2 leaves
+    # both for h3, where only one may run: the greedy answer is not proven wrong, and
+    # N+2 is not claimed.
+    e = healthy()
+    e.inv.vms[2].power_state = "poweredOff"
+    e.inv.vms[1].name = e.inv.hosts[1].gpus[0].vms[0] = "u"
+    e.inv.clusters[0].vm_vm_rules.append(VmVmRule(name="v-u", affinity=False, vms=["v1", "u"]))
+    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+        out = simulate_cluster_notes(e.inv, "c1")
+    sim = out.simulation
+    assert [[(p.vm, p.to_host) for p in f.placed] for f in sim.failures] == [
+        [("v1", "h3")],
+        [("u", "h3")],
+        [],
+    ]
+    assert out.notes == [
+        "memory not checked on h1, h2, h3: the host's memory size is unknown",
+        "N+2 not proven: the search hit its limit for the loss of h1, h2",
+    ]
+    assert (sim.tolerates, sim.manual_tolerates) == (1, 1)
+
+
+def test_greedy_pass_takes_the_first_of_equal_hosts() -> None:
+    # a (high) and b (medium) run grid_l4-24q on h1's two L4s; b's datastore is on h1 and
+    # h3 only. h2 and h3 have an idle L4 each. With no exact search, the greedy pass gives a
+    # the first of the two equal fits, h2, which leaves h3 for b.
+    e = Estate()
+    e.cluster("c")
+    h1, h2, h3 = (e.host(f"h{i}", "c") for i in (1, 2, 3))
+    first, second = e.gpu(h1), e.gpu(h1, "0000:af:00.0")
+    e.gpu(h2)
+    e.gpu(h3)
+    e.datastore("san", [h1, h2, h3])
+    e.datastore("part", [h1, h3])
+    e.vm("a", h1, ["san"], vgpu="grid_l4-24q", gpu=first, priority="high")
+    e.vm("b", h1, ["part"], vgpu="grid_l4-24q", gpu=second)
+    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+        out = simulate_cluster_notes(e.inv, "c")
+    sim = out.simulation
+    assert [(p.vm, p.to_host) for p in sim.failures[0].placed] == [("a", "h2"), ("b", "h3")]
+    assert out.notes == [
+        "memory not checked on h1, h2, h3: the host's memory size is unknown",
+        "N+2 not proven: the search hit its limit for the loss of h1, h2",
+    ]
+    assert (sim.tolerates, sim.manual_tolerates) == (1, 1)
+
+
+def test_greedy_pass_takes_the_best_fit_of_all_hosts() -> None:
+    # h1 runs a (grid_l4-8q, high) and b (grid_l4-24q). h2's L4 is idle; h3's runs an 8q.
+    # The greedy pass, alone, puts a next to the 8q on h3 (the best fit, on the last host),
+    # which leaves h2's L4 for b. ESXi's own choice puts a on h2, the first host: b restarts
+    # only by hand.
+    e = Estate()
+    e.cluster("c")
+    h1, h2, h3 = (e.host(f"h{i}", "c") for i in (1, 2, 3))
+    first, second = e.gpu(h1), e.gpu(h1, "0000:af:00.0")
+    e.gpu(h2)
+    e.gpu(h3)
+    e.datastore("san", [h1, h2, h3])
+    e.vm("a", h1, ["san"], vgpu="grid_l4-8q", gpu=first, priority="high")
+    e.vm("b", h1, ["san"], vgpu="grid_l4-24q", gpu=second)
+    e.vm("c", h3, ["san"], vgpu="grid_l4-8q")
+    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+        failure = simulate_cluster(e.inv, "c").failures[0]
+    assert failure.placed == [Placement("a", "h1", "h2", "0000:3b:00.0", None, "high")]
+    assert [(p.vm, p.to_host, p.to_gpu) for p in failure.manual_only] == [
+        ("b", "h2", "0000:3b:00.0")
+    ]
+    assert failure.unplaced == []
+
+
+def unknown_gpus(h2_gpu_mb: int, h2_runs_8q: bool) -> Any:
+    """Losing h1 of a cluster whose GPUs are of a model the catalogue does not know (each
+    as large as its host reports), with the exact search left out: the failure."""
+    e = Estate()
+    e.cluster("c")
+    h1, h2, h3 = (e.host(f"h{i}", "c") for i in (1, 2, 3))
+    pcis = ("0000:3b:00.0", "0000:af:00.0")
+    for h, pci, mb in ((h1, pcis[0], 16384), (h1, pcis[1], 16384), (h2, pcis[0], h2_gpu_mb)):
+        g = e.gpu(h, pci)
+        g.device_id, g.device_name, g.model, g.known_model, g.memory_mb = 0x9999, "", "", False, mb
+    g3 = e.gpu(h3)
+    g3.device_id, g3.device_name, g3.model, g3.known_model, g3.memory_mb = (
+        0x9999,
+        "",
+        "",
+        False,
+        16384,
+    )
+    e.datastore("san", [h1, h2, h3])
+    e.datastore("part", [h1, h2])
+    e.vm("v", h1, ["san"], vgpu="grid_l4-8q", gpu=h1.gpus[0], priority="high")
+    e.vm("w", h1, ["part"], vgpu="grid_l4-8q", gpu=h1.gpus[1])
+    if h2_runs_8q:
+        e.vm("on-h2", h2, ["san"], vgpu="grid_l4-8q")
+    e.vm("on-h3", h3, ["san"], vgpu="grid_l4-8q")
+    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+        return simulate_cluster(e.inv, "c").failures[0]
+
+
+def test_greedy_pass_looks_past_a_good_fit_for_an_exact_one() -> None:
+    # v (8q, high) and w (8q; its datastore is not on h3) run on h1. h3's GPU (16384 MB)
+    # runs an 8q: v fills it exactly, the best fit. h2's GPU is either idle and of 8192 MB
+    # (v would fill an empty GPU) or of 16385 MB and running an 8q (v would leave 1 MB):
+    # either is a worse fit, and w needs it. ESXi's own choice puts v on h2, the first
+    # host: w restarts only by hand.
+    for h2_gpu_mb, h2_runs_8q in ((8192, False), (16385, True)):
+        failure = unknown_gpus(h2_gpu_mb, h2_runs_8q)
+        assert failure.placed == [Placement("v", "h1", "h2", "0000:3b:00.0", None, "high")]
+        assert [(p.vm, p.to_host, p.to_gpu) for p in failure.manual_only] == [
+            ("w", "h2", "0000:3b:00.0")
+        ]
+        assert failure.unplaced == []
+
+
+def test_hosts_running_a_vm_of_two_gpus_are_classes_of_their_own() -> None:
+    # Three alike hosts with three L4s each; each runs a VM with two grid_l4-8q devices, on
+    # its first two L4s. Such hosts are not grouped: three classes, three pairs, more than
+    # a limit of two. The pair of the two most loaded hosts (equal loads: h1 and h2) is
+    # lost and h3 takes both VMs, but N+2 is not claimed; for the spare rows even the three
+    # single failures are more than the limit: N+0 is all they claim.
+    e = Estate()
+    e.cluster("c")
+    hosts = [e.host(f"h{i}", "c") for i in (1, 2, 3)]
+    e.datastore("san", hosts)
+    for i, h in enumerate(hosts, 1):
+        first, second, _ = (e.gpu(h, p) for p in ("0000:3b:00.0", "0000:5e:00.0", "0000:af:00.0"))
+        vm = e.vm(f"m{i}", h, ["san"], vgpu="grid_l4-8q", gpu=first)
+        vm.gpus.append(GpuAttachment("vgpu", profile="grid_l4-8q"))
+        second.vms.append(vm.name)
+    with patch("gpuaudit.simulate.COMBINATION_LIMIT", 2):
+        out = simulate_cluster_notes(e.inv, "c")
+    sim = out.simulation
+    assert out.notes == [
+        "memory not checked on h1, h2, h3: the host's memory size is unknown",
+        "N+2 not proven: 1 combinations of the 2 most loaded hosts all placed every GPU VM, "
+        "but the cluster has more than 2 distinct combinations",
+    ]
+    assert (sim.tolerates, sim.manual_tolerates) == (1, 1)
+    # 8 GB vGPUs: two more on each L4 running one, three on each idle one
+    assert sim.spare == [
+        SpareCapacity("NVIDIA L4", None, 9, 3, 3, 3, 0),
+        SpareCapacity("NVIDIA L4", "l4 q", 9, 3, 3, 21, 0),
+    ]
+
+
+def test_greedy_pass_stops_at_a_gpu_filled_exactly() -> None:
+    # H100 NVLs (94 GB) in MIG mode. h1 runs v (3g.47gb, high) and w (3g.47gb; its datastore
+    # is not on h2). h2's GPU runs a 3g.47gb: v fills it exactly. h3's runs two 1g.24gb
+    # (48 GB): MIG geometry lets a 3g.47gb join them, over the nominal 94 GB by 1 GB. With
+    # no exact search, the greedy pass puts v on h2, the first exact fit, not on h3, which
+    # w needs.
+    profiles = ("grid_h100l-1-24c", "grid_h100l-3-47c")
+    e = Estate()
+    e.cluster("c")
+    h1, h2, h3 = (e.host(f"h{i}", "c", profiles=profiles) for i in (1, 2, 3))
+    for h, pci in (
+        (h1, "0000:3b:00.0"),
+        (h1, "0000:af:00.0"),
+        (h2, "0000:3b:00.0"),
+        (h3, "0000:3b:00.0"),
+    ):
+        g = e.gpu(h, pci, vgpu_mode="multiInstanceGpu")
+        g.device_id, g.device_name, g.model, g.memory_mb = 0x2321, "", "NVIDIA H100 NVL", 94 * 1024
+    e.datastore("san", [h1, h2, h3])
+    e.datastore("part", [h1, h3])
+    e.vm("v", h1, ["san"], vgpu="grid_h100l-3-47c", gpu=h1.gpus[0], priority="high")
+    e.vm("w", h1, ["part"], vgpu="grid_h100l-3-47c", gpu=h1.gpus[1])
+    e.vm("r", h2, ["san"], vgpu="grid_h100l-3-47c")
+    e.vm("s1", h3, ["san"], vgpu="grid_h100l-1-24c")
+    e.vm("s2", h3, ["san"], vgpu="grid_h100l-1-24c")
+    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+        out = simulate_cluster_notes(e.inv, "c")
+    sim = out.simulation
+    assert [(p.vm, p.to_host) for p in sim.failures[0].placed] == [("v", "h2"), ("w", "h3")]
+    # Losing h1 and h2 leaves three 3g.47gb VMs for h3's one GPU: proven N+1.
+    assert out.notes == ["memory not checked on h1, h2, h3: the host's memory size is unknown"]
+    assert (sim.tolerates, sim.manual_tolerates) == (1, 1)
+
+
+def test_a_greedy_answer_the_bound_proves_best_needs_no_search() -> None:
+    # h2's L4 runs a grid_l4-24q: v (8q) of h1 fits nowhere, as the bound shows, so the
+    # greedy answer (nothing placed) is proven best even with no search allowed.
+    e = Estate()
+    e.cluster("c")
+    h1, h2 = e.host("h1", "c"), e.host("h2", "c")
+    e.gpu(h1)
+    e.gpu(h2)
+    e.datastore("san", [h1, h2])
+    e.vm("v", h1, ["san"], vgpu="grid_l4-8q")
+    e.vm("full", h2, ["san"], vgpu="grid_l4-24q")
+    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+        out = simulate_cluster_notes(e.inv, "c")
+    assert out.notes == ["memory not checked on h1, h2: the host's memory size is unknown"]
+    (p,) = out.simulation.failures[0].unplaced
+    assert p.reason == (
+        "no GPU capacity left for grid_l4-8q on NVIDIA L4 on h2 (counting the VMs running "
+        "there and restarts of equal or higher priority)"
+    )
+
+
+def test_hosts_own_choice_counts_a_host_of_unknown_size_as_the_most_free() -> None:
+    # v of h1 may go to s1 (64 GB) or s2 (128 GB), or to u1 and u2, whose memory sizes are
+    # unknown: those count as having the most free memory, the first of them (u1, though it
+    # runs another VM) on the tie.
+    e = Estate()
+    e.cluster("c")
+    hosts = [e.host(n, "c") for n in ("h1", "s1", "s2", "u1", "u2")]
+    for h in hosts:
+        e.gpu(h)
+    hosts[1].memory_mb, hosts[2].memory_mb = 64 * 1024, 128 * 1024
+    e.datastore("san", hosts)
+    e.vm("v", hosts[0], ["san"], vgpu="grid_l4-8q")
+    e.vm("other", hosts[3], ["san"])
+    failure = simulate_cluster(e.inv, "c").failures[0]
+    assert failure.placed == [Placement("v", "h1", "u1", "0000:3b:00.0", None, "medium")]
+
+
+def test_greedy_pass_takes_the_first_of_equal_gpus() -> None:
+    # src runs a (8q, high), b and c (24q). dst's L4s: 3b and 5e idle, af runs an 8q.
+    # ESXi's own choice (performance) gives a the first GPU with the fewest VMs, 3b, and b
+    # the 5e: c is left. The greedy pass puts a next to the 8q on af (the best fit), then
+    # b on the first of the two idle L4s and c on the second: c restarts only by hand, on
+    # 5e.
+    e = Estate()
+    e.cluster("c")
+    src, dst = e.host("src", "c"), e.host("dst", "c")
+    pcis = ("0000:3b:00.0", "0000:5e:00.0", "0000:af:00.0")
+    on_src = [e.gpu(src, p) for p in pcis]
+    on_dst = [e.gpu(dst, p) for p in pcis]
+    e.datastore("san", [src, dst])
+    e.vm("a", src, ["san"], vgpu="grid_l4-8q", gpu=on_src[0], priority="high")
+    e.vm("b", src, ["san"], vgpu="grid_l4-24q", gpu=on_src[1])
+    e.vm("c", src, ["san"], vgpu="grid_l4-24q", gpu=on_src[2])
+    e.vm("resident", dst, ["san"], vgpu="grid_l4-8q", gpu=on_dst[2])
+    failure = simulate_cluster(e.inv, "c").failures[0]
+    assert failure.placed == [
+        Placement("a", "src", "dst", "0000:3b:00.0", None, "high"),
+        Placement("b", "src", "dst", "0000:5e:00.0", None, "medium"),
+    ]
+    assert [(p.vm, p.to_host, p.to_gpu) for p in failure.manual_only] == [
+        ("c", "dst", "0000:5e:00.0")
+    ]
+    # The exact search alone finds the same: of the two idle L4s it tries one, and it goes
+    # on to the L4 running the 8q.
+    with patch.object(ClusterModel, "_greedy", lambda self, guests, state, down: {}):
+        failure = simulate_cluster(e.inv, "c").failures[0]
+    assert [(p.vm, p.to_host, p.to_gpu) for p in failure.manual_only] == [
+        ("c", "dst", "0000:5e:00.0")
+    ]
+
+
+def test_search_for_every_vm_stops_at_the_first_vm_with_no_place() -> None:
+    # v1 (h1) and u (h2) are kept apart; h3's L4 is idle. Losing h1 and h2, the bound
+    # (which ignores the rule) lets both fit on h3, so the search runs: u goes to h3 and v1
+    # then has no host. A search for a placement of every VM stops there: three fit checks
+    # (u fits on h3, u's options on h3, v1 fits on h3), each step begun within a limit of
+    # two. N+1 is proven; nothing is left unproven.
+    e = healthy()
+    e.inv.vms[2].power_state = "poweredOff"
+    e.inv.vms[1].name = e.inv.hosts[1].gpus[0].vms[0] = "u"
+    e.inv.clusters[0].vm_vm_rules.append(VmVmRule(name="v-u", affinity=False, vms=["v1", "u"]))
+    with patch("gpuaudit.simulate.SEARCH_WORK", 2):
+        out = simulate_cluster_notes(e.inv, "c1")
+    assert out.notes == ["memory not checked on h1, h2, h3: the host's memory size is unknown"]
+    assert (out.simulation.tolerates, out.simulation.manual_tolerates) == (1, 1)
+
+
+def test_exact_search_tries_one_of_two_alike_hosts() -> None:
+    # h1 runs a (24q) and c (8q), h2 runs b (24q); h3 and h4 are alike, one idle L4 each.
+    # Losing h1 and h2, the bound lets all three fit (two 24q on two L4s, an 8q on either),
+    # so the search runs: a goes to h3 (h4 alike is not tried), b to h4, and c has no L4
+    # left. Fit checks, one per host's GPU: the bound 2 (a and c fit on h3), a's options 2,
+    # the bound 4 (b and c each on h3, then h4), b's options 2, then the bound 2 (c on
+    # neither): each step is begun within a limit of ten checks, so N+1 is proven.
+    e = Estate()
+    e.cluster("c")
+    hosts = [e.host(f"h{i}", "c") for i in (1, 2, 3, 4)]
+    big, small = e.gpu(hosts[0]), e.gpu(hosts[0], "0000:af:00.0")
+    for h in hosts[1:]:
+        e.gpu(h)
+    e.datastore("san", hosts)
+    e.vm("a", hosts[0], ["san"], vgpu="grid_l4-24q", gpu=big)
+    e.vm("c", hosts[0], ["san"], vgpu="grid_l4-8q", gpu=small)
+    e.vm("b", hosts[1], ["san"], vgpu="grid_l4-24q")
+    memory = "memory not checked on h1, h2, h3, h4: the host's memory size is unknown"
+    with patch("gpuaudit.simulate.SEARCH_WORK", 10):
+        out = simulate_cluster_notes(e.inv, "c")
+    assert out.notes == [memory]
+    assert (out.simulation.tolerates, out.simulation.manual_tolerates) == (1, 1)
+    # With a limit of nine, the last step is not begun: N+1 all the same, not proven beyond.
+    with patch("gpuaudit.simulate.SEARCH_WORK", 9):
+        out = simulate_cluster_notes(e.inv, "c")
+    assert out.notes == [memory, "N+2 not proven: the search hit its limit for the loss of h1, h2"]
+    assert (out.simulation.tolerates, out.simulation.manual_tolerates) == (1, 1)
+
+
+def test_bound_counts_single_devices_by_pool_and_vms_of_several_devices_once() -> None:
+    # src runs m (two 8q devices) and a (8q), both high, and b and c (24q, medium). dst's
+    # L4s: 3b runs r (8q), 5e runs s (8q), af is idle. The greedy pass puts m next to r and
+    # s, a next to r, b on af; c finds no L4. The bound: a's 8q pool has room for seven but
+    # a is one VM; m fits somewhere and counts once; b and c share one L4 that takes a 24q.
+    # So two high and one medium is the best there is: proven with no search allowed.
+    e = Estate()
+    e.cluster("c")
+    src, dst = e.host("src", "c"), e.host("dst", "c")
+    pcis = ("0000:3b:00.0", "0000:5e:00.0", "0000:af:00.0", "0000:d8:00.0")
+    on_src = [e.gpu(src, p) for p in pcis]
+    on_dst = [e.gpu(dst, p) for p in pcis[:3]]
+    e.datastore("san", [src, dst])
+    m = e.vm("m", src, ["san"], vgpu="grid_l4-8q", gpu=on_src[0], priority="high")
+    m.gpus.append(GpuAttachment("vgpu", profile="grid_l4-8q"))
+    on_src[1].vms.append("m")
+    e.vm("a", src, ["san"], vgpu="grid_l4-8q", gpu=on_src[1], priority="high")
+    e.vm("b", src, ["san"], vgpu="grid_l4-24q", gpu=on_src[2])
+    e.vm("c", src, ["san"], vgpu="grid_l4-24q", gpu=on_src[3])
+    e.vm("r", dst, ["san"], vgpu="grid_l4-8q", gpu=on_dst[0])
+    e.vm("s", dst, ["san"], vgpu="grid_l4-8q", gpu=on_dst[1])
+    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+        out = simulate_cluster_notes(e.inv, "c")
+    assert out.notes == ["memory not checked on src, dst: the host's memory size is unknown"]
+    (p,) = out.simulation.failures[0].unplaced
+    assert p.vm == "c"
+    assert p.reason is not None
+    assert p.reason.startswith("no GPU capacity left for grid_l4-24q on NVIDIA L4 on dst")
+
+
+def test_search_alone_restarts_vms_of_two_gpus() -> None:
+    # Three alike hosts with three L4s; each runs a VM with two 8q devices on two of them.
+    # With no greedy answer the search alone must place them: losing any one host or two,
+    # the survivors take their VMs (an L4 running one 8q has room for two more); N+2.
+    e = Estate()
+    e.cluster("c")
+    hosts = [e.host(f"h{i}", "c") for i in (1, 2, 3)]
+    e.datastore("san", hosts)
+    for i, h in enumerate(hosts, 1):
+        first, second, _ = (e.gpu(h, p) for p in ("0000:3b:00.0", "0000:5e:00.0", "0000:af:00.0"))
+        vm = e.vm(f"m{i}", h, ["san"], vgpu="grid_l4-8q", gpu=first)
+        vm.gpus.append(GpuAttachment("vgpu", profile="grid_l4-8q"))
+        second.vms.append(vm.name)
+    with patch.object(ClusterModel, "_greedy", lambda self, guests, state, down: {}):
+        sim = simulate_cluster(e.inv, "c")
+    assert (sim.tolerates, sim.manual_tolerates) == (2, 2)
+
+
+def test_bound_leaves_out_a_vm_no_host_has_the_memory_for() -> None:
+    # h2's L4 is idle, but of its 30392 MB for VMs (32768 MB) another VM takes 16804: 13588
+    # are left, too little for v's 16804. The bound knows v fits nowhere, so nothing placed
+    # is proven best with no search allowed.
+    e = Estate()
+    e.cluster("c")
+    h1, h2 = e.host("h1", "c"), e.host("h2", "c")
+    e.gpu(h1)
+    e.gpu(h2)
+    h2.memory_mb = 32768
+    e.datastore("san", [h1, h2])
+    e.vm("v", h1, ["san"], vgpu="grid_l4-8q")
+    e.vm("other", h2, ["san"])
+    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+        out = simulate_cluster_notes(e.inv, "c")
+    assert out.notes == ["memory not checked on h1: the host's memory size is unknown"]
+    (p,) = out.simulation.failures[0].unplaced
+    assert p.reason == (
+        "not enough memory for its 16804 MB (reservation and overhead) on the eligible hosts "
+        "h2 (free h2: 13588 MB) (counting the VMs running there and restarts of equal or "
+        "higher priority)"
+    )
+
+
+def test_bound_counts_room_past_a_host_in_maintenance_and_a_full_gpu() -> None:
+    # v (8q) of h1 can go only to h3's second L4, which runs y (8q; HA restart disabled, as
+    # is z on h3's full first L4). h3 is on ESXi 7.0 U3: one profile per GPU, the same as
+    # v's. h2 is in maintenance. With no greedy answer, the bound must count that L4's room
+    # (past h2 and past the full L4) for the search to run and place v. Losing h1 and h3
+    # leaves v nowhere: N+1.
+    e = Estate()
+    e.cluster("c")
+    h1, h2, h3 = (e.host(f"h{i}", "c") for i in (1, 2, 3))
+    e.gpu(h1)
+    e.gpu(h2)
+    full, shared = e.gpu(h3), e.gpu(h3, "0000:af:00.0")
+    h2.in_maintenance = True
+    h3.version, h3.build = "7.0.3", "21930508"
+    e.datastore("san", [h1, h2, h3])
+    e.vm("v", h1, ["san"], vgpu="grid_l4-8q")
+    e.vm("z", h3, ["san"], vgpu="grid_l4-24q", gpu=full, priority="disabled")
+    e.vm("y", h3, ["san"], vgpu="grid_l4-8q", gpu=shared, priority="disabled")
+    with patch.object(ClusterModel, "_greedy", lambda self, guests, state, down: {}):
+        sim = simulate_cluster(e.inv, "c")
+    assert [(p.vm, p.to_host, p.to_gpu) for p in sim.failures[0].placed] == [
+        ("v", "h3", "0000:af:00.0")
+    ]
+    assert (sim.tolerates, sim.manual_tolerates) == (1, 1)
+
+
+def test_bound_counts_only_gpus_of_the_label_and_sub_ids_asked_for() -> None:
+    # y1 and y2 (high) ask for an L4 labelled "train" with sub device 1234. d2 has one such
+    # L4 free; its others are labelled "other" or have sub device 9999. The greedy pass
+    # places y1 only, and the bound (one GPU for two VMs) proves that best with no search.
+    e = Estate()
+    e.cluster("dyn")
+    d1, d2 = e.host("d1", "dyn", profiles=()), e.host("d2", "dyn", profiles=())
+    pcis = ("0000:3b:00.0", "0000:5e:00.0", "0000:af:00.0")
+    on_d1 = [e.gpu(d1, p, mode="passthrough") for p in pcis[:2]]
+    on_d2 = [e.gpu(d2, p, mode="passthrough") for p in pcis]
+    for g, label, sub in zip(
+        on_d1 + on_d2,
+        ("train", "train", "train", "other", "train"),
+        (0x1234, 0x1234, 0x1234, 0x1234, 0x9999),
+        strict=True,
+    ):
+        g.hardware_label, g.sub_vendor_id, g.sub_device_id = label, 0x10DE, sub
+    e.datastore("san", [d1, d2])
+    for name, g in zip(("y1", "y2"), on_d1, strict=True):
+        vm = e.vm(name, d1, ["san"], dynamic=g, priority="high")
+        vm.gpus[0].allowed_sub_ids = [(-1, 0x1234)]
+        vm.gpus[0].custom_label = "train"
+    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+        out = simulate_cluster_notes(e.inv, "dyn")
+    assert out.notes == ["memory not checked on d1, d2: the host's memory size is unknown"]
+    failure = out.simulation.failures[0]
+    assert [(p.vm, p.to_gpu) for p in failure.placed] == [("y1", "0000:3b:00.0")]
+    assert [(p.vm, p.reason) for p in failure.unplaced] == [
+        (
+            "y2",
+            "no GPU capacity left for a free passthrough GPU labelled 'train' (10de:27b8 *:1234) "
+            "on d2 (counting the VMs running there and restarts of equal or higher priority)",
+        )
+    ]
+
+
+def test_bound_counts_only_gpus_of_the_model_or_ids_asked_for() -> None:
+    # "vg": v and w (grid_l4-8q) run on h1, which has no GPU; h2's L4 has room for one more
+    # 8q, h3 has an idle T4. "dyn": x and y (Dynamic DirectPath, an L4 only) run on d1; d2
+    # has one free L4 and one free T4. Each time the greedy pass places one VM of two, and
+    # the bound (one GPU of the model or ids asked for) proves that best with no search.
+    e = Estate()
+    e.cluster("vg")
+    h1, h2, h3 = (e.host(f"h{i}", "vg") for i in (1, 2, 3))
+    e.gpu(h2)
+    e.gpu(h3, model="t4")
+    e.datastore("san", [h1, h2, h3])
+    for name in ("v", "w"):
+        vm = e.vm(name, h1, ["san"])
+        vm.gpus.append(GpuAttachment("vgpu", profile="grid_l4-8q"))
+    e.vm("r1", h2, ["san"], vgpu="grid_l4-8q")
+    e.vm("r2", h2, ["san"], vgpu="grid_l4-8q")
+    e.cluster("dyn")
+    d1, d2 = e.host("d1", "dyn", profiles=()), e.host("d2", "dyn", profiles=())
+    on_d1 = [e.gpu(d1, p, mode="passthrough") for p in ("0000:3b:00.0", "0000:af:00.0")]
+    e.gpu(d2, mode="passthrough")
+    e.gpu(d2, "0000:af:00.0", model="t4", mode="passthrough")
+    e.datastore("dsan", [d1, d2])
+    for name, g in zip(("x", "y"), on_d1, strict=True):
+        e.vm(name, d1, ["dsan"], dynamic=g)
+    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+        for cluster, first, second in (("vg", "h1", "h2, h3"), ("dyn", "d1", "d2")):
+            out = simulate_cluster_notes(e.inv, cluster)
+            assert out.notes == [
+                f"memory not checked on {first}, {second}: the host's memory size is unknown"
+            ]
+            failure = out.simulation.failures[0]
+            assert (len(failure.placed), len(failure.unplaced)) == (1, 1)
+            assert (failure.unplaced[0].reason or "").startswith("no GPU capacity left for ")
+
+
+def test_bound_counts_every_free_passthrough_gpu_of_a_host() -> None:
+    # x (d1) and y (d2) use Dynamic DirectPath L4s; d1 and d2 have a second L4 free, d3 has
+    # two. With no greedy answer, losing d1 and d2 the bound must count both of d3's L4s
+    # for the search to run: it places both VMs there. Losing d3 and one other, the VM left
+    # takes the other's free L4. N+2.
+    e = Estate()
+    e.cluster("dyn")
+    hosts = [e.host(f"d{i}", "dyn", profiles=()) for i in (1, 2, 3)]
+    gpus = [e.gpu(h, mode="passthrough") for h in hosts]
+    for h in hosts:
+        e.gpu(h, "0000:af:00.0", mode="passthrough")
+    e.datastore("san", hosts)
+    e.vm("x", hosts[0], ["san"], dynamic=gpus[0])
+    e.vm("y", hosts[1], ["san"], dynamic=gpus[1])
+    with patch.object(ClusterModel, "_greedy", lambda self, guests, state, down: {}):
+        sim = simulate_cluster(e.inv, "dyn")
+    assert (sim.tolerates, sim.manual_tolerates) == (2, 2)
+
+
+def test_dynamic_directpath_takes_a_free_gpu_of_unknown_memory() -> None:
+    # x may use the 10de:9999 device, a GPU the catalogue does not know and whose memory
+    # the host does not report; d2 has one free. A passthrough device needs no frame buffer.
+    e = Estate()
+    e.cluster("dyn")
+    d1, d2 = e.host("d1", "dyn", profiles=()), e.host("d2", "dyn", profiles=())
+    gpus = [e.gpu(h, mode="passthrough") for h in (d1, d2)]
+    for g in gpus:
+        g.device_id, g.device_name, g.model, g.known_model, g.memory_mb = 0x9999, "", "", False, 0
+    e.datastore("san", [d1, d2])
+    e.vm("x", d1, ["san"], dynamic=gpus[0])
+    failure = simulate_cluster(e.inv, "dyn").failures[0]
+    assert [(p.vm, p.to_host, p.to_gpu) for p in failure.placed] == [("x", "d2", "0000:3b:00.0")]
+
+
+def test_a_mig_vgpu_never_goes_to_a_gpu_reported_time_sliced() -> None:
+    # v (grid_a100d-1-10c, MIG-backed) runs on h1's A100 in MIG mode; h2's A100 reports
+    # its vGPU mode, time-sliced: it cannot run a MIG-backed vGPU.
+    profiles = ("grid_a100d-1-10c",)
+    e = Estate()
+    e.cluster("c")
+    h1, h2 = e.host("h1", "c", profiles=profiles), e.host("h2", "c", profiles=profiles)
+    e.gpu(h1, model="a100", vgpu_mode="multiInstanceGpu")
+    e.gpu(h2, model="a100", vgpu_mode="sameSize")
+    e.datastore("san", [h1, h2])
+    e.vm("v", h1, ["san"], vgpu="grid_a100d-1-10c")
+    failure = simulate_cluster(e.inv, "c").failures[0]
+    assert failure.placed == []
+    assert [(p.vm, p.reason) for p in failure.unplaced] == [
+        (
+            "v",
+            "no GPU capacity left for grid_a100d-1-10c on NVIDIA A100 PCIe 80GB on h2 (counting "
+            "the VMs running there and restarts of equal or higher priority)",
+        )
+    ]
+
+
+def test_exact_search_tries_every_gpu_for_a_vms_first_device() -> None:
+    # m has an 8q and a 24q device. dst's 3b is idle and its af runs r (8q): m fits only
+    # with its 8q next to r and its 24q on 3b. ESXi's own choice gives the 8q the GPU with
+    # the fewest VMs, 3b, and the 24q then finds none: m restarts only by hand. With no
+    # greedy answer, the search must try the 8q on af after 3b.
+    e = Estate()
+    e.cluster("c")
+    src, dst = e.host("src", "c"), e.host("dst", "c")
+    s1, s2 = e.gpu(src), e.gpu(src, "0000:af:00.0")
+    e.gpu(dst)
+    shared = e.gpu(dst, "0000:af:00.0")
+    e.datastore("san", [src, dst])
+    m = e.vm("m", src, ["san"], vgpu="grid_l4-8q", gpu=s1)
+    m.gpus.append(GpuAttachment("vgpu", profile="grid_l4-24q"))
+    s2.vms.append("m")
+    e.vm("r", dst, ["san"], vgpu="grid_l4-8q", gpu=shared)
+    with patch.object(ClusterModel, "_greedy", lambda self, guests, state, down: {}):
+        sim = simulate_cluster(e.inv, "c")
+    assert [(p.vm, p.to_host, p.to_gpu) for p in sim.failures[0].manual_only] == [
+        ("m", "dst", "0000:af:00.0, 0000:3b:00.0")
+    ]
+    assert (sim.tolerates, sim.manual_tolerates) == (0, 1)
+
+
+def test_sub_ids_of_zero_are_named_and_any_is_a_star() -> None:
+    # x allows the L4 with sub device 0000 of any sub vendor and the A10 with sub vendor
+    # 0000 and any sub device; d2's only GPU is taken by y.
+    e = Estate()
+    e.cluster("dyn")
+    d1, d2 = e.host("d1", "dyn", profiles=()), e.host("d2", "dyn", profiles=())
+    g1, g2 = e.gpu(d1, mode="passthrough"), e.gpu(d2, mode="passthrough")
+    e.datastore("san", [d1, d2])
+    x = e.vm("x", d1, ["san"], dynamic=g1)
+    x.gpus[0].allowed = [(0x10DE, 0x27B8), (0x10DE, 0x2236)]
+    x.gpus[0].allowed_sub_ids = [(-1, 0), (0, -1)]
+    e.vm("y", d2, ["san"], dynamic=g2)
+    (p,) = simulate_cluster(e.inv, "dyn").failures[0].unplaced
+    assert p.reason == (
+        "no GPU capacity left for a free passthrough GPU (10de:2236 0000:*, 10de:27b8 *:0000) "
+        "on d2 (counting the VMs running there and restarts of equal or higher priority)"
+    )
