@@ -11,12 +11,7 @@ from typing import Any
 
 from pyVmomi import vim, vmodl
 
-from gpuaudit.collect.stunestimates import (
-    GAP_PATH,
-    collect_stun_estimates,
-    estimate_groups,
-    estimates_of,
-)
+from gpuaudit.collect.stunestimates import collect_stun_estimates, estimate_groups, estimates_of
 from gpuaudit.inventory import (
     Cluster,
     Gap,
@@ -29,6 +24,7 @@ from gpuaudit.inventory import (
 )
 
 API = "vim.version.v8_0_3_0"
+GAP_PATH = "environmentBrowser.QueryConfigTarget().vgpuProfileInfo.stunTimeEstimates"
 U2_BUILD, U3_BUILD, U2_OTHER = "22380479", "24022510", "23305546"
 
 
