@@ -14,7 +14,16 @@ from typing import Any
 
 from pyVmomi import vim, vmodl
 
-from gpuaudit.collect import _assemble, _hotmigrate, _Tree, _version_gaps, collect
+from gpuaudit.collect import (
+    _assemble,
+    _hotmigrate,
+    _pages,
+    _Tree,
+    _vcenter,
+    _version_gaps,
+    _vgpu_manager_gaps,
+    collect,
+)
 from gpuaudit.collect.retrieve import ObjectProps
 from gpuaudit.inventory import (
     VGPU_MANAGER_CALL,
@@ -462,8 +471,6 @@ def test_a_window_asked_for_and_an_older_api() -> None:
 
 
 def test_an_about_with_empty_fields_reads_as_empty() -> None:
-    from gpuaudit.collect import _vcenter
-
     about = vim.AboutInfo(
         fullName="", name="", version="", build="", apiVersion="", apiType="", instanceUuid=None
     )
@@ -475,8 +482,6 @@ def test_gaps_of_the_vgpu_hosts_whose_manager_version_is_unknown() -> None:
     hosts = {h.name: h for h in inv.hosts}
     # A known version, or a disconnected host: no gap; the hosts after them are judged.
     hosts["esx-01"].vgpu_manager_version = "550.90"
-    from gpuaudit.collect import _vgpu_manager_gaps
-
     inv.gaps = []
     _vgpu_manager_gaps(inv)
     assert inv.gaps == []
@@ -593,8 +598,6 @@ def test_withheld_properties_are_gaps_in_path_order() -> None:
 
 
 def test_progress_counts_pages_in_the_plural() -> None:
-    from gpuaudit.collect import _pages
-
     said: list[Any] = []
     on_page = _pages(said.append, "phase")
     on_page(500, 1)

@@ -99,6 +99,19 @@ def test_groups_by_build_and_models_of_the_connected_gpu_hosts_from_8_0_2() -> N
     }
 
 
+def test_gpu_model_names_holding_a_comma_stay_apart() -> None:
+    # Unknown boards keep the name the host reports, which may hold a comma: one GPU
+    # named "X,rev 2" is not the pair of GPUs "X" and "rev 2".
+    inv = Inventory(
+        hosts=[
+            _host("a-one", "c1", models=("X,rev 2",)),
+            _host("b-two", "c1", models=("X", "rev 2")),
+        ],
+        vms=[_vm("v1", "c1")],
+    )
+    assert _names(estimate_groups(inv)) == {"c1": [["a-one"], ["b-two"]]}
+
+
 class _Browser:
     """Answers QueryConfigTarget per host moref: a ConfigTarget or a fault to raise."""
 

@@ -37,14 +37,15 @@ def estimate_groups(inv: Inventory) -> dict[str, list[list[Host]]]:
         for vm in inv.vms
         if vm.cluster and vm.power_state == "poweredOn" and any(g.kind == "vgpu" for g in vm.gpus)
     }
-    groups: dict[str, dict[tuple[str, str], list[Host]]] = {}
+    groups: dict[str, dict[tuple[str, tuple[str, ...]], list[Host]]] = {}
     for host in sorted(inv.hosts, key=lambda h: h.name):
         if host.cluster not in vgpu_clusters or not host.connected or not host.gpus:
             continue
         release = R.esxi_release(host.version, host.build)
         if release is None or release < FIRST_RELEASE:
             continue
-        models = ",".join(sorted({g.model for g in host.gpus}))
+        # A tuple, not joined text: a name the host reports may itself hold the separator.
+        models = tuple(sorted({g.model for g in host.gpus}))
         groups.setdefault(host.cluster, {}).setdefault((host.build, models), []).append(host)
     return {cluster: list(by_key.values()) for cluster, by_key in groups.items()}
 
