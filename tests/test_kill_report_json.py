@@ -486,3 +486,10 @@ def test_what_cannot_be_read(tmp_path: Path) -> None:
     with pytest.raises(ReportError) as caught:
         load_json_report(str(latin))
     assert str(caught.value).startswith(f"{latin}: cannot read: 'utf-8' codec can't decode")
+
+
+def test_a_finding_of_unknown_age_has_no_first_seen_field() -> None:
+    # The schema and docs/report-formats.md: absent when unknown, never null.
+    aged, waived, *_ = render_json(small_result())["findings"]
+    assert (aged["first_seen"], aged["age_days"]) == ("2026-11-01T00:00:00+00:00", 30)
+    assert "first_seen" not in waived and "age_days" not in waived
