@@ -1,0 +1,495 @@
+"""The JSON report of a small result, written out by hand, and its way back in.
+
+The parts docs/report-formats.md describes, for tests/small_report.py's result
+with a history (one new finding, one resolved, a trend point) and a Kubernetes
+cluster. The summary and the inventory are other modules' output (summary.py,
+inventory.py) and are pinned by their own tests; here they are only placed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+import gpuaudit
+from gpuaudit.kube import HostLoss, KubernetesReport, PodMove
+from gpuaudit.report.json_report import (
+    ReportError,
+    dump_json,
+    from_json_data,
+    json_chunks,
+    load_json_report,
+    render_json,
+    report_document,
+    report_schema,
+    write_json,
+)
+from gpuaudit.report.summary import summarize
+from gpuaudit.results import (
+    AuditResult,
+    ClusterSimulation,
+    Finding,
+    FindingRef,
+    Reference,
+    ScanHistory,
+    TrendPoint,
+    Waiver,
+)
+from tests.small_report import (
+    ID_DOTDOT,
+    ID_HA_GPU_A,
+    ID_VDI,
+    ID_X99,
+    small_inventory,
+    small_result,
+)
+
+ID_GPU_B = "7c7704f6a9cb0f0e36bfbbfe95f427091b1b409a21d858ad463f5da8f7b5ab99"  # sha256, by hand
+WAIVER = {
+    "rule": "GPU-02",
+    "object": "vdi*",
+    "reason": "CAB-7",
+    "owner": "ops",
+    "expires": "2027-01-31",
+}
+RULES = [
+    {
+        "id": "HA-01",
+        "title": "HA is on",
+        "category": "ha",
+        "severity": "critical",
+        "rationale": "HA restarts GPU VMs.",
+        "remediation": "Turn HA on.",
+        "object_kind": "cluster",
+        "references": [
+            {"title": "vSphere HA", "url": "https://docs.example/ha"},
+            {"title": "KB 2", "url": "https://kb.example/2"},
+        ],
+    },
+    {
+        "id": "GPU-02",
+        "title": "Profiles fit",
+        "category": "gpu",
+        "severity": "medium",
+        "rationale": "",
+        "remediation": "",
+        "object_kind": "vm",
+        "references": [],
+    },
+]
+
+
+def _finding(id_: str, rule: str, obj: str, kind: str, status: str, severity: str, **rest):
+    return {
+        "id": id_,
+        "rule": rule,
+        "object": obj,
+        "object_kind": kind,
+        "status": status,
+        "severity": severity,
+        "message": rest.get("message", ""),
+        "cluster": rest.get("cluster"),
+        "host": rest.get("host"),
+        "evidence": rest.get("evidence", {}),
+        "waiver": rest.get("waiver"),
+        **(
+            {"first_seen": rest["first_seen"], "age_days": rest["age_days"]}
+            if "age_days" in rest
+            else {}
+        ),
+    }
+
+
+FINDINGS = [
+    _finding(
+        ID_HA_GPU_A,
+        "HA-01",
+        "gpu-a",
+        "cluster",
+        "fail",
+        "critical",
+        message="HA is off",
+        cluster="gpu-a",
+        evidence={"ha_enabled": False},
+        first_seen="2026-11-01T00:00:00+00:00",
+        age_days=30,
+    ),
+    _finding(
+        ID_VDI,
+        "GPU-02",
+        "vdi 1/a%",
+        "vm",
+        "waived",
+        "medium",
+        cluster="gpu-a",
+        host="esx-01.corp",
+        waiver=WAIVER,
+    ),
+    _finding(
+        ID_GPU_B,
+        "HA-01",
+        "gpu-b",
+        "cluster",
+        "pass",
+        "critical",
+        message="HA is on",
+        cluster="gpu-b",
+    ),
+    _finding(
+        ID_X99, "X-99", "esx-09.corp", "host", "fail", "low", message="odd", host="esx-09.corp"
+    ),
+    _finding(ID_DOTDOT, "GPU-02", "..", "vm", "waived", "high", message="dots"),
+]
+
+OLDER = "2026-11-30T10:00:00+00:00"
+
+
+def _history() -> ScanHistory:
+    return ScanHistory(
+        previous_checked_at=OLDER,
+        new=[
+            FindingRef(ID_X99, "X-99", "esx-09.corp", "low", "fail"),
+            FindingRef(ID_HA_GPU_A, "HA-01", "gpu-a", "critical", "fail"),
+        ],
+        resolved=[FindingRef("r1", "HA-01", "gpu-c", "high", "fail")],
+        trend=[
+            TrendPoint(OLDER, {"critical": 2}, {"gpu-a": 0}, {"gpu-a": {"L4": 2}}),
+            TrendPoint("2026-12-01T10:30:00+00:00", {"critical": 1}, {"gpu-a": 1}, {}),
+        ],
+    )
+
+
+def _kubernetes() -> KubernetesReport:
+    return KubernetesReport(cluster="k1", source="kubeconfig", not_counted=["n2"])
+
+
+def _full() -> AuditResult:
+    return dataclasses.replace(
+        small_result(),
+        designs={"gpu-a": "B"},
+        # Not the catalogue's own version, which a report left without one would take.
+        rules_version="2025.01.1",
+        policy_source="policy.yaml",
+        waivers=[Waiver("GPU-02", "vdi*", "CAB-7", "ops", "2027-01-31")],
+        expired_waivers=[Waiver("HA-01", "old", "gone", "me", "2026-01-01")],
+        history=_history(),
+        kubernetes=[_kubernetes()],
+    )
+
+
+def test_the_whole_document() -> None:
+    result = _full()
+    doc = render_json(result)
+    summary = {
+        **summarize(result).to_dict(),
+        "since_last_scan": {
+            "previous_checked_at": OLDER,
+            # Sorted by rule, then object.
+            "new": [
+                {"id": ID_HA_GPU_A, "rule": "HA-01", "object": "gpu-a", "severity": "critical"},
+                {"id": ID_X99, "rule": "X-99", "object": "esx-09.corp", "severity": "low"},
+            ],
+            "resolved": [{"id": "r1", "rule": "HA-01", "object": "gpu-c", "severity": "high"}],
+        },
+    }
+    assert doc == {
+        "$schema": "https://gpuaudit.invalid/schemas/report-1.schema.json",
+        "report_schema_version": 1,
+        "generator": {"name": "gpuaudit", "version": "9.9.9"},
+        "source": {
+            "server": "vc01.corp.example",
+            "vcenter": {
+                "name": "vc01",
+                "product": "",
+                "version": "",
+                "build": "",
+                "api_version": "",
+                "api_type": "",
+                "instance_uuid": "",
+                "vgpu_hotmigrate_enabled": None,
+            },
+            "collected_at": "2026-12-01T10:00:00Z",
+            "checked_at": "2026-12-01T11:30:00+01:00",
+        },
+        "summary": summary,
+        "rules_version": "2025.01.1",
+        "rules": RULES,
+        "findings": FINDINGS,
+        "simulations": [],
+        "designs": {"gpu-a": "B"},
+        "policy": {
+            "source": "policy.yaml",
+            "waivers": [WAIVER],
+            "expired_waivers": [
+                {
+                    "rule": "HA-01",
+                    "object": "old",
+                    "reason": "gone",
+                    "owner": "me",
+                    "expires": "2026-01-01",
+                }
+            ],
+        },
+        "errors": [{"rule": "DS-01", "error": "KeyError: 'x'"}],
+        "inventory": small_inventory().to_dict(),
+        "kubernetes": [
+            {
+                "cluster": "k1",
+                "source": "kubeconfig",
+                "nodes": [],
+                "losses": [],
+                "unmatched_gpu_vms": [],
+                "not_counted": ["n2"],
+                "k8s_02_holds": True,
+            }
+        ],
+        "trend": [
+            {
+                "checked_at": OLDER,
+                "failed": {"critical": 2},
+                "tolerates": {"gpu-a": 0},
+                "free_slots": {"gpu-a": {"L4": 2}},
+            },
+            {
+                "checked_at": "2026-12-01T10:30:00+00:00",
+                "failed": {"critical": 1},
+                "tolerates": {"gpu-a": 1},
+                "free_slots": {},
+            },
+        ],
+    }
+    # Each finding leads with its id.
+    assert list(doc["findings"][0])[:2] == ["id", "rule"]
+
+
+def test_without_history_kubernetes_or_tool_version_those_parts_are_absent() -> None:
+    result = dataclasses.replace(small_result(), tool_version="")
+    doc = render_json(result)
+    assert "trend" not in doc and "kubernetes" not in doc
+    assert "since_last_scan" not in doc["summary"]
+    assert doc["generator"] == {"name": "gpuaudit", "version": gpuaudit.__version__}
+    # An empty history still says there was none before.
+    result.history = ScanHistory()
+    doc = render_json(result)
+    assert doc["trend"] == []
+    assert doc["summary"]["since_last_scan"] == {
+        "previous_checked_at": None,
+        "new": [],
+        "resolved": [],
+    }
+
+
+def test_a_kubernetes_cluster_with_a_pending_pod_does_not_hold() -> None:
+    k = KubernetesReport(
+        cluster="k1",
+        source="kc",
+        losses=[HostLoss("esx-01.corp", ["n1"], [PodMove("ns/p", "n1", {"nvidia.com/gpu": 1})])],
+    )
+    (section,) = render_json(dataclasses.replace(small_result(), kubernetes=[k]))["kubernetes"]
+    assert section["k8s_02_holds"] is False
+
+
+def test_evidence_json_cannot_hold_is_made_plain() -> None:
+    evidence = {
+        "set": {10, 9},
+        "frozen": frozenset({"b", "a"}),
+        "tuple": (1, 2),
+        "ref": Reference("t", "u"),
+        "class": Reference,
+        "path": Path("a") / "b",
+    }
+    f = Finding("R", "o", "vm", "fail", "low", "m", evidence=evidence)
+    result = dataclasses.replace(small_result(), findings=[f], first_seen={})
+    (finding,) = render_json(result)["findings"]
+    assert finding["evidence"] == {
+        "set": [10, 9],  # sorted as text: "10" before "9"
+        "frozen": ["a", "b"],
+        "tuple": [1, 2],
+        "ref": {"title": "t", "url": "u"},
+        "class": "<class 'gpuaudit.results.Reference'>",
+        "path": "a/b",
+    }
+
+
+def test_nan_is_refused_not_written() -> None:
+    f = Finding("R", "o", "vm", "fail", "low", "m", evidence={"x": float("nan")})
+    result = dataclasses.replace(small_result(), findings=[f])
+    with pytest.raises(ValueError):
+        render_json(result)
+    with pytest.raises(ValueError):
+        dump_json(report_document(result))
+
+
+def test_json_chunks_split_three_levels_deep() -> None:
+    doc = {"a": [1, {"b": {"c": [2]}}], "d": "é", 1: 2}
+    # A dict with a key that is not text is encoded whole, as JSON writes it.
+    assert list(json_chunks(doc)) == ['{"a":[1,{"b":{"c":[2]}}],"d":"é","1":2}']
+    doc = {"a": [1, {"b": {"c": [2]}}], "d": "é"}
+    assert list(json_chunks(doc)) == [
+        "{",
+        '"a":',
+        "[",
+        "1",
+        ",",
+        "{",
+        '"b":',
+        '{"c":[2]}',
+        "}",
+        "]",
+        ',"d":',
+        '"é"',
+        "}",
+    ]
+    assert dump_json(doc) == '{"a":[1,{"b":{"c":[2]}}],"d":"é"}'
+    assert list(json_chunks([], 0)) == ["[", "]"]
+    assert list(json_chunks({}, 0)) == ["{", "}"]
+    assert list(json_chunks([1], 3)) == ["[1]"]
+
+
+def test_write_json_replaces_what_utf_8_cannot_hold() -> None:
+    out = io.BytesIO()
+    write_json({"name": "a\udcffé", "n": [1, 2]}, out)
+    assert out.getvalue() == '{"name":"a?é","n":[1,2]}\n'.encode()
+
+
+def test_the_report_is_written_as_render_json_gives_it() -> None:
+    result = _full()
+    out = io.BytesIO()
+    write_json(report_document(result), out)
+    assert json.loads(out.getvalue()) == render_json(result)
+
+
+def test_the_shipped_schema() -> None:
+    schema = report_schema()
+    assert schema["$id"] == "https://gpuaudit.invalid/schemas/report-1.schema.json"
+    assert schema["title"] == "gpuaudit report"
+
+
+def test_a_report_reads_back_as_the_result_it_was(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(render_json(_full())), encoding="utf-8")
+    expected = dataclasses.replace(_full(), history=None, kubernetes=[])
+    assert load_json_report(path) == expected
+
+
+def test_a_report_with_only_what_is_required_reads_back(tmp_path: Path) -> None:
+    data = render_json(small_result())
+    for key in ("policy", "errors", "designs"):
+        del data[key]
+    got = from_json_data(data)
+    assert (got.policy_source, got.waivers, got.expired_waivers) == (None, [], [])
+    assert (got.errors, got.designs) == ([], {})
+    data["policy"] = {}
+    got = from_json_data(data)
+    assert (got.policy_source, got.waivers, got.expired_waivers) == (None, [], [])
+
+
+def test_first_seen_dates_come_only_from_findings_that_carry_one() -> None:
+    data = render_json(small_result())
+    data["findings"][1]["first_seen"] = 5  # not a date: ignored
+    data["findings"][3]["first_seen"] = "2026-10-01"
+    assert from_json_data(data).first_seen == {
+        ID_HA_GPU_A: "2026-11-01T00:00:00+00:00",
+        ID_X99: "2026-10-01",
+    }
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ([], "a report is a JSON object"),
+        ({}, "report_schema_version is missing or not a whole number"),
+        ({"report_schema_version": True}, "report_schema_version is missing or not a whole number"),
+        ({"report_schema_version": "1"}, "report_schema_version is missing or not a whole number"),
+        (
+            {"report_schema_version": 2},
+            "report_schema_version 2 is newer than this gpuaudit reads (1); upgrade gpuaudit",
+        ),
+        ({"report_schema_version": 1}, "not a gpuaudit report: missing or malformed 'inventory'"),
+    ],
+)
+def test_what_is_not_a_report(data: object, message: str) -> None:
+    with pytest.raises(ReportError) as caught:
+        from_json_data(data)
+    assert str(caught.value) == message
+
+
+def test_a_broken_part_is_named() -> None:
+    data = render_json(small_result())
+    data["inventory"]["schema_version"] = "x"
+    with pytest.raises(ReportError) as caught:
+        from_json_data(data)
+    assert str(caught.value) == "schema_version is missing or not a whole number"
+    for key, part in [
+        ("rules", "rules[]"),
+        ("findings", "findings[]"),
+        ("simulations", "simulations[]"),
+        ("errors", "errors[]"),
+    ]:
+        data = render_json(small_result())
+        data[key] = [{"bogus": 1}]
+        with pytest.raises(ReportError) as caught:
+            from_json_data(data)
+        assert str(caught.value) == f"{part}: unknown field 'bogus'"
+    for key, part in [
+        ("waivers", "policy.waivers[]"),
+        ("expired_waivers", "policy.expired_waivers[]"),
+    ]:
+        data = render_json(small_result())
+        data["policy"][key] = [{"bogus": 1}]
+        with pytest.raises(ReportError) as caught:
+            from_json_data(data)
+        assert str(caught.value) == f"{part}: unknown field 'bogus'"
+    data = render_json(small_result())
+    data["source"] = None
+    with pytest.raises(ReportError) as caught:
+        from_json_data(data)
+    assert str(caught.value) == (
+        "not a gpuaudit report: missing or malformed 'NoneType' object is not subscriptable"
+    )
+    data = render_json(small_result())
+    data["designs"] = []
+    with pytest.raises(ReportError) as caught:
+        from_json_data(data)
+    assert str(caught.value) == (
+        "not a gpuaudit report: missing or malformed 'list' object has no attribute 'items'"
+    )
+
+
+def test_a_simulation_reads_back() -> None:
+    data = render_json(small_result())
+    data["simulations"] = [{"cluster": "gpu-a", "hosts": 1}]
+    assert from_json_data(data).simulations == [ClusterSimulation(cluster="gpu-a", hosts=1)]
+
+
+def test_what_cannot_be_read(tmp_path: Path) -> None:
+    missing = tmp_path / "none.json"
+    with pytest.raises(ReportError) as caught:
+        load_json_report(missing)
+    assert str(caught.value) == (
+        f"{missing}: cannot read: [Errno 2] No such file or directory: '{missing}'"
+    )
+    broken = tmp_path / "broken.json"
+    broken.write_text("{", encoding="utf-8")
+    with pytest.raises(ReportError) as caught:
+        load_json_report(broken)
+    assert str(caught.value) == (
+        f"{broken}: cannot read: Expecting property name enclosed in double quotes: "
+        "line 1 column 2 (char 1)"
+    )
+    latin = tmp_path / "latin.json"
+    latin.write_bytes(b'"\xe9"')
+    with pytest.raises(ReportError) as caught:
+        load_json_report(str(latin))
+    assert str(caught.value).startswith(f"{latin}: cannot read: 'utf-8' codec can't decode")
+
+
+def test_a_finding_of_unknown_age_has_no_first_seen_field() -> None:
+    # The schema and docs/report-formats.md: absent when unknown, never null.
+    aged, waived, *_ = render_json(small_result())["findings"]
+    assert (aged["first_seen"], aged["age_days"]) == ("2026-11-01T00:00:00+00:00", 30)
+    assert "first_seen" not in waived and "age_days" not in waived
