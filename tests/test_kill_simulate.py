@@ -1482,3 +1482,49 @@ def test_sub_ids_of_zero_are_named_and_any_is_a_star() -> None:
         "no GPU capacity left for a free passthrough GPU (10de:2236 0000:*, 10de:27b8 *:0000) "
         "on d2 (counting the VMs running there and restarts of equal or higher priority)"
     )
+
+
+def test_no_combination_beyond_the_failures_asked_for_is_tried() -> None:
+    # The three classes of test_sampled_combinations_are_noted, searched up to one failure:
+    # no pair is tried, so their number cannot pass the limit and nothing is noted.
+    e = healthy()
+    for h, gb in zip(e.inv.hosts, (128, 96, 64), strict=True):
+        h.memory_mb = gb * 1024
+    with patch("gpuaudit.simulate.COMBINATION_LIMIT", 1):
+        out = simulate_cluster_notes(e.inv, "c1", max_failures=1)
+    assert out.notes == []
+    assert (out.simulation.tolerates, out.simulation.manual_tolerates) == (1, 1)
+
+
+def test_policy_pairs_of_alike_hosts_are_each_tried() -> None:
+    # x, c and y as in test_policy_pass_fails_each_host_while_the_combinations_fit_the_limit;
+    # z (256 GB, four idle L4s) has the most free memory and takes every VM of a single
+    # failure. x and y are alike, yet losing y with z is not losing x with z: x1 goes to c
+    # and x2 to y's idle L4, while y1 takes x's idle L4 and y2 finds neither memory on x nor
+    # a 24q on c. With every pair in the limit each is tried by policy: N+1. Any placement
+    # restarts the pair too (y1 on c, y2 on x); losing x, y and z leaves x2 and y2 no L4.
+    e = Estate()
+    e.cluster("c")
+    x, c, y, z = (e.host(n, "c") for n in ("x", "c", "y", "z"))
+    for h in (x, c, y):
+        h.memory_mb = 65536
+    z.memory_mb = 262144
+    e.gpu(c)
+    for i in range(4):
+        e.gpu(z, f"0000:{0x3B + i:02x}:00.0")
+    e.datastore("san", [x, c, y, z])
+    for h in (x, y):
+        small, big = e.gpu(h), e.gpu(h, "0000:af:00.0")
+        e.gpu(h, "0000:d8:00.0")
+        e.vm(f"{h.name}1", h, ["san"], vgpu="grid_l4-8q", gpu=small, priority="high")
+        e.vm(f"{h.name}2", h, ["san"], vgpu="grid_l4-24q", gpu=big)
+    e.vm("c1", c, ["san"], vgpu="grid_l4-8q")
+    e.vm("filler", c, ["san"])
+    sim = simulate_cluster(e.inv, "c")
+    assert [[(p.vm, p.to_host) for p in f.placed] for f in sim.failures] == [
+        [("x1", "z"), ("x2", "z")],
+        [("c1", "z")],
+        [("y1", "z"), ("y2", "z")],
+        [],
+    ]
+    assert (sim.tolerates, sim.manual_tolerates) == (1, 2)
