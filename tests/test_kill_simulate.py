@@ -349,6 +349,11 @@ def test_sampled_pairs_are_those_of_the_most_loaded_hosts() -> None:
     # h2, is tried: their four VMs find two slots on h3. The least loaded pair (h4, h3)
     # would have fitted.
     assert loaded((2, 2, 1, 0), (1, 1, 1, 0), 2)[0::3] == (1, [])
+    # The most loaded are not the first by name: h3 and h4 run three VMs each, h1 one and
+    # h2 none (nor a GPU). Their pair is tried, and h1's two free slots take two of their
+    # six VMs: N+1, proven; the pair h1, h2 would have placed its one VM and left N+2
+    # unproven.
+    assert loaded((1, 0, 3, 3), (1, 0, 2, 2), 2) == (1, 1, 0, [])
 
 
 def test_a_device_of_unknown_backing_is_never_placed() -> None:
