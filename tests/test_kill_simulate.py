@@ -11,6 +11,7 @@ from gpuaudit.inventory import GpuAttachment, VmHostRule, VmVmRule
 from gpuaudit.results import GpuSlots, Placement, SpareCapacity
 from gpuaudit.simulate import (
     ClusterModel,
+    Outcome,
     simulate,
     simulate_all,
     simulate_cluster,
@@ -1533,3 +1534,24 @@ def test_policy_pairs_of_alike_hosts_are_each_tried() -> None:
         [],
     ]
     assert (sim.tolerates, sim.manual_tolerates) == (1, 2)
+
+
+def test_any_placement_tries_one_pair_per_class_the_first_members() -> None:
+    # h1 and h3 (128 GB) are alike, h2 (96 GB) is not: the classes are [h1, h3] and [h2].
+    # A search that hits its limit for every pair shows which pair is tried first: two of
+    # the first class, h1 and h3, not h1 and h2, the first pair in the cluster's order.
+    e = healthy()
+    for h, gb in zip(e.inv.hosts, (128, 96, 128), strict=True):
+        h.memory_mb = gb * 1024
+    fail = ClusterModel.fail
+
+    def no_pair_proven(self: ClusterModel, failed: Any, require_all: bool = False) -> Any:
+        outcome = fail(self, failed, require_all)
+        if len(list(failed)) < 2:
+            return outcome
+        return Outcome({}, outcome.state, exact=False)
+
+    with patch.object(ClusterModel, "fail", no_pair_proven):
+        out = simulate_cluster_notes(e.inv, "c1")
+    assert out.notes == ["N+2 not proven: the search hit its limit for the loss of h1, h3"]
+    assert out.simulation.manual_tolerates == 1
