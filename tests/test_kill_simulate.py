@@ -1555,3 +1555,15 @@ def test_any_placement_tries_one_pair_per_class_the_first_members() -> None:
         out = simulate_cluster_notes(e.inv, "c1")
     assert out.notes == ["N+2 not proven: the search hit its limit for the loss of h1, h3"]
     assert out.simulation.manual_tolerates == 1
+
+
+def test_a_family_no_failure_breaks_is_n_plus_the_failures_asked_for() -> None:
+    # Three hosts, an 8q VM on each L4 (three fit): losing any two leaves one L4 for all
+    # three. Searched up to two failures, the family and the model are N+2; each L4 takes
+    # two more 8q VMs.
+    out = simulate_cluster_notes(healthy().inv, "c1", max_failures=2)
+    assert out.simulation.spare == [
+        SpareCapacity("NVIDIA L4", None, 3, 0, 3, 0, 2),
+        SpareCapacity("NVIDIA L4", "l4 q", 3, 0, 3, 6, 2),
+    ]
+    assert (out.simulation.tolerates, out.simulation.manual_tolerates) == (2, 2)
