@@ -1567,3 +1567,19 @@ def test_a_family_no_failure_breaks_is_n_plus_the_failures_asked_for() -> None:
         SpareCapacity("NVIDIA L4", "l4 q", 3, 0, 3, 6, 2),
     ]
     assert (out.simulation.tolerates, out.simulation.manual_tolerates) == (2, 2)
+
+
+def test_spare_on_a_mixed_size_gpu_counts_its_free_frame_buffer() -> None:
+    # h1's mixed-size L4 runs two 2q and an 8q: 12 GB left, one more 8 GB vGPU, though
+    # the GPU holds three vGPUs already. h2's L4 (one size per GPU) takes three.
+    e = Estate()
+    e.cluster("c")
+    h1, h2 = e.host("h1", "c"), e.host("h2", "c")
+    g = e.gpu(h1, vgpu_mode="mixedSize")
+    e.gpu(h2)
+    e.datastore("san", [h1, h2])
+    for name, profile in (("a", "grid_l4-2q"), ("b", "grid_l4-2q"), ("c", "grid_l4-8q")):
+        e.vm(name, h1, ["san"], vgpu=profile, gpu=g)
+    sim = simulate_cluster(e.inv, "c")
+    (family,) = [r for r in sim.spare if r.family == "l4 q"]
+    assert family == SpareCapacity("NVIDIA L4", "l4 q", 2, 1, 3, 4, 0)
