@@ -1583,3 +1583,27 @@ def test_spare_on_a_mixed_size_gpu_counts_its_free_frame_buffer() -> None:
     sim = simulate_cluster(e.inv, "c")
     (family,) = [r for r in sim.spare if r.family == "l4 q"]
     assert family == SpareCapacity("NVIDIA L4", "l4 q", 2, 1, 3, 4, 0)
+
+
+def test_family_spare_sizes_only_the_familys_own_vgpus() -> None:
+    # m runs a grid_l4-8q on h1's L4 and a grid_t4-16q on h1's T4. The l4 q row asks for
+    # 8 GB vGPUs only: two more next to m's and three on h2's idle L4. m's 16 GB T4 vGPU
+    # is the t4 q row's: one more fits, on h2's idle T4. h2 offers no T4 profile: m never
+    # restarts (N+0).
+    e = Estate()
+    e.cluster("c")
+    h1, h2 = e.host("h1", "c"), e.host("h2", "c")
+    l4 = e.gpu(h1)
+    t4 = e.gpu(h1, "0000:af:00.0", model="t4")
+    e.gpu(h2)
+    e.gpu(h2, "0000:af:00.0", model="t4")
+    e.datastore("san", [h1, h2])
+    m = e.vm("m", h1, ["san"], vgpu="grid_l4-8q", gpu=l4)
+    m.gpus.append(GpuAttachment("vgpu", profile="grid_t4-16q"))
+    t4.vms.append("m")
+    assert simulate_cluster(e.inv, "c").spare == [
+        SpareCapacity("NVIDIA L4", None, 2, 1, 1, 1, 0),
+        SpareCapacity("NVIDIA L4", "l4 q", 2, 1, 1, 5, 0),
+        SpareCapacity("NVIDIA T4", None, 2, 1, 1, 1, 0),
+        SpareCapacity("NVIDIA T4", "t4 q", 2, 1, 1, 1, 0),
+    ]
