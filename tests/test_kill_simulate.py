@@ -1607,3 +1607,23 @@ def test_family_spare_sizes_only_the_familys_own_vgpus() -> None:
         SpareCapacity("NVIDIA T4", None, 2, 1, 1, 1, 0),
         SpareCapacity("NVIDIA T4", "t4 q", 2, 1, 1, 1, 0),
     ]
+
+
+def test_family_spare_sizes_only_devices_on_the_rows_gpu_model() -> None:
+    # The data puts m's grid_l4-24q on h1's T4, its grid_l4-8q on h1's L4. The L4's l4 q
+    # row asks for 8 GB vGPUs (two more next to m's, three on h2's idle L4), not 24 GB
+    # ones (none next to m's, one on h2).
+    e = Estate()
+    e.cluster("c")
+    h1, h2 = e.host("h1", "c"), e.host("h2", "c")
+    l4 = e.gpu(h1)
+    t4 = e.gpu(h1, "0000:af:00.0", model="t4")
+    e.gpu(h2)
+    e.datastore("san", [h1, h2])
+    m = e.vm("m", h1, ["san"], vgpu="grid_l4-8q", gpu=l4)
+    m.gpus.append(GpuAttachment("vgpu", profile="grid_l4-24q"))
+    t4.vms.append("m")
+    (row,) = [
+        r for r in simulate_cluster(e.inv, "c").spare if r.family == "l4 q" and "L4" in r.model
+    ]
+    assert row == SpareCapacity("NVIDIA L4", "l4 q", 2, 1, 1, 5, 0)
