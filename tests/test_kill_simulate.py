@@ -1627,3 +1627,23 @@ def test_family_spare_sizes_only_devices_on_the_rows_gpu_model() -> None:
         r for r in simulate_cluster(e.inv, "c").spare if r.family == "l4 q" and "L4" in r.model
     ]
     assert row == SpareCapacity("NVIDIA L4", "l4 q", 2, 1, 1, 5, 0)
+
+
+def test_a_profile_of_no_known_family_is_its_own_row_of_whole_gpus() -> None:
+    # "custom" is no NVIDIA profile name: its row is named by the profile, and with no
+    # size known each vGPU takes a whole L4. h2's idle L4 is the one more that fits.
+    e = Estate()
+    e.cluster("c")
+    h1, h2 = (e.host(n, "c", profiles=("custom",)) for n in ("h1", "h2"))
+    e.gpu(h1)
+    e.gpu(h2)
+    e.datastore("san", [h1, h2])
+    e.vm("u", h1, ["san"], vgpu="custom")
+    sim = simulate_cluster(e.inv, "c")
+    assert sim.spare == [
+        SpareCapacity("NVIDIA L4", None, 2, 1, 1, 1, 1),
+        SpareCapacity("NVIDIA L4", "custom", 2, 1, 1, 1, 1),
+    ]
+    assert [(p.vm, p.to_host, p.to_gpu) for p in sim.failures[0].placed] == [
+        ("u", "h2", "0000:3b:00.0")
+    ]
