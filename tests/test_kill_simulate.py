@@ -1647,3 +1647,39 @@ def test_a_profile_of_no_known_family_is_its_own_row_of_whole_gpus() -> None:
     assert [(p.vm, p.to_host, p.to_gpu) for p in sim.failures[0].placed] == [
         ("u", "h2", "0000:3b:00.0")
     ]
+
+
+def test_manual_only_names_every_survivors_policy() -> None:
+    # As test_manual_only_names_the_survivors_policies_and_the_manual_placement, with the
+    # GPU-less host "none" set to consolidation: both survivors' policies are named.
+    e = Estate()
+    e.cluster("x")
+    src, dst = e.host("src", "x", profiles=()), e.host("dst", "x", profiles=())
+    none = e.host("none", "x", profiles=())
+    none.assignment_policy = "consolidation"
+    l4 = e.gpu(src, "0000:01:00.0", mode="passthrough")
+    t4 = e.gpu(src, "0000:02:00.0", model="t4", mode="passthrough")
+    e.gpu(dst, "0000:01:00.0", mode="passthrough")
+    e.gpu(dst, "0000:02:00.0", model="t4", mode="passthrough")
+    e.datastore("nfs", [src, dst, none], transport="nfs")
+    a = e.vm("a", src, ["nfs"], dynamic=t4, priority="high")
+    a.gpus[0].allowed = [(0x10DE, 0x27B8), (0x10DE, 0x1EB8)]
+    e.vm("b", src, ["nfs"], dynamic=l4, priority="high")
+    (p,) = simulate_cluster(e.inv, "x").failures[0].manual_only
+    assert p.reason == (
+        "the hosts' own GPU choice (assignment policy consolidation, performance) leaves no "
+        "GPU for it; a manual placement fits on dst (0000:01:00.0)"
+    )
+
+
+def test_vms_whose_restart_is_disabled_are_counted_and_listed() -> None:
+    # v1's restart priority is disabled: HA leaves it down when h1 fails; it still counts
+    # among the cluster's GPU VMs.
+    e = healthy()
+    e.inv.vms[0].restart_priority = "disabled"
+    sim = simulate_cluster(e.inv, "c1")
+    assert (sim.gpu_vms, sim.restart_disabled) == (3, ["v1"])
+    assert sim.failures[0].not_restarted == [
+        Placement("v1", "h1", reason="HA restart disabled", restart_priority="disabled")
+    ]
+    assert (sim.failures[0].displaced, sim.failures[0].placed) == (1, [])
