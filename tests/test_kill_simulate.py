@@ -1683,3 +1683,27 @@ def test_vms_whose_restart_is_disabled_are_counted_and_listed() -> None:
         Placement("v1", "h1", reason="HA restart disabled", restart_priority="disabled")
     ]
     assert (sim.failures[0].displaced, sim.failures[0].placed) == (1, [])
+
+
+def test_greedy_pass_seats_the_vm_with_fewest_hosts_first() -> None:
+    # a and b (grid_l4-24q, a whole L4 each) run on src. b's datastore is on src and x
+    # only; a may go to x or y. Taking b first (one host left to it, against a's two),
+    # the greedy pass alone puts b on x and a on y; with no search work allowed nothing
+    # else would be proven. ESXi's own choice (equal free memory: the cluster's order)
+    # puts a on x: b restarts only by hand.
+    e = Estate()
+    e.cluster("c")
+    src, x, y = (e.host(n, "c") for n in ("src", "x", "y"))
+    s1, s2 = e.gpu(src), e.gpu(src, "0000:af:00.0")
+    e.gpu(x)
+    e.gpu(y)
+    e.datastore("san", [src, x, y])
+    e.datastore("local", [src, x])
+    e.vm("a", src, ["san"], vgpu="grid_l4-24q", gpu=s1)
+    e.vm("b", src, ["local"], vgpu="grid_l4-24q", gpu=s2)
+    with patch("gpuaudit.simulate.SEARCH_WORK", 0):
+        sim = simulate_cluster(e.inv, "c")
+    failure = sim.failures[0]
+    assert [(p.vm, p.to_host) for p in failure.placed] == [("a", "x")]
+    assert [(p.vm, p.to_host) for p in failure.manual_only] == [("b", "x")]
+    assert failure.unplaced == []
