@@ -11,6 +11,7 @@ from gpuaudit.inventory import GpuAttachment, VmHostRule, VmVmRule
 from gpuaudit.results import GpuSlots, Placement, SpareCapacity
 from gpuaudit.simulate import (
     ClusterModel,
+    Outcome,
     simulate,
     simulate_all,
     simulate_cluster,
@@ -349,6 +350,11 @@ def test_sampled_pairs_are_those_of_the_most_loaded_hosts() -> None:
     # h2, is tried: their four VMs find two slots on h3. The least loaded pair (h4, h3)
     # would have fitted.
     assert loaded((2, 2, 1, 0), (1, 1, 1, 0), 2)[0::3] == (1, [])
+    # The most loaded are not the first by name: h3 and h4 run three VMs each, h1 one and
+    # h2 none (nor a GPU). Their pair is tried, and h1's two free slots take two of their
+    # six VMs: N+1, proven; the pair h1, h2 would have placed its one VM and left N+2
+    # unproven.
+    assert loaded((1, 0, 3, 3), (1, 0, 2, 2), 2) == (1, 1, 0, [])
 
 
 def test_a_device_of_unknown_backing_is_never_placed() -> None:
@@ -1482,3 +1488,222 @@ def test_sub_ids_of_zero_are_named_and_any_is_a_star() -> None:
         "no GPU capacity left for a free passthrough GPU (10de:2236 0000:*, 10de:27b8 *:0000) "
         "on d2 (counting the VMs running there and restarts of equal or higher priority)"
     )
+
+
+def test_no_combination_beyond_the_failures_asked_for_is_tried() -> None:
+    # The three classes of test_sampled_combinations_are_noted, searched up to one failure:
+    # no pair is tried, so their number cannot pass the limit and nothing is noted.
+    e = healthy()
+    for h, gb in zip(e.inv.hosts, (128, 96, 64), strict=True):
+        h.memory_mb = gb * 1024
+    with patch("gpuaudit.simulate.COMBINATION_LIMIT", 1):
+        out = simulate_cluster_notes(e.inv, "c1", max_failures=1)
+    assert out.notes == []
+    assert (out.simulation.tolerates, out.simulation.manual_tolerates) == (1, 1)
+
+
+def test_policy_pairs_of_alike_hosts_are_each_tried() -> None:
+    # x, c and y as in test_policy_pass_fails_each_host_while_the_combinations_fit_the_limit;
+    # z (256 GB, four idle L4s) has the most free memory and takes every VM of a single
+    # failure. x and y are alike, yet losing y with z is not losing x with z: x1 goes to c
+    # and x2 to y's idle L4, while y1 takes x's idle L4 and y2 finds neither memory on x nor
+    # a 24q on c. With every pair in the limit each is tried by policy: N+1. Any placement
+    # restarts the pair too (y1 on c, y2 on x); losing x, y and z leaves x2 and y2 no L4.
+    e = Estate()
+    e.cluster("c")
+    x, c, y, z = (e.host(n, "c") for n in ("x", "c", "y", "z"))
+    for h in (x, c, y):
+        h.memory_mb = 65536
+    z.memory_mb = 262144
+    e.gpu(c)
+    for i in range(4):
+        e.gpu(z, f"0000:{0x3B + i:02x}:00.0")
+    e.datastore("san", [x, c, y, z])
+    for h in (x, y):
+        small, big = e.gpu(h), e.gpu(h, "0000:af:00.0")
+        e.gpu(h, "0000:d8:00.0")
+        e.vm(f"{h.name}1", h, ["san"], vgpu="grid_l4-8q", gpu=small, priority="high")
+        e.vm(f"{h.name}2", h, ["san"], vgpu="grid_l4-24q", gpu=big)
+    e.vm("c1", c, ["san"], vgpu="grid_l4-8q")
+    e.vm("filler", c, ["san"])
+    sim = simulate_cluster(e.inv, "c")
+    assert [[(p.vm, p.to_host) for p in f.placed] for f in sim.failures] == [
+        [("x1", "z"), ("x2", "z")],
+        [("c1", "z")],
+        [("y1", "z"), ("y2", "z")],
+        [],
+    ]
+    assert (sim.tolerates, sim.manual_tolerates) == (1, 2)
+
+
+def test_any_placement_tries_one_pair_per_class_the_first_members() -> None:
+    # h1 and h3 (128 GB) are alike, h2 (96 GB) is not: the classes are [h1, h3] and [h2].
+    # A search that hits its limit for every pair shows which pair is tried first: two of
+    # the first class, h1 and h3, not h1 and h2, the first pair in the cluster's order.
+    e = healthy()
+    for h, gb in zip(e.inv.hosts, (128, 96, 128), strict=True):
+        h.memory_mb = gb * 1024
+    fail = ClusterModel.fail
+
+    def no_pair_proven(self: ClusterModel, failed: Any, require_all: bool = False) -> Any:
+        outcome = fail(self, failed, require_all)
+        if len(list(failed)) < 2:
+            return outcome
+        return Outcome({}, outcome.state, exact=False)
+
+    with patch.object(ClusterModel, "fail", no_pair_proven):
+        out = simulate_cluster_notes(e.inv, "c1")
+    assert out.notes == ["N+2 not proven: the search hit its limit for the loss of h1, h3"]
+    assert out.simulation.manual_tolerates == 1
+
+
+def test_a_family_no_failure_breaks_is_n_plus_the_failures_asked_for() -> None:
+    # Three hosts, an 8q VM on each L4 (three fit): losing any two leaves one L4 for all
+    # three. Searched up to two failures, the family and the model are N+2; each L4 takes
+    # two more 8q VMs.
+    out = simulate_cluster_notes(healthy().inv, "c1", max_failures=2)
+    assert out.simulation.spare == [
+        SpareCapacity("NVIDIA L4", None, 3, 0, 3, 0, 2),
+        SpareCapacity("NVIDIA L4", "l4 q", 3, 0, 3, 6, 2),
+    ]
+    assert (out.simulation.tolerates, out.simulation.manual_tolerates) == (2, 2)
+
+
+def test_spare_on_a_mixed_size_gpu_counts_its_free_frame_buffer() -> None:
+    # h1's mixed-size L4 runs two 2q and an 8q: 12 GB left, one more 8 GB vGPU, though
+    # the GPU holds three vGPUs already. h2's L4 (one size per GPU) takes three.
+    e = Estate()
+    e.cluster("c")
+    h1, h2 = e.host("h1", "c"), e.host("h2", "c")
+    g = e.gpu(h1, vgpu_mode="mixedSize")
+    e.gpu(h2)
+    e.datastore("san", [h1, h2])
+    for name, profile in (("a", "grid_l4-2q"), ("b", "grid_l4-2q"), ("c", "grid_l4-8q")):
+        e.vm(name, h1, ["san"], vgpu=profile, gpu=g)
+    sim = simulate_cluster(e.inv, "c")
+    (family,) = [r for r in sim.spare if r.family == "l4 q"]
+    assert family == SpareCapacity("NVIDIA L4", "l4 q", 2, 1, 3, 4, 0)
+
+
+def test_family_spare_sizes_only_the_familys_own_vgpus() -> None:
+    # m runs a grid_l4-8q on h1's L4 and a grid_t4-16q on h1's T4. The l4 q row asks for
+    # 8 GB vGPUs only: two more next to m's and three on h2's idle L4. m's 16 GB T4 vGPU
+    # is the t4 q row's: one more fits, on h2's idle T4. h2 offers no T4 profile: m never
+    # restarts (N+0).
+    e = Estate()
+    e.cluster("c")
+    h1, h2 = e.host("h1", "c"), e.host("h2", "c")
+    l4 = e.gpu(h1)
+    t4 = e.gpu(h1, "0000:af:00.0", model="t4")
+    e.gpu(h2)
+    e.gpu(h2, "0000:af:00.0", model="t4")
+    e.datastore("san", [h1, h2])
+    m = e.vm("m", h1, ["san"], vgpu="grid_l4-8q", gpu=l4)
+    m.gpus.append(GpuAttachment("vgpu", profile="grid_t4-16q"))
+    t4.vms.append("m")
+    assert simulate_cluster(e.inv, "c").spare == [
+        SpareCapacity("NVIDIA L4", None, 2, 1, 1, 1, 0),
+        SpareCapacity("NVIDIA L4", "l4 q", 2, 1, 1, 5, 0),
+        SpareCapacity("NVIDIA T4", None, 2, 1, 1, 1, 0),
+        SpareCapacity("NVIDIA T4", "t4 q", 2, 1, 1, 1, 0),
+    ]
+
+
+def test_family_spare_sizes_only_devices_on_the_rows_gpu_model() -> None:
+    # The data puts m's grid_l4-24q on h1's T4, its grid_l4-8q on h1's L4. The L4's l4 q
+    # row asks for 8 GB vGPUs (two more next to m's, three on h2's idle L4), not 24 GB
+    # ones (none next to m's, one on h2).
+    e = Estate()
+    e.cluster("c")
+    h1, h2 = e.host("h1", "c"), e.host("h2", "c")
+    l4 = e.gpu(h1)
+    t4 = e.gpu(h1, "0000:af:00.0", model="t4")
+    e.gpu(h2)
+    e.datastore("san", [h1, h2])
+    m = e.vm("m", h1, ["san"], vgpu="grid_l4-8q", gpu=l4)
+    m.gpus.append(GpuAttachment("vgpu", profile="grid_l4-24q"))
+    t4.vms.append("m")
+    (row,) = [
+        r for r in simulate_cluster(e.inv, "c").spare if r.family == "l4 q" and "L4" in r.model
+    ]
+    assert row == SpareCapacity("NVIDIA L4", "l4 q", 2, 1, 1, 5, 0)
+
+
+def test_a_profile_of_no_known_family_is_its_own_row_of_whole_gpus() -> None:
+    # "custom" is no NVIDIA profile name: its row is named by the profile, and with no
+    # size known each vGPU takes a whole L4. h2's idle L4 is the one more that fits.
+    e = Estate()
+    e.cluster("c")
+    h1, h2 = (e.host(n, "c", profiles=("custom",)) for n in ("h1", "h2"))
+    e.gpu(h1)
+    e.gpu(h2)
+    e.datastore("san", [h1, h2])
+    e.vm("u", h1, ["san"], vgpu="custom")
+    sim = simulate_cluster(e.inv, "c")
+    assert sim.spare == [
+        SpareCapacity("NVIDIA L4", None, 2, 1, 1, 1, 1),
+        SpareCapacity("NVIDIA L4", "custom", 2, 1, 1, 1, 1),
+    ]
+    assert [(p.vm, p.to_host, p.to_gpu) for p in sim.failures[0].placed] == [
+        ("u", "h2", "0000:3b:00.0")
+    ]
+
+
+def test_manual_only_names_every_survivors_policy() -> None:
+    # As test_manual_only_names_the_survivors_policies_and_the_manual_placement, with the
+    # GPU-less host "none" set to consolidation: both survivors' policies are named.
+    e = Estate()
+    e.cluster("x")
+    src, dst = e.host("src", "x", profiles=()), e.host("dst", "x", profiles=())
+    none = e.host("none", "x", profiles=())
+    none.assignment_policy = "consolidation"
+    l4 = e.gpu(src, "0000:01:00.0", mode="passthrough")
+    t4 = e.gpu(src, "0000:02:00.0", model="t4", mode="passthrough")
+    e.gpu(dst, "0000:01:00.0", mode="passthrough")
+    e.gpu(dst, "0000:02:00.0", model="t4", mode="passthrough")
+    e.datastore("nfs", [src, dst, none], transport="nfs")
+    a = e.vm("a", src, ["nfs"], dynamic=t4, priority="high")
+    a.gpus[0].allowed = [(0x10DE, 0x27B8), (0x10DE, 0x1EB8)]
+    e.vm("b", src, ["nfs"], dynamic=l4, priority="high")
+    (p,) = simulate_cluster(e.inv, "x").failures[0].manual_only
+    assert p.reason == (
+        "the hosts' own GPU choice (assignment policy consolidation, performance) leaves no "
+        "GPU for it; a manual placement fits on dst (0000:01:00.0)"
+    )
+
+
+def test_vms_whose_restart_is_disabled_are_counted_and_listed() -> None:
+    # v1's restart priority is disabled: HA leaves it down when h1 fails; it still counts
+    # among the cluster's GPU VMs.
+    e = healthy()
+    e.inv.vms[0].restart_priority = "disabled"
+    sim = simulate_cluster(e.inv, "c1")
+    assert (sim.gpu_vms, sim.restart_disabled) == (3, ["v1"])
+    assert sim.failures[0].not_restarted == [
+        Placement("v1", "h1", reason="HA restart disabled", restart_priority="disabled")
+    ]
+    assert (sim.failures[0].displaced, sim.failures[0].placed) == (1, [])
+
+
+def test_greedy_pass_seats_the_vm_with_fewest_hosts_first() -> None:
+    # a and b (grid_l4-24q, a whole L4 each) run on src. b's datastore is on src and x
+    # only; a may go to x or y. Taking b first (one host left to it, against a's two),
+    # the greedy pass alone puts b on x and a on y; with no search work allowed nothing
+    # else would be proven. ESXi's own choice (equal free memory: the cluster's order)
+    # puts a on x: b restarts only by hand.
+    e = Estate()
+    e.cluster("c")
+    src, x, y = (e.host(n, "c") for n in ("src", "x", "y"))
+    s1, s2 = e.gpu(src), e.gpu(src, "0000:af:00.0")
+    e.gpu(x)
+    e.gpu(y)
+    e.datastore("san", [src, x, y])
+    e.datastore("local", [src, x])
+    e.vm("a", src, ["san"], vgpu="grid_l4-24q", gpu=s1)
+    e.vm("b", src, ["local"], vgpu="grid_l4-24q", gpu=s2)
+    with patch("gpuaudit.simulate.SEARCH_WORK", 0):
+        sim = simulate_cluster(e.inv, "c")
+    failure = sim.failures[0]
+    assert [(p.vm, p.to_host) for p in failure.placed] == [("a", "x")]
+    assert [(p.vm, p.to_host) for p in failure.manual_only] == [("b", "x")]
+    assert failure.unplaced == []
