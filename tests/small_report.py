@@ -16,8 +16,11 @@ DS-01 raised. The scan ran at 11:30 at UTC+1, 10:30 UTC.
 
 from __future__ import annotations
 
+import dataclasses
+
 from gpuaudit.inventory import Cluster, Host, Inventory, VCenter
 from gpuaudit.results import AuditResult, Finding, Reference, Rule, RuleError, Waiver
+from tests.builders import passthrough_estate
 
 CHECKED_AT = "2026-12-01T11:30:00+01:00"
 FIRST_SEEN = "2026-11-01T00:00:00+00:00"
@@ -131,4 +134,23 @@ def small_result() -> AuditResult:
         rules_version="2026.12.3",
         errors=[RuleError(rule="DS-01", error="KeyError: 'x'")],
         first_seen={ID_HA_GPU_A: FIRST_SEEN},
+    )
+
+
+def declared_passthrough_result() -> AuditResult:
+    """small_result() over passthrough_estate(): powered-on passthrough VMs pv1 and pv2
+    in cluster pt, where LIC-01 found pv1's guest declared NVIDIA AI Enterprise by the
+    policy and pv2's not declared at all."""
+    declared = Finding(
+        "LIC-01",
+        "pv1",
+        "vm",
+        "pass",
+        "info",
+        "declared",
+        "pt",
+        evidence={"passthrough": True, "declared_by": "policy", "edition": "NVIDIA AI Enterprise"},
+    )
+    return dataclasses.replace(
+        small_result(), inventory=passthrough_estate().inv, findings=[declared]
     )

@@ -12,8 +12,8 @@ import xml.etree.ElementTree as ET
 
 from gpuaudit.report.junit import licence_properties, render_junit
 from gpuaudit.results import AuditResult, Finding, RuleError, Waiver
-from tests.builders import healthy, passthrough_estate
-from tests.small_report import HA_01, small_result
+from tests.builders import healthy
+from tests.small_report import HA_01, declared_passthrough_result, small_result
 
 NOTE = (
     "Passthrough GPU VMs count under the edition the policy declares for their "
@@ -179,19 +179,7 @@ def test_licence_properties_count_powered_on_vgpu_vms_per_edition() -> None:
 def test_licence_properties_take_the_passthrough_editions_lic_01_found() -> None:
     # passthrough_estate(): powered-on passthrough VMs pv1 and pv2; the policy declares
     # pv1's guest as NVIDIA AI Enterprise, pv2's not at all.
-    declared = Finding(
-        "LIC-01",
-        "pv1",
-        "vm",
-        "pass",
-        "info",
-        "declared",
-        "pt",
-        evidence={"passthrough": True, "declared_by": "policy", "edition": "NVIDIA AI Enterprise"},
-    )
-    result = dataclasses.replace(
-        small_result(), inventory=passthrough_estate().inv, findings=[declared]
-    )
+    result = declared_passthrough_result()
     assert licence_properties(result) == {
         "licences.NVIDIA AI Enterprise": "1",
         "licences.total": "1",

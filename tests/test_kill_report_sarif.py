@@ -13,13 +13,13 @@ import gpuaudit
 from gpuaudit.inventory import Cluster
 from gpuaudit.report.sarif import artifact_uri, render_sarif
 from gpuaudit.results import Finding, Rule
-from tests.builders import passthrough_estate
 from tests.small_report import (
     HA_01,
     ID_DOTDOT,
     ID_HA_GPU_A,
     ID_VDI,
     ID_X99,
+    declared_passthrough_result,
     small_result,
 )
 
@@ -305,19 +305,7 @@ def test_an_inventory_finding_takes_no_datacenter_whatever_the_clusters_are_name
 def test_licences_count_passthrough_vms_by_the_edition_lic_01_found() -> None:
     # passthrough_estate(): powered-on passthrough VMs pv1 and pv2 in cluster pt; the
     # policy declares pv1's guest as NVIDIA AI Enterprise, pv2's not at all.
-    declared = Finding(
-        "LIC-01",
-        "pv1",
-        "vm",
-        "pass",
-        "info",
-        "declared",
-        "pt",
-        evidence={"passthrough": True, "declared_by": "policy", "edition": "NVIDIA AI Enterprise"},
-    )
-    result = dataclasses.replace(
-        small_result(), inventory=passthrough_estate().inv, findings=[declared]
-    )
+    result = declared_passthrough_result()
     licences = render_sarif(result)["runs"][0]["properties"]["licences"]
     assert licences == {
         "rows": [
