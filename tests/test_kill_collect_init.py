@@ -34,6 +34,7 @@ from gpuaudit.inventory import (
     VCenter,
 )
 from gpuaudit.progress import Step
+from tests.perf_counters import perf_counter
 
 PT = vim.vm.device.VirtualPCIPassthrough
 HOTMIGRATE = "vgpu.hotmigrate.enabled"
@@ -264,16 +265,7 @@ class _Collector:
                 token=None,
             )
         if isinstance(spec.objectSet[0].obj, vim.PerformanceManager):
-            counter = vim.PerformanceManager.CounterInfo(
-                key=7,
-                nameInfo=vim.ElementDescription(key="utilization", label="", summary=""),
-                groupInfo=vim.ElementDescription(key="gpu", label="", summary=""),
-                unitInfo=vim.ElementDescription(key="percent", label="", summary=""),
-                rollupType="average",
-                statsType="rate",
-                level=1,
-                perDeviceLevel=1,
-            )
+            counter = perf_counter(7, "utilization", "percent", per_device_level=1)
             perf = SimpleNamespace(name="perfCounter", val=[counter])
             return SimpleNamespace(
                 objects=[SimpleNamespace(obj=spec.objectSet[0].obj, propSet=[perf], missingSet=[])]

@@ -15,6 +15,7 @@ from pyVmomi import vim
 from gpuaudit.collect.operations import collect_operations
 from gpuaudit.inventory import Gpu, Host, HostTelemetry, Inventory, Licensing, Telemetry
 from gpuaudit.progress import Step
+from tests.perf_counters import perf_counter
 
 SERVER_NOW = dt.datetime(2026, 3, 1, 8, 30, tzinfo=dt.UTC)
 
@@ -25,16 +26,7 @@ class _Collector:
 
     def RetrievePropertiesEx(self, specSet: list[Any], options: Any) -> Any:
         self.calls += 1
-        counter = vim.PerformanceManager.CounterInfo(
-            key=7,
-            nameInfo=vim.ElementDescription(key="utilization", label="", summary=""),
-            groupInfo=vim.ElementDescription(key="gpu", label="", summary=""),
-            unitInfo=vim.ElementDescription(key="percent", label="", summary=""),
-            rollupType="average",
-            statsType="rate",
-            level=1,
-            perDeviceLevel=1,
-        )
+        counter = perf_counter(7, "utilization", "percent", per_device_level=1)
         objects = [
             SimpleNamespace(
                 obj=vim.PerformanceManager("PerfMgr"),

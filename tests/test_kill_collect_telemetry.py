@@ -31,32 +31,20 @@ from gpuaudit.inventory import (
     Telemetry,
     VCenter,
 )
+from tests.perf_counters import perf_counter
 
 PM = vim.PerformanceManager
 NOW = dt.datetime(2026, 5, 2, 12, 0, 0, tzinfo=dt.UTC)
 
 
-def _counter(key: int, name: str, unit: str, group: str = "gpu", rollup: str = "average") -> Any:
-    return PM.CounterInfo(
-        key=key,
-        nameInfo=vim.ElementDescription(key=name, label=name, summary=name),
-        groupInfo=vim.ElementDescription(key=group, label=group, summary=group),
-        unitInfo=vim.ElementDescription(key=unit, label=unit, summary=unit),
-        rollupType=rollup,
-        statsType="absolute",
-        level=1,
-        perDeviceLevel=3,
-    )
-
-
 COUNTERS = [
-    _counter(101, "utilization", "percent"),
-    _counter(102, "mem.used", "kiloBytes"),
-    _counter(103, "mem.usage", "percent"),
-    _counter(104, "temperature", "celsius"),
-    _counter(105, "power.used", "watt"),
-    _counter(106, "utilization", "percent", rollup="maximum"),
-    _counter(2, "usage", "percent", group="cpu"),
+    perf_counter(101, "utilization", "percent"),
+    perf_counter(102, "mem.used", "kiloBytes"),
+    perf_counter(103, "mem.usage", "percent"),
+    perf_counter(104, "temperature", "celsius"),
+    perf_counter(105, "power.used", "watt"),
+    perf_counter(106, "utilization", "percent", rollup="maximum"),
+    perf_counter(2, "usage", "percent", group="cpu"),
 ]
 
 
@@ -85,7 +73,7 @@ def test_counters_are_found_by_group_name_and_rollup() -> None:
         "power_w": T.Counter("power_w", 105, "gpu.power.used.average", "watt", 3),
     }
     # No per-device level: the counter's level; neither: 0. No unit: "".
-    info = _counter(7, "temperature", "celsius")
+    info = perf_counter(7, "temperature", "celsius")
     info.perDeviceLevel, info.level = 0, 2
     info.unitInfo = vim.ElementDescription(key="", label="", summary="")
     assert T.resolve_counters([info])["temperature_c"] == T.Counter(
