@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import builtins
 import io
+import os
 import re
+import time
 import zipfile
 from datetime import UTC, date, datetime, timedelta, timezone
 
@@ -469,3 +471,18 @@ def test_floats_outside_float_columns_and_formula_headers() -> None:
     assert (ws["B1"].value, ws["B1"].data_type) == ("=Sum", "s")
     assert [c.number_format for c in ws[2]] == ["General"] * 4
     assert (ws["C2"].alignment.wrap_text, ws["B2"].alignment.wrap_text) == (None, None)
+
+
+def test_times_are_utc_whatever_the_local_zone() -> None:
+    aware = datetime(2026, 12, 1, 0, 30, tzinfo=timezone(timedelta(hours=2)))
+    saved = os.environ.get("TZ")
+    os.environ["TZ"] = "Etc/GMT-3"  # three hours east of UTC
+    time.tzset()
+    try:
+        assert excel_value(aware) == datetime(2026, 11, 30, 22, 30)
+    finally:
+        if saved is None:
+            del os.environ["TZ"]
+        else:
+            os.environ["TZ"] = saved
+        time.tzset()
