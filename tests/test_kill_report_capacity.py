@@ -421,3 +421,12 @@ def test_long_worst_host_is_cut_in_the_title() -> None:
     chart = Chart(1, 2, [], 3, 4, host, 5, True, manual=True)
     # 48 - len("After ") - len(" fails (manual restart)") = 19: 18 characters and "…".
     assert chart.after_title == "After " + "h" * 18 + "\u2026 fails (manual restart)"
+
+
+def test_slots_in_use_beyond_a_zero_capacity_count_as_one() -> None:
+    # A GPU that reports no slots is drawn, and counted, as one: two VMs on it fill it.
+    gpu = _slots("h", "Z", "L4", "vgpu", "grid_l4-24q", capacity=0, used=2, vms=["a", "b"])
+    chart = build_chart(ClusterSimulation(cluster="c", capacity=[gpu]), _inventory())
+    (row,) = chart.rows
+    assert row.now_text == "0 free"
+    assert [(r.x, r.w, r.kind) for r in row.now[0].rects] == [(200, 110, "used-vgpu")]
