@@ -428,8 +428,12 @@ def test_long_and_empty_text_cells() -> None:
 
 
 def _no_text_writer(obj: object, name: str, *default: object) -> object:
-    """getattr, as if the XML writer were lxml's, which writes no text."""
-    return None if name == "_file" else builtins.getattr(obj, name, *default)
+    """getattr, as if the XML writer were lxml's, which has no ``_file``."""
+    if name == "_file":
+        if default:
+            return default[0]
+        raise AttributeError(name)
+    return builtins.getattr(obj, name, *default)
 
 
 def test_every_row_through_openpyxl_writes_the_same_sheet() -> None:
