@@ -19,6 +19,7 @@ from gpuaudit.report.kubernetes import displaced_table, nodes_table
 from gpuaudit.report.summary import summarize
 from gpuaudit.report.tables import Column, Table
 from gpuaudit.report.workbook import (
+    _with_columns,
     audit_tables,
     capacity_table,
     evidence_lines,
@@ -98,6 +99,19 @@ def test_evidence_lines_of_nothing() -> None:
     assert evidence_lines({"a": [frozenset({"f"})]}) == "a.0: f"
     assert evidence_lines({"a": [("t",)]}) == "a.0: t"
     assert evidence_lines({"a": ""}) == "a: "
+
+
+def test_leading_values_must_match_the_rows_one_for_one() -> None:
+    table = Table("t", "T", [Column("A")], [["a"], ["b"]])
+    for values in ([["x"]], [["x"], ["y"], ["z"]]):
+        try:
+            _with_columns(table, [Column("X")], values)
+        except ValueError:
+            continue
+        raise AssertionError(f"{len(values)} leading values taken for 2 rows")
+    assert _with_columns(table, [Column("X")], [["x"], ["y"]]) == Table(
+        "t", "T", [Column("X"), Column("A")], [["x", "a"], ["y", "b"]]
+    )
 
 
 # --- findings -----------------------------------------------------------------------------
@@ -422,6 +436,16 @@ def test_clusters_sheet_counts_failed_findings_per_severity() -> None:
     assert [r[2 : 2 + width] for r in sheet.rows] == [
         [v for c, v in zip(shared.columns, row, strict=True) if c.name not in ("Critical", "High")]
         for row in shared.rows
+    ]
+
+
+def test_findings_in_no_cluster_count_in_no_cluster_row() -> None:
+    result = _estate_result()
+    result.inventory.clusters[1].name = "XXXX"  # any name: X-99 on hs is in no cluster
+    sheet = next(t for t in audit_tables(result, 7) if t.key == "clusters")
+    assert [[r[2], *r[-5:]] for r in sheet.rows] == [
+        ["gpu-a", 1, 1, 2, 0, 0],
+        ["XXXX", 0, 0, 0, 0, 0],
     ]
 
 
