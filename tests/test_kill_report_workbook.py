@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from datetime import date
 
+from gpuaudit.inventory import Gap
 from gpuaudit.kube import KubernetesReport
 from gpuaudit.report import tables
 from gpuaudit.report.kubernetes import displaced_table, nodes_table
@@ -26,7 +27,7 @@ from gpuaudit.report.workbook import (
     finding_rows,
     top_actions_table,
 )
-from gpuaudit.results import AuditResult, ClusterSimulation, Finding, GpuSlots
+from gpuaudit.results import AuditResult, ClusterSimulation, Finding, GpuSlots, HostFailure
 from tests.builders import Estate
 from tests.small_report import (
     ID_DOTDOT,
@@ -276,6 +277,7 @@ def _estate_result(kubernetes: list[KubernetesReport] | None = None) -> AuditRes
     e.datastore("local-hs", [hs], transport="local")
     v1 = e.vm("v1", h1, ["san1"], vgpu="grid_l4-8q")
     v1.bios_uuid, v1.instance_uuid = "4210-b1", "5010-i1"
+    e.inv.gaps.append(Gap("h2", "HostSystem", "config.graphicsInfo", "notResponding", "host-h2"))
     e.vm("v2", hs, ["local-hs"], vgpu="grid_l4-24q")
     findings = [
         Finding("HA-01", "gpu-a", "cluster", "fail", "critical", "off", cluster="gpu-a"),
@@ -292,6 +294,7 @@ def _estate_result(kubernetes: list[KubernetesReport] | None = None) -> AuditRes
             cluster="gpu-a",
             hosts=2,
             worst_host="h1",
+            failures=[HostFailure("h1", displaced=1), HostFailure("h2")],
             capacity=[
                 GpuSlots("h1", "0000:3b:00.0", "NVIDIA L4", 24576, "vgpu", "grid_l4-8q", 3, 1)
             ],
@@ -393,14 +396,19 @@ def test_every_sheet_in_order_with_its_join_columns() -> None:
             [[SERVER, "host-h1"], [SERVER, "host-hs"]],
             tables.vmotion_table(inv),
         ),
-        "failover": ("Failover Simulation", ["vCenter"], [], tables.failover_table(result)),
+        "failover": (
+            "Failover Simulation",
+            ["vCenter"],
+            [[SERVER], [SERVER]],
+            tables.failover_table(result),
+        ),
         "host-licences": (
             "Host Licences",
             hosts,
             [[SERVER, "host-h1"], [SERVER, "host-h2"], [SERVER, "host-hs"]],
             tables.host_licences_table(inv),
         ),
-        "gaps": ("Data Gaps", ["vCenter"], [], tables.gaps_table(inv)),
+        "gaps": ("Data Gaps", ["vCenter"], [[SERVER]], tables.gaps_table(inv)),
     }
     for key, (title, lead, values, shared) in expected.items():
         sheet = by_key[key]
