@@ -22,6 +22,8 @@ import zipfile
 from datetime import UTC, date, datetime, timedelta, timezone
 
 import openpyxl
+from openpyxl.cell._writer import write_cell as openpyxl_write_cell
+from openpyxl.worksheet._writer import WorksheetWriter
 from openpyxl.worksheet.worksheet import Worksheet
 
 from gpuaudit.report import xlsx
@@ -490,3 +492,48 @@ def test_times_are_utc_whatever_the_local_zone() -> None:
         else:
             os.environ["TZ"] = saved
         time.tzset()
+
+
+def test_plain_cells_skip_openpyxl_and_each_text_is_escaped_once() -> None:
+    # The workbook's speed rests on this (docs/performance.md): plain strings, integers
+    # and booleans are written as text, never cell by cell through openpyxl, and a
+    # string met again reuses its escaped form.
+    calls: dict[str, list] = {"rows": [], "cells": [], "texts": []}
+    writer = WorksheetWriter.write_row
+    text_cell = xlsx._text_cell
+
+    def write_row(self: WorksheetWriter, xf: object, row: list, row_idx: int) -> None:
+        calls["rows"].append(row_idx)
+        writer(self, xf, row, row_idx)
+
+    def write_cell(*args: object) -> None:
+        calls["cells"].append(args)
+
+    def escaped(value: str) -> str | None:
+        calls["texts"].append(value)
+        return text_cell(value)
+
+    table = Table(
+        "t",
+        "T",
+        [Column("A"), Column("N", "int"), Column("B", "bool")],
+        [["x", 1, True], ["x", 2, False], ["y", 3, None]],
+    )
+    WorksheetWriter.write_row = write_row  # type: ignore[method-assign]
+    xlsx.write_cell = write_cell  # type: ignore[assignment]
+    xlsx._text_cell = escaped  # type: ignore[assignment]
+    try:
+        data = _book([table])
+    finally:
+        WorksheetWriter.write_row = writer  # type: ignore[method-assign]
+        xlsx.write_cell = openpyxl_write_cell
+        xlsx._text_cell = text_cell
+    assert calls == {"rows": [1], "cells": [], "texts": ["x", "y"]}
+    assert _sheet_data(data).endswith(
+        '<row r="2"><c r="A2" t="inlineStr"><is><t>x</t></is></c>'
+        '<c r="B2" t="n"><v>1</v></c><c r="C2" t="b"><v>1</v></c></row>'
+        '<row r="3"><c r="A3" t="inlineStr"><is><t>x</t></is></c>'
+        '<c r="B3" t="n"><v>2</v></c><c r="C3" t="b"><v>0</v></c></row>'
+        '<row r="4"><c r="A4" t="inlineStr"><is><t>y</t></is></c>'
+        '<c r="B4" t="n"><v>3</v></c></row></sheetData>'
+    )
