@@ -1,0 +1,539 @@
+"""Workbooks of small hand-built tables, read back with openpyxl and as their sheet XML.
+
+What docs/report-formats.md ("Excel workbook") and xlsx.py's docstring promise:
+a frozen, bold header row, an autofilter over the data, widths fitted to the
+contents (header length plus 3 for the filter button, at least 6, at most 60; 20
+for times, 12 for dates, 48 for the wrapped columns of the printed sheets),
+landscape printing with the header on every page, Top Actions and Findings fitted
+to the page width, typed values (naive UTC times without microseconds, 0.0 for
+floats of a float column), strings never formulas and quote-prefixed when a
+spreadsheet would read them as one, and severity and status cells coloured as in
+the HTML report.
+"""
+
+from __future__ import annotations
+
+import builtins
+import io
+import os
+import re
+import time
+import zipfile
+from datetime import UTC, date, datetime, timedelta, timezone
+
+import openpyxl
+from openpyxl.cell._writer import write_cell as openpyxl_write_cell
+from openpyxl.worksheet._writer import WorksheetWriter
+from openpyxl.worksheet.worksheet import Worksheet
+
+from gpuaudit.report import xlsx
+from gpuaudit.report.json_report import REPORT_SCHEMA_VERSION
+from gpuaudit.report.tables import Column, Table
+from gpuaudit.report.workbook import audit_tables
+from gpuaudit.report.xlsx import (
+    MAX_CELL,
+    cell_text,
+    excel_value,
+    render_xlsx,
+    stored_text,
+    tables_xlsx,
+)
+from tests.small_report import small_result
+
+FINDINGS = Table(
+    "findings",
+    "Findings",
+    [
+        Column("Status"),
+        Column("Severity"),
+        Column("Title"),
+        Column("N", "int"),
+        Column("Pct", "float"),
+        Column("OK", "bool"),
+        Column("When", "datetime"),
+        Column("Day", "date"),
+    ],
+    [
+        [
+            "fail",
+            "critical",
+            "=1+1",
+            3,
+            12.5,
+            True,
+            datetime(2026, 12, 1, 11, 30, 5, 999, tzinfo=timezone(timedelta(hours=1))),
+            date(2026, 11, 1),
+        ],
+        ["pass", None, " pad ", 0, None, False, datetime(2026, 1, 2, 3, 4, 5, 6), None],
+        ["_x0041_", "a<b&c>", "\rcr", -4, 7, None, None, None],
+    ],
+)
+
+# The sheet's cells as written. Styles, in the order the sheet registers them: 1 the
+# wrapped text, 2 the header, 3 wrapped and quote-prefixed, 4 "0.0", 5 a time, 6 a date.
+# Excel counts days from 1899-12-30: 2026-11-01 is day 46327, 2026-12-01 day 46357,
+# 2026-01-02 day 46024; 10:30:05 is 37805 / 86400 of a day, 03:04:05 11045 / 86400.
+FINDINGS_XML = (
+    "<sheetData>"
+    '<row r="1">'
+    '<c r="A1" s="2" t="inlineStr"><is><t>Status</t></is></c>'
+    '<c r="B1" s="2" t="inlineStr"><is><t>Severity</t></is></c>'
+    '<c r="C1" s="2" t="inlineStr"><is><t>Title</t></is></c>'
+    '<c r="D1" s="2" t="inlineStr"><is><t>N</t></is></c>'
+    '<c r="E1" s="2" t="inlineStr"><is><t>Pct</t></is></c>'
+    '<c r="F1" s="2" t="inlineStr"><is><t>OK</t></is></c>'
+    '<c r="G1" s="2" t="inlineStr"><is><t>When</t></is></c>'
+    '<c r="H1" s="2" t="inlineStr"><is><t>Day</t></is></c>'
+    "</row>"
+    '<row r="2">'
+    '<c r="A2" t="inlineStr"><is><t>fail</t></is></c>'
+    '<c r="B2" t="inlineStr"><is><t>critical</t></is></c>'
+    '<c r="C2" s="3" t="inlineStr"><is><t>=1+1</t></is></c>'
+    '<c r="D2" t="n"><v>3</v></c>'
+    '<c r="E2" s="4" t="n"><v>12.5</v></c>'
+    '<c r="F2" t="b"><v>1</v></c>'
+    '<c r="G2" s="5" t="n"><v>46357.43755787037</v></c>'
+    '<c r="H2" s="6" t="n"><v>46327</v></c>'
+    "</row>"
+    '<row r="3">'
+    '<c r="A3" t="inlineStr"><is><t>pass</t></is></c>'
+    '<c r="C3" s="1" t="inlineStr"><is><t xml:space="preserve"> pad </t></is></c>'
+    '<c r="D3" t="n"><v>0</v></c>'
+    '<c r="F3" t="b"><v>0</v></c>'
+    '<c r="G3" s="5" t="n"><v>46024.12783564815</v></c>'
+    "</row>"
+    '<row r="4">'
+    '<c r="A4" t="inlineStr"><is><t>_x005F_x0041_</t></is></c>'
+    '<c r="B4" t="inlineStr"><is><t>a&lt;b&amp;c&gt;</t></is></c>'
+    '<c r="C4" s="3" t="inlineStr"><is><t>_x000D_cr</t></is></c>'
+    '<c r="D4" t="n"><v>-4</v></c>'
+    '<c r="E4" t="n"><v>7</v></c>'
+    "</row>"
+    "</sheetData>"
+)
+
+
+def _book(tables: list[Table], title: str = "T") -> bytes:
+    return tables_xlsx(tables, title)
+
+
+def _xml(data: bytes, name: str) -> str:
+    return zipfile.ZipFile(io.BytesIO(data)).read(name).decode()
+
+
+def _sheet_data(data: bytes, sheet: int = 1) -> str:
+    text = _xml(data, f"xl/worksheets/sheet{sheet}.xml")
+    match = re.search(r"<sheetData>.*</sheetData>|<sheetData />", text)
+    assert match
+    return match.group()
+
+
+def _load(data: bytes) -> openpyxl.Workbook:
+    return openpyxl.load_workbook(io.BytesIO(data))
+
+
+def _widths(ws: Worksheet) -> list[float]:
+    return [ws.column_dimensions[c].width for c in "ABCDEFGH"[: ws.max_column]]
+
+
+def test_findings_sheet_xml_cell_by_cell() -> None:
+    assert _sheet_data(_book([FINDINGS])) == FINDINGS_XML
+
+
+def test_findings_sheet_read_back() -> None:
+    wb = _load(_book([FINDINGS], "gpuaudit report: vc\x01"))
+    assert (wb.properties.creator, wb.properties.title) == ("gpuaudit", "gpuaudit report: vc\\x01")
+    assert wb.sheetnames == ["Findings"]
+    ws = wb["Findings"]
+    assert [list(r) for r in ws.iter_rows(values_only=True)] == [
+        ["Status", "Severity", "Title", "N", "Pct", "OK", "When", "Day"],
+        [
+            "fail",
+            "critical",
+            "=1+1",
+            3,
+            12.5,
+            True,
+            datetime(2026, 12, 1, 10, 30, 5),
+            datetime(2026, 11, 1),
+        ],
+        ["pass", None, " pad ", 0, None, False, datetime(2026, 1, 2, 3, 4, 5), None],
+        # openpyxl reads the stored text back as it is, OOXML escapes and all.
+        ["_x005F_x0041_", "a<b&c>", "_x000D_cr", -4, 7, None, None, None],
+    ]
+    formats = [[c.number_format for c in row] for row in ws.iter_rows(min_row=2)]
+    assert formats == [
+        [
+            "General",
+            "General",
+            "General",
+            "General",
+            "0.0",
+            "General",
+            "yyyy-mm-dd hh:mm:ss",
+            "yyyy-mm-dd",
+        ],
+        ["General"] * 6 + ["yyyy-mm-dd hh:mm:ss", "General"],
+        ["General"] * 8,
+    ]
+    assert [[c.data_type for c in row] for row in ws.iter_rows(min_row=2, max_col=3)] == [
+        ["s", "s", "s"],
+        ["s", "n", "s"],
+        ["s", "s", "s"],
+    ]
+    quoted = [[c.quotePrefix for c in row] for row in ws.iter_rows(min_row=2, max_col=3)]
+    assert quoted == [[False, False, True], [False, False, False], [False, False, True]]
+    # Title is one of the Findings sheet's printed columns: it wraps at the top.
+    wrapped = [[c.alignment.wrap_text for c in row] for row in ws.iter_rows(min_row=2)]
+    assert wrapped == [[None, None, True, None, None, None, None, None]] * 2 + [
+        [None, None, True] + [None] * 5
+    ]
+    assert [ws[f"C{r}"].alignment.vertical for r in (2, 3, 4)] == ["top"] * 3
+    for cell in ws[1]:
+        assert (cell.font.b, cell.font.color.rgb) == (True, "00FFFFFF")
+        assert (cell.fill.fill_type, cell.fill.fgColor.rgb) == ("solid", "001F3A5F")
+        assert (cell.border.bottom.style, cell.border.bottom.color.rgb) == ("thin", "000F1F33")
+        assert (cell.alignment.vertical, cell.alignment.wrap_text) == ("center", None)
+        assert cell.data_type == "s"
+    assert ws.freeze_panes == "A2"
+    assert ws.auto_filter.ref == "A1:H4"
+    # Status 6 + 3; Severity 8 + 3; Title wraps: 48; N, Pct, OK at least 6; time 20; date 12.
+    assert _widths(ws) == [9, 11, 48, 6, 6, 6, 20, 12]
+    assert ws.page_setup.orientation == "landscape"
+    assert ws.print_title_rows == "$1:$1"
+    assert ws.sheet_properties.pageSetUpPr.fitToPage is True
+    assert (ws.page_setup.fitToWidth, ws.page_setup.fitToHeight) == (1, 0)
+
+
+def _rules(ws: Worksheet) -> list[tuple[str, str, str, str, str, bool]]:
+    out = []
+    for cf in ws.conditional_formatting:
+        for rule in cf.rules:
+            out.append(
+                (
+                    str(cf.sqref),
+                    rule.operator,
+                    rule.formula[0],
+                    rule.dxf.fill.bgColor.rgb,
+                    rule.dxf.font.color.rgb,
+                    bool(rule.dxf.font.b),
+                )
+            )
+    return out
+
+
+def test_status_and_severity_colours() -> None:
+    ws = _load(_book([FINDINGS]))["Findings"]
+    # The HTML report's colours: background, then text; critical and fail in bold.
+    assert _rules(ws) == [
+        ("A2:A4", "equal", '"fail"', "00F8D7DA", "00842029", True),
+        ("A2:A4", "equal", '"waived"', "00E9ECEF", "00495057", False),
+        ("A2:A4", "equal", '"pass"', "00D1E7DD", "000F5132", False),
+        ("A2:A4", "equal", '"FAIL"', "00F8D7DA", "00842029", True),
+        ("A2:A4", "equal", '"PASS"', "00D1E7DD", "000F5132", False),
+        ("B2:B4", "equal", '"critical"', "007F1D1D", "00FFFFFF", True),
+        ("B2:B4", "equal", '"high"', "00F8D7DA", "00842029", False),
+        ("B2:B4", "equal", '"medium"', "00FFF3CD", "00664D03", False),
+        ("B2:B4", "equal", '"low"', "00DBEAFE", "001E3A8A", False),
+        ("B2:B4", "equal", '"info"', "00E9ECEF", "00343A40", False),
+    ]
+    for cf in ws.conditional_formatting:
+        for rule in cf.rules:
+            assert (rule.type, rule.dxf.fill.fill_type) == ("cellIs", "solid")
+            assert rule.dxf.fill.fgColor.rgb == rule.dxf.fill.bgColor.rgb
+
+
+def test_coloured_columns_of_the_other_sheets() -> None:
+    summary = Table("summary", "Summary", [Column("Item"), Column("Value")], [])
+    targets = Table("targets", "Targets", [Column("vCenter"), Column("Verdict")], [["a", "PASS"]])
+    actions = Table("top-actions", "Top Actions", [Column("Rank", "int"), Column("Severity")], [])
+    wb = _load(_book([summary, targets, actions]))
+    # An empty sheet still colours its first data row.
+    assert [(r[0], r[2], r[5]) for r in _rules(wb["Summary"])] == [
+        ("B2", '"fail"', True),
+        ("B2", '"waived"', False),
+        ("B2", '"pass"', False),
+        ("B2", '"FAIL"', True),
+        ("B2", '"PASS"', False),
+        ("B2", '"critical"', True),
+        ("B2", '"high"', False),
+        ("B2", '"medium"', False),
+        ("B2", '"low"', False),
+        ("B2", '"info"', False),
+    ]
+    assert _rules(wb["Targets"]) == [
+        ("B2", "equal", '"PASS"', "00D1E7DD", "000F5132", False),
+        ("B2", "equal", '"FAIL"', "00F8D7DA", "00842029", True),
+        ("B2", "equal", '"ERROR"', "007F1D1D", "00FFFFFF", False),
+    ]
+    assert [(r[0], r[2]) for r in _rules(wb["Top Actions"])] == [
+        ("B2", '"critical"'),
+        ("B2", '"high"'),
+        ("B2", '"medium"'),
+        ("B2", '"low"'),
+        ("B2", '"info"'),
+    ]
+    assert wb["Summary"].auto_filter.ref == "A1:B1"
+    assert wb["Targets"].auto_filter.ref == "A1:B2"
+    # Top Actions prints to the page width like Findings; the others do not.
+    assert wb["Top Actions"].sheet_properties.pageSetUpPr.fitToPage is True
+    assert wb["Summary"].sheet_properties.pageSetUpPr.fitToPage is None
+    assert (wb["Summary"].page_setup.fitToWidth, wb["Summary"].page_setup.fitToHeight) == (
+        None,
+        None,
+    )
+    assert wb["Summary"].page_setup.orientation == "landscape"
+    assert wb["Summary"].print_title_rows == "$1:$1"
+    assert _widths(wb["Top Actions"]) == [7, 11]
+
+
+def test_plain_sheet_widths_and_no_wrapping() -> None:
+    long = "x" * 70
+    table = Table(
+        "hosts",
+        "A sheet title longer than 31 characters",
+        [
+            Column("Host"),
+            Column("Title"),
+            Column("Flag", "bool"),
+            Column("Count", "int"),
+            Column("When", "datetime"),
+            Column("Day", "date"),
+            Column("Note"),
+        ],
+        [["esx-01.corp.example", long, True, 123456789, None, None, None]]
+        + [["h", "t", False, 1, None, None, None]] * 498
+        + [["h", "t", False, 1, None, None, "the 500th row"]]
+        + [["h", "t", False, 1, None, None, "beyond the first 500 rows"]],
+    )
+    ws = _load(_book([table]))["A sheet title longer than 31 ch"]
+    # Host: 19 + 1; Title is not printed here: 70 + 1, cut to 60; Flag: booleans do not
+    # count, "Flag" + 3 is 7; Count 9 digits + 1; Note: the 500th row's 13 + 1, the
+    # 501st is not measured.
+    assert _widths(ws) == [20, 60, 7, 10, 20, 12, 14]
+    assert ws["B2"].alignment.wrap_text is None
+    assert ws.auto_filter.ref == "A1:G502"
+    assert ws.max_row == 502
+    assert ws.sheet_properties.pageSetUpPr.fitToPage is None
+    assert ws.conditional_formatting._cf_rules == {}
+
+
+def test_capacity_sheet_chart() -> None:
+    columns = [
+        Column("Cluster"),
+        Column("Worst Host"),
+        Column("GPUs", "int"),
+        Column("GPUs After Worst", "int"),
+    ]
+    table = Table("gpu-capacity", "GPU Capacity", columns, [["a", "h", 2, 1], ["b", None, 3, None]])
+    data = _book([table])
+    ws = _load(data)["GPU Capacity"]
+    (chart,) = ws._charts
+    assert (chart.type, chart.grouping) == ("bar", "clustered")
+    assert chart.title.tx.rich.p[0].r[0].t == (
+        "GPUs per cluster: now and after the worst host failure"
+    )
+    assert chart.x_axis.title.tx.rich.p[0].r[0].t == "Cluster"
+    assert chart.y_axis.title.tx.rich.p[0].r[0].t == "GPUs"
+    assert [s.tx.strRef.f for s in chart.series] == ["'GPU Capacity'!C1", "'GPU Capacity'!D1"]
+    assert [s.val.numRef.f for s in chart.series] == [
+        "'GPU Capacity'!$C$2:$C$3",
+        "'GPU Capacity'!$D$2:$D$3",
+    ]
+    assert [s.cat.numRef.f for s in chart.series] == ["'GPU Capacity'!$A$2:$A$3"] * 2
+    # Anchored at F2, two columns right of the last; 18 cm wide, at least 7.5 cm high.
+    drawing = _xml(data, "xl/drawings/drawing1.xml")
+    assert "<from><col>5</col><colOff>0</colOff><row>1</row><rowOff>0</rowOff></from>" in drawing
+    assert '<ext cx="6480000" cy="2700000" />' in drawing
+
+
+def test_capacity_chart_grows_with_clusters_and_is_left_out_when_empty() -> None:
+    columns = [Column("Cluster"), Column("W"), Column("GPUs", "int"), Column("After", "int")]
+    rows: list[list] = [[f"c{i}", None, 1, 1] for i in range(10)]
+    data = _book(
+        [
+            Table("gpu-capacity", "GPU Capacity", columns, rows),
+            Table("gpu-capacity", "Empty", columns, []),
+            Table("other", "Other", columns, rows),
+        ]
+    )
+    wb = _load(data)
+    (chart,) = wb["GPU Capacity"]._charts
+    assert [s.val.numRef.f for s in chart.series] == [
+        "'GPU Capacity'!$C$2:$C$11",
+        "'GPU Capacity'!$D$2:$D$11",
+    ]
+    assert wb["Empty"]._charts == [] and wb["Other"]._charts == []
+    # 0.6 cm per cluster and 3 more: 9 cm.
+    assert '<ext cx="6480000" cy="3240000" />' in _xml(data, "xl/drawings/drawing1.xml")
+
+
+def test_render_xlsx_of_a_small_result() -> None:
+    result = small_result()
+    wb = _load(render_xlsx(result))
+    tables = audit_tables(result, REPORT_SCHEMA_VERSION)
+    assert wb.sheetnames == [t.title for t in tables]
+    assert wb.properties.title == "gpuaudit report: vc01.corp.example"
+    about = wb["About"]
+    assert ["Report Schema", REPORT_SCHEMA_VERSION] in [
+        list(r) for r in about.iter_rows(values_only=True)
+    ]
+
+
+def test_text_helpers() -> None:
+    assert cell_text("a\x00b\x1f") == "a\\x00b\\x1f"
+    assert cell_text("x" * MAX_CELL) == "x" * 32767
+    assert cell_text("x" * 32768) == "x" * 32766 + "\u2026"
+    assert stored_text("_x0041_ and _x12G4_ and _xABCD") == "_x005F_x0041_ and _x12G4_ and _xABCD"
+    assert stored_text("a\r\nb") == "a_x000D_\nb"
+    assert excel_value("_x0041_") == "_x005F_x0041_"
+    aware = datetime(2026, 12, 1, 0, 30, 0, 5, tzinfo=timezone(timedelta(hours=2)))
+    assert excel_value(aware) == datetime(2026, 11, 30, 22, 30)
+    assert excel_value(aware).tzinfo is None  # type: ignore[union-attr]
+    assert excel_value(datetime(2026, 1, 1, 1, 1, 1, 1, tzinfo=UTC)) == datetime(
+        2026, 1, 1, 1, 1, 1
+    )
+    assert excel_value(date(2026, 1, 1)) == date(2026, 1, 1)
+    assert excel_value(3) == 3 and excel_value(None) is None and excel_value(True) is True
+
+
+def test_long_and_empty_text_cells() -> None:
+    # 5000 "_x0041_" are cut to 32766 characters and an ellipsis, then each whole
+    # "_x0041_" is stored escaped, 13 characters; the stored text is cut to 32767:
+    # 2520 escaped sequences and the first 7 characters of the next.
+    long = "_x0041_" * 5000
+    table = Table("t", "T", [Column(c) for c in "ABCDE"], [])
+    table.rows = [[long, "", "\t", "x ", " "], ["-1", "@x", "+", "\r", "a"]]
+    stored = "_x005F_x0041_" * 2520 + "_x005F_"
+    assert _sheet_data(_book([table])).endswith(
+        f'<row r="2"><c r="A2" t="inlineStr"><is><t>{stored}</t></is></c>'
+        '<c r="B2" t="inlineStr" />'
+        # Whitespace alone is written as openpyxl writes it: without xml:space.
+        '<c r="C2" s="2" t="inlineStr"><is><t>\t</t></is></c>'
+        '<c r="D2" t="inlineStr"><is><t xml:space="preserve">x </t></is></c>'
+        '<c r="E2" t="inlineStr"><is><t> </t></is></c></row>'
+        '<row r="3"><c r="A3" s="2" t="inlineStr"><is><t>-1</t></is></c>'
+        '<c r="B3" s="2" t="inlineStr"><is><t>@x</t></is></c>'
+        '<c r="C3" s="2" t="inlineStr"><is><t>+</t></is></c>'
+        '<c r="D3" s="2" t="inlineStr"><is><t>_x000D_</t></is></c>'
+        '<c r="E3" t="inlineStr"><is><t>a</t></is></c></row></sheetData>'
+    )
+    ws = _load(_book([table]))["T"]
+    assert [list(r) for r in ws.iter_rows(min_row=2, values_only=True)] == [
+        [stored, None, "\t", "x ", " "],
+        ["-1", "@x", "+", "_x000D_", "a"],
+    ]
+    assert [[c.quotePrefix for c in row] for row in ws.iter_rows(min_row=2)] == [
+        [False, False, True, False, False],
+        [True, True, True, True, False],
+    ]
+
+
+def _no_text_writer(obj: object, name: str, *default: object) -> object:
+    """getattr, as if the XML writer were lxml's, which has no ``_file``."""
+    if name == "_file":
+        if default:
+            return default[0]
+        raise AttributeError(name)
+    return builtins.getattr(obj, name, *default)
+
+
+def test_every_row_through_openpyxl_writes_the_same_sheet() -> None:
+    # With lxml every row goes through openpyxl: the sheet is the same.
+    xlsx.getattr = _no_text_writer  # type: ignore[attr-defined]
+    try:
+        data = _book([FINDINGS])
+    finally:
+        del xlsx.getattr  # type: ignore[attr-defined]
+    assert _sheet_data(data) == FINDINGS_XML
+
+
+def test_floats_outside_float_columns_and_formula_headers() -> None:
+    table = Table(
+        "top-actions",
+        "Top Actions",
+        [Column("Severity"), Column("=Sum"), Column("Title"), Column("N", "int")],
+        [["low", 1.25, 2.5, 3.75]],
+    )
+    data = _book([table])
+    # A float in another column is a plain number, unstyled even in a wrapped column.
+    assert _sheet_data(data) == (
+        "<sheetData>"
+        '<row r="1">'
+        '<c r="A1" s="2" t="inlineStr"><is><t>Severity</t></is></c>'
+        '<c r="B1" s="2" t="inlineStr"><is><t>=Sum</t></is></c>'
+        '<c r="C1" s="2" t="inlineStr"><is><t>Title</t></is></c>'
+        '<c r="D1" s="2" t="inlineStr"><is><t>N</t></is></c>'
+        "</row>"
+        '<row r="2">'
+        '<c r="A2" t="inlineStr"><is><t>low</t></is></c>'
+        '<c r="B2" t="n"><v>1.25</v></c>'
+        '<c r="C2" t="n"><v>2.5</v></c>'
+        '<c r="D2" t="n"><v>3.75</v></c>'
+        "</row>"
+        "</sheetData>"
+    )
+    ws = _load(data)["Top Actions"]
+    assert (ws["B1"].value, ws["B1"].data_type) == ("=Sum", "s")
+    assert [c.number_format for c in ws[2]] == ["General"] * 4
+    assert (ws["C2"].alignment.wrap_text, ws["B2"].alignment.wrap_text) == (None, None)
+
+
+def test_times_are_utc_whatever_the_local_zone() -> None:
+    aware = datetime(2026, 12, 1, 0, 30, tzinfo=timezone(timedelta(hours=2)))
+    saved = os.environ.get("TZ")
+    os.environ["TZ"] = "Etc/GMT-3"  # three hours east of UTC
+    time.tzset()
+    try:
+        assert excel_value(aware) == datetime(2026, 11, 30, 22, 30)
+    finally:
+        if saved is None:
+            del os.environ["TZ"]
+        else:
+            os.environ["TZ"] = saved
+        time.tzset()
+
+
+def test_plain_cells_skip_openpyxl_and_each_text_is_escaped_once() -> None:
+    # The workbook's speed rests on this (docs/performance.md): plain strings, integers
+    # and booleans are written as text, never cell by cell through openpyxl, and a
+    # string met again reuses its escaped form.
+    calls: dict[str, list] = {"rows": [], "cells": [], "texts": []}
+    writer = WorksheetWriter.write_row
+    text_cell = xlsx._text_cell
+
+    def write_row(self: WorksheetWriter, xf: object, row: list, row_idx: int) -> None:
+        calls["rows"].append(row_idx)
+        writer(self, xf, row, row_idx)
+
+    def write_cell(*args: object) -> None:
+        calls["cells"].append(args)
+
+    def escaped(value: str) -> str | None:
+        calls["texts"].append(value)
+        return text_cell(value)
+
+    table = Table(
+        "t",
+        "T",
+        [Column("A"), Column("N", "int"), Column("B", "bool")],
+        [["x", 1, True], ["x", 2, False], ["y", 3, None]],
+    )
+    WorksheetWriter.write_row = write_row  # type: ignore[method-assign]
+    xlsx.write_cell = write_cell  # type: ignore[assignment]
+    xlsx._text_cell = escaped  # type: ignore[assignment]
+    try:
+        data = _book([table])
+    finally:
+        WorksheetWriter.write_row = writer  # type: ignore[method-assign]
+        xlsx.write_cell = openpyxl_write_cell
+        xlsx._text_cell = text_cell
+    assert calls == {"rows": [1], "cells": [], "texts": ["x", "y"]}
+    assert _sheet_data(data).endswith(
+        '<row r="2"><c r="A2" t="inlineStr"><is><t>x</t></is></c>'
+        '<c r="B2" t="n"><v>1</v></c><c r="C2" t="b"><v>1</v></c></row>'
+        '<row r="3"><c r="A3" t="inlineStr"><is><t>x</t></is></c>'
+        '<c r="B3" t="n"><v>2</v></c><c r="C3" t="b"><v>0</v></c></row>'
+        '<row r="4"><c r="A4" t="inlineStr"><is><t>y</t></is></c>'
+        '<c r="B4" t="n"><v>3</v></c></row></sheetData>'
+    )
