@@ -384,6 +384,10 @@ def test_text_helpers() -> None:
     assert cell_text("a\x00b\x1f") == "a\\x00b\\x1f"
     assert cell_text("x" * MAX_CELL) == "x" * 32767
     assert cell_text("x" * 32768) == "x" * 32766 + "\u2026"
+    # The limit holds for the stored text: an escaped "_" takes 7 characters, and
+    # the text is cut before an escape would be split.
+    assert cell_text("_x0041_" * 5000) == "_x0041_" * 2520 + "_x0041\u2026"
+    assert stored_text("\r" * 40000) == "_x000D_" * 4680 + "\u2026"
     assert stored_text("_x0041_ and _x12G4_ and _xABCD") == "_x005F_x0041_ and _x12G4_ and _xABCD"
     assert stored_text("a\r\nb") == "a_x000D_\nb"
     assert excel_value("_x0041_") == "_x005F_x0041_"
@@ -398,13 +402,14 @@ def test_text_helpers() -> None:
 
 
 def test_long_and_empty_text_cells() -> None:
-    # 5000 "_x0041_" are cut to 32766 characters and an ellipsis, then each whole
-    # "_x0041_" is stored escaped, 13 characters; the stored text is cut to 32767:
-    # 2520 escaped sequences and the first 7 characters of the next.
+    # 5000 "_x0041_": each is stored escaped, 13 characters, and the stored text,
+    # ellipsis included, holds at most 32767. 2520 escaped sequences take 32760;
+    # the next 6 characters, "_x0041" (no longer an escape), and the ellipsis fill
+    # the rest.
     long = "_x0041_" * 5000
     table = Table("t", "T", [Column(c) for c in "ABCDE"], [])
     table.rows = [[long, "", "\t", "x ", " "], ["-1", "@x", "+", "\r", "a"]]
-    stored = "_x005F_x0041_" * 2520 + "_x005F_"
+    stored = "_x005F_x0041_" * 2520 + "_x0041\u2026"
     assert _sheet_data(_book([table])).endswith(
         f'<row r="2"><c r="A2" t="inlineStr"><is><t>{stored}</t></is></c>'
         '<c r="B2" t="inlineStr" />'

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import re
+from bisect import bisect_right
 from collections.abc import Iterable
 from datetime import UTC, date, datetime
 from typing import Any, cast
@@ -79,17 +80,28 @@ _WRAP = Alignment(wrap_text=True, vertical="top")
 _OOXML_ESCAPE = re.compile(r"_(?=x[0-9A-Fa-f]{4}_)")
 
 
+def _escaped(text: str) -> str:
+    return _OOXML_ESCAPE.sub("_x005F_", text).replace("\r", "_x000D_")
+
+
 def cell_text(value: str) -> str:
-    """A string as a reader shows it: XML-safe and within a cell's limit."""
+    """A string as a reader shows it: XML-safe and, escapes included, within a
+    cell's limit."""
     text = xml_text(value)
-    if len(text) > MAX_CELL:
-        text = text[: MAX_CELL - 1] + "\u2026"
-    return text
+    if len(_escaped(text)) <= MAX_CELL:
+        return text
+    # The limit holds for the stored text (openpyxl cuts it there), which escaping
+    # lengthens: cutting that would split an escape and lose the ellipsis. So keep
+    # the longest start of the text whose stored form, ellipsis included, fits.
+    keep = bisect_right(
+        range(len(text)), MAX_CELL, key=lambda n: len(_escaped(text[:n] + "\u2026"))
+    )
+    return text[: keep - 1] + "\u2026"
 
 
 def stored_text(value: str) -> str:
     """``cell_text(value)`` as written into the sheet's XML."""
-    return _OOXML_ESCAPE.sub("_x005F_", cell_text(value)).replace("\r", "_x000D_")
+    return _escaped(cell_text(value))
 
 
 def excel_value(value: Value) -> Value:
@@ -220,7 +232,7 @@ class _Sheet(WriteOnlyWorksheet):
 
 def _text_cell(value: str) -> str | None:
     """A string cell after its reference, as openpyxl writes it; None when it needs a style."""
-    stored = stored_text(value)[:MAX_CELL]
+    stored = stored_text(value)
     if looks_like_formula(stored) or stored.startswith("_x000D_"):
         return None  # quote-prefixed: a styled cell
     if not stored:
