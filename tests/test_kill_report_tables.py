@@ -6,7 +6,9 @@ with an A100 in passthrough. Cluster cpu-b has no host. esx-09.corp stands alone
 in DC-West, disconnected. VMs: vdi-1 and vdi-2 (vGPU), train-1 (passthrough),
 mixed (two vGPUs and a dynamic device, powered off) and web-1 (no GPU). The
 summary names a third cluster, gone-c, that the inventory no longer has.
-Every expected value is read off that description, not computed by the tables.
+The summary, the cluster summaries and the failover simulations are written by
+hand as the tables receive them, not derived from the inventory: the tables only
+place them. Every expected value is read off that data, not computed by the tables.
 """
 
 from __future__ import annotations
