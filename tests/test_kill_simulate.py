@@ -6,12 +6,16 @@ from __future__ import annotations
 from typing import Any
 from unittest.mock import patch
 
+from gpuaudit import sharing
 from gpuaudit.facts import Facts
 from gpuaudit.inventory import GpuAttachment, VmHostRule, VmVmRule
 from gpuaudit.results import GpuSlots, Placement, SpareCapacity
 from gpuaudit.simulate import (
     ClusterModel,
+    Demand,
     Outcome,
+    Slot,
+    _assignments,
     simulate,
     simulate_all,
     simulate_cluster,
@@ -1707,3 +1711,92 @@ def test_greedy_pass_seats_the_vm_with_fewest_hosts_first() -> None:
     assert [(p.vm, p.to_host) for p in failure.placed] == [("a", "x")]
     assert [(p.vm, p.to_host) for p in failure.manual_only] == [("b", "x")]
     assert failure.unplaced == []
+
+
+def _no_greedy() -> Any:
+    """The exact search alone, as when the greedy pass finds no answer."""
+    return patch.object(ClusterModel, "_greedy", lambda self, guests, state, down: {})
+
+
+def test_exact_search_joins_the_fullest_gpu_first() -> None:
+    # Losing h1, v (grid_l4-8q, 8192 MB) could join h2's L4 (two 8q running: none of its
+    # 24576 MB left after v), h3's L4 (one 8q: 8192 MB left) or start h4's idle L4. The
+    # search tries joining a GPU before starting one, and the least room left first: h2.
+    # (The failure's report shows where the hosts' own GPU choice restarts it instead.)
+    e = Estate()
+    e.cluster("c")
+    h1, h2, h3, h4 = (e.host(f"h{i}", "c") for i in (1, 2, 3, 4))
+    e.datastore("san", [h1, h2, h3, h4])
+    for h in (h1, h2, h3, h4):
+        e.gpu(h)
+    e.vm("v", h1, ["san"], vgpu="grid_l4-8q")
+    for name, h in (("a", h2), ("b", h2), ("c", h3)):
+        e.vm(name, h, ["san"], vgpu="grid_l4-8q")
+    model = ClusterModel(Facts(e.inv), "c")
+    (guest,) = model.by_host["h1"]
+    with _no_greedy():
+        outcome = model.fail({"h1"})
+    assert outcome.assignment == {guest.index: ("h2", (0,))}
+
+
+def test_assignments_of_two_devices_score_new_gpus_then_room_left() -> None:
+    # h2 has four L4s (24576 MB each): C runs one 8q, A two, B and B2 none. m's two 8q
+    # devices go to two distinct GPUs. Each assignment is scored (GPUs started, MB left on
+    # the GPUs it uses after each device): C then A leaves 8192 on C and 0 on A, starts
+    # none. B2 is B's twin: it is tried only when B has been taken by the first device.
+    e = Estate()
+    e.cluster("c")
+    h1, h2 = e.host("h1", "c"), e.host("h2", "c")
+    e.datastore("san", [h1, h2])
+    first, second = e.gpu(h1, "0000:3b:00.0"), e.gpu(h1, "0000:5e:00.0")
+    m = e.vm("m", h1, ["san"], vgpu="grid_l4-8q", gpu=first)
+    m.gpus.append(GpuAttachment("vgpu", profile="grid_l4-8q"))
+    second.vms.append("m")
+    pcis = ("0000:1a:00.0", "0000:3b:00.0", "0000:5e:00.0", "0000:af:00.0")
+    c, a, _, _ = (e.gpu(h2, p) for p in pcis)
+    e.vm("x", h2, ["san"], vgpu="grid_l4-8q", gpu=c)
+    e.vm("y", h2, ["san"], vgpu="grid_l4-8q", gpu=a)
+    e.vm("z", h2, ["san"], vgpu="grid_l4-8q", gpu=a)
+    model = ClusterModel(Facts(e.inv), "c")
+    (guest,) = model.by_host["h1"]
+    assert _assignments(model.initial["h2"], guest.demands) == [
+        ((0, 8192), (0, 1)),  # C, A
+        ((1, 24576), (0, 2)),  # C, B: B keeps 16384
+        ((0, 8192), (1, 0)),  # A, C
+        ((1, 16384), (1, 2)),  # A, B
+        ((1, 24576), (2, 0)),  # B, C
+        ((1, 16384), (2, 1)),  # B, A
+        ((2, 32768), (2, 3)),  # B, B2
+    ]
+    assert _assignments(model.initial["h2"], guest.demands, first_only=True) == [
+        ((0, 8192), (0, 1))
+    ]
+    # The search takes the first of the best: C, A (in the cluster's order of GPUs).
+    with _no_greedy():
+        outcome = model.fail({"h1"})
+    assert outcome.assignment[guest.index] == ("h2", (0, 1))
+
+
+def _slot(memory: int, rule: str, known: bool) -> Slot:
+    slot = Slot("h", "0000:3b:00.0")
+    slot.model, slot.memory, slot.vgpu_ok = "G", memory, True
+    slot.rule, slot.known = rule, known
+    return slot
+
+
+def test_a_vgpu_of_unknown_size_takes_a_whole_gpu_of_any_known_memory() -> None:
+    # A profile name that gives no size: the vGPU takes the whole GPU, here one of 1 MB.
+    slot = _slot(1, sharing.EXACT, known=False)
+    d = Demand(kind="vgpu", profile="grid_g-custom", model="G")
+    assert (slot.fits(d), slot.room(d)) == (True, 1)
+
+
+def test_room_follows_the_sharing_mode_the_host_reports() -> None:
+    # The host reports its 40960 MB GPU time-sliced in mixed-size mode. Next to a
+    # 20480 MB vGPU it takes two more of 10240 MB (four at most of that size), whatever
+    # the running vGPU's name says: the host's report decides, not the name.
+    slot = _slot(40960, sharing.MIXED_SIZE, known=True)
+    slot.vgpus = [("a", "grid_a100-3-20c", 20480)]
+    slot.used = 20480
+    d = Demand(kind="vgpu", profile="grid_a100-10c", size=10240, model="G")
+    assert (slot.fits(d), slot.room(d)) == (True, 2)
