@@ -822,7 +822,10 @@ class ClusterModel:
                 rules.setdefault(text, []).append(host)
         if not rules:
             return ""
-        parts = [f"{text}, though {', '.join(_few(h))} has room" for text, h in rules.items()]
+        parts = [
+            f"{text}, though {', '.join(_few(h))} {'has' if len(h) == 1 else 'have'} room"
+            for text, h in rules.items()
+        ]
         return "blocked by " + "; ".join(parts)
 
     def gpu_slots(self, state: dict[str, list[Slot]]) -> list[GpuSlots]:
@@ -1104,7 +1107,8 @@ def _below(bound: tuple[int, ...], full: tuple[int, ...]) -> bool:
 
 def _describe(d: Demand) -> str:
     if d.kind == "vgpu":
-        return f"{d.profile} on {d.model or d.prefix or 'its GPU model'}"
+        profile = d.profile or "a vGPU of unknown profile"
+        return f"{profile} on {d.model or d.prefix or 'its GPU model'}"
     if d.kind == "dynamic":
         ids = ", ".join(f"{v:04x}:{dev:04x}" for v, dev in d.allowed) or "any device"
         if d.allowed_sub:

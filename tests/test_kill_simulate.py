@@ -16,6 +16,9 @@ from gpuaudit.simulate import (
     Outcome,
     Slot,
     _assignments,
+    _demand,
+    _describe,
+    _dynamic_wants,
     simulate,
     simulate_all,
     simulate_cluster,
@@ -1800,3 +1803,210 @@ def test_room_follows_the_sharing_mode_the_host_reports() -> None:
     slot.used = 20480
     d = Demand(kind="vgpu", profile="grid_a100-10c", size=10240, model="G")
     assert (slot.fits(d), slot.room(d)) == (True, 2)
+
+
+def test_sharing_refusals_skip_other_models_and_name_two_gpus() -> None:
+    # v (grid_l4-8q) runs on h1. Every surviving L4 is in mixed-size mode and runs two 8q,
+    # NVIDIA's mixed-size maximum for an 8 GB profile on a 24 GB L4 (three fit; the
+    # largest power of two not above three is two), with 8 GB free. h2's first GPU is a
+    # T4, which could never take v: it is passed over, not named, and not the end of
+    # h2's list. Three L4s refuse v; the reason names the first two and counts the third.
+    e = Estate()
+    e.cluster("c")
+    h1, h2, h3 = (e.host(f"h{i}", "c") for i in (1, 2, 3))
+    e.datastore("san", [h1, h2, h3])
+    e.gpu(h1)
+    e.vm("v", h1, ["san"], vgpu="grid_l4-8q")
+    t4 = e.gpu(h2, "0000:1a:00.0", model="t4")
+    e.vm("t", h2, ["san"], vgpu="grid_t4-8q", gpu=t4)
+    full = [e.gpu(h2, p, vgpu_mode="mixedSize") for p in ("0000:3b:00.0", "0000:5e:00.0")]
+    full.append(e.gpu(h3, vgpu_mode="mixedSize"))
+    for i, gpu in enumerate(full):
+        host = h2 if i < 2 else h3
+        for n in ("a", "b"):
+            e.vm(f"{n}{i}", host, ["san"], vgpu="grid_l4-8q", gpu=gpu)
+    sim = simulate_cluster(e.inv, "c")
+    (failure,) = [f for f in sim.failures if f.host == "h1"]
+    (p,) = failure.unplaced
+    rule = "NVIDIA allows 2 of grid_l4-8q per GPU in mixed-size mode"
+    assert p.reason == (
+        "no GPU capacity left for grid_l4-8q on NVIDIA L4 on h2, h3; "
+        f"h2 0000:3b:00.0: {rule}; h2 0000:5e:00.0: {rule}; 1 more "
+        "(counting the VMs running there and restarts of equal or higher priority)"
+    )
+
+
+def test_devices_described_without_a_profile_a_model_or_ids() -> None:
+    assert _describe(Demand(kind="vgpu", profile="grid_x-custom")) == (
+        "grid_x-custom on its GPU model"
+    )
+    assert _describe(Demand(kind="vgpu", profile="", model="NVIDIA L4")) == (
+        "a vGPU of unknown profile on NVIDIA L4"
+    )
+    assert _describe(Demand(kind="dynamic")) == "a free passthrough GPU (any device)"
+    two = Demand(kind="dynamic", allowed=((0x10DE, 0x27B8), (0x10DE, 0x1EB8)))
+    assert _describe(two) == "a free passthrough GPU (10de:27b8, 10de:1eb8)"
+
+
+def test_demands_of_a_vgpu_with_no_profile_and_a_device_with_no_id() -> None:
+    # No profile: no size, no GPU name; no PCI id: the device is "?".
+    assert _demand("vgpu", None, None, []) == Demand(kind="vgpu", profile="")
+    assert _demand("passthrough", None, None, []) == Demand(kind="passthrough", device="?")
+
+
+def test_dynamic_directpath_sub_ids_any_where_an_entry_gives_none() -> None:
+    # Two allowed devices, sub ids given for one: the other takes any sub ids (-1).
+    att = GpuAttachment(
+        "dynamic",
+        allowed=[(0x10DE, 0x27B8), (0x10DE, 0x1EB8)],
+        allowed_sub_ids=[(0x10DE, 0x16CA), None],
+        custom_label="inference",
+    )
+    d = Demand(kind="dynamic", allowed=((0x10DE, 0x1EB8), (0x10DE, 0x27B8)))
+    assert _dynamic_wants(d, att) == Demand(
+        kind="dynamic",
+        allowed=((0x10DE, 0x1EB8), (0x10DE, 0x27B8)),
+        label="inference",
+        allowed_sub=((0x10DE, 0x1EB8, -1, -1), (0x10DE, 0x27B8, 0x10DE, 0x16CA)),
+    )
+    # No sub ids at all, and no label: neither is asked for.
+    plain = GpuAttachment("dynamic", allowed=[(0x10DE, 0x27B8)])
+    d = Demand(kind="dynamic", allowed=((0x10DE, 0x27B8),))
+    assert _dynamic_wants(d, plain) == d
+
+
+def test_gpu_slots_take_the_catalogues_frame_buffer_and_vgpus_in_shared_direct_only() -> None:
+    # An L4 reporting 23034 MB (what the driver leaves usable) is sized by NVIDIA's
+    # nominal 24576 MB, as vGPU profiles are. Only a GPU in Shared Direct mode takes
+    # vGPUs; one in Shared mode ("basic"), in passthrough or pending it, does not.
+    e = Estate()
+    e.cluster("c")
+    h = e.host("h", "c")
+    e.gpu(h, "0000:1a:00.0").memory_mb = 23034
+    for pci, mode in (("0000:3b:00.0", "basic"), ("0000:5e:00.0", "passthrough")):
+        e.gpu(h, pci, mode=mode)
+    e.gpu(h, "0000:af:00.0", mode="pending")
+    slots = ClusterModel(Facts(e.inv), "c").initial["h"]
+    assert [(s.pci_id, s.memory, s.vgpu_ok) for s in slots] == [
+        ("0000:1a:00.0", 24576, True),
+        ("0000:3b:00.0", 24576, False),
+        ("0000:5e:00.0", 24576, False),
+        ("0000:af:00.0", 24576, False),
+    ]
+
+
+def test_a_mig_vgpu_refused_by_a_time_sliced_gpu_in_use_names_its_mode() -> None:
+    # As test_a_mig_vgpu_never_goes_to_a_gpu_reported_time_sliced, with h2's A100 (which
+    # reports its mode, equal-size time-sliced) running a time-sliced 10c: its refusal
+    # is named, and it is the mode, not a mix of the two kinds, that refuses.
+    profiles = ("grid_a100d-1-10c", "grid_a100d-10c")
+    e = Estate()
+    e.cluster("c")
+    h1, h2 = e.host("h1", "c", profiles=profiles), e.host("h2", "c", profiles=profiles)
+    e.gpu(h1, model="a100", vgpu_mode="multiInstanceGpu")
+    e.gpu(h2, model="a100", vgpu_mode="sameSize")
+    e.datastore("san", [h1, h2])
+    e.vm("v", h1, ["san"], vgpu="grid_a100d-1-10c")
+    e.vm("w", h2, ["san"], vgpu="grid_a100d-10c")
+    (failure,) = [f for f in simulate_cluster(e.inv, "c").failures if f.host == "h1"]
+    assert [(p.vm, p.reason) for p in failure.unplaced] == [
+        (
+            "v",
+            "no GPU capacity left for grid_a100d-1-10c on NVIDIA A100 PCIe 80GB on h2; "
+            "h2 0000:3b:00.0: the GPU is not in MIG mode (counting the VMs running there "
+            "and restarts of equal or higher priority)",
+        )
+    ]
+
+
+def test_sharing_refusals_of_a_vgpu_after_a_passthrough_device_are_named() -> None:
+    # v has a Dynamic DirectPath L4 (on h1's passthrough L4) and then a grid_l4-8q. h2
+    # has a free passthrough L4 for the first, but its vGPU L4 runs two 8q in mixed-size
+    # mode, NVIDIA's maximum: the second device's refusal is named.
+    e = Estate()
+    e.cluster("c")
+    h1, h2 = e.host("h1", "c"), e.host("h2", "c")
+    e.datastore("san", [h1, h2])
+    pt1 = e.gpu(h1, "0000:1a:00.0", mode="passthrough")
+    shared1 = e.gpu(h1, "0000:3b:00.0")
+    e.gpu(h2, "0000:1a:00.0", mode="passthrough")
+    shared2 = e.gpu(h2, "0000:3b:00.0", vgpu_mode="mixedSize")
+    v = e.vm("v", h1, ["san"], dynamic=pt1)
+    v.gpus[0].allowed = [(0x10DE, 0x27B8)]
+    v.gpus.append(GpuAttachment("vgpu", profile="grid_l4-8q"))
+    shared1.vms.append("v")
+    for n in ("a", "b"):
+        e.vm(n, h2, ["san"], vgpu="grid_l4-8q", gpu=shared2)
+    (failure,) = [f for f in simulate_cluster(e.inv, "c").failures if f.host == "h1"]
+    assert [(p.vm, p.reason) for p in failure.unplaced] == [
+        (
+            "v",
+            "no GPU capacity left for a free passthrough GPU (10de:27b8), grid_l4-8q on "
+            "NVIDIA L4 on h2; h2 0000:3b:00.0: NVIDIA allows 2 of grid_l4-8q per GPU in "
+            "mixed-size mode (counting the VMs running there and restarts of equal or "
+            "higher priority)",
+        )
+    ]
+
+
+def _apart_estate(hosts: int) -> tuple[Estate, list[Any]]:
+    """Cluster c, hosts h1.. with an L4 each on datastore ds; v1 (grid_l4-8q) on h1."""
+    e = Estate()
+    e.cluster("c")
+    hs = [e.host(f"h{i}", "c") for i in range(1, hosts + 1)]
+    for h in hs:
+        e.gpu(h)
+    e.datastore("ds", hs)
+    e.vm("v1", hs[0], ["ds"], vgpu="grid_l4-8q")
+    return e, hs
+
+
+def test_an_anti_affinity_rule_blocking_on_two_hosts_names_both_partners_and_hosts() -> None:
+    # v1, v2 and v3 are kept apart; v2 runs on h3 and v3 on h4, each with room left for
+    # v1. h2 is in maintenance mode (the first surviving host, passed over).
+    e, hs = _apart_estate(4)
+    hs[1].in_maintenance = True
+    e.vm("v2", hs[2], ["ds"], vgpu="grid_l4-8q")
+    e.vm("v3", hs[3], ["ds"], vgpu="grid_l4-8q")
+    e.inv.clusters[0].vm_vm_rules.append(VmVmRule("keep-apart", vms=["v1", "v2", "v3"]))
+    (failure,) = [f for f in simulate_cluster(e.inv, "c").failures if f.host == "h1"]
+    assert [(p.vm, p.reason) for p in failure.unplaced] == [
+        (
+            "v1",
+            "blocked by VM-VM anti-affinity rule 'keep-apart' (apart from v2, v3), though "
+            "h3, h4 have room",
+        )
+    ]
+
+
+def test_two_rules_blocking_on_hosts_with_just_enough_memory_are_both_named() -> None:
+    # v1 must run on h1 or h2 (VM-Host rule) and apart from v2 (VM-VM rule). h2 runs v2
+    # and x (16804 MB each: 16384 reserved, 256 + 164 overhead) and has 52990 MB: 50412
+    # for VMs, leaving exactly v1's 16804. h3 has room too, outside the host group.
+    e, hs = _apart_estate(3)
+    hs[1].memory_mb = 52990
+    e.vm("v2", hs[1], ["ds"], vgpu="grid_l4-8q")
+    e.vm("x", hs[1], ["ds"], vgpu="grid_l4-8q")
+    cluster = e.inv.clusters[0]
+    cluster.vm_vm_rules.append(VmVmRule("keep-apart", vms=["v1", "v2"]))
+    cluster.vm_host_rules.append(
+        VmHostRule(
+            name="gpu-on-rack1",
+            enabled=True,
+            mandatory=True,
+            affine=True,
+            vm_group="gpu-vms",
+            host_group="rack1",
+            vms=["v1"],
+            hosts=["h1", "h2"],
+        )
+    )
+    (failure,) = [f for f in simulate_cluster(e.inv, "c").failures if f.host == "h1"]
+    assert [(p.vm, p.reason) for p in failure.unplaced] == [
+        (
+            "v1",
+            "blocked by VM-VM anti-affinity rule 'keep-apart' (apart from v2), though h2 "
+            "has room; VM-Host rule 'gpu-on-rack1' (must run on host group 'rack1': h1, "
+            "h2), though h3 has room",
+        )
+    ]
