@@ -1434,7 +1434,8 @@ def test_dynamic_directpath_takes_a_free_gpu_of_unknown_memory() -> None:
 
 def test_a_mig_vgpu_never_goes_to_a_gpu_reported_time_sliced() -> None:
     # v (grid_a100d-1-10c, MIG-backed) runs on h1's A100 in MIG mode; h2's A100 reports
-    # its vGPU mode, time-sliced: it cannot run a MIG-backed vGPU.
+    # its vGPU mode, time-sliced: it cannot run a MIG-backed vGPU. Once it runs a
+    # time-sliced 10c, its refusal is named: the mode refuses, not a mix of the two kinds.
     profiles = ("grid_a100d-1-10c",)
     e = Estate()
     e.cluster("c")
@@ -1450,6 +1451,16 @@ def test_a_mig_vgpu_never_goes_to_a_gpu_reported_time_sliced() -> None:
             "v",
             "no GPU capacity left for grid_a100d-1-10c on NVIDIA A100 PCIe 80GB on h2 (counting "
             "the VMs running there and restarts of equal or higher priority)",
+        )
+    ]
+    e.vm("w", h2, ["san"], vgpu="grid_a100d-10c")
+    (failure,) = [f for f in simulate_cluster(e.inv, "c").failures if f.host == "h1"]
+    assert [(p.vm, p.reason) for p in failure.unplaced] == [
+        (
+            "v",
+            "no GPU capacity left for grid_a100d-1-10c on NVIDIA A100 PCIe 80GB on h2; "
+            "h2 0000:3b:00.0: the GPU is not in MIG mode (counting the VMs running there "
+            "and restarts of equal or higher priority)",
         )
     ]
 
@@ -1892,30 +1903,6 @@ def test_gpu_slots_take_the_catalogues_frame_buffer_and_vgpus_in_shared_direct_o
         ("0000:3b:00.0", 24576, False),
         ("0000:5e:00.0", 24576, False),
         ("0000:af:00.0", 24576, False),
-    ]
-
-
-def test_a_mig_vgpu_refused_by_a_time_sliced_gpu_in_use_names_its_mode() -> None:
-    # As test_a_mig_vgpu_never_goes_to_a_gpu_reported_time_sliced, with h2's A100 (which
-    # reports its mode, equal-size time-sliced) running a time-sliced 10c: its refusal
-    # is named, and it is the mode, not a mix of the two kinds, that refuses.
-    profiles = ("grid_a100d-1-10c", "grid_a100d-10c")
-    e = Estate()
-    e.cluster("c")
-    h1, h2 = e.host("h1", "c", profiles=profiles), e.host("h2", "c", profiles=profiles)
-    e.gpu(h1, model="a100", vgpu_mode="multiInstanceGpu")
-    e.gpu(h2, model="a100", vgpu_mode="sameSize")
-    e.datastore("san", [h1, h2])
-    e.vm("v", h1, ["san"], vgpu="grid_a100d-1-10c")
-    e.vm("w", h2, ["san"], vgpu="grid_a100d-10c")
-    (failure,) = [f for f in simulate_cluster(e.inv, "c").failures if f.host == "h1"]
-    assert [(p.vm, p.reason) for p in failure.unplaced] == [
-        (
-            "v",
-            "no GPU capacity left for grid_a100d-1-10c on NVIDIA A100 PCIe 80GB on h2; "
-            "h2 0000:3b:00.0: the GPU is not in MIG mode (counting the VMs running there "
-            "and restarts of equal or higher priority)",
-        )
     ]
 
 
