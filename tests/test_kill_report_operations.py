@@ -6,8 +6,10 @@ A sparkline is 120 x 24: x runs from 0 to 120 across the window, and a value v
 
 from __future__ import annotations
 
-from gpuaudit.inventory import CounterStats
-from gpuaudit.report.operations import _pair, sparkline
+import pytest
+
+from gpuaudit.inventory import CounterStats, Inventory, Telemetry
+from gpuaudit.report.operations import _pair, operations_view, sparkline
 
 
 def test_a_counter_is_its_average_and_peak_with_thousands() -> None:
@@ -38,3 +40,19 @@ def test_one_bucket_and_no_bucket() -> None:
     assert sparkline([40.0]) == ["0.0,14.2 2.0,14.2"]
     assert sparkline([]) == []
     assert sparkline([None, None]) == []
+
+
+@pytest.mark.parametrize(
+    ("hours", "end", "window"),
+    [
+        (24.0, "2026-11-30T08:00:00Z", "24 h ending 2026-11-30 08:00:00 UTC"),
+        (47.5, "", "47.5 h"),
+        (48.0, "2026-11-30T08:00:00Z", "2 days ending 2026-11-30 08:00:00 UTC"),
+        (168.0, "", "7 days"),
+    ],
+)
+def test_the_window_is_told_in_hours_below_two_days_then_in_days(
+    hours: float, end: str, window: str
+) -> None:
+    inv = Inventory(telemetry=Telemetry(collected=True, window_hours=hours, end=end))
+    assert operations_view(inv).window == window
