@@ -106,7 +106,9 @@ def packed(data: dict[str, Any]) -> str:
     """``data`` as JSON, gzip-compressed and base64-encoded, for the page's script to unpack."""
     # allow_nan=False: a NaN would stop the page's JSON.parse and show no rows.
     text = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    raw = gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0)
+    # A lone surrogate in a name (an inventory file may escape one) cannot be UTF-8:
+    # replace it, as every other format does, rather than fail the whole report.
+    raw = gzip.compress(text.encode("utf-8", errors="replace"), compresslevel=6, mtime=0)
     return base64.b64encode(raw).decode("ascii")
 
 
