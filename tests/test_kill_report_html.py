@@ -1,0 +1,19 @@
+"""The HTML report's page data for tests/small_report.py's result, written out by hand."""
+
+from __future__ import annotations
+
+from gpuaudit.report.html import _data
+from tests.small_report import small_result
+
+
+def test_each_failed_finding_row_ends_with_its_age_and_first_seen_or_two_blanks() -> None:
+    # HA-01 on gpu-a was first seen 2026-11-01 00:00 UTC, 30 whole days before the scan
+    # (2026-12-01 10:30 UTC); no other finding has a first-seen date.
+    first, _ = _data(small_result(), [])
+    assert first["ages"] is True
+    assert [row[2:4] + row[-2:] for row in first["findings"]] == [
+        ["HA-01", "gpu-a", 30, "2026-11-01T00:00:00+00:00"],
+        ["GPU-02", "vdi 1/a%", "", ""],
+        ["X-99", "esx-09.corp", "", ""],
+        ["GPU-02", "..", "", ""],
+    ]
