@@ -7,7 +7,12 @@ simulated cluster gpu-z that the inventory does not list.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import os
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
 
 from gpuaudit.report.licences import licence_summary
 from gpuaudit.report.summary import (
@@ -94,6 +99,32 @@ def test_tolerance_and_times() -> None:
     assert parse_time("2026-12-01T11:30:00") == datetime(2026, 12, 1, 11, 30, tzinfo=UTC)
     got = parse_time("2026-12-01T11:30:00+01:00")
     assert got == datetime(2026, 12, 1, 10, 30, tzinfo=UTC)
+
+
+@pytest.fixture
+def five_hours_behind_utc() -> Iterator[None]:
+    """A local time zone other than UTC (a POSIX rule, no zone database needed)."""
+    before = os.environ.get("TZ")
+    os.environ["TZ"] = "EST5"
+    time.tzset()
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["TZ"]
+        else:
+            os.environ["TZ"] = before
+        time.tzset()
+
+
+@pytest.mark.usefixtures("five_hours_behind_utc")
+def test_times_are_utc_whatever_the_local_zone() -> None:
+    # A time without a zone is taken as UTC, not local time, and every time comes back
+    # in UTC, not converted to the local zone.
+    naive = parse_time("2026-12-01T11:30:00")
+    assert naive is not None and (naive.hour, naive.utcoffset()) == (11, timedelta(0))
+    aware = parse_time("2026-12-01T11:30:00+01:00")
+    assert aware is not None and (aware.hour, aware.utcoffset()) == (10, timedelta(0))
 
 
 def test_spare_line_names_each_model_then_its_families() -> None:
