@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from gpuaudit.report.html import _data
+from gpuaudit.report.html import _data, worst_severity
+from gpuaudit.report.summary import ClusterSummary
 from tests.small_report import small_result
 
 
@@ -17,3 +18,9 @@ def test_each_failed_finding_row_ends_with_its_age_and_first_seen_or_two_blanks(
         ["X-99", "esx-09.corp", "", ""],
         ["GPU-02", "..", "", ""],
     ]
+
+
+def test_a_cluster_s_worst_severity_is_its_most_severe_failed_one() -> None:
+    failed = {"critical": 0, "high": 0, "medium": 2, "low": 1, "info": 0}
+    assert worst_severity(ClusterSummary("gpu-a", failed_by_severity=failed)) == "medium"
+    assert worst_severity(ClusterSummary("gpu-b", failed_by_severity={})) is None
