@@ -1,0 +1,214 @@
+"""The summary every format shows first, written out by hand.
+
+tests/small_report.py's result, and a small estate built with tests/builders.py: cluster
+gpu-a with two hosts (one with two L4s) and two vGPU VMs, one VM without a GPU, and a
+simulated cluster gpu-z that the inventory does not list.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from gpuaudit.report.licences import licence_summary
+from gpuaudit.report.summary import (
+    ClusterSummary,
+    Summary,
+    cluster_summaries,
+    parse_time,
+    spare_line,
+    summarize,
+    tolerance,
+)
+from gpuaudit.results import (
+    AuditResult,
+    ClusterSimulation,
+    Finding,
+    HostFailure,
+    Placement,
+    SpareCapacity,
+)
+from tests.builders import Estate
+from tests.small_report import small_result
+
+NONE = {"critical": 0, "high": 0, "medium": 0, "low": 0, "info": 0}
+CATEGORIES = ("data", "design", "gpu", "ha", "licensing", "monitoring", "storage", "vmotion")
+
+
+def test_the_small_result_s_summary() -> None:
+    result = small_result()
+    got = summarize(result)
+    assert got == Summary(
+        verdict="fail",
+        worst_severity="critical",
+        incomplete=True,  # DS-01 raised
+        results={"fail": 2, "waived": 2, "pass": 1},
+        failed_by_severity=NONE | {"critical": 1, "low": 1},
+        # X-99 is no rule of the catalogue: it counts under no category
+        failed_by_category=dict.fromkeys(CATEGORIES, 0) | {"ha": 1},
+        clusters=[
+            ClusterSummary(
+                name="gpu-a",
+                datacenter="DC-East",
+                hosts=1,
+                failed=1,
+                failed_by_severity=NONE | {"critical": 1},
+            )
+        ],
+        gaps=0,
+        rule_errors=1,
+        waivers_applied=2,
+        expired_waivers=0,
+        licences=licence_summary(result.inventory, result.findings),
+    )
+    assert got.headline == "2 failed findings: 1 critical, 1 low"
+
+
+def headline(verdict: str, fail: int, nothing_examined: str | None = None) -> str:
+    return Summary(
+        verdict=verdict,
+        worst_severity=None,
+        incomplete=False,
+        results={"fail": fail},
+        failed_by_severity=NONE | {"high": fail},
+        failed_by_category={},
+        clusters=[],
+        gaps=0,
+        rule_errors=0,
+        waivers_applied=0,
+        expired_waivers=0,
+        nothing_examined=nothing_examined,
+    ).headline
+
+
+def test_headlines() -> None:
+    assert headline("fail", 1) == "1 failed finding: 1 high"
+    assert headline("pass", 0) == "No failed findings"
+    assert headline("fail", 1, "no host was read") == "No host was read"
+
+
+def test_tolerance_and_times() -> None:
+    assert tolerance(None) == "\u2013"
+    assert tolerance(0) == "N+0"
+    assert parse_time("") is None
+    assert parse_time("yesterday") is None
+    assert parse_time("2026-12-01T11:30:00") == datetime(2026, 12, 1, 11, 30, tzinfo=UTC)
+    got = parse_time("2026-12-01T11:30:00+01:00")
+    assert got == datetime(2026, 12, 1, 10, 30, tzinfo=UTC)
+
+
+@pytest.fixture
+def five_hours_behind_utc() -> Iterator[None]:
+    """A local time zone other than UTC (a POSIX rule, no zone database needed)."""
+    before = os.environ.get("TZ")
+    os.environ["TZ"] = "EST5"
+    time.tzset()
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["TZ"]
+        else:
+            os.environ["TZ"] = before
+        time.tzset()
+
+
+@pytest.mark.usefixtures("five_hours_behind_utc")
+def test_times_are_utc_whatever_the_local_zone() -> None:
+    # A time without a zone is taken as UTC, not local time, and every time comes back
+    # in UTC, not converted to the local zone.
+    naive = parse_time("2026-12-01T11:30:00")
+    assert naive is not None and (naive.hour, naive.utcoffset()) == (11, timedelta(0))
+    aware = parse_time("2026-12-01T11:30:00+01:00")
+    assert aware is not None and (aware.hour, aware.utcoffset()) == (10, timedelta(0))
+
+
+def test_spare_line_names_each_model_then_its_families() -> None:
+    rows = [
+        SpareCapacity("NVIDIA L4", None, gpus=3, idle_gpus=1, spare=1, tolerates=2),
+        SpareCapacity("NVIDIA L4", "l4 q", spare=7, tolerates=2),
+        SpareCapacity("NVIDIA A2", "a2 q", spare=1, tolerates=0),
+        SpareCapacity("NVIDIA L4", "l4 b", spare=3, tolerates=1),
+        SpareCapacity("NVIDIA A2", None, gpus=2, idle_gpus=0, tolerates=0),
+    ]
+    assert spare_line(rows) == (
+        "NVIDIA L4: 1 of 3 GPUs idle, N+2 (l4 q: room for 7 more, N+2, "
+        "l4 b: room for 3 more, N+1); NVIDIA A2: 0 of 2 GPUs idle, N+0 "
+        "(a2 q: room for 1 more, N+0)"
+    )
+    assert spare_line([]) == ""
+
+
+def test_cluster_summaries_count_hosts_gpus_vms_and_failures_and_take_the_simulation() -> None:
+    estate = Estate()
+    estate.cluster("gpu-a")
+    one = estate.host("esx-1", "gpu-a")
+    two = estate.host("esx-2", "gpu-a")
+    estate.host("esx-9", None)
+    first = estate.gpu(one, "0000:3b:00.0")
+    estate.gpu(one, "0000:af:00.0")
+    estate.vm("vm-1", one, [], vgpu="grid_l4-4q", gpu=first)
+    estate.vm("vm-2", two, [], vgpu="grid_l4-4q", gpu=first)
+    estate.vm("plain", two, [])
+    placed = Placement("vm-1", "esx-1", "esx-2")
+    lost = Placement("vm-2", "esx-2")
+    sims = [
+        ClusterSimulation(
+            "gpu-a",
+            hosts=2,
+            gpu_vms=2,
+            failures=[
+                HostFailure("esx-1", placed=[placed], unplaced=[lost]),
+                HostFailure("esx-2", unplaced=[lost], manual_only=[placed, placed]),
+            ],
+            worst_host="esx-2",
+            tolerates=0,
+            spare=[SpareCapacity("NVIDIA L4", None, gpus=2, idle_gpus=1, tolerates=1)],
+        ),
+        ClusterSimulation("gpu-z", hosts=4, gpu_vms=3, worst_host="gone", tolerates=2),
+    ]
+    findings = [
+        Finding("HA-01", "gpu-a", "cluster", "fail", "high", "x", cluster="gpu-a"),
+        Finding("HA-02", "gpu-a", "cluster", "fail", "high", "x", cluster="gpu-a"),
+        Finding("HA-03", "gpu-a", "cluster", "pass", "low", "x", cluster="gpu-a"),
+        Finding("GPU-01", "esx-9", "host", "fail", "low", "x"),
+    ]
+    result = AuditResult(
+        inventory=estate.inv,
+        rules=[],
+        findings=findings,
+        simulations=sims,
+        designs={"gpu-a": "B"},
+    )
+    assert cluster_summaries(result) == [
+        ClusterSummary(
+            name="gpu-a",
+            datacenter="",
+            design="B",
+            simulated=True,
+            tolerates=0,
+            hosts=2,
+            gpu_hosts=1,
+            gpus=2,
+            gpu_vms=2,
+            worst_host="esx-2",
+            unplaced_worst=3,  # one with no room, two only by hand
+            spare="NVIDIA L4: 1 of 2 GPUs idle, N+1",
+            failed=2,
+            failed_by_severity=NONE | {"high": 2},
+        ),
+        # known only from the simulation: its hosts and GPU VMs come from there
+        ClusterSummary(
+            name="gpu-z",
+            simulated=True,
+            tolerates=2,
+            hosts=4,
+            gpu_vms=3,
+            worst_host="gone",
+            failed_by_severity=NONE,
+        ),
+    ]
