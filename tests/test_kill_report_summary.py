@@ -14,7 +14,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from gpuaudit.report.licences import licence_summary
+from gpuaudit.inventory import Gap, Inventory
+from gpuaudit.report.licences import PASSTHROUGH_NOTE, EditionCount, LicenceSummary, licence_summary
 from gpuaudit.report.summary import (
     ClusterSummary,
     Summary,
@@ -30,10 +31,11 @@ from gpuaudit.results import (
     Finding,
     HostFailure,
     Placement,
+    Rule,
     SpareCapacity,
 )
 from tests.builders import Estate
-from tests.small_report import small_result
+from tests.small_report import declared_passthrough_result, small_result
 
 NONE = {"critical": 0, "high": 0, "medium": 0, "low": 0, "info": 0}
 CATEGORIES = ("data", "design", "gpu", "ha", "licensing", "monitoring", "storage", "vmotion")
@@ -212,3 +214,137 @@ def test_cluster_summaries_count_hosts_gpus_vms_and_failures_and_take_the_simula
             failed_by_severity=NONE,
         ),
     ]
+
+
+def test_a_passing_audit_with_gaps_counts_the_uncertain_apart_from_those_beyond_the_role() -> None:
+    # Cluster pt: hosts p1 and p2, each with one passthrough GPU and a powered-on
+    # passthrough VM (pv1, pv2); LIC-01 passed on pv1, its guest declared NVIDIA AI
+    # Enterprise; pv2 declared nothing. One gap the Read-only role should read, two
+    # that need more privilege.
+    result = declared_passthrough_result()
+    result.inventory.gaps = [
+        Gap("p1", "HostSystem", "hardware", "NoPermission"),
+        Gap("p1", "HostSystem", "config.ipmi", "NoPermission", privilege="Host.Config"),
+        Gap("p2", "HostSystem", "config.ipmi", "NoPermission", privilege="Host.Config"),
+    ]
+    got = summarize(result)
+    assert (
+        got
+        == Summary(
+            verdict="pass",
+            worst_severity=None,
+            incomplete=True,
+            results={"fail": 0, "waived": 0, "pass": 1},
+            failed_by_severity=NONE,
+            failed_by_category=dict.fromkeys(CATEGORIES, 0),
+            clusters=[
+                ClusterSummary(
+                    name="pt", hosts=2, gpu_hosts=2, gpus=2, gpu_vms=2, failed_by_severity=NONE
+                )
+            ],
+            gaps=1,
+            beyond_role=2,
+            rule_errors=1,  # small_result's DS-01 error
+            waivers_applied=0,
+            expired_waivers=0,
+            licences=LicenceSummary(
+                rows=[EditionCount("NVIDIA AI Enterprise", "pt", 1, 1, 1)],
+                totals={"NVIDIA AI Enterprise": 1},
+                total=1,
+                passthrough_vms=2,
+                note=PASSTHROUGH_NOTE
+                + " 1 passthrough GPU VM with no edition declared is assumed to need no NVIDIA"
+                " licence.",
+                passthrough_assumed=1,
+            ),
+        )
+    )
+    assert got.headline == "No failed findings"
+
+
+def nothing_examined() -> AuditResult:
+    """An audit that read no host: DATA-02 failed (a passed DATA-02 before it says
+    something else), nothing else ran."""
+    findings = [
+        Finding("DATA-02", "vc", "inventory", "pass", "critical", "earlier"),
+        Finding("DATA-02", "vc", "inventory", "fail", "critical", "the audit read no host"),
+    ]
+    return AuditResult(inventory=Inventory(), rules=[], findings=findings, simulations=[])
+
+
+def test_an_audit_that_read_no_host_says_so_first_and_as_plain_data() -> None:
+    got = summarize(nothing_examined())
+    assert got.nothing_examined == "the audit read no host"
+    assert got.headline == "The audit read no host"
+    assert got.to_dict() == {
+        "verdict": "fail",
+        "worst_severity": "critical",
+        "incomplete": False,
+        "results": {"fail": 1, "waived": 0, "pass": 1},
+        "failed_by_severity": NONE | {"critical": 1},
+        "failed_by_category": dict.fromkeys(CATEGORIES, 0),
+        "clusters": [],
+        "gaps": 0,
+        "rule_errors": 0,
+        "waivers_applied": 0,
+        "expired_waivers": 0,
+        "licences": {
+            "rows": [],
+            "totals": {},
+            "total": 0,
+            "passthrough_vms": 0,
+            "note": PASSTHROUGH_NOTE,
+            "passthrough_assumed": 0,
+        },
+        "nothing_examined": "the audit read no host",
+        "beyond_role": 0,
+    }
+
+
+def test_a_status_or_category_outside_the_known_ones_counts_under_its_own_name() -> None:
+    # A rule of category "fleet" (not one of the eight) failed once; one finding
+    # carries the status "error", which is none of fail, waived, pass.
+    rule = Rule("FL-01", "t", "fleet", "low", "", "", "cluster")  # type: ignore[arg-type]
+    findings = [
+        Finding("FL-01", "c1", "cluster", "fail", "low", "x"),
+        Finding("FL-01", "c2", "cluster", "error", "low", "x"),  # type: ignore[arg-type]
+    ]
+    got = summarize(AuditResult(Inventory(), [rule], findings, []))
+    assert got.results == {"fail": 1, "waived": 0, "pass": 0, "error": 1}
+    assert got.failed_by_category == dict.fromkeys(CATEGORIES, 0) | {"fleet": 1}
+    assert got.worst_severity == "low"
+
+
+def test_a_cluster_not_simulated_counts_its_own_gpu_vms_and_any_failed_severity() -> None:
+    # c1: h1 with a GPU runs v1 and v2 (vGPU) and "plain" (no GPU); h9, standalone,
+    # runs GPU VM v9. One failed finding on c1 has a severity outside the five.
+    estate = Estate()
+    estate.cluster("c1")
+    one = estate.host("h1", "c1")
+    nine = estate.host("h9", None)
+    gpu = estate.gpu(one)
+    estate.vm("v1", one, [], vgpu="grid_l4-4q", gpu=gpu)
+    estate.vm("v2", one, [], vgpu="grid_l4-4q", gpu=gpu)
+    estate.vm("plain", one, [])
+    estate.vm("v9", nine, [], vgpu="grid_l4-4q", gpu=estate.gpu(nine))
+    odd = Finding("X-1", "c1", "cluster", "fail", "severe", "x", cluster="c1")  # type: ignore[arg-type]
+    result = AuditResult(estate.inv, [], [odd], [])
+    assert cluster_summaries(result) == [
+        ClusterSummary(
+            name="c1",
+            hosts=1,
+            gpu_hosts=1,
+            gpus=1,
+            gpu_vms=2,
+            failed=1,
+            failed_by_severity=NONE | {"severe": 1},
+        )
+    ]
+
+
+def test_the_audit_with_no_failure_has_no_worst_severity() -> None:
+    result = AuditResult(
+        Inventory(), [], [Finding("HA-01", "c", "cluster", "waived", "high", "x")], []
+    )
+    got = summarize(result)
+    assert (got.verdict, got.worst_severity, got.waivers_applied) == ("pass", None, 1)
