@@ -5,11 +5,24 @@ hand: the page data's ages and worst severities, and the packed data blocks.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import gzip
 import json
+from datetime import date, datetime
 
-from gpuaudit.report.html import _data, packed, render_html, worst_severity
+from gpuaudit.report.html import (
+    _csp_hash,
+    _data,
+    _plain,
+    _table_data,
+    _when,
+    packed,
+    render_html,
+    worst_first,
+    worst_severity,
+)
 from gpuaudit.report.summary import ClusterSummary
+from gpuaudit.report.tables import Column, Table
 from gpuaudit.results import Finding
 from tests.small_report import small_result
 from tests.test_report_html import embedded, parse
@@ -45,3 +58,123 @@ def test_a_cluster_s_worst_severity_is_its_most_severe_failed_one() -> None:
     failed = {"critical": 0, "high": 0, "medium": 2, "low": 1, "info": 0}
     assert worst_severity(ClusterSummary("gpu-a", failed_by_severity=failed)) == "medium"
     assert worst_severity(ClusterSummary("gpu-b", failed_by_severity={})) is None
+
+
+HA_01_RULE = [
+    "HA is on",
+    "ha",
+    "Turn HA on.",
+    "HA restarts GPU VMs.",
+    [["vSphere HA", "https://docs.example/ha"], ["KB 2", "https://kb.example/2"]],
+]
+GPU_02_RULE = ["Profiles fit", "gpu", "", "", []]
+# The small result's findings as the page's rows: severity, status, rule, object,
+# kind, cluster, host, message, evidence, waiver (reason, owner, expiry) or null.
+ROWS = [
+    [
+        "critical",
+        "fail",
+        "HA-01",
+        "gpu-a",
+        "cluster",
+        "gpu-a",
+        "",
+        "HA is off",
+        {"ha_enabled": False},
+        None,
+    ],
+    [
+        "medium",
+        "waived",
+        "GPU-02",
+        "vdi 1/a%",
+        "vm",
+        "gpu-a",
+        "esx-01.corp",
+        "",
+        {},
+        ["CAB-7", "ops", "2027-01-31"],
+    ],
+    ["low", "fail", "X-99", "esx-09.corp", "host", "", "esx-09.corp", "odd", {}, None],
+    ["high", "waived", "GPU-02", "..", "vm", "", "", "dots", {}, None],
+]
+PASSED = ["critical", "pass", "HA-01", "gpu-b", "cluster", "gpu-b", "", "HA is on", {}, None]
+
+
+def test_the_page_data_of_the_small_result_whole() -> None:
+    table = Table("hosts", "Hosts", [Column("Host"), Column("Seen", "datetime")])
+    table.rows = [["esx-01.corp", datetime(2026, 12, 1, 10, 0, 5)]]
+    first, later = _data(small_result(), [table])
+    assert first == {
+        "severities": ["critical", "high", "medium", "low", "info"],
+        "rules": {"HA-01": HA_01_RULE, "GPU-02": GPU_02_RULE},
+        "findings": [
+            ROWS[0] + [30, "2026-11-01T00:00:00+00:00"],
+            ROWS[1] + ["", ""],
+            ROWS[2] + ["", ""],
+            ROWS[3] + ["", ""],
+        ],
+        "passed": 1,
+        "ages": True,
+    }
+    assert later == {
+        "findings": [[*PASSED, "", ""]],
+        "tables": [
+            {
+                "key": "hosts",
+                "title": "Hosts",
+                "columns": [["Host", "text"], ["Seen", "datetime"]],
+                "rows": [["esx-01.corp", "2026-12-01 10:00:05"]],
+            }
+        ],
+    }
+
+
+def test_without_a_first_seen_date_no_row_has_age_cells() -> None:
+    first, later = _data(dataclasses.replace(small_result(), first_seen={}), [])
+    assert first == {
+        "severities": ["critical", "high", "medium", "low", "info"],
+        "rules": {"HA-01": HA_01_RULE, "GPU-02": GPU_02_RULE},
+        "findings": ROWS,
+        "passed": 1,
+    }
+    assert later == {"findings": [PASSED], "tables": []}
+
+
+def test_table_values_become_plain_json() -> None:
+    assert _plain(datetime(2026, 1, 2, 3, 4, 5)) == "2026-01-02 03:04:05"
+    assert _plain(date(2026, 1, 2)) == "2026-01-02"
+    assert _plain(1.5) == 1.5
+    assert _plain(None) is None
+    assert _table_data(Table("t", "T", [])) == {"key": "t", "title": "T", "columns": [], "rows": []}
+
+
+def test_times_show_in_utc_to_the_minute_or_as_given() -> None:
+    assert _when("2026-12-01T11:30:59+01:00") == "2026-12-01 10:30 UTC"
+    assert _when("yesterday") == "yesterday"
+    assert _when("") == "unknown"
+
+
+def test_the_csp_hash_of_the_empty_text_is_sha256_s_published_one() -> None:
+    # SHA-256 of no bytes is e3b0c442...b855 (FIPS 180-2 test vectors), in base64:
+    assert _csp_hash("") == "sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="
+
+
+def cluster(name: str, tolerates: int | None, **failed: int) -> ClusterSummary:
+    return ClusterSummary(name, tolerates=tolerates, failed_by_severity=failed)
+
+
+def test_clusters_sort_by_worst_severity_then_tolerance_then_name() -> None:
+    clusters = [
+        cluster("e", None),
+        cluster("b", 1, critical=0, high=1),
+        cluster("d", 0),
+        cluster("f", 2, info=0),
+        cluster("a", 1, high=2, low=1),
+        cluster("c", None, critical=1),
+        cluster("g", 0, high=1),
+    ]
+    # c (critical); g, a, b (high: N+0, then N+1 by name); d, f (none: N+0, N+2);
+    # e (none, not simulated: after every N+k).
+    got = [c.name for c in worst_first(clusters)]
+    assert got == ["c", "g", "a", "b", "d", "f", "e"]
