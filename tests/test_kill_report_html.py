@@ -7,9 +7,17 @@ from __future__ import annotations
 import base64
 import dataclasses
 import gzip
+import hashlib
 import json
+import re
 from datetime import date, datetime
+from unittest import mock
 
+import pytest
+
+import gpuaudit
+from gpuaudit.inventory import VCenter
+from gpuaudit.report import html
 from gpuaudit.report.html import (
     _csp_hash,
     _data,
@@ -18,13 +26,14 @@ from gpuaudit.report.html import (
     _when,
     packed,
     render_html,
+    template_root,
     worst_first,
     worst_severity,
 )
 from gpuaudit.report.summary import ClusterSummary
 from gpuaudit.report.tables import Column, Table
 from gpuaudit.results import Finding
-from tests.small_report import small_result
+from tests.small_report import declared_passthrough_result, small_result
 from tests.test_report_html import embedded, parse
 
 
@@ -178,3 +187,100 @@ def test_clusters_sort_by_worst_severity_then_tolerance_then_name() -> None:
     # e (none, not simulated: after every N+k).
     got = [c.name for c in worst_first(clusters)]
     assert got == ["c", "g", "a", "b", "d", "f", "e"]
+
+
+def _asset_hash(name: str) -> str:
+    # Worked out apart from _csp_hash: SHA-256 of the file's bytes, in base64.
+    digest = hashlib.sha256(template_root().joinpath(name).read_bytes()).digest()
+    return "sha256-" + base64.b64encode(digest).decode("ascii")
+
+
+def between(page: str, start: str, end: str) -> str:
+    """The text from ``start`` to ``end``, its runs of white space made one space."""
+    head = page.index(start) + len(start)
+    return " ".join(page[head : page.index(end, head)].split())
+
+
+def test_the_small_result_s_page_names_its_server_versions_and_assets() -> None:
+    page = render_html(small_result())
+    assert (
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        f"script-src '{_asset_hash('report.js')}'; style-src '{_asset_hash('report.css')}'; "
+        "img-src data:; base-uri 'none'; form-action 'none'\">" in page
+    )
+    assert '<meta name="generator" content="gpuaudit 9.9.9">' in page
+    assert between(page, "<title>", "</title>") == (
+        "vc01.corp.example &middot; 2026-12-01 10:00 UTC &middot; FAIL &middot; vSphere "
+        "&middot; gpuaudit"
+    )
+    script = template_root().joinpath("report.js").read_text(encoding="utf-8")
+    style = template_root().joinpath("report.css").read_text(encoding="utf-8")
+    assert f"<style>{style}</style>" in page
+    assert page.endswith(f"<script>{script}</script>\n</body>\n</html>")
+    assert between(page, "<footer>", "</footer>") == (
+        "gpuaudit 9.9.9 &middot; rules 2026.12.3 &middot; report schema 1 &middot; "
+        "checked 2026-12-01 10:30 UTC &middot; 2 waivers applied"
+    )
+
+
+def test_the_failed_by_category_chips_list_the_eight_categories_in_order() -> None:
+    page = render_html(small_result())
+    chips = re.findall(r'<span class="chip( zero)?">(\S+) <b>(\d+)</b></span>', page)
+    assert chips == [
+        ("", "ha", "1"),
+        (" zero", "vmotion", "0"),
+        (" zero", "gpu", "0"),
+        (" zero", "storage", "0"),
+        (" zero", "design", "0"),
+        (" zero", "data", "0"),
+        (" zero", "monitoring", "0"),
+        (" zero", "licensing", "0"),
+    ]
+
+
+def test_a_server_without_a_source_is_named_by_vcenter_else_unknown() -> None:
+    named = dataclasses.replace(small_result().inventory, source="")
+    page = render_html(dataclasses.replace(small_result(), inventory=named))
+    assert 'title="vc01">vc01</span>' in page
+    blank = dataclasses.replace(named, vcenter=VCenter(name=""))
+    page = render_html(dataclasses.replace(small_result(), inventory=blank, tool_version=""))
+    assert 'title="unknown server">unknown server</span>' in page
+    # A result that names no tool version is the running gpuaudit's.
+    assert f'<meta name="generator" content="gpuaudit {gpuaudit.__version__}">' in page
+
+
+def test_the_verdict_line_counts_gpus_and_gpu_vms() -> None:
+    # Cluster pt: two hosts with a passthrough GPU each, two passthrough GPU VMs; the
+    # one finding (LIC-01 on pv1) passed.
+    result = declared_passthrough_result()
+    result.designs = {"pt": "A"}
+    page = render_html(result)
+    assert between(page, '<div class="verdict-sub">', "</div>") == (
+        "1 cluster &middot; 2 hosts &middot; 2 GPUs &middot; 2 GPU VMs &middot; 0 waived, 1 passed"
+    )
+    assert "Design A &middot; Dedicated GPU nodes, no SAN</span>" in page
+
+
+@pytest.mark.parametrize(
+    ("script", "style"), [("a</b", ""), ("a<!--b", ""), ("", "a</b"), ("a</b<!--", "a</b")]
+)
+def test_a_script_or_style_that_could_close_its_element_is_refused(script: str, style: str) -> None:
+    assets = {"report.js": script, "report.css": style}
+    with (
+        mock.patch.object(html, "_asset", side_effect=assets.__getitem__),
+        pytest.raises(ValueError) as raised,
+    ):
+        render_html(small_result())
+    assert str(raised.value) == "report.js and report.css must not contain '</' or '<!--'"
+
+
+def test_a_script_or_style_that_closes_nothing_is_taken() -> None:
+    # Each check on its own: "<" and "!--" alone close nothing.
+    real = html._asset
+
+    def assets(name: str) -> str:
+        return {"report.js": "a<b!--c", "report.css": "d<e"}.get(name) or real(name)
+
+    with mock.patch.object(html, "_asset", side_effect=assets):
+        page = render_html(small_result())
+    assert page.endswith("<script>a<b!--c</script>\n</body>\n</html>")
