@@ -32,7 +32,8 @@ from gpuaudit.report.html import (
 )
 from gpuaudit.report.summary import ClusterSummary
 from gpuaudit.report.tables import Column, Table
-from gpuaudit.results import Finding
+from gpuaudit.results import AuditResult, ClusterSimulation, Finding, HostFailure, Placement
+from tests.builders import Estate
 from tests.small_report import declared_passthrough_result, small_result
 from tests.test_report_html import embedded, parse
 
@@ -284,3 +285,30 @@ def test_a_script_or_style_that_closes_nothing_is_taken() -> None:
     with mock.patch.object(html, "_asset", side_effect=assets):
         page = render_html(small_result())
     assert page.endswith("<script>a<b!--c</script>\n</body>\n</html>")
+
+
+def test_the_card_names_the_vms_the_worst_host_s_failure_leaves_without_a_gpu() -> None:
+    # gpu-a: esx-1 runs vm-1, esx-2 runs vm-2, one L4 each. Either host's failure
+    # leaves its own VM without a GPU; esx-2 is the worst.
+    estate = Estate()
+    estate.cluster("gpu-a")
+    one = estate.host("esx-1", "gpu-a")
+    two = estate.host("esx-2", "gpu-a")
+    estate.vm("vm-1", one, [], vgpu="grid_l4-4q", gpu=estate.gpu(one))
+    estate.vm("vm-2", two, [], vgpu="grid_l4-4q", gpu=estate.gpu(two))
+    sim = ClusterSimulation(
+        "gpu-a",
+        hosts=2,
+        gpu_vms=2,
+        failures=[
+            HostFailure("esx-1", unplaced=[Placement("vm-1", "esx-1")]),
+            HostFailure("esx-2", unplaced=[Placement("vm-2", "esx-2")]),
+        ],
+        worst_host="esx-2",
+        tolerates=0,
+    )
+    page = render_html(AuditResult(estate.inv, [], [], [sim]))
+    assert between(page, '<p class="worst">', "</p>") == (
+        "Worst single-host failure: <b>esx-2</b>. 1 GPU VM could not restart: "
+        '<span class="vm">vm-2</span>.'
+    )
