@@ -199,7 +199,6 @@ def render_html(result: AuditResult) -> str:
             if failure.host == sim.worst_host:
                 worst[sim.cluster] = failure
     tables = inventory_tables(result)
-    rule_categories = {r.id: r.category for r in result.rules}
     clusters = worst_first(summary.clusters)
     first, later = _data(result, tables)
     html = env.get_template(TEMPLATE).render(
@@ -224,7 +223,6 @@ def render_html(result: AuditResult) -> str:
         licences=summary.licences,
         spark_w=SPARK_WIDTH,
         spark_h=SPARK_HEIGHT,
-        rule_categories=rule_categories,
         gpus=sum(len(h.gpus) for h in inv.hosts),
         gpu_vms=sum(1 for v in inv.vms if v.gpus),
         data=first,
