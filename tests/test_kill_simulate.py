@@ -1997,3 +1997,45 @@ def test_two_rules_blocking_on_hosts_with_just_enough_memory_are_both_named() ->
             "h2), though h3 has room",
         )
     ]
+
+
+def test_hosts_missing_two_datastores_or_any_matching_passthrough_gpu_are_named() -> None:
+    # v (Dynamic DirectPath, any L4, no label) runs on h1 with its disks on a and b. h2
+    # sees neither datastore; h3 sees both but has only a vGPU L4.
+    e = Estate()
+    e.cluster("c")
+    h1, h2, h3 = (e.host(f"h{i}", "c") for i in (1, 2, 3))
+    pt = e.gpu(h1, mode="passthrough")
+    e.gpu(h2, mode="passthrough")
+    e.gpu(h3)
+    e.datastore("a", [h1, h3])
+    e.datastore("b", [h1, h3])
+    v = e.vm("v", h1, ["a", "b"], dynamic=pt)
+    v.gpus[0].allowed = [(0x10DE, 0x27B8)]
+    (failure,) = [f for f in simulate_cluster(e.inv, "c").failures if f.host == "h1"]
+    assert [(p.vm, p.reason) for p in failure.unplaced] == [
+        (
+            "v",
+            "no surviving host can take it (h2: cannot access datastore a, b; "
+            "h3: no passthrough-active GPU matching the allowed devices)",
+        )
+    ]
+
+
+def test_a_dynamic_device_the_data_does_not_locate_is_seated_on_a_free_gpu() -> None:
+    # v's Dynamic DirectPath device names no GPU (no PCI id in the data): it is seated on
+    # h1's one passthrough L4, the first that fits. Losing h2, w (the same) then finds
+    # no free GPU on h1.
+    e = Estate()
+    e.cluster("c")
+    h1, h2 = e.host("h1", "c"), e.host("h2", "c")
+    e.gpu(h1, mode="passthrough")
+    pt2 = e.gpu(h2, mode="passthrough")
+    e.datastore("san", [h1, h2])
+    v = e.vm("v", h1, ["san"])
+    v.gpus.append(GpuAttachment("dynamic", allowed=[(0x10DE, 0x27B8)]))
+    w = e.vm("w", h2, ["san"], dynamic=pt2)
+    w.gpus[0].allowed = [(0x10DE, 0x27B8)]
+    (failure,) = [f for f in simulate_cluster(e.inv, "c").failures if f.host == "h2"]
+    assert failure.placed == []
+    assert [p.vm for p in failure.unplaced] == ["w"]
