@@ -312,3 +312,30 @@ def test_the_card_names_the_vms_the_worst_host_s_failure_leaves_without_a_gpu() 
         "Worst single-host failure: <b>esx-2</b>. 1 GPU VM could not restart: "
         '<span class="vm">vm-2</span>.'
     )
+
+
+def test_packed_data_is_compact_json_gzipped_at_level_6_with_no_timestamp() -> None:
+    # The page's later rows travel as base64 of gzip (level 6, mtime 0: the same data
+    # gives the same page) of compact JSON. 300 rows written out as their JSON text;
+    # the expected bytes are made by the standard library from that text.
+    rows = [
+        [f"vm-{i:03d}", i * 7 % 13, "grid_l4-8q" if i % 3 else "grid_l4-4q"] for i in range(300)
+    ]
+    text = (
+        '{"rows":['
+        + ",".join(
+            f'["vm-{i:03d}",{i * 7 % 13},"grid_l4-{"8" if i % 3 else "4"}q"]' for i in range(300)
+        )
+        + "]}"
+    )
+    expected = base64.b64encode(gzip.compress(text.encode(), compresslevel=6, mtime=0))
+    assert packed({"rows": rows}) == expected.decode("ascii")
+    raw = base64.b64decode(packed({"x": "é"}))
+    assert raw[4:8] == b"\0\0\0\0"  # gzip's MTIME field: no time
+    assert gzip.decompress(raw) == '{"x":"é"}'.encode()
+
+
+def test_packed_data_refuses_a_nan() -> None:
+    # A NaN would stop the page's JSON.parse: the report refuses it instead.
+    with pytest.raises(ValueError):
+        packed({"x": float("nan")})
