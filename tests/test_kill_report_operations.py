@@ -8,8 +8,16 @@ from __future__ import annotations
 
 import pytest
 
-from gpuaudit.inventory import CounterStats, Inventory, Telemetry
-from gpuaudit.report.operations import _pair, operations_view, sparkline
+from gpuaudit.inventory import (
+    CounterStats,
+    Gpu,
+    GpuTelemetry,
+    Host,
+    HostTelemetry,
+    Inventory,
+    Telemetry,
+)
+from gpuaudit.report.operations import GpuRow, OperationsView, _pair, operations_view, sparkline
 
 
 def test_a_counter_is_its_average_and_peak_with_thousands() -> None:
@@ -56,3 +64,110 @@ def test_the_window_is_told_in_hours_below_two_days_then_in_days(
 ) -> None:
     inv = Inventory(telemetry=Telemetry(collected=True, window_hours=hours, end=end))
     assert operations_view(inv).window == window
+
+
+def test_the_whole_view_of_six_gpus_each_read_or_not_for_its_own_reason() -> None:
+    # h1 (cluster c) reports counters: its first GPU has values and a trend (71.4 to
+    # 80.6 % over 24 h), its second none; h2 (no cluster) was not queried and passes
+    # its GPU through; h3's query failed and its vGPU GPU has no values.
+    s = CounterStats
+    tel = GpuTelemetry(
+        utilization_percent=s(average=71.44, peak=80.6),
+        memory_used_mb=s(average=20480.0, peak=22000.4),
+        temperature_c=s(average=55.2, peak=61.5),
+        power_w=None,
+        trend=[71.4, None, 80.6],
+    )
+    h1 = Host(name="h1", moref="host-1", cluster="c", telemetry=HostTelemetry("reported"))
+    h1.gpus = [
+        Gpu(pci_id="0000:3b:00.0", vendor_id=0x10DE, device_id=0, model="NVIDIA L4", telemetry=tel),
+        Gpu(
+            pci_id="0000:5e:00.0",
+            vendor_id=0x10DE,
+            device_id=0,
+            model="NVIDIA L4",
+            graphics_type="sharedDirect",
+        ),
+    ]
+    h2 = Host(name="h2", moref="host-2")
+    h2.gpus = [
+        Gpu(
+            pci_id="0000:af:00.0",
+            vendor_id=0x10DE,
+            device_id=0,
+            model="NVIDIA A100",
+            passthrough_active=True,
+        )
+    ]
+    h3 = Host(name="h3", moref="host-3", cluster="c", telemetry=HostTelemetry("error", "timed out"))
+    h3.gpus = [
+        Gpu(
+            pci_id="0000:3b:00.0",
+            vendor_id=0x10DE,
+            device_id=0,
+            model="NVIDIA T4",
+            graphics_type="sharedDirect",
+        )
+    ]
+    # h4 was not queried either: a vGPU GPU, and one set to passthrough ("direct")
+    # that is not active yet.
+    h4 = Host(name="h4", moref="host-4", cluster="c")
+    h4.gpus = [
+        Gpu(pci_id="0000:3b:00.0", vendor_id=0x10DE, device_id=0, model="NVIDIA L4"),
+        Gpu(
+            pci_id="0000:5e:00.0",
+            vendor_id=0x10DE,
+            device_id=0,
+            model="NVIDIA L4",
+            graphics_type="direct",
+        ),
+    ]
+    inv = Inventory(
+        hosts=[h1, h2, h3, h4],
+        telemetry=Telemetry(
+            collected=True,
+            window_hours=24.0,
+            end="2026-11-30T08:00:00Z",
+            interval_s=300,
+            note="historical interval 2",
+        ),
+    )
+    assert operations_view(inv) == OperationsView(
+        collected=True,
+        window="24 h ending 2026-11-30 08:00:00 UTC",
+        interval_s=300,
+        note="historical interval 2",
+        counters=["Utilisation %", "Memory used MB", "Temperature °C", "Power W"],
+        rows=[
+            GpuRow(
+                "h1",
+                "c",
+                "0000:3b:00.0",
+                "NVIDIA L4",
+                counters=["71.4 / 80.6", "20,480 / 22,000", "55 / 62", ""],
+                segments=["0.0,7.3 2.0,7.3", "120.0,5.3 120.0,5.3"],
+                title="utilisation over 24 h: 71.4-80.6 %",
+            ),
+            GpuRow(
+                "h1", "c", "0000:5e:00.0", "NVIDIA L4", note="no counter instance matched this GPU"
+            ),
+            GpuRow(
+                "h2",
+                "",
+                "0000:af:00.0",
+                "NVIDIA A100",
+                note="passthrough: the host cannot read this GPU; monitor it in the guest",
+            ),
+            GpuRow("h3", "c", "0000:3b:00.0", "NVIDIA T4", note="timed out"),
+            GpuRow("h4", "c", "0000:3b:00.0", "NVIDIA L4", note="not queried"),
+            GpuRow(
+                "h4",
+                "c",
+                "0000:5e:00.0",
+                "NVIDIA L4",
+                note="passthrough: the host cannot read this GPU; monitor it in the guest",
+            ),
+        ],
+        reporting=1,
+        gpus=6,
+    )
