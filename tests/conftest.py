@@ -17,6 +17,7 @@ from tests.lab.record import CASSETTES as CASSETTES
 from tests.lab.record import RECORDED as RECORDED
 from tests.lab.record import ROOT as ROOT
 from tests.lab.record import SCENARIOS
+from tests.zones import local_zone
 
 
 @pytest.fixture(autouse=True)
@@ -113,3 +114,10 @@ def fast(monkeypatch: pytest.MonkeyPatch) -> None:
 
     fast_policy = resilience.RetryPolicy(base_delay=0.01, max_delay=0.02)
     monkeypatch.setattr(resilience, "DEFAULT", fast_policy)
+
+
+@pytest.fixture
+def far_from_utc() -> Iterator[None]:
+    """A local zone nine hours east of UTC, so that a time taken as local shows."""
+    with local_zone("JST-9"):
+        yield

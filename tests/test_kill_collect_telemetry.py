@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import os
-import time
 from types import SimpleNamespace
 from typing import Any
 
@@ -32,6 +30,7 @@ from gpuaudit.inventory import (
     VCenter,
 )
 from tests.perf_counters import perf_counter
+from tests.zones import local_zone
 
 PM = vim.PerformanceManager
 NOW = dt.datetime(2026, 5, 2, 12, 0, 0, tzinfo=dt.UTC)
@@ -526,19 +525,10 @@ def test_a_standalone_host_keeps_an_hour_of_samples() -> None:
 def test_times_are_utc_whatever_the_local_zone() -> None:
     # A naive time is the server's UTC, not the local zone's; set one far from UTC
     # (a POSIX rule, nine hours east, which needs no time zone database).
-    saved = os.environ.get("TZ")
-    os.environ["TZ"] = "JST-9"
-    time.tzset()
-    try:
+    with local_zone("JST-9"):
         assert T._iso(dt.datetime(2026, 5, 2, 12, 0, 0, 999)) == "2026-05-02T12:00:00Z"
         east = dt.timezone(dt.timedelta(hours=2))
         assert T._iso(dt.datetime(2026, 5, 2, 12, 0, tzinfo=east)) == "2026-05-02T10:00:00Z"
-    finally:
-        if saved is None:
-            del os.environ["TZ"]
-        else:
-            os.environ["TZ"] = saved
-        time.tzset()
 
 
 def test_an_unreadable_limit_is_logged_with_the_default_assumed() -> None:

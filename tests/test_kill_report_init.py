@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import time
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -63,23 +60,6 @@ def test_an_unknown_format_writes_nothing_and_names_the_first(tmp_path: Path) ->
         "unknown report format 'pdf'; known: html, xlsx, json, junit, sarif"
     )
     assert list(tmp_path.iterdir()) == []
-
-
-@pytest.fixture
-def far_from_utc() -> Iterator[None]:
-    # A local zone nine hours east (a POSIX rule: no time zone database needed), so
-    # that a time taken as local instead of UTC shows.
-    saved = os.environ.get("TZ")
-    os.environ["TZ"] = "JST-9"
-    time.tzset()
-    try:
-        yield
-    finally:
-        if saved is None:
-            del os.environ["TZ"]
-        else:
-            os.environ["TZ"] = saved
-        time.tzset()
 
 
 def test_the_time_defaults_to_now_in_utc(tmp_path: Path, far_from_utc: None) -> None:

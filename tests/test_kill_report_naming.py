@@ -8,9 +8,6 @@ written by hand.
 from __future__ import annotations
 
 import hashlib
-import os
-import time
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -22,23 +19,6 @@ NOW = datetime(2026, 11, 30, 8, 50, 0, tzinfo=UTC)
 
 def _digest(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()[:8]
-
-
-@pytest.fixture
-def far_from_utc() -> Iterator[None]:
-    # A local zone nine hours east (a POSIX rule: no time zone database needed), so
-    # that a time taken as local instead of UTC shows.
-    saved = os.environ.get("TZ")
-    os.environ["TZ"] = "JST-9"
-    time.tzset()
-    try:
-        yield
-    finally:
-        if saved is None:
-            del os.environ["TZ"]
-        else:
-            os.environ["TZ"] = saved
-        time.tzset()
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,6 @@ simulated cluster gpu-z that the inventory does not list.
 
 from __future__ import annotations
 
-import os
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
@@ -36,6 +34,7 @@ from gpuaudit.results import (
 )
 from tests.builders import Estate
 from tests.small_report import declared_passthrough_result, small_result
+from tests.zones import local_zone
 
 NONE = {"critical": 0, "high": 0, "medium": 0, "low": 0, "info": 0}
 CATEGORIES = ("data", "design", "gpu", "ha", "licensing", "monitoring", "storage", "vmotion")
@@ -106,17 +105,8 @@ def test_tolerance_and_times() -> None:
 @pytest.fixture
 def five_hours_behind_utc() -> Iterator[None]:
     """A local time zone other than UTC (a POSIX rule, no zone database needed)."""
-    before = os.environ.get("TZ")
-    os.environ["TZ"] = "EST5"
-    time.tzset()
-    try:
+    with local_zone("EST5"):
         yield
-    finally:
-        if before is None:
-            del os.environ["TZ"]
-        else:
-            os.environ["TZ"] = before
-        time.tzset()
 
 
 @pytest.mark.usefixtures("five_hours_behind_utc")

@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import builtins
 import io
-import os
 import re
-import time
 import zipfile
 from datetime import UTC, date, datetime, timedelta, timezone
 
@@ -39,6 +37,7 @@ from gpuaudit.report.xlsx import (
     tables_xlsx,
 )
 from tests.small_report import small_result
+from tests.zones import local_zone
 
 FINDINGS = Table(
     "findings",
@@ -486,17 +485,8 @@ def test_floats_outside_float_columns_and_formula_headers() -> None:
 
 def test_times_are_utc_whatever_the_local_zone() -> None:
     aware = datetime(2026, 12, 1, 0, 30, tzinfo=timezone(timedelta(hours=2)))
-    saved = os.environ.get("TZ")
-    os.environ["TZ"] = "Etc/GMT-3"  # three hours east of UTC
-    time.tzset()
-    try:
+    with local_zone("EAT-3"):  # three hours east of UTC
         assert excel_value(aware) == datetime(2026, 11, 30, 22, 30)
-    finally:
-        if saved is None:
-            del os.environ["TZ"]
-        else:
-            os.environ["TZ"] = saved
-        time.tzset()
 
 
 def test_plain_cells_skip_openpyxl_and_each_text_is_escaped_once() -> None:
