@@ -302,9 +302,9 @@ class Slot:
 
 @dataclass
 class Node:
-    """A host of the cluster: what never changes during a simulation."""
+    """A host of the cluster: what never changes during a simulation (keyed by its name
+    in ``ClusterModel.nodes``)."""
 
-    name: str
     active: bool
     offers: frozenset[str]
     datastores: frozenset[str]
@@ -349,7 +349,6 @@ class ClusterModel:
     """A cluster's hosts, GPUs and powered-on GPU VMs, ready to fail hosts."""
 
     def __init__(self, facts: Facts, cluster: str, max_failures: int = MAX_FAILURES) -> None:
-        self.cluster = cluster
         self.facts = facts
         self.max_failures = max_failures  # N+k is searched for k up to this
         hosts = facts.cluster_hosts(cluster)
@@ -365,7 +364,6 @@ class ClusterModel:
             if memory is None:
                 self.unsized.append(host.name)
             node = Node(
-                name=host.name,
                 active=host.connected and not host.in_maintenance,
                 offers=frozenset(p.name.lower() for p in host.vgpu_profiles),
                 datastores=frozenset(
