@@ -15,6 +15,7 @@ from gpuaudit.simulate import (
     Demand,
     Outcome,
     Slot,
+    State,
     _assignments,
     _demand,
     _describe,
@@ -2039,3 +2040,131 @@ def test_a_dynamic_device_the_data_does_not_locate_is_seated_on_a_free_gpu() -> 
     (failure,) = [f for f in simulate_cluster(e.inv, "c").failures if f.host == "h2"]
     assert failure.placed == []
     assert [p.vm for p in failure.unplaced] == ["w"]
+
+
+def test_exact_search_counts_a_priority_with_no_vm_placed_as_none() -> None:
+    # h1 runs a (grid_l4-24q, high) and b (grid_l4-12q, medium). h2 and h3 each have an
+    # idle L4; only h2 offers grid_l4-12q. The search (no greedy answer) seats a first and
+    # tries h2 first: b then finds no GPU, and that leaf places one high VM and no medium
+    # one. Only with a on h3 does b restart, on h2: that placement must win.
+    e = Estate()
+    e.cluster("c")
+    h1, h2 = e.host("h1", "c"), e.host("h2", "c")
+    h3 = e.host("h3", "c", profiles=("grid_l4-24q",))
+    e.datastore("san", [h1, h2, h3])
+    for h in (h1, h2, h3):
+        e.gpu(h)
+    e.vm("a", h1, ["san"], vgpu="grid_l4-24q", priority="high")
+    e.vm("b", h1, ["san"], vgpu="grid_l4-12q", priority="medium")
+    model = ClusterModel(Facts(e.inv), "c")
+    index = {g.name: g.index for g in model.by_host["h1"]}
+    with _no_greedy():
+        outcome = model.fail({"h1"})
+    assert outcome.assignment == {index["a"]: ("h3", (0,)), index["b"]: ("h2", (0,))}
+    assert outcome.exact
+
+
+def test_exact_search_keeps_the_first_of_equally_good_placements() -> None:
+    # h1 runs a (grid_l4-24q, high), b and c (grid_l4-12q each, kept apart by a rule). h2
+    # and h3 each have an idle L4 (h3 is sized, h2 is not, so they are not alike): a takes
+    # one, and b or c the other. The search (no greedy answer) finds a on h2 and b on h3
+    # first. With a on h3 and b on h2, the bound still counts c (it leaves the rule out),
+    # so the search reaches that placement too, no better than the first: the first stays.
+    e = Estate()
+    e.cluster("c")
+    h1, h2, h3 = (e.host(f"h{i}", "c") for i in (1, 2, 3))
+    h3.memory_mb = 524288
+    e.datastore("san", [h1, h2, h3])
+    for h in (h1, h2, h3):
+        e.gpu(h)
+    e.vm("a", h1, ["san"], vgpu="grid_l4-24q", priority="high")
+    e.vm("b", h1, ["san"], vgpu="grid_l4-12q")
+    e.vm("c", h1, ["san"], vgpu="grid_l4-12q")
+    e.inv.clusters[0].vm_vm_rules.append(VmVmRule("apart", vms=["b", "c"]))
+    model = ClusterModel(Facts(e.inv), "c")
+    index = {g.name: g.index for g in model.by_host["h1"]}
+    with _no_greedy():
+        outcome = model.fail({"h1"})
+    assert outcome.assignment == {index["a"]: ("h2", (0,)), index["b"]: ("h3", (0,))}
+
+
+def test_a_greedy_answer_undone_for_the_search_frees_every_vgpu_it_placed() -> None:
+    # h1 runs a1 and a2 (grid_l4-8q, high) on one L4 and c (grid_l4-24q, 65536 MB) on the
+    # other. h2 (of unknown size) and h3 (65536 MB: too small for c) have an idle L4 each.
+    # The greedy pass puts a1 on h2, the first of two alike GPUs, and a2 beside it: c finds
+    # no GPU. The search starts again from the GPUs as they were, with both vGPUs taken off
+    # h2's L4 (a1 first, though a2 was placed after it), and restarts all three.
+    e = Estate()
+    e.cluster("c")
+    h1, h2, h3 = (e.host(f"h{i}", "c") for i in (1, 2, 3))
+    h3.memory_mb = 65536
+    e.datastore("san", [h1, h2, h3])
+    shared, whole = e.gpu(h1), e.gpu(h1, "0000:af:00.0")
+    for h in (h2, h3):
+        e.gpu(h)
+    e.vm("a1", h1, ["san"], vgpu="grid_l4-8q", gpu=shared, priority="high")
+    e.vm("a2", h1, ["san"], vgpu="grid_l4-8q", gpu=shared, priority="high")
+    c = e.vm("c", h1, ["san"], vgpu="grid_l4-24q", gpu=whole)
+    c.memory_mb = c.memory_reservation_mb = 65536
+    model = ClusterModel(Facts(e.inv), "c")
+    index = {g.name: g.index for g in model.by_host["h1"]}
+    state = State({h: model.initial[h] for h in ("h2", "h3")}, model.free)
+    state.apart = {"h2": {}, "h3": {}}
+    greedy = model._greedy(model.by_host["h1"], state, {"h1"})
+    assert greedy == {index["a1"]: ("h2", (0,)), index["a2"]: ("h2", (0,))}
+    outcome = model.fail({"h1"})
+    assert outcome.assignment == {
+        index["a1"]: ("h3", (0,)),
+        index["a2"]: ("h3", (0,)),
+        index["c"]: ("h2", (0,)),
+    }
+
+
+def test_hosts_in_different_drs_host_groups_are_not_alike() -> None:
+    # h2 and h3 differ only in the DRS host group each is in: v must run on h2's group,
+    # u (a VM without GPU) on h3's. Losing h1, w (high) is seated first and could go to
+    # either; only with w on h3 does v restart, on h2. Taken as alike, h3 would never be
+    # tried for w.
+    e = Estate()
+    e.cluster("c")
+    h1, h2, h3 = (e.host(f"h{i}", "c") for i in (1, 2, 3))
+    e.datastore("san", [h1, h2, h3])
+    for h in (h1, h2, h3):
+        e.gpu(h)
+    e.vm("w", h1, ["san"], vgpu="grid_l4-24q", priority="high")
+    e.vm("v", h1, ["san"], vgpu="grid_l4-24q", gpu=e.gpu(h1, "0000:af:00.0"))
+    e.vm("u", h1, ["san"])
+    e.inv.clusters[0].vm_host_rules += [
+        VmHostRule("v-on-g2", True, True, True, "v-group", "g2", ["v"], ["h2"]),
+        VmHostRule("u-on-g3", True, True, True, "u-group", "g3", ["u"], ["h3"]),
+    ]
+    model = ClusterModel(Facts(e.inv), "c")
+    index = {g.name: g.index for g in model.by_host["h1"]}
+    assert model.fail({"h1"}).assignment == {
+        index["w"]: ("h3", (0,)),
+        index["v"]: ("h2", (0,)),
+    }
+
+
+def test_hosts_running_vms_of_an_anti_affinity_rule_are_not_alike() -> None:
+    # y (on h1) is kept apart from x, a VM without GPU on h2; h3 runs z, a VM like x that
+    # another rule keeps apart from q (on h1). h2 and h3 differ only in the rule their VM
+    # is in. Losing h1 and h2, y restarts on h3; losing h1 and h3, it cannot go next to x:
+    # N+1, even with manual placement.
+    e = Estate()
+    e.cluster("c")
+    h1, h2, h3 = (e.host(f"h{i}", "c") for i in (1, 2, 3))
+    e.datastore("san", [h1, h2, h3])
+    for h in (h1, h2, h3):
+        e.gpu(h)
+    e.vm("y", h1, ["san"], vgpu="grid_l4-8q")
+    e.vm("x", h2, ["san"])
+    e.vm("z", h3, ["san"])
+    e.vm("q", h1, ["san"])
+    e.inv.clusters[0].vm_vm_rules += [
+        VmVmRule("apart", vms=["x", "y"]),
+        VmVmRule("others", vms=["q", "z"]),
+    ]
+    sim = simulate_cluster(e.inv, "c")
+    assert [[p.to_host for p in f.placed] for f in sim.failures] == [["h3"], [], []]
+    assert (sim.tolerates, sim.manual_tolerates) == (1, 1)
