@@ -2168,3 +2168,25 @@ def test_hosts_running_vms_of_an_anti_affinity_rule_are_not_alike() -> None:
     sim = simulate_cluster(e.inv, "c")
     assert [[p.to_host for p in f.placed] for f in sim.failures] == [["h3"], [], []]
     assert (sim.tolerates, sim.manual_tolerates) == (1, 1)
+
+
+def test_gpus_running_different_profiles_of_one_size_are_not_alike() -> None:
+    # On ESXi 7.0 U3 a GPU runs one profile. h2's L4 runs a grid_l4-8q, h3's a grid_l4-8c:
+    # the same frame buffer used, by one vGPU each. v (grid_l4-8c) of h1 can join only h3's.
+    # The exact search alone (no greedy answer) must not take the two hosts as alike.
+    e = Estate()
+    e.cluster("c")
+    profiles = ("grid_l4-8q", "grid_l4-8c")
+    h1, h2, h3 = (e.host(f"h{i}", "c", profiles=profiles) for i in (1, 2, 3))
+    for h in (h1, h2, h3):
+        h.version, h.build = "7.0.3", "21930508"
+        e.gpu(h)
+    e.datastore("san", [h1, h2, h3])
+    e.vm("v", h1, ["san"], vgpu="grid_l4-8c")
+    e.vm("q", h2, ["san"], vgpu="grid_l4-8q")
+    e.vm("c", h3, ["san"], vgpu="grid_l4-8c")
+    model = ClusterModel(Facts(e.inv), "c")
+    (guest,) = model.by_host["h1"]
+    with _no_greedy():
+        outcome = model.fail({"h1"})
+    assert outcome.assignment == {guest.index: ("h3", (0,))}
