@@ -2190,3 +2190,52 @@ def test_gpus_running_different_profiles_of_one_size_are_not_alike() -> None:
     with _no_greedy():
         outcome = model.fail({"h1"})
     assert outcome.assignment == {guest.index: ("h3", (0,))}
+
+
+def test_policy_pass_groups_alike_hosts_when_some_k_passes_the_limit() -> None:
+    # Six alike hosts, each with an L4 running one grid_l4-8q VM: any three lost, their
+    # VMs join the other three L4s. With a limit of 16, 20 triples pass it: the policy pass
+    # then takes the alike hosts as one class and tries one pair and one triple, both
+    # placed: N+3. Taken one by one, the triples would be sampled and N+3 not claimed.
+    e = Estate()
+    e.cluster("c")
+    hosts = [e.host(f"h{i}", "c") for i in range(1, 7)]
+    e.datastore("san", hosts)
+    for h in hosts:
+        e.gpu(h)
+        e.vm(f"v{h.name[1:]}", h, ["san"], vgpu="grid_l4-8q")
+    with patch("gpuaudit.simulate.COMBINATION_LIMIT", 16):
+        out = simulate_cluster_notes(e.inv, "c")
+    assert out.notes == [
+        "memory not checked on h1, h2, h3, h4, 2 more: the host's memory size is unknown"
+    ]
+    assert (out.simulation.tolerates, out.simulation.manual_tolerates) == (3, 3)
+
+
+def test_policy_pass_fails_each_host_while_every_k_asked_for_fits_the_limit() -> None:
+    # The hosts of test_policy_pairs_of_alike_hosts_are_each_tried, and w1 and w2 with no
+    # GPU: six hosts, 15 pairs, searched up to two failures. With a limit of 15 every pair
+    # fits (the 20 triples are not asked for), so each host is its own class for the
+    # policy pass, and losing y with z, unlike x with z, leaves y2 without a GPU: N+1.
+    e = Estate()
+    e.cluster("c")
+    x, c, y, z = (e.host(n, "c") for n in ("x", "c", "y", "z"))
+    w1, w2 = e.host("w1", "c", profiles=()), e.host("w2", "c", profiles=())
+    for h in (x, c, y, w1, w2):
+        h.memory_mb = 65536
+    z.memory_mb = 262144
+    e.gpu(c)
+    for i in range(4):
+        e.gpu(z, f"0000:{0x3B + i:02x}:00.0")
+    e.datastore("san", [x, c, y, z, w1, w2])
+    for h in (x, y):
+        small, big = e.gpu(h), e.gpu(h, "0000:af:00.0")
+        e.gpu(h, "0000:d8:00.0")
+        e.vm(f"{h.name}1", h, ["san"], vgpu="grid_l4-8q", gpu=small, priority="high")
+        e.vm(f"{h.name}2", h, ["san"], vgpu="grid_l4-24q", gpu=big)
+    e.vm("c1", c, ["san"], vgpu="grid_l4-8q")
+    e.vm("filler", c, ["san"])
+    with patch("gpuaudit.simulate.COMBINATION_LIMIT", 15):
+        out = simulate_cluster_notes(e.inv, "c", max_failures=2)
+    assert out.notes == []
+    assert out.simulation.tolerates == 1
