@@ -2239,3 +2239,34 @@ def test_policy_pass_fails_each_host_while_every_k_asked_for_fits_the_limit() ->
         out = simulate_cluster_notes(e.inv, "c", max_failures=2)
     assert out.notes == []
     assert out.simulation.tolerates == 1
+
+
+def test_vgpus_of_a_vm_that_one_gpu_lists_are_all_seated_on_it() -> None:
+    # m has two grid_l4-8q devices, and only h1's second L4 lists it: both run there. The
+    # first L4 (idle) would take the second device too, but the data places the VM's
+    # vGPUs on the GPU that lists it. The GPU's view names the VM once per vGPU.
+    e = Estate()
+    e.cluster("c")
+    h1 = e.host("h1", "c")
+    e.gpu(h1)
+    second = e.gpu(h1, "0000:af:00.0")
+    e.datastore("san", [h1])
+    m = e.vm("m", h1, ["san"], vgpu="grid_l4-8q", gpu=second)
+    m.gpus.append(GpuAttachment("vgpu", profile="grid_l4-8q"))
+    sim = simulate_cluster(e.inv, "c")
+    assert sim.capacity == [
+        GpuSlots("h1", "0000:3b:00.0", "NVIDIA L4", 24576, "idle"),
+        GpuSlots(
+            "h1", "0000:af:00.0", "NVIDIA L4", 24576, "vgpu", "grid_l4-8q", 3, 2, 16384, ["m", "m"]
+        ),
+    ]
+
+
+def test_a_powered_off_vm_of_an_anti_affinity_rule_keeps_nothing_off_its_host() -> None:
+    # v1 (on h1) is kept apart from x, which is on h2 but powered off: losing h1, v1 restarts
+    # on h2's L4, the only other one.
+    e, hs = _apart_estate(2)
+    e.vm("x", hs[1], ["ds"], power="poweredOff")
+    e.inv.clusters[0].vm_vm_rules.append(VmVmRule("apart", vms=["v1", "x"]))
+    failure = simulate_cluster(e.inv, "c").failures[0]
+    assert [(p.vm, p.to_host) for p in failure.placed] == [("v1", "h2")]
