@@ -2270,3 +2270,25 @@ def test_a_powered_off_vm_of_an_anti_affinity_rule_keeps_nothing_off_its_host() 
     e.inv.clusters[0].vm_vm_rules.append(VmVmRule("apart", vms=["v1", "x"]))
     failure = simulate_cluster(e.inv, "c").failures[0]
     assert [(p.vm, p.to_host) for p in failure.placed] == [("v1", "h2")]
+
+
+def test_hosts_short_of_memory_are_each_named_with_what_they_have_free() -> None:
+    # v (16384 + 256 + 164 = 16804 MB) runs on h1. h2 and h3 (32768 MB: 30392 MB for VMs)
+    # run VMs without GPU of 16804 MB each: two on h2 (3216 MB short: 0 free), one on h3
+    # (13588 MB free). Both have an idle L4.
+    e = Estate()
+    e.cluster("c")
+    h1, h2, h3 = (e.host(f"h{i}", "c") for i in (1, 2, 3))
+    for h in (h1, h2, h3):
+        h.memory_mb = 32768
+        e.gpu(h)
+    e.datastore("san", [h1, h2, h3])
+    e.vm("v", h1, ["san"], vgpu="grid_l4-8q")
+    for name, h in (("a", h2), ("b", h2), ("c", h3)):
+        e.vm(name, h, ["san"])
+    (p,) = simulate_cluster(e.inv, "c").failures[0].unplaced
+    assert p.reason == (
+        "not enough memory for its 16804 MB (reservation and overhead) on the eligible "
+        "hosts h2, h3 (free h2: 0 MB, h3: 13588 MB) (counting the VMs running there and "
+        "restarts of equal or higher priority)"
+    )
