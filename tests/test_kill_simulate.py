@@ -2292,3 +2292,32 @@ def test_hosts_short_of_memory_are_each_named_with_what_they_have_free() -> None
         "hosts h2, h3 (free h2: 0 MB, h3: 13588 MB) (counting the VMs running there and "
         "restarts of equal or higher priority)"
     )
+
+
+def test_a_gpu_reported_time_sliced_shows_no_room_for_more_mig_vgpus() -> None:
+    # The data shows a MIG-backed grid_a100d-1-10c on an A100 that reports time-sliced
+    # (sameSize) mode: it can take no more MIG-backed vGPUs, so its capacity is what runs.
+    e = Estate()
+    e.cluster("c")
+    h = e.host("h", "c", profiles=("grid_a100d-1-10c",))
+    e.gpu(h, model="a100", vgpu_mode="sameSize")
+    e.datastore("san", [h])
+    e.vm("m", h, ["san"], vgpu="grid_a100d-1-10c")
+    (view,) = simulate_cluster(e.inv, "c").capacity
+    assert (view.profile, view.capacity, view.used) == ("grid_a100d-1-10c", 1, 1)
+
+
+def test_a_vgpu_seen_on_no_gpu_may_go_to_a_gpu_of_unknown_model() -> None:
+    # v (grid_l4-8q) runs on h1, which reports no GPU; h2's only GPU is of a model the
+    # catalogue does not know (16384 MB, Shared Direct). Nothing says it is not an L4:
+    # losing h1, v restarts there.
+    e = Estate()
+    e.cluster("c")
+    h1, h2 = e.host("h1", "c"), e.host("h2", "c")
+    g = e.gpu(h2)
+    g.device_id, g.device_name, g.model, g.known_model, g.memory_mb = 0x9999, "", "", False, 16384
+    e.datastore("san", [h1, h2])
+    vm = e.vm("v", h1, ["san"])
+    vm.gpus.append(GpuAttachment("vgpu", profile="grid_l4-8q"))
+    failure = simulate_cluster(e.inv, "c").failures[0]
+    assert [(p.vm, p.to_host, p.to_gpu) for p in failure.placed] == [("v", "h2", "0000:3b:00.0")]
