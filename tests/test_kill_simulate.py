@@ -2321,3 +2321,19 @@ def test_a_vgpu_seen_on_no_gpu_may_go_to_a_gpu_of_unknown_model() -> None:
     vm.gpus.append(GpuAttachment("vgpu", profile="grid_l4-8q"))
     failure = simulate_cluster(e.inv, "c").failures[0]
     assert [(p.vm, p.to_host, p.to_gpu) for p in failure.placed] == [("v", "h2", "0000:3b:00.0")]
+
+
+def test_a_gpu_running_a_vgpu_of_no_profile_shows_no_profile() -> None:
+    # m's vGPU has no profile in the data: it takes the L4's whole frame buffer, and the
+    # GPU's view names no profile.
+    e = Estate()
+    e.cluster("c")
+    h = e.host("h", "c")
+    g = e.gpu(h)
+    e.datastore("san", [h])
+    m = e.vm("m", h, ["san"])
+    m.gpus.append(GpuAttachment("vgpu", profile=None))
+    g.vms.append("m")
+    assert simulate_cluster(e.inv, "c").capacity == [
+        GpuSlots("h", "0000:3b:00.0", "NVIDIA L4", 24576, "vgpu", "", 1, 1, 24576, ["m"])
+    ]
