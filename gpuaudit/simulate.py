@@ -102,7 +102,7 @@ from gpuaudit.facts import (
     host_vm_memory_mb,
     vm_memory_need_mb,
 )
-from gpuaudit.inventory import GpuAttachment, Host, Inventory, Vm
+from gpuaudit.inventory import Gpu, GpuAttachment, Host, Inventory, Vm
 from gpuaudit.placement_rules import HostRule, PlacementRules
 from gpuaudit.results import ClusterSimulation, GpuSlots, HostFailure, Placement, SpareCapacity
 
@@ -180,7 +180,6 @@ class Slot:
         "known",
         "label",
         "memory",
-        "mixed",
         "model",
         "owner",
         "pci_id",
@@ -195,22 +194,34 @@ class Slot:
         "vgpus",
     )
 
-    def __init__(self, host: str, pci_id: str) -> None:
-        self.host = host
-        self.pci_id = pci_id
-        self.model = ""
-        self.prefix: str | None = None
-        self.vendor = 0
-        self.device = 0
-        self.subsystem = (0, 0)  # (sub vendor, sub device)
-        self.label = ""  # the host's hardware label for the device
-        self.memory = 0
-        self.vgpu_ok = False
-        self.mixed = False
-        self.rule = sharing.EXACT  # what may share the GPU (gpuaudit.sharing)
-        self.known = False  # the host reports the GPU's vGPU mode
-        self.pt_ok = False
-        self.static: tuple[Any, ...] = ()
+    def __init__(self, host: Host, gpu: Gpu) -> None:
+        """The GPU as its host reports it, with nothing placed on it yet."""
+        self.host = host.name
+        self.pci_id = gpu.pci_id
+        self.model = gpu.model or f"{gpu.vendor_id:04x}:{gpu.device_id:04x}"
+        self.prefix = gpu_prefix(gpu)
+        self.vendor = gpu.vendor_id
+        self.device = gpu.device_id
+        self.subsystem = (gpu.sub_vendor_id, gpu.sub_device_id)
+        self.label = gpu.hardware_label  # the host's hardware label for the device
+        self.memory = sharing.nominal_memory(gpu) or gpu_memory(gpu)
+        self.pt_ok = gpu.passthrough_active
+        self.vgpu_ok = gpu.graphics_type == SHARED_DIRECT and not gpu.passthrough_active
+        self.rule = sharing.policy(host, gpu)  # what may share the GPU (gpuaudit.sharing)
+        self.known = sharing.mode_known(gpu)  # the host reports the GPU's vGPU mode
+        self.static: tuple[Any, ...] = (
+            self.model,
+            self.prefix,
+            self.vendor,
+            self.device,
+            self.memory,
+            self.pt_ok,
+            self.vgpu_ok,
+            self.rule,
+            self.known,
+            self.subsystem,
+            self.label,
+        )
         self.owner: str | None = None  # the passthrough VM that holds it
         self.vgpus: list[tuple[str, str, int]] = []  # (vm, profile, frame buffer)
         self.used = 0  # frame buffer taken by vGPUs
@@ -220,7 +231,7 @@ class Slot:
         new.host, new.pci_id, new.model = self.host, self.pci_id, self.model
         new.prefix, new.vendor, new.device = self.prefix, self.vendor, self.device
         new.subsystem, new.label = self.subsystem, self.label
-        new.memory, new.vgpu_ok, new.mixed = self.memory, self.vgpu_ok, self.mixed
+        new.memory, new.vgpu_ok = self.memory, self.vgpu_ok
         new.pt_ok, new.static, new.owner = self.pt_ok, self.static, self.owner
         new.vgpus, new.used = list(self.vgpus), self.used
         new.rule, new.known = self.rule, self.known
@@ -375,7 +386,7 @@ class ClusterModel:
             node.memory = UNLIMITED if memory is None else memory
             node.policy = host.assignment_policy or PERFORMANCE
             self.nodes[host.name] = node
-            self.initial[host.name] = [_slot(host, g) for g in host.gpus]
+            self.initial[host.name] = [Slot(host, g) for g in host.gpus]
             self.free[host.name] = node.memory - facts.host_memory_used_mb(host.name)
             sig: tuple[Any, ...] = (
                 node.active,
@@ -881,37 +892,6 @@ class ClusterModel:
                         entries.pop(host, None)
                     break
         return Outcome(placed, state)
-
-
-def _slot(host: Host, gpu: Any) -> Slot:
-    slot = Slot(host.name, gpu.pci_id)
-    slot.model = gpu.model or f"{gpu.vendor_id:04x}:{gpu.device_id:04x}"
-    slot.prefix = gpu_prefix(gpu)
-    slot.vendor = gpu.vendor_id
-    slot.device = gpu.device_id
-    slot.subsystem = (gpu.sub_vendor_id, gpu.sub_device_id)
-    slot.label = gpu.hardware_label
-    slot.memory = sharing.nominal_memory(gpu) or gpu_memory(gpu)
-    slot.pt_ok = gpu.passthrough_active
-    slot.vgpu_ok = gpu.graphics_type == SHARED_DIRECT and not gpu.passthrough_active
-    slot.rule = sharing.policy(host, gpu)
-    slot.known = sharing.mode_known(gpu)
-    slot.mixed = slot.rule in (sharing.MIXED_SIZE, sharing.MIG)
-    slot.static = (
-        slot.model,
-        slot.prefix,
-        slot.vendor,
-        slot.device,
-        slot.memory,
-        slot.pt_ok,
-        slot.vgpu_ok,
-        slot.mixed,
-        slot.rule,
-        slot.known,
-        slot.subsystem,
-        slot.label,
-    )
-    return slot
 
 
 def _demand(

@@ -1793,7 +1793,9 @@ def test_assignments_of_two_devices_score_new_gpus_then_room_left() -> None:
 
 
 def _slot(memory: int, rule: str, known: bool) -> Slot:
-    slot = Slot("h", "0000:3b:00.0")
+    e = Estate()
+    h = e.host("h", None)
+    slot = Slot(h, e.gpu(h))
     slot.model, slot.memory, slot.vgpu_ok = "G", memory, True
     slot.rule, slot.known = rule, known
     return slot
