@@ -2044,6 +2044,21 @@ def test_a_dynamic_device_the_data_does_not_locate_is_seated_on_a_free_gpu() -> 
     assert [p.vm for p in failure.unplaced] == ["w"]
 
 
+def _three_hosts(profiles: tuple[str, ...] | None = None) -> tuple[Estate, Any, Any, Any]:
+    """Cluster c: hosts h1, h2 and h3 (offering ``profiles`` where given), an idle L4 each,
+    all on datastore san."""
+    e = Estate()
+    e.cluster("c")
+    hosts = [
+        e.host(f"h{i}", "c") if profiles is None else e.host(f"h{i}", "c", profiles=profiles)
+        for i in (1, 2, 3)
+    ]
+    e.datastore("san", hosts)
+    for h in hosts:
+        e.gpu(h)
+    return e, hosts[0], hosts[1], hosts[2]
+
+
 def test_exact_search_counts_a_priority_with_no_vm_placed_as_none() -> None:
     # h1 runs a (grid_l4-24q, high) and b (grid_l4-12q, medium). h2 and h3 each have an
     # idle L4; only h2 offers grid_l4-12q. The search (no greedy answer) seats a first and
@@ -2072,13 +2087,8 @@ def test_exact_search_keeps_the_first_of_equally_good_placements() -> None:
     # one, and b or c the other. The search (no greedy answer) finds a on h2 and b on h3
     # first. With a on h3 and b on h2, the bound still counts c (it leaves the rule out),
     # so the search reaches that placement too, no better than the first: the first stays.
-    e = Estate()
-    e.cluster("c")
-    h1, h2, h3 = (e.host(f"h{i}", "c") for i in (1, 2, 3))
+    e, h1, _, h3 = _three_hosts()
     h3.memory_mb = 524288
-    e.datastore("san", [h1, h2, h3])
-    for h in (h1, h2, h3):
-        e.gpu(h)
     e.vm("a", h1, ["san"], vgpu="grid_l4-24q", priority="high")
     e.vm("b", h1, ["san"], vgpu="grid_l4-12q")
     e.vm("c", h1, ["san"], vgpu="grid_l4-12q")
@@ -2096,14 +2106,9 @@ def test_a_greedy_answer_undone_for_the_search_frees_every_vgpu_it_placed() -> N
     # The greedy pass puts a1 on h2, the first of two alike GPUs, and a2 beside it: c finds
     # no GPU. The search starts again from the GPUs as they were, with both vGPUs taken off
     # h2's L4 (a1 first, though a2 was placed after it), and restarts all three.
-    e = Estate()
-    e.cluster("c")
-    h1, h2, h3 = (e.host(f"h{i}", "c") for i in (1, 2, 3))
+    e, h1, _, h3 = _three_hosts()
     h3.memory_mb = 65536
-    e.datastore("san", [h1, h2, h3])
-    shared, whole = e.gpu(h1), e.gpu(h1, "0000:af:00.0")
-    for h in (h2, h3):
-        e.gpu(h)
+    shared, whole = h1.gpus[0], e.gpu(h1, "0000:af:00.0")
     e.vm("a1", h1, ["san"], vgpu="grid_l4-8q", gpu=shared, priority="high")
     e.vm("a2", h1, ["san"], vgpu="grid_l4-8q", gpu=shared, priority="high")
     c = e.vm("c", h1, ["san"], vgpu="grid_l4-24q", gpu=whole)
@@ -2127,12 +2132,7 @@ def test_hosts_in_different_drs_host_groups_are_not_alike() -> None:
     # u (a VM without GPU) on h3's. Losing h1, w (high) is seated first and could go to
     # either; only with w on h3 does v restart, on h2. Taken as alike, h3 would never be
     # tried for w.
-    e = Estate()
-    e.cluster("c")
-    h1, h2, h3 = (e.host(f"h{i}", "c") for i in (1, 2, 3))
-    e.datastore("san", [h1, h2, h3])
-    for h in (h1, h2, h3):
-        e.gpu(h)
+    e, h1, _, _ = _three_hosts()
     e.vm("w", h1, ["san"], vgpu="grid_l4-24q", priority="high")
     e.vm("v", h1, ["san"], vgpu="grid_l4-24q", gpu=e.gpu(h1, "0000:af:00.0"))
     e.vm("u", h1, ["san"])
@@ -2153,12 +2153,7 @@ def test_hosts_running_vms_of_an_anti_affinity_rule_are_not_alike() -> None:
     # another rule keeps apart from q (on h1). h2 and h3 differ only in the rule their VM
     # is in. Losing h1 and h2, y restarts on h3; losing h1 and h3, it cannot go next to x:
     # N+1, even with manual placement.
-    e = Estate()
-    e.cluster("c")
-    h1, h2, h3 = (e.host(f"h{i}", "c") for i in (1, 2, 3))
-    e.datastore("san", [h1, h2, h3])
-    for h in (h1, h2, h3):
-        e.gpu(h)
+    e, h1, h2, h3 = _three_hosts()
     e.vm("y", h1, ["san"], vgpu="grid_l4-8q")
     e.vm("x", h2, ["san"])
     e.vm("z", h3, ["san"])
@@ -2176,14 +2171,9 @@ def test_gpus_running_different_profiles_of_one_size_are_not_alike() -> None:
     # On ESXi 7.0 U3 a GPU runs one profile. h2's L4 runs a grid_l4-8q, h3's a grid_l4-8c:
     # the same frame buffer used, by one vGPU each. v (grid_l4-8c) of h1 can join only h3's.
     # The exact search alone (no greedy answer) must not take the two hosts as alike.
-    e = Estate()
-    e.cluster("c")
-    profiles = ("grid_l4-8q", "grid_l4-8c")
-    h1, h2, h3 = (e.host(f"h{i}", "c", profiles=profiles) for i in (1, 2, 3))
+    e, h1, h2, h3 = _three_hosts(profiles=("grid_l4-8q", "grid_l4-8c"))
     for h in (h1, h2, h3):
         h.version, h.build = "7.0.3", "21930508"
-        e.gpu(h)
-    e.datastore("san", [h1, h2, h3])
     e.vm("v", h1, ["san"], vgpu="grid_l4-8c")
     e.vm("q", h2, ["san"], vgpu="grid_l4-8q")
     e.vm("c", h3, ["san"], vgpu="grid_l4-8c")
@@ -2278,13 +2268,9 @@ def test_hosts_short_of_memory_are_each_named_with_what_they_have_free() -> None
     # v (16384 + 256 + 164 = 16804 MB) runs on h1. h2 and h3 (32768 MB: 30392 MB for VMs)
     # run VMs without GPU of 16804 MB each: two on h2 (3216 MB short: 0 free), one on h3
     # (13588 MB free). Both have an idle L4.
-    e = Estate()
-    e.cluster("c")
-    h1, h2, h3 = (e.host(f"h{i}", "c") for i in (1, 2, 3))
+    e, h1, h2, h3 = _three_hosts()
     for h in (h1, h2, h3):
         h.memory_mb = 32768
-        e.gpu(h)
-    e.datastore("san", [h1, h2, h3])
     e.vm("v", h1, ["san"], vgpu="grid_l4-8q")
     for name, h in (("a", h2), ("b", h2), ("c", h3)):
         e.vm(name, h, ["san"])
