@@ -17,48 +17,28 @@ import openpyxl
 from gpuaudit.report.fleet import fleet_table, render_fleet_html, render_fleet_xlsx
 from gpuaudit.report.html import template_root
 from gpuaudit.report.tables import Column, Table
+from tests.fleet_targets import fleet_target
 
-
-def target(name: str, verdict: str, exit_code: int, **fields: Any) -> dict[str, Any]:
-    return {
-        "name": name,
-        "server": f"vc-{name}.example",
-        "verdict": verdict,
-        "exit_code": exit_code,
-        "error": None,
-        "failed_by_severity": {},
-        "passed": 0,
-        "waived": 0,
-        "hosts": 0,
-        "gpus": 0,
-        "gpu_vms": 0,
-        "designs": {},
-        "tolerates": {},
-        "reports": [],
-    } | fields
-
-
-EAST = target(
+EAST = fleet_target(
     "east",
     "PASS",
-    0,
     hosts=4,
     gpus=8,
     gpu_vms=6,
     designs={"gpu-b": "ha-reserved", "gpu-a": "n-plus-one"},
     reports=["gpuaudit-east.html", "gpuaudit-east.json"],
 )
-WEST = target(
+WEST = fleet_target(
     "west",
     "FAIL",
-    1,
+    exit_code=1,
     failed_by_severity={"high": 2, "low": 1},
     hosts=2,
     gpus=2,
     gpu_vms=1,
     designs={"gpu-c": "none"},
 )
-DOWN = target("down", "ERROR", 3, error="connection refused")
+DOWN = fleet_target("down", "ERROR", exit_code=3, error="connection refused")
 
 
 def fleet(*targets: dict[str, Any]) -> dict[str, Any]:

@@ -17,30 +17,10 @@ import pytest
 from gpuaudit.report.fleet import fleet_table, merged_tables, render_fleet_html, render_fleet_xlsx
 from gpuaudit.report.html import template_root
 from gpuaudit.report.tables import INT, TEXT, Column
+from tests.fleet_targets import fleet_target
 from tests.small_report import small_result
 
-
-def _target(name: str, verdict: str, **values: Any) -> dict[str, Any]:
-    target = {
-        "name": name,
-        "server": f"vc-{name}.example",
-        "verdict": verdict,
-        "exit_code": 0,
-        "error": None,
-        "failed_by_severity": {},
-        "passed": 0,
-        "waived": 0,
-        "hosts": 0,
-        "gpus": 0,
-        "gpu_vms": 0,
-        "designs": {},
-        "tolerates": {},
-        "reports": [],
-    }
-    return target | values
-
-
-EAST = _target(
+EAST = fleet_target(
     "east",
     "PASS",
     hosts=3,
@@ -50,8 +30,8 @@ EAST = _target(
     tolerates={"gpu-a": 1},
     reports=["east.html", "east.json"],
 )
-WEST = _target("west", "FAIL", exit_code=1, failed_by_severity={"high": 2, "low": 1}, hosts=1)
-DOWN = _target("down", "ERROR", exit_code=3, error="cannot connect: refused")
+WEST = fleet_target("west", "FAIL", exit_code=1, failed_by_severity={"high": 2, "low": 1}, hosts=1)
+DOWN = fleet_target("down", "ERROR", exit_code=3, error="cannot connect: refused")
 
 
 def _data(*targets: dict[str, Any]) -> dict[str, Any]:
@@ -157,7 +137,7 @@ def test_the_page_leads_with_the_worst_verdict_and_the_counts(
     assert f"style-src '{_css_hash()}';" in page
 
 
-def test_the_page_lists_each_target() -> None:
+def test_the_page_lists_eachfleet_target() -> None:
     page = render_fleet_html(_data(EAST, WEST, DOWN))
     # Severities in order, worst first, as column heads.
     assert "<th>critical</th><th>high</th><th>medium</th><th>low</th><th>info</th>" in page
@@ -177,7 +157,7 @@ def test_the_workbook_holds_the_targets_then_the_merged_sheets() -> None:
     assert merged.sheetnames == ["Targets", "Findings", "Clusters", "Hosts", "GPUs", "VMs"]
 
 
-def test_merged_sheets_hold_each_targets_rows_target_by_target() -> None:
+def test_merged_sheets_hold_each_targets_rows_target_byfleet_target() -> None:
     east, west = small_result(), small_result()
     west.inventory.source = "vc-west.example"
     tables = merged_tables([east, west])

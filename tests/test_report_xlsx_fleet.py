@@ -20,29 +20,11 @@ from gpuaudit.report import render_json
 from gpuaudit.report.fleet import render_fleet_xlsx
 from gpuaudit.results import AuditResult
 from tests.conftest import unused_port
+from tests.fleet_targets import fleet_target
 from tests.report_fixtures import build_result, realistic_result
 from tests.report_tools import xlsx_to_csv
 
 MERGED = ["Findings", "Clusters", "Hosts", "GPUs", "VMs"]
-
-
-def target(name: str, server: str, verdict: str = "FAIL", error: str | None = None) -> dict:
-    return {
-        "name": name,
-        "server": server,
-        "verdict": verdict,
-        "exit_code": 3 if error else 1,
-        "error": error,
-        "failed_by_severity": {},
-        "passed": 0,
-        "waived": 0,
-        "hosts": 0,
-        "gpus": 0,
-        "gpu_vms": 0,
-        "designs": {},
-        "tolerates": {},
-        "reports": [],
-    }
 
 
 def two_estates() -> list[AuditResult]:
@@ -73,9 +55,9 @@ def test_fleet_workbook_merges_the_targets_sheets_by_vcenter() -> None:
     results = two_estates()
     data = {
         "targets": [
-            target("east", "vc-east.example"),
-            target("west", "vc-west.example"),
-            target("down", "vc-down.example", "ERROR", "connection refused"),
+            fleet_target("east", "FAIL", exit_code=1),
+            fleet_target("west", "FAIL", exit_code=1),
+            fleet_target("down", "ERROR", exit_code=3, error="connection refused"),
         ]
     }
     wb = openpyxl.load_workbook(io.BytesIO(render_fleet_xlsx(data, results)))
@@ -100,7 +82,12 @@ def test_fleet_workbook_merges_the_targets_sheets_by_vcenter() -> None:
 @pytest.mark.office
 def test_libreoffice_reads_the_merged_sheets(tmp_path: Path) -> None:
     results = two_estates()
-    data = {"targets": [target("east", "vc-east.example"), target("west", "vc-west.example")]}
+    data = {
+        "targets": [
+            fleet_target("east", "FAIL", exit_code=1),
+            fleet_target("west", "FAIL", exit_code=1),
+        ]
+    }
     path = tmp_path / "fleet.xlsx"
     path.write_bytes(render_fleet_xlsx(data, results))
     sheets = xlsx_to_csv(path, tmp_path / "csv")
