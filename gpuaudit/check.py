@@ -2,7 +2,8 @@
 
 A rule that raises is recorded in ``AuditResult.errors`` and the audit goes on.
 Policy is applied here: severity overrides, then waivers (an active waiver turns a
-failure into "waived"; an expired one stops applying and is reported).
+failure, or a verdict not proven, into "waived"; an expired one stops applying and
+is reported).
 """
 
 from __future__ import annotations
@@ -119,9 +120,11 @@ def _finding(
         return _unwaivable(rule, verdict, policy, today)
     severity = policy.severity_for(rule.id, verdict.cluster) or verdict.severity or rule.severity
     evidence = dict(verdict.evidence)
-    status: Status = "pass" if verdict.passed else "fail"
+    status: Status = _status(verdict)
+    if status == "unproven":
+        evidence["not_proven"] = verdict.unproven
     waiver = None
-    if not verdict.passed:
+    if status != "pass":
         waiver = policy.waiver_for(rule.id, verdict.object, today)
         if waiver is not None:
             status = "waived"
@@ -151,6 +154,13 @@ def _finding(
         evidence=evidence,
         waiver=waiver,
     )
+
+
+def _status(verdict: Verdict) -> Status:
+    """A failure is a failure; a pass that rests on an unknown fact is "unproven"."""
+    if not verdict.passed:
+        return "fail"
+    return "unproven" if verdict.unproven else "pass"
 
 
 def _unwaivable(rule: Rule, verdict: Verdict, policy: Policy, today: date) -> Finding:

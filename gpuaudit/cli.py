@@ -3,9 +3,10 @@
 Exit status, for people and for scheduled jobs:
 
 \b
-  0  no failed, unwaived finding at or above --fail-on
-  1  at least one failed, unwaived finding at or above --fail-on, or the
-     audit examined nothing (DATA-02: no host was read)
+  0  no failed or not-proven, unwaived finding at or above --fail-on
+  1  at least one failed (FAIL) or not-proven (NOT PROVEN), unwaived finding
+     at or above --fail-on, or the audit examined nothing (DATA-02: no host
+     was read)
   2  usage error, or an input file that cannot be read (policy, baseline,
      inventory, cassette)
   3  the server cannot be reached, TLS verification failed, login failed, or
@@ -42,9 +43,10 @@ STDOUT = "-"
 
 EXIT_STATUS_HELP = """\b
 Exit status:
-  0  no failed, unwaived finding at or above --fail-on
-  1  a failed, unwaived finding at or above --fail-on, or no host was read
-     (DATA-02), whatever --fail-on, --baseline or the policy say
+  0  no failed or not-proven, unwaived finding at or above --fail-on
+  1  a failed (FAIL) or not-proven (NOT PROVEN), unwaived finding at or above
+     --fail-on, or no host was read (DATA-02), whatever --fail-on,
+     --baseline or the policy say
   2  usage error, or an unreadable input file (policy, baseline, inventory,
      cassette, targets)
   3  server unreachable, TLS verification failed, login failed, or an
@@ -73,8 +75,9 @@ Exit status:
 
 DIFF_EXIT_STATUS_HELP = """\b
 Exit status:
-  0  no new failed finding at or above --fail-on (always 0 without it)
-  1  a new failed finding at or above --fail-on
+  0  no new failed or not-proven finding at or above --fail-on (always 0
+     without it)
+  1  a new failed or not-proven finding at or above --fail-on
   2  usage error, or a file that is neither a JSON report nor an inventory"""
 
 
@@ -476,8 +479,8 @@ def _history_location(given: str | None, off: bool) -> str | None:
     type=click.Choice(FAIL_ON_CHOICES),
     default="high",
     show_default=True,
-    help="Exit 1 when a failed finding is at or above this severity; never: report only "
-    "(DATA-02, nothing examined, still exits 1).",
+    help="Exit 1 when a failed or not-proven finding is at or above this severity; never: "
+    "report only (DATA-02, nothing examined, still exits 1).",
 )
 @click.option(
     "--policy",

@@ -204,6 +204,12 @@ def print_summary(summary: Summary, written: Sequence[Path], color: bool, quiet:
         )
     if len(summary.failed_rules) > RULE_LINES:
         say(_more(len(summary.failed_rules) - RULE_LINES, "rule"))
+    unproven = sum(summary.unproven.values())
+    if unproven:
+        say(
+            (f"not proven: {unproven}", "bold yellow"),
+            " (" + ", ".join(f"{n} {s}" for s, n in summary.unproven.items() if n) + ")",
+        )
     say(f"passed: {summary.passed}, waived: {summary.waived}")
     if summary.history is not None:
         for line in since_last_scan(summary.history):
@@ -225,6 +231,11 @@ def print_summary(summary: Summary, written: Sequence[Path], color: bool, quiet:
         verdict = ("PASS: report only (--fail-on never)", "bold green")
     elif summary.blocking:
         verdict = (f"FAIL: findings at or above {summary.threshold}", "bold red")
+    elif summary.blocking_unproven:
+        verdict = (
+            f"NOT PROVEN: findings at or above {summary.threshold} rest on facts not known exactly",
+            "bold yellow",
+        )
     else:
         verdict = (f"PASS: nothing at or above {summary.threshold}", "bold green")
     say(verdict)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuaudit.files import read_json
-from gpuaudit.results import SEVERITIES
+from gpuaudit.results import OPEN_STATUSES, SEVERITIES
 from gpuaudit.terminal import printable
 
 Key = tuple[str, str]
@@ -30,9 +30,10 @@ class InventoryChange:
 
 @dataclass
 class ReportDiff:
-    new: list[dict[str, Any]] = field(default_factory=list)  # failed now, not before
-    resolved: list[dict[str, Any]] = field(default_factory=list)  # failed before, not now
-    # Same rule and object, failed on both sides, with another severity or message.
+    # Open: failed, or not proven (unwaived either way).
+    new: list[dict[str, Any]] = field(default_factory=list)  # open now, not before
+    resolved: list[dict[str, Any]] = field(default_factory=list)  # open before, not now
+    # Same rule and object, open on both sides, with another status, severity or message.
     changed: list[dict[str, Any]] = field(default_factory=list)
     inventory: dict[str, InventoryChange] = field(default_factory=dict)
 
@@ -92,7 +93,7 @@ def _report_problem(report: dict[str, Any]) -> str | None:
         problem = _fields_problem(item, f"findings[{i}]", _FINDING_TEXT)
         if problem:
             return problem
-        if item.get("status") == "fail" and item.get("severity") not in SEVERITIES:
+        if item.get("status") in OPEN_STATUSES and item.get("severity") not in SEVERITIES:
             return f"findings[{i}].severity: expected one of {', '.join(SEVERITIES)}"
     inventory = report.get("inventory")
     if inventory is None:
@@ -136,12 +137,16 @@ def _fields_problem(item: Any, where: str, fields: dict[str, bool]) -> str | Non
     return None
 
 
-def _failed(report: dict[str, Any]) -> dict[Key, dict[str, Any]]:
+def _open(report: dict[str, Any]) -> dict[Key, dict[str, Any]]:
+    """The findings failed or not proven: a finding now only not proven is not resolved."""
     return {
         (str(f.get("rule")), str(f.get("object"))): f
         for f in report.get("findings", [])
-        if isinstance(f, dict) and f.get("status") == "fail"
+        if isinstance(f, dict) and f.get("status") in OPEN_STATUSES
     }
+
+
+_COMPARED = ("status", "severity", "message")
 
 
 def _inventory_keys(report: dict[str, Any]) -> dict[str, set[str]]:
@@ -163,20 +168,20 @@ def _inventory_keys(report: dict[str, Any]) -> dict[str, set[str]]:
 
 
 def diff_reports(old: dict[str, Any], new: dict[str, Any]) -> ReportDiff:
-    before, after = _failed(old), _failed(new)
+    before, after = _open(old), _open(new)
     result = ReportDiff(
         new=[after[k] for k in sorted(after.keys() - before.keys())],
         resolved=[before[k] for k in sorted(before.keys() - after.keys())],
     )
     for key in sorted(before.keys() & after.keys()):
         was, now = before[key], after[key]
-        if (was.get("severity"), was.get("message")) != (now.get("severity"), now.get("message")):
+        if any(was.get(k) != now.get(k) for k in _COMPARED):
             result.changed.append(
                 {
                     "rule": key[0],
                     "object": key[1],
-                    "before": {"severity": was.get("severity"), "message": was.get("message")},
-                    "after": {"severity": now.get("severity"), "message": now.get("message")},
+                    "before": {k: was.get(k) for k in _COMPARED},
+                    "after": {k: now.get(k) for k in _COMPARED},
                 }
             )
     old_inv, new_inv = _inventory_keys(old), _inventory_keys(new)
@@ -193,7 +198,7 @@ def format_text(diff: ReportDiff) -> str:
     lines: list[str] = []
 
     def finding(sign: str, item: dict[str, Any]) -> str:
-        where = f"{item.get('rule')} [{item.get('severity')}] {item.get('object')}"
+        where = f"{item.get('rule')} [{_grade(item)}] {item.get('object')}"
         return f"  {sign} {where}: {item.get('message')}"
 
     for title, items, sign in (("New findings", diff.new, "+"), ("Resolved", diff.resolved, "-")):
@@ -202,7 +207,7 @@ def format_text(diff: ReportDiff) -> str:
     lines.append(f"Changed: {len(diff.changed)}")
     for c in diff.changed:
         lines.append(
-            f"  ~ {c['rule']} {c['object']}: {c['before']['severity']} -> {c['after']['severity']}"
+            f"  ~ {c['rule']} {c['object']}: {_grade(c['before'])} -> {_grade(c['after'])}"
             f" ({c['after']['message']})"
         )
     for kind, change in diff.inventory.items():
@@ -215,3 +220,9 @@ def format_text(diff: ReportDiff) -> str:
         lines.append("No changes.")
     # Names and messages come from the servers: control characters are shown, not obeyed.
     return "\n".join(printable(line) for line in lines)
+
+
+def _grade(item: dict[str, Any]) -> str:
+    """'high', or 'high, not proven' for a finding not proven."""
+    severity = str(item.get("severity"))
+    return f"{severity}, not proven" if item.get("status") == "unproven" else severity

@@ -25,6 +25,7 @@ from gpuaudit import connect, scan
 from gpuaudit.credentials import CredentialError, Credentials, read_password_file
 from gpuaudit.errors import AuditError, ExitCode, ReportWriteError, exit_code
 from gpuaudit.files import write_new
+from gpuaudit.outcome import verdict
 from gpuaudit.results import AuditResult
 from gpuaudit.yamlread import InputFileError, InputModel, Text, YamlReader, problem
 
@@ -142,7 +143,7 @@ def load_targets(path: str | Path) -> Fleet:
 class TargetOutcome:
     target: Target
     exit_code: ExitCode
-    verdict: str  # PASS, FAIL or ERROR
+    verdict: str  # PASS, FAIL, NOT PROVEN or ERROR
     error: str | None = None
     reports: list[Path] = field(default_factory=list)
     failed: dict[str, int] = field(default_factory=dict)  # unwaived failures by severity
@@ -216,7 +217,7 @@ def scan_target(
     return TargetOutcome(
         target,
         exit_code(done),
-        "FAIL" if done.blocking else "PASS",
+        verdict(summary),
         reports=done.reports,
         failed=summary.failed,
         passed=summary.passed,

@@ -18,6 +18,7 @@ import yaml
 
 from gpuaudit.files import read_json, write_atomic
 from gpuaudit.policy_file import PLACEHOLDER, POLICY_VERSION
+from gpuaudit.results import OPEN_STATUSES
 from gpuaudit.rules.data import NOTHING_EXAMINED
 
 
@@ -46,7 +47,7 @@ def create_baseline(report: str | Path, output: Path) -> int:
 def waiver_skeleton(
     report: str | Path, rules: Sequence[str] = (), objects: str | None = None
 ) -> tuple[str, int]:
-    """The policy file text waiving the failed findings of ``report``, and how many.
+    """The policy file text waiving the failed and not-proven findings of ``report``, and how many.
 
     ``rules`` keeps only those rule ids; ``objects``, only objects matching that
     glob. Each (rule, object) appears once.
@@ -55,7 +56,7 @@ def waiver_skeleton(
     seen: dict[tuple[str, str], None] = {}
     for item in _findings(report):
         rule, name = str(item.get("rule")), str(item.get("object"))
-        if item.get("status") != "fail" or rule == NOTHING_EXAMINED:  # never waived
+        if item.get("status") not in OPEN_STATUSES or rule == NOTHING_EXAMINED:  # never waived
             continue
         if wanted and rule.upper() not in wanted:
             continue

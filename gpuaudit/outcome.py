@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpuaudit.files import read_json
 from gpuaudit.results import (
+    OPEN_STATUSES,
     SEVERITIES,
     AuditResult,
     Finding,
@@ -28,14 +29,14 @@ TOP_ACTIONS = 5  # the rules with the most to fix, in the summary
 
 
 def baseline_keys(path: str | Path) -> set[tuple[str, str]]:
-    """The (rule, object) pairs that had failed in an earlier JSON report."""
+    """The (rule, object) pairs that had failed, or were not proven, in an earlier JSON report."""
     data = read_json(path)
     findings = data.get("findings") if isinstance(data, dict) else None
     if not isinstance(findings, list):
         raise ValueError(f"{path}: not a gpuaudit JSON report (no findings list)")
     keys = set()
     for item in findings:
-        if isinstance(item, dict) and item.get("status") == "fail":
+        if isinstance(item, dict) and item.get("status") in OPEN_STATUSES:
             keys.add((str(item.get("rule")), str(item.get("object"))))
     return keys
 
@@ -56,9 +57,14 @@ class Summary:
     threshold: str
     failed: dict[str, int] = field(default_factory=dict)  # unwaived failures by severity
     new: dict[str, int] | None = None  # with a baseline: the new ones only
+    # Unwaived findings not proven, by severity: each rests on a fact not known exactly.
+    unproven: dict[str, int] = field(default_factory=dict)
     waived: int = 0
     passed: int = 0
     blocking: bool = False
+    # With no blocking failure: a finding not proven at or above --fail-on blocks the
+    # pass (the verdict is NOT PROVEN, the exit status 1).
+    blocking_unproven: bool = False
     designs: dict[str, str] = field(default_factory=dict)
     tolerates: dict[str, int] = field(default_factory=dict)
     # DATA-02's message when the audit read no host: the scan fails whatever
@@ -80,6 +86,7 @@ class Summary:
             "fail_on": self.threshold,
             "nothing_examined": self.nothing_examined,
             "failed": dict(self.failed),
+            "unproven": dict(self.unproven),
             "new": dict(self.new) if self.new is not None else None,
             "resolved": self.resolved,
             "passed": self.passed,
@@ -101,18 +108,29 @@ class Summary:
 
 
 def verdict(summary: Summary) -> str:
-    """PASS or FAIL, as the console's last line and the exit status say."""
-    return "FAIL" if summary.blocking or summary.nothing_examined else "PASS"
+    """PASS, FAIL or NOT PROVEN, as the console's last line and the exit status say.
+
+    A failure at or above --fail-on is FAIL; else a finding not proven at or above it
+    is NOT PROVEN (an audit's PASS must be proof); else PASS.
+    """
+    if summary.blocking or summary.nothing_examined:
+        return "FAIL"
+    return NOT_PROVEN if summary.blocking_unproven else "PASS"
+
+
+NOT_PROVEN = "NOT PROVEN"
 
 
 def failed_keys(result: AuditResult) -> set[tuple[str, str]]:
-    """The (rule, object) pairs that fail in ``result``, as a baseline of it would hold."""
-    return {(f.rule, f.object) for f in result.findings if f.status == "fail"}
+    """The (rule, object) pairs that fail or are not proven in ``result``, as a baseline
+    of it would hold."""
+    return {(f.rule, f.object) for f in result.findings if f.open}
 
 
 def summarise(result: AuditResult, fail_on: str, known: set[tuple[str, str]] | None) -> Summary:
     summary = Summary(threshold=fail_on, designs=dict(result.designs))
     summary.failed = {s: 0 for s in SEVERITIES}
+    summary.unproven = {s: 0 for s in SEVERITIES}
     if known is not None:
         summary.new = {s: 0 for s in SEVERITIES}
     titles = {r.id: r.title for r in result.rules}
@@ -122,6 +140,11 @@ def summarise(result: AuditResult, fail_on: str, known: set[tuple[str, str]] | N
             summary.waived += 1
         elif finding.status == "pass":
             summary.passed += 1
+        elif finding.status == "unproven":
+            summary.unproven[finding.severity] += 1
+            is_new = known is None or (finding.rule, finding.object) not in known
+            if is_new and fail_on != NEVER and at_or_above(finding.severity, fail_on):
+                summary.blocking_unproven = True
         else:
             summary.failed[finding.severity] += 1
             is_new = known is None or (finding.rule, finding.object) not in known

@@ -45,7 +45,8 @@ class ScanOutcome:
 
     @property
     def blocking(self) -> bool:
-        return self.summary.blocking
+        """A failure, or a finding not proven, at or above --fail-on: exit status 1."""
+        return self.summary.blocking or self.summary.blocking_unproven
 
     @property
     def inventory(self) -> Inventory:

@@ -17,7 +17,10 @@ from gpuaudit.kube import KubernetesReport
 # Plain strings at run time, so that every report writes them as it always did;
 # the type checker holds each field to its values.
 Severity = Literal["critical", "high", "medium", "low", "info"]  # worst first
-Status = Literal["fail", "waived", "pass"]  # the order reports list findings in
+# The order reports list findings in. "unproven": the rule could not prove a pass
+# because a fact it needs is not known exactly (an unknown board, vGPU type, MIG
+# geometry or driver branch); never counted as passed, and it can be waived.
+Status = Literal["fail", "unproven", "waived", "pass"]
 Category = Literal["ha", "vmotion", "gpu", "storage", "design", "data", "monitoring", "licensing"]
 # What a rule examines; "inventory" is the whole of what was read.
 ObjectKind = Literal[
@@ -34,6 +37,14 @@ ObjectKind = Literal[
 
 SEVERITIES: tuple[Severity, ...] = get_args(Severity)
 STATUSES: tuple[Status, ...] = get_args(Status)
+OPEN_STATUSES: tuple[Status, ...] = ("fail", "unproven")  # unwaived and not passed
+# How every report names a status.
+STATUS_WORDS: dict[str, str] = {
+    "fail": "failed",
+    "unproven": "not proven",
+    "waived": "waived",
+    "pass": "passed",
+}
 CATEGORIES: tuple[Category, ...] = get_args(Category)
 OBJECT_KINDS: tuple[ObjectKind, ...] = get_args(ObjectKind)
 
@@ -102,6 +113,16 @@ class Finding:
     @property
     def failed(self) -> bool:
         return self.status == "fail"
+
+    @property
+    def unproven(self) -> bool:
+        """Not proven: the rule could not show a pass; the evidence's "not_proven" says why."""
+        return self.status == "unproven"
+
+    @property
+    def open(self) -> bool:
+        """Failed or not proven, and not waived: what --fail-on weighs."""
+        return self.status in OPEN_STATUSES
 
 
 @dataclass
@@ -247,17 +268,23 @@ class AuditResult:
     def failed(self) -> list[Finding]:
         return [f for f in self.findings if f.failed]
 
+    def unproven(self) -> list[Finding]:
+        return [f for f in self.findings if f.unproven]
+
     def counts(self) -> dict[str, dict[str, int]]:
-        """Failed findings by severity and by category."""
+        """Failed findings by severity and by category; not-proven ones by severity."""
         by_rule = {r.id: r for r in self.rules}
         severity: dict[str, int] = {s: 0 for s in SEVERITIES}
         category: dict[str, int] = {c: 0 for c in CATEGORIES}
+        unproven: dict[str, int] = {s: 0 for s in SEVERITIES}
         for finding in self.failed():
             severity[finding.severity] += 1
             rule = by_rule.get(finding.rule)
             if rule is not None:
                 category[rule.category] = category.get(rule.category, 0) + 1
-        return {"severity": severity, "category": category}
+        for finding in self.unproven():
+            unproven[finding.severity] += 1
+        return {"severity": severity, "category": category, "unproven": unproven}
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data, shaped as JSON holds it: a tuple (a rule's references) is a list."""

@@ -15,8 +15,9 @@
     var SEV = data.severities;
     var SEV_RANK = {};
     SEV.forEach(function (s, i) { SEV_RANK[s] = i; });
-    var STATUS_RANK = { fail: 0, waived: 1, pass: 2 };
-    var STATUS_WORD = { fail: "failed", waived: "waived", pass: "passed" };
+    var STATUS_RANK = { fail: 0, unproven: 1, waived: 2, pass: 3 };
+    var STATUS_WORD = { fail: "failed", unproven: "not proven", waived: "waived", pass: "passed" };
+    var OPEN = ["fail", "unproven"];  // shown at first: what is still to fix or to prove
     var PAGE = 50;
     var INV_PAGE = 100;
     var nf = new Intl.NumberFormat("en-US");
@@ -191,7 +192,7 @@
         state.page = p; renderFindings();
       });
       var hidden = [];
-      ["waived", "pass"].forEach(function (s) {
+      ["unproven", "waived", "pass"].forEach(function (s) {
         if (state.status.has(s)) return;
         var n = s === "pass" ? data.passed : F.filter(function (f) { return f[1] === s; }).length;
         if (n) hidden.push(nf.format(n) + " " + STATUS_WORD[s]);
@@ -255,24 +256,24 @@
       timer = setTimeout(function () { state.q = e.target.value.trim().toLowerCase(); state.page = 0; renderFindings(); }, 150);
     });
     $("f-reset").addEventListener("click", function () {
-      state.sev = new Set(SEV); state.status = new Set(["fail"]); state.rule = ""; state.cluster = "";
+      state.sev = new Set(SEV); state.status = new Set(OPEN); state.rule = ""; state.cluster = "";
       state.q = ""; showFindings();
     });
     document.querySelectorAll(".tile[data-severity]").forEach(function (t) {
       t.addEventListener("click", function () {
-        state.sev = new Set([t.dataset.severity]); state.status = new Set(["fail"]);
+        state.sev = new Set([t.dataset.severity]); state.status = new Set(OPEN);
         state.rule = ""; state.cluster = ""; state.q = ""; showFindings();
       });
     });
     document.querySelectorAll("button[data-cluster]").forEach(function (b) {
       b.addEventListener("click", function () {
-        state.sev = new Set(SEV); state.status = new Set(["fail"]); state.rule = "";
+        state.sev = new Set(SEV); state.status = new Set(OPEN); state.rule = "";
         state.cluster = b.dataset.cluster; state.q = ""; showFindings();
       });
     });
     document.querySelectorAll("button[data-rule]").forEach(function (b) {
       b.addEventListener("click", function () {
-        state.sev = new Set(SEV); state.status = new Set(["fail"]); state.rule = b.dataset.rule;
+        state.sev = new Set(SEV); state.status = new Set(OPEN); state.rule = b.dataset.rule;
         state.cluster = ""; state.q = ""; showFindings();
       });
     });

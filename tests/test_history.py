@@ -93,14 +93,48 @@ def test_history_and_no_history_are_a_usage_error(tmp_path: Path) -> None:
 
 def test_the_first_use_migrates_to_the_newest_schema(tmp_path: Path) -> None:
     store = store_at(tmp_path)
-    assert store.schema_version() == "0001"
+    assert store.schema_version() == "0002"
     with store.engine.connect() as conn:
         # The migrations create exactly the tables schema.py describes.
         assert compare_metadata(MigrationContext.configure(conn), schema.metadata) == []
     store.close()
     again = store_at(tmp_path)  # opening a current store migrates nothing
-    assert again.schema_version() == "0001"
+    assert again.schema_version() == "0002"
     again.close()
+
+
+def test_a_store_of_revision_0001_keeps_its_scans_and_counts_none_not_proven(
+    tmp_path: Path,
+) -> None:
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import create_engine, text
+
+    from gpuaudit.history.store import MIGRATIONS
+
+    path = tmp_path / "history.sqlite"
+    engine = create_engine(f"sqlite:///{path}")
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.upgrade(config, "0001")
+        conn.execute(
+            text(
+                "INSERT INTO scans (vcenter, vcenter_name, checked_at, recorded_at, tool_version,"
+                " rules_version, verdict, failed_critical, failed_high, failed_medium,"
+                " failed_low, failed_info, waived, passed, rule_errors) VALUES ('vc', 'vc',"
+                " '2026-11-01 02:00:00', '2026-11-01 02:00:01', '0.1', 'r', 'fail',"
+                " 1, 2, 0, 0, 0, 3, 40, 0)"
+            )
+        )
+    engine.dispose()
+    store = store_at(tmp_path)  # opening it migrates to the newest revision
+    assert store.schema_version() == "0002"
+    [scan] = store.scans("vc", limit=5)
+    assert (scan.verdict, scan.failed["high"], scan.waived, scan.passed) == ("fail", 2, 3, 40)
+    assert scan.unproven == 0
+    store.close()
 
 
 # Finding age

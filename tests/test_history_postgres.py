@@ -55,7 +55,7 @@ def kept() -> int:
 
 def test_the_first_use_migrates_postgresql_to_the_newest_schema(url: str) -> None:
     store = history.open_store(url)
-    assert store.schema_version() == "0001"
+    assert store.schema_version() == "0002"
     with store.engine.connect() as conn:
         assert compare_metadata(MigrationContext.configure(conn), schema.metadata) == []
     store.close()

@@ -47,7 +47,7 @@ def test_the_small_result_s_summary() -> None:
         verdict="fail",
         worst_severity="critical",
         incomplete=True,  # DS-01 raised
-        results={"fail": 2, "waived": 2, "pass": 1},
+        results={"fail": 2, "unproven": 0, "waived": 2, "pass": 1},
         failed_by_severity=NONE | {"critical": 1, "low": 1},
         # X-99 is no rule of the catalogue: it counts under no category
         failed_by_category=dict.fromkeys(CATEGORIES, 0) | {"ha": 1},
@@ -65,6 +65,7 @@ def test_the_small_result_s_summary() -> None:
         waivers_applied=2,
         expired_waivers=0,
         licences=licence_summary(result.inventory, result.findings),
+        unproven_by_severity=NONE,
     )
     assert got.headline == "2 failed findings: 1 critical, 1 low"
 
@@ -90,6 +91,24 @@ def test_headlines() -> None:
     assert headline("fail", 1) == "1 failed finding: 1 high"
     assert headline("pass", 0) == "No failed findings"
     assert headline("fail", 1, "no host was read") == "No host was read"
+
+
+def test_a_finding_not_proven_is_counted_apart_and_never_as_passed() -> None:
+    findings = [
+        Finding("HA-05", "c1", "cluster", "unproven", "high", "N+0 proven", evidence={}),
+        Finding("GPU-06", "h/0", "gpu", "unproven", "medium", "x"),
+        Finding("HA-01", "c1", "cluster", "pass", "high", "on"),
+    ]
+    got = summarize(AuditResult(Inventory(), [], findings, []))
+    assert got.verdict == "unproven"
+    assert got.results == {"fail": 0, "unproven": 2, "waived": 0, "pass": 1}
+    assert got.unproven_by_severity == NONE | {"high": 1, "medium": 1}
+    assert got.failed_by_severity == NONE
+    assert got.headline == "No failed findings; 2 not proven (1 high, 1 medium)"
+    findings.append(Finding("HA-02", "c1", "cluster", "fail", "low", "x"))
+    got = summarize(AuditResult(Inventory(), [], findings, []))
+    assert got.verdict == "fail"
+    assert got.headline == "1 failed finding: 1 low; 2 not proven (1 high, 1 medium)"
 
 
 def test_tolerance_and_times() -> None:
@@ -224,7 +243,7 @@ def test_a_passing_audit_with_gaps_counts_the_uncertain_apart_from_those_beyond_
             verdict="pass",
             worst_severity=None,
             incomplete=True,
-            results={"fail": 0, "waived": 0, "pass": 1},
+            results={"fail": 0, "unproven": 0, "waived": 0, "pass": 1},
             failed_by_severity=NONE,
             failed_by_category=dict.fromkeys(CATEGORIES, 0),
             clusters=[
@@ -247,6 +266,7 @@ def test_a_passing_audit_with_gaps_counts_the_uncertain_apart_from_those_beyond_
                 " licence.",
                 passthrough_assumed=1,
             ),
+            unproven_by_severity=NONE,
         )
     )
     assert got.headline == "No failed findings"
@@ -270,7 +290,7 @@ def test_an_audit_that_read_no_host_says_so_first_and_as_plain_data() -> None:
         "verdict": "fail",
         "worst_severity": "critical",
         "incomplete": False,
-        "results": {"fail": 1, "waived": 0, "pass": 1},
+        "results": {"fail": 1, "unproven": 0, "waived": 0, "pass": 1},
         "failed_by_severity": NONE | {"critical": 1},
         "failed_by_category": dict.fromkeys(CATEGORIES, 0),
         "clusters": [],
@@ -288,6 +308,7 @@ def test_an_audit_that_read_no_host_says_so_first_and_as_plain_data() -> None:
         },
         "nothing_examined": "the audit read no host",
         "beyond_role": 0,
+        "unproven_by_severity": NONE,
     }
 
 
@@ -300,7 +321,7 @@ def test_a_status_or_category_outside_the_known_ones_counts_under_its_own_name()
         Finding("FL-01", "c2", "cluster", "error", "low", "x"),  # type: ignore[arg-type]
     ]
     got = summarize(AuditResult(Inventory(), [rule], findings, []))
-    assert got.results == {"fail": 1, "waived": 0, "pass": 0, "error": 1}
+    assert got.results == {"fail": 1, "unproven": 0, "waived": 0, "pass": 0, "error": 1}
     assert got.failed_by_category == dict.fromkeys(CATEGORIES, 0) | {"fleet": 1}
     assert got.worst_severity == "low"
 

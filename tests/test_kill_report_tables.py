@@ -496,7 +496,7 @@ SUMMARY = Summary(
     verdict="fail",
     worst_severity="critical",
     incomplete=True,
-    results={"fail": 2, "waived": 3, "pass": 1},
+    results={"fail": 2, "unproven": 4, "waived": 3, "pass": 1},
     failed_by_severity={"critical": 1, "high": 0, "low": 1},
     failed_by_category={"ha": 1, "gpu": 0, "other": 1},
     clusters=CLUSTER_SUMMARIES,
@@ -505,6 +505,7 @@ SUMMARY = Summary(
     waivers_applied=2,
     expired_waivers=0,
     beyond_role=3,
+    unproven_by_severity={"high": 3, "medium": 1},
 )
 
 
@@ -529,6 +530,7 @@ def test_summary_table_of_the_estate() -> None:
             ["Verdict", "Worst severity", "critical"],
             ["Verdict", "Incomplete", True],
             ["Results", "Failed", 2],
+            ["Results", "Not proven", 4],
             ["Results", "Waived", 3],
             ["Results", "Passed", 1],
             ["Failed by severity", "critical", 1],
@@ -537,6 +539,8 @@ def test_summary_table_of_the_estate() -> None:
             ["Failed by category", "ha", 1],
             ["Failed by category", "gpu", 0],
             ["Failed by category", "other", 1],
+            ["Not proven by severity", "high", 3],
+            ["Not proven by severity", "medium", 1],
             ["Inventory", "Clusters", 2],
             ["Inventory", "Hosts", 3],
             ["Inventory", "GPUs", 4],
@@ -551,6 +555,12 @@ def test_summary_table_of_the_estate() -> None:
             ["Cluster N+k", "gone-c", EN_DASH],
         ],
     )
+
+
+def test_summary_table_words_a_verdict_not_proven() -> None:
+    summary = dataclasses.replace(SUMMARY, verdict="unproven")
+    rows = summary_table(estate_result(), summary).rows
+    assert ["Verdict", "Verdict", "NOT PROVEN"] in rows
 
 
 def test_summary_table_when_nothing_was_examined() -> None:
@@ -589,6 +599,7 @@ def test_summary_table_when_nothing_was_examined() -> None:
         ["Verdict", "Worst severity", ""],
         ["Verdict", "Incomplete", False],
         ["Results", "Failed", 0],
+        ["Results", "Not proven", 0],
         ["Results", "Waived", 0],
         ["Results", "Passed", 0],
         ["Inventory", "Clusters", 0],

@@ -226,9 +226,11 @@ def test_status_and_severity_colours() -> None:
     # The HTML report's colours: background, then text; critical and fail in bold.
     assert _rules(ws) == [
         ("A2:A4", "equal", '"fail"', "00F8D7DA", "00842029", True),
+        ("A2:A4", "equal", '"unproven"', "00FFE8CC", "007A3E00", False),
         ("A2:A4", "equal", '"waived"', "00E9ECEF", "00495057", False),
         ("A2:A4", "equal", '"pass"', "00D1E7DD", "000F5132", False),
         ("A2:A4", "equal", '"FAIL"', "00F8D7DA", "00842029", True),
+        ("A2:A4", "equal", '"NOT PROVEN"', "00FFE8CC", "007A3E00", False),
         ("A2:A4", "equal", '"PASS"', "00D1E7DD", "000F5132", False),
         ("B2:B4", "equal", '"critical"', "007F1D1D", "00FFFFFF", True),
         ("B2:B4", "equal", '"high"', "00F8D7DA", "00842029", False),
@@ -250,9 +252,11 @@ def test_coloured_columns_of_the_other_sheets() -> None:
     # An empty sheet still colours its first data row.
     assert [(r[0], r[2], r[5]) for r in _rules(wb["Summary"])] == [
         ("B2", '"fail"', True),
+        ("B2", '"unproven"', False),
         ("B2", '"waived"', False),
         ("B2", '"pass"', False),
         ("B2", '"FAIL"', True),
+        ("B2", '"NOT PROVEN"', False),
         ("B2", '"PASS"', False),
         ("B2", '"critical"', True),
         ("B2", '"high"', False),
@@ -263,6 +267,7 @@ def test_coloured_columns_of_the_other_sheets() -> None:
     assert _rules(wb["Targets"]) == [
         ("B2", "equal", '"PASS"', "00D1E7DD", "000F5132", False),
         ("B2", "equal", '"FAIL"', "00F8D7DA", "00842029", True),
+        ("B2", "equal", '"NOT PROVEN"', "00FFE8CC", "007A3E00", False),
         ("B2", "equal", '"ERROR"', "007F1D1D", "00FFFFFF", False),
     ]
     assert [(r[0], r[2]) for r in _rules(wb["Top Actions"])] == [

@@ -73,7 +73,7 @@ def test_report_holds_source_inventory_results_simulation_and_summary() -> None:
     summary = doc["summary"]
     assert summary["verdict"] == "fail"
     assert summary["worst_severity"] == "critical"
-    assert summary["results"] == {"fail": 11, "waived": 2, "pass": 20}
+    assert summary["results"] == {"fail": 11, "unproven": 0, "waived": 2, "pass": 20}
     # The eleven failures of tests/report_fixtures.py, counted by hand: HA-02 (c3, high),
     # HA-03 (c2 and c3, critical), VM-01 and VM-02 (medium), GPU-01 (high), GPU-02
     # (medium), ST-02 (fc-gold-01 medium, nfs-vdi-01 low), DS-01 (info), DATA-01 (low).

@@ -21,6 +21,7 @@ COLUMNS = (
     "checked_at",
     "verdict",
     *(f"failed_{s}" for s in SEVERITIES),
+    "unproven",
     "waived",
     "passed",
     "rule_errors",
@@ -67,6 +68,7 @@ def _row(scan: ScanRecord) -> dict[str, Any]:
         "checked_at": iso(scan.checked_at),
         "verdict": scan.verdict,
         **{f"failed_{s}": scan.failed.get(s, 0) for s in SEVERITIES},
+        "unproven": scan.unproven,
         "waived": scan.waived,
         "passed": scan.passed,
         "rule_errors": scan.rule_errors,
@@ -100,11 +102,12 @@ def _table(found: list[dict[str, Any]]) -> str:
             lines += [""] if lines else []  # a blank line between two vCenters
             lines.append(printable(str(current)))
             lines.append(
-                "  scan  checked at            verdict  crit high  med  low info  waived  passed"
+                "  scan  checked at            verdict   crit high  med  low info  "
+                "not proven  waived  passed"
             )
         counts = " ".join(f"{row[f'failed_{s}']:>4}" for s in SEVERITIES)
         lines.append(
-            f"  {row['scan']:>4}  {row['checked_at']:<20}  {row['verdict']:<7}  {counts}"
-            f"  {row['waived']:>6}  {row['passed']:>6}"
+            f"  {row['scan']:>4}  {row['checked_at']:<20}  {row['verdict']:<8}  {counts}"
+            f"  {row['unproven']:>10}  {row['waived']:>6}  {row['passed']:>6}"
         )
     return "\n".join(lines) + "\n"

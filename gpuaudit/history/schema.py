@@ -44,7 +44,8 @@ scans = Table(
     Column("recorded_at", DateTime, nullable=False),
     Column("tool_version", String(64), nullable=False),
     Column("rules_version", String(64), nullable=False),
-    Column("verdict", String(8), nullable=False),  # pass / fail: any unwaived failure
+    # fail: any unwaived failure; unproven: none, but a finding not proven; else pass
+    Column("verdict", String(8), nullable=False),
     Column("failed_critical", Integer, nullable=False),
     Column("failed_high", Integer, nullable=False),
     Column("failed_medium", Integer, nullable=False),
@@ -53,10 +54,12 @@ scans = Table(
     Column("waived", Integer, nullable=False),
     Column("passed", Integer, nullable=False),
     Column("rule_errors", Integer, nullable=False),
+    # Unwaived findings not proven (revision 0002; scans recorded before have 0).
+    Column("unproven", Integer, nullable=False, server_default="0"),
     Index("ix_scans_vcenter_checked", "vcenter", "checked_at"),
 )
 
-# Failed and waived findings only: passes are counted in scans.passed.
+# Failed, not proven and waived findings only: passes are counted in scans.passed.
 findings = Table(
     "findings",
     metadata,

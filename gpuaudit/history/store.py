@@ -41,7 +41,7 @@ R = TypeVar("R")  # a record read back from a per-scan table
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 _MIGRATION_LOCK = 0x67707561  # "gpua": PostgreSQL advisory lock around migrations
 # The newest migration: a store already at it opens without loading Alembic.
-SCHEMA_HEAD = "0001"
+SCHEMA_HEAD = "0002"
 
 
 class HistoryError(Exception):
@@ -95,6 +95,7 @@ class ScanRecord:
     waived: int
     passed: int
     rule_errors: int = 0
+    unproven: int = 0  # unwaived findings not proven
     findings: list[StoredFinding] = field(default_factory=list)
     clusters: list[ClusterRecord] = field(default_factory=list)
     capacity: list[CapacityRecord] = field(default_factory=list)
@@ -219,6 +220,7 @@ class Store:
                     **{f"failed_{s}": scan.failed.get(s, 0) for s in SEVERITIES},
                     "waived": scan.waived,
                     "passed": scan.passed,
+                    "unproven": scan.unproven,
                     "rule_errors": scan.rule_errors,
                 },
             )
@@ -344,6 +346,7 @@ def _scan(row: Any) -> ScanRecord:
         failed={s: row[f"failed_{s}"] for s in SEVERITIES},
         waived=row["waived"],
         passed=row["passed"],
+        unproven=row["unproven"],
         rule_errors=row["rule_errors"],
     )
 

@@ -26,7 +26,7 @@ from gpuaudit.results import (
 )
 
 TREND_SCANS = 60  # scans a trend shows at most, the newest
-KEPT = ("fail", "waived")  # the statuses the store keeps finding by finding
+KEPT = ("fail", "unproven", "waived")  # the statuses the store keeps finding by finding
 
 
 def vcenter_key(result: AuditResult) -> str:
@@ -91,10 +91,12 @@ def annotate(
             for key, f in failed_now.items()
             if key not in failed_then
         ]
+        # A failure that is now only not proven is not resolved: nothing shows it passes.
+        open_now = {finding_id(f) for f in result.findings if f.open}
         history.resolved = [
             FindingRef(key, f.rule, f.object, f.severity, f.status)
             for key, f in failed_then.items()
-            if key not in failed_now
+            if key not in open_now
         ]
     result.history = history
 
@@ -132,10 +134,11 @@ def record(store: Store, result: AuditResult, run_id: int | None = None) -> int:
         checked_at=now,
         tool_version=result.tool_version,
         rules_version=result.rules_version,
-        verdict="fail" if result.failed() else "pass",
+        verdict="fail" if result.failed() else "unproven" if result.unproven() else "pass",
         failed=failed,
         waived=sum(f.status == "waived" for f in result.findings),
         passed=sum(f.status == "pass" for f in result.findings),
+        unproven=len(result.unproven()),
         rule_errors=len(result.errors),
         findings=findings,
         clusters=[_cluster(s, result.designs.get(s.cluster)) for s in result.simulations],

@@ -22,16 +22,18 @@ from gpuaudit.results import SEVERITIES, AuditResult
 MERGED = ("findings", "clusters", "hosts", "gpus", "vms")
 
 
+# The targets' verdicts, worst first: the fleet's verdict is its worst target's.
+VERDICTS = ("ERROR", "FAIL", "NOT PROVEN", "PASS")
+
+
 def _verdict(data: dict[str, Any]) -> str:
     verdicts = {t["verdict"] for t in data["targets"]}
-    return next((v for v in ("ERROR", "FAIL") if v in verdicts), "PASS")
+    return next((v for v in VERDICTS if v in verdicts), "PASS")
 
 
 def render_fleet_html(data: dict[str, Any]) -> str:
     style = _asset("report.css")
-    counts = {
-        v: sum(1 for t in data["targets"] if t["verdict"] == v) for v in ("PASS", "FAIL", "ERROR")
-    }
+    counts = {v: sum(1 for t in data["targets"] if t["verdict"] == v) for v in VERDICTS}
     return (
         environment()
         .get_template("fleet.html.j2")

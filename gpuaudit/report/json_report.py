@@ -24,8 +24,8 @@ from gpuaudit.results import (
 )
 
 # Bumped when a field is removed or changes meaning; adding a field keeps it.
-REPORT_SCHEMA_VERSION = 1
-SCHEMA_ID = "https://gpuaudit.invalid/schemas/report-1.schema.json"
+REPORT_SCHEMA_VERSION = 2
+SCHEMA_ID = "https://gpuaudit.invalid/schemas/report-2.schema.json"
 
 
 class ReportError(ValueError):

@@ -2,7 +2,9 @@
 
 Each category is a test suite; a test case's classname is ``gpuaudit.<category>.<rule id>``
 and its name the object. A failed finding is a <failure>, a waived one <skipped>,
-and a rule that raised an <error>.
+and a finding not proven, or a rule that raised, an <error>: the verdict could not
+be reached, which a CI server counts against the run, never as a pass. A
+not-proven <error> has the type "not proven" and its reason as the message.
 
 The document is valid against both schemas CI servers read JUnit with: Jenkins'
 xUnit junit-10.xsd and Apache Ant's aggregated JUnitReport schema. Ant's allows no
@@ -80,7 +82,7 @@ def render_junit(result: AuditResult) -> bytes:
         counts = {
             "tests": len(findings) + len(errors),
             "failures": sum(1 for f in findings if f.status == "fail"),
-            "errors": len(errors),
+            "errors": len(errors) + sum(1 for f in findings if f.status == "unproven"),
             "skipped": sum(1 for f in findings if f.status == "waived"),
         }
         name = f"gpuaudit.{category}"
@@ -107,6 +109,12 @@ def render_junit(result: AuditResult) -> bytes:
             if f.status == "fail":
                 failure = _el(case, "failure", message=one_line(f.message), type=f.severity)
                 failure.text = xml_text(_details(f, rule))
+            elif f.status == "unproven":
+                reason = f.evidence.get("not_proven") or "a fact it needs is not known exactly"
+                err = _el(
+                    case, "error", message=one_line(f"not proven: {reason}"), type="not proven"
+                )
+                err.text = xml_text(_details(f, rule))
             elif f.status == "waived":
                 w = f.waiver
                 why = f"waived: {w.reason} ({w.owner}, until {w.expires})" if w else "waived"

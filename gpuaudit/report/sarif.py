@@ -7,7 +7,10 @@ physicalLocation whose artifact is a relative path under the ``VCENTER`` base
 (``vsphere/DATACENTER/CLUSTER/HOST/OBJECT``), because GitHub code scanning drops
 a result without an artifact URI and accepts only relative paths. Waived
 findings are results too, each with an external suppression that carries the
-waiver, so that a consumer that honours suppressions hides them.
+waiver, so that a consumer that honours suppressions hides them. A finding not
+proven is a result of kind "open" (SARIF: the tool could not determine whether it
+passes or fails), whose level is therefore "none"; its severity stays in its
+properties and the reason in its message.
 """
 
 from __future__ import annotations
@@ -86,35 +89,40 @@ def artifact_uri(f: Finding, datacenter: str) -> str:
 
 
 def _result(f: Finding, index: int | None, datacenter: str) -> dict[str, Any]:
-    result: dict[str, Any] = {
-        "ruleId": f.rule,
-        "level": LEVELS.get(f.severity, "warning"),
-        "message": {"text": f.message or f.rule},
-        "locations": [
-            {
-                "physicalLocation": {
-                    "artifactLocation": {
-                        "uri": artifact_uri(f, datacenter),
-                        "uriBaseId": URI_BASE_ID,
-                    }
-                },
-                "logicalLocations": [
-                    {
-                        "name": f.object,
-                        "fullyQualifiedName": "/".join(_path(f, datacenter)),
-                        "kind": f.object_kind,
-                    }
-                ],
-            }
-        ],
-        "partialFingerprints": {"gpuaudit/v1": finding_id(f)},
-        "properties": {
-            "severity": f.severity,
-            "status": f.status,
-            "cluster": f.cluster,
-            "host": f.host,
-            "evidence": f.evidence,
-        },
+    result: dict[str, Any] = {"ruleId": f.rule}
+    if _not_proven(f):
+        # SARIF 2.1.0, 3.27.10: a result whose kind is not "fail" has level "none".
+        reason = f.evidence.get("not_proven") or "a fact it needs is not known exactly"
+        result["kind"] = "open"
+        result["level"] = "none"
+        result["message"] = {"text": f"Not proven: {reason}. {f.message or f.rule}"}
+    else:
+        result["level"] = LEVELS.get(f.severity, "warning")
+        result["message"] = {"text": f.message or f.rule}
+    result["locations"] = [
+        {
+            "physicalLocation": {
+                "artifactLocation": {
+                    "uri": artifact_uri(f, datacenter),
+                    "uriBaseId": URI_BASE_ID,
+                }
+            },
+            "logicalLocations": [
+                {
+                    "name": f.object,
+                    "fullyQualifiedName": "/".join(_path(f, datacenter)),
+                    "kind": f.object_kind,
+                }
+            ],
+        }
+    ]
+    result["partialFingerprints"] = {"gpuaudit/v1": finding_id(f)}
+    result["properties"] = {
+        "severity": f.severity,
+        "status": f.status,
+        "cluster": f.cluster,
+        "host": f.host,
+        "evidence": f.evidence,
     }
     if index is not None:
         result["ruleIndex"] = index
@@ -126,6 +134,11 @@ def _result(f: Finding, index: int | None, datacenter: str) -> dict[str, Any]:
             suppression["properties"] = {"owner": w.owner, "expires": w.expires}
         result["suppressions"] = [suppression]
     return result
+
+
+def _not_proven(f: Finding) -> bool:
+    """Not proven, waived or not: a waiver accepts the risk, it proves nothing."""
+    return f.status == "unproven" or (f.status == "waived" and "not_proven" in f.evidence)
 
 
 def _with_age(sarif_result: dict[str, Any], age: tuple[str, int] | None) -> dict[str, Any]:
@@ -147,7 +160,7 @@ def render_sarif(result: AuditResult) -> dict[str, Any]:
             finding_age(result, f),
         )
         for f in result.findings
-        if f.status in ("fail", "waived")
+        if f.status != "pass"
     ]
     invocation: dict[str, Any] = {
         "executionSuccessful": not result.errors,

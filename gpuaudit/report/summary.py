@@ -49,10 +49,11 @@ class ClusterSummary:
 
 @dataclass
 class Summary:
-    verdict: str  # "fail" when any finding failed, else "pass"
+    # "fail" when any finding failed; else "unproven" when any was not proven; else "pass"
+    verdict: str
     worst_severity: str | None
     incomplete: bool  # data gaps or rule errors: some verdicts are uncertain
-    results: dict[str, int]  # fail / waived / pass
+    results: dict[str, int]  # fail / unproven / waived / pass
     failed_by_severity: dict[str, int]
     failed_by_category: dict[str, int]
     clusters: list[ClusterSummary]
@@ -68,6 +69,8 @@ class Summary:
     # Properties only a privilege beyond the Read-only role reads (Gap.privilege):
     # listed with the gaps, but they leave the other verdicts certain.
     beyond_role: int = 0
+    # Unwaived findings not proven, by severity: never counted as passed.
+    unproven_by_severity: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -78,10 +81,22 @@ class Summary:
             return self.nothing_examined[:1].upper() + self.nothing_examined[1:]
         if self.verdict == "pass":
             return "No failed findings"
+        if self.verdict == "unproven":
+            return f"No failed findings; {_not_proven(self.unproven_by_severity)}"
         parts = [f"{n} {sev}" for sev, n in self.failed_by_severity.items() if n]
         total = self.results.get("fail", 0)
         noun = "finding" if total == 1 else "findings"
-        return f"{total} failed {noun}: " + ", ".join(parts)
+        headline = f"{total} failed {noun}: " + ", ".join(parts)
+        if self.results.get("unproven"):
+            headline += f"; {_not_proven(self.unproven_by_severity)}"
+        return headline
+
+
+def _not_proven(by_severity: dict[str, int]) -> str:
+    """'3 not proven (2 high, 1 medium)'."""
+    total = sum(by_severity.values())
+    parts = ", ".join(f"{n} {sev}" for sev, n in by_severity.items() if n)
+    return f"{total} not proven ({parts})"
 
 
 def tolerance(k: int | None) -> str:
@@ -140,8 +155,9 @@ def summarize(result: AuditResult) -> Summary:
     empty = next(
         (f.message for f in result.findings if f.rule == NOTHING_EXAMINED and f.failed), None
     )
+    verdict = "fail" if results.get("fail") else "unproven" if results.get("unproven") else "pass"
     return Summary(
-        verdict="fail" if results.get("fail") else "pass",
+        verdict=verdict,
         worst_severity=worst,
         incomplete=bool(uncertain or result.errors),
         results=results,
@@ -155,6 +171,7 @@ def summarize(result: AuditResult) -> Summary:
         expired_waivers=len(result.expired_waivers),
         licences=licence_summary(result.inventory, result.findings),
         nothing_examined=empty,
+        unproven_by_severity={s: counts["unproven"].get(s, 0) for s in SEVERITIES},
     )
 
 

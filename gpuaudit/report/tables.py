@@ -32,6 +32,9 @@ TEXT, INT, FLOAT, BOOL, DATETIME, DATE = "text", "int", "float", "bool", "dateti
 
 Value = str | int | float | bool | datetime | date | None
 
+# The report summary's verdict as the Summary sheet words it.
+VERDICT_WORDS = {"fail": "FAIL", "unproven": "NOT PROVEN", "pass": "PASS"}
+
 
 @dataclass(frozen=True)
 class Column:
@@ -99,15 +102,17 @@ def summary_table(result: AuditResult, summary: Summary) -> Table:
         ("Estate", "Build", inv.vcenter.build),
         ("Estate", "Scanned (UTC)", _time(inv.collected_at)),
         ("Estate", "Checked (UTC)", _time(result.checked_at)),
-        ("Verdict", "Verdict", summary.verdict.upper()),
+        ("Verdict", "Verdict", VERDICT_WORDS.get(summary.verdict, summary.verdict.upper())),
         ("Verdict", "Worst severity", summary.worst_severity or ""),
         ("Verdict", "Incomplete", summary.incomplete),
         ("Results", "Failed", summary.results.get("fail", 0)),
+        ("Results", "Not proven", summary.results.get("unproven", 0)),
         ("Results", "Waived", summary.results.get("waived", 0)),
         ("Results", "Passed", summary.results.get("pass", 0)),
     ]
     rows += [("Failed by severity", s, n) for s, n in summary.failed_by_severity.items()]
     rows += [("Failed by category", c, n) for c, n in summary.failed_by_category.items()]
+    rows += [("Not proven by severity", s, n) for s, n in summary.unproven_by_severity.items()]
     rows += [
         ("Inventory", "Clusters", len(inv.clusters)),
         ("Inventory", "Hosts", len(inv.hosts)),

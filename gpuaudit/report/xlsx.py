@@ -49,20 +49,22 @@ COLOURS = {
     "low": ("DBEAFE", "1E3A8A"),
     "info": ("E9ECEF", "343A40"),
     "fail": ("F8D7DA", "842029"),
+    "unproven": ("FFE8CC", "7A3E00"),
     "waived": ("E9ECEF", "495057"),
     "pass": ("D1E7DD", "0F5132"),
     "FAIL": ("F8D7DA", "842029"),
     "PASS": ("D1E7DD", "0F5132"),
+    "NOT PROVEN": ("FFE8CC", "7A3E00"),
     "ERROR": ("7F1D1D", "FFFFFF"),
 }
-STATUS_VALUES = ("fail", "waived", "pass", "FAIL", "PASS")
+STATUS_VALUES = ("fail", "unproven", "waived", "pass", "FAIL", "NOT PROVEN", "PASS")
 
 # Per table: the columns coloured by value.
 COLOURED: dict[str, dict[str, tuple[str, ...]]] = {
     "Findings": {"Status": STATUS_VALUES, "Severity": SEVERITIES},
     "Top Actions": {"Severity": SEVERITIES},
     "Summary": {"Value": STATUS_VALUES + SEVERITIES},
-    "Targets": {"Verdict": ("PASS", "FAIL", "ERROR")},
+    "Targets": {"Verdict": ("PASS", "FAIL", "NOT PROVEN", "ERROR")},
 }
 
 # The sheets auditors print, and their columns of long text: these wrap within a

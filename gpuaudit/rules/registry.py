@@ -60,6 +60,9 @@ class Verdict:
     # None means the rule's default.
     severity: Severity | None = None
     object_kind: ObjectKind | None = None  # None means the rule's object_kind
+    # Why a pass cannot be proven (an unknown board, type, geometry or branch); a
+    # verdict that passes with a reason here is "not proven", never a pass.
+    unproven: str = ""
 
 
 @dataclass
@@ -90,6 +93,16 @@ class Outcome:
     message: str
     evidence: dict[str, Any] = field(default_factory=dict)
     severity: Severity | None = None  # as Verdict.severity
+    unproven: str = ""  # as Verdict.unproven
+
+
+def not_proven(message: str, reason: str, evidence: dict[str, Any] | None = None) -> Outcome:
+    """A verdict that would pass but rests on a fact not known exactly: "not proven".
+
+    ``reason`` names the unknown fact ("no NVIDIA figure for grid_x-2b4 on NVIDIA M60");
+    the finding carries it as evidence "not_proven".
+    """
+    return Outcome(True, message, dict(evidence or {}), unproven=reason)
 
 
 @dataclass(frozen=True)
@@ -119,6 +132,7 @@ class Scope(Generic[T]):
             cluster=where.cluster,
             host=where.host,
             severity=outcome.severity,
+            unproven=outcome.unproven,
         )
 
 
