@@ -83,8 +83,8 @@ def test_severity_overrides_global_and_per_cluster() -> None:
     severities = {(f.rule, f.object): f.severity for f in result.findings}
     assert severities[("HA-04", "pv1")] == "low"
     assert severities[("HA-01", "pt")] == "info"
-    # Untouched by the overrides: design A's own grading (docs/policy.md) applies.
-    assert severities[("HA-03", "pv1")] == "info"
+    # Untouched by the overrides: an observed design A grades to medium (docs/policy.md).
+    assert severities[("HA-03", "pv1")] == "medium"
 
 
 WAIVERS = """

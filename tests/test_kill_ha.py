@@ -34,20 +34,24 @@ def test_ha01_messages_where_ha_is_relied_on() -> None:
     assert outcome.message == "vSphere HA is off: GPU VMs of a failed host are not restarted"
 
 
-def test_ha01_is_information_in_design_a() -> None:
+def test_ha01_in_an_observed_design_a_is_medium_and_says_how_to_declare_it() -> None:
+    # HA-01 is high; a cluster that only looks like design A is not a declaration, so the
+    # failure stays at medium and names the policy key that would make it information.
     e = passthrough_estate()
     outcome = ha.ha_enabled(context(e.inv), e.inv.clusters[0])
     assert outcome == Outcome(
         False,
-        "design A: VMware HA is not relied on; vSphere HA is off: GPU VMs of a failed host "
-        "are not restarted",
+        "vSphere HA is off: GPU VMs of a failed host are not restarted (design A observed: "
+        "VMware HA may not be relied on; if that is the intent, declare it in the policy "
+        "(clusters: pt: intent: vm_ha_mandated: false) and this becomes information)",
         {
             "ha_enabled": False,
             "host_monitoring": True,
             "gpu_vms": 2,
-            "ha_not_relied_on": "design A: VMware HA is not relied on",
+            "ha_not_relied_on": "design A observed: VMware HA may not be relied on",
+            "intent_declared": False,
         },
-        severity="info",
+        severity="medium",
     )
 
 
@@ -101,7 +105,7 @@ def test_ha05_a_vm_whose_restart_is_disabled_and_the_grading_of_failures_only() 
     free = Policy(clusters=[ClusterPolicy("c1", intent={"vm_ha_mandated": False})])
     for policy, prefix, severity, extra in (
         (None, "", "high", {}),
-        (free, f"{reason}; ", "info", {"ha_not_relied_on": reason}),
+        (free, f"{reason}; ", "info", {"ha_not_relied_on": reason, "intent_declared": True}),
     ):
         findings = {f.object: f for f in run_checks(e.inv, policy).findings if f.rule == "HA-05"}
         v1 = findings["v1"]

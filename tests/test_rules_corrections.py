@@ -88,14 +88,19 @@ def test_gpu01_states_why_it_is_only_medium() -> None:
     assert "no graphics type of its own on gfx-esx03/0000:3b:00.0" in high.message
 
 
-def test_design_a_and_c_failures_say_why_they_are_information() -> None:
+def test_observed_design_a_and_c_failures_say_how_to_declare_the_intent() -> None:
     _, result = checked()
     for rule in GRADED:
         for f in result.findings:
             if f.rule == rule and f.status == "fail" and f.cluster in ("cor-a", "cor-c"):
                 design = "A" if f.cluster == "cor-a" else "C"
-                assert f.message.startswith(f"design {design}: VMware HA is not relied on; ")
-                assert f.evidence["ha_not_relied_on"].startswith(f"design {design}")
+                assert f.message.endswith(
+                    f" (design {design} observed: VMware HA may not be relied on; if that is "
+                    f"the intent, declare it in the policy (clusters: {f.cluster}: intent: "
+                    "vm_ha_mandated: false) and this becomes information)"
+                )
+                assert f.evidence["intent_declared"] is False
+                assert f.severity == "medium"
 
 
 def test_declared_intent_wins_over_the_observed_design() -> None:
@@ -113,8 +118,9 @@ def test_declared_intent_wins_over_the_observed_design() -> None:
     assert b.status == "fail" and b.severity == "info"
     assert b.message.startswith("intent: VMware HA is not mandated; ")
     assert {f.severity for f in findings(result, "HA-05", "boff-vm-01")} == {"info"}
-    # cor-c declares nothing: its observed design C still decides.
-    assert {f.severity for f in findings(result, "HA-04", "c-vm-01")} == {"info"}
+    # cor-c declares nothing: its observed design C explains, but grades no lower than
+    # medium.
+    assert {f.severity for f in findings(result, "HA-04", "c-vm-01")} == {"medium"}
 
 
 def test_a_cluster_declaration_wins_over_the_default_intent() -> None:
@@ -234,11 +240,11 @@ def test_ha06_is_medium_and_calls_itself_a_necessary_condition() -> None:
     assert outcome.passed and "a necessary condition only" in outcome.message
 
 
-def test_ha01_on_design_a_is_information() -> None:
+def test_ha01_on_an_observed_design_a_is_medium() -> None:
     e = passthrough_estate()
     outcome = ha.ha_enabled(context(e.inv), e.inv.clusters[0])
-    assert not outcome.passed and outcome.severity == "info"
-    assert outcome.message.startswith("design A: VMware HA is not relied on; ")
+    assert not outcome.passed and outcome.severity == "medium"
+    assert "(design A observed: VMware HA may not be relied on; " in outcome.message
 
 
 def test_ha01_on_design_b_keeps_its_severity() -> None:
@@ -266,19 +272,26 @@ def test_ha01_declared_no_mandate_on_design_b_is_information() -> None:
     assert outcome.message.startswith("intent: VMware HA is not mandated; ")
 
 
-def test_ha03_and_ha04_on_design_c_are_information() -> None:
+def test_ha03_and_ha04_on_an_observed_design_c_are_medium() -> None:
     e = passthrough_estate(buffer=True)
     vm = e.inv.vms[0]
     for check in (ha.shared_files, ha.fixed_passthrough):
         outcome = check(context(e.inv), vm)
-        assert outcome is not None and not outcome.passed and outcome.severity == "info"
-        assert outcome.message.startswith("design C: ")
+        assert outcome is not None and not outcome.passed and outcome.severity == "medium"
+        assert "(design C observed: " in outcome.message
+        declared = policy("clusters:\n  pt: {intent: {vm_ha_mandated: false}}\n")
+        outcome = check(context(e.inv, declared), vm)
+        assert outcome is not None and outcome.severity == "info"
 
 
-def test_ha05_and_ha08_on_design_a_are_information() -> None:
+def test_ha05_and_ha08_on_an_observed_design_a_are_medium_and_information_once_declared() -> None:
     result = run_checks(passthrough_estate().inv, None, TODAY)
     graded = [f for f in result.findings if f.rule in ("HA-05", "HA-08") and f.status == "fail"]
     assert {f.rule for f in graded} == {"HA-05", "HA-08"}
+    assert {f.severity for f in graded} == {"medium"}
+    declared = policy("clusters:\n  pt: {intent: {vm_ha_mandated: false}}\n")
+    result = run_checks(passthrough_estate().inv, declared, TODAY)
+    graded = [f for f in result.findings if f.rule in ("HA-05", "HA-08") and f.status == "fail"]
     assert {f.severity for f in graded} == {"info"}
 
 

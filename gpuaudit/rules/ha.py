@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gpuaudit import facts as F
 from gpuaudit.inventory import Cluster, Vm
+from gpuaudit.results import Severity
 from gpuaudit.rules import scopes, sources
 from gpuaudit.rules.design import classify_all
 from gpuaudit.rules.registry import Context, Outcome, Verdict, rule
@@ -37,33 +39,60 @@ REFERENCES = {
 
 # Appended to the rationale of the rules that grade their failures by design intent.
 _INTENT_NOTE = (
-    "Where VMware HA is not relied on (the policy's intent says vm_ha_mandated: false for "
-    "the cluster or, when the policy does not say, the cluster follows reference design A "
-    "or C, where the application layer restarts the work), a failure is information, with "
-    "that reason in its message."
+    "Where the policy declares that VMware HA is not relied on (its intent says "
+    "vm_ha_mandated: false for the cluster), a failure is information, with that reason in "
+    "its message. A cluster that only looks like reference design A or C (the application "
+    "layer restarts the work) is not a declaration: the failure says so and how to declare "
+    "it, and stays at least medium, since the very facts that make the rule fail also make "
+    "the cluster look like A or C."
 )
+# What a failure on an inferred design says about the policy that would grade it.
+DECLARE = (
+    "if that is the intent, declare it in the policy (clusters: {cluster}: intent: "
+    "vm_ha_mandated: false) and this becomes information"
+)
+INFERRED_SEVERITY: Severity = "medium"  # the lowest an inferred design grades a failure to
 
 
-def ha_not_relied_on(ctx: Context, cluster: str | None) -> str | None:
+@dataclass(frozen=True)
+class NotReliedOn:
+    """Why VMware HA is not relied on for a cluster, and whether the policy says so."""
+
+    reason: str
+    declared: bool
+    cluster: str = ""
+
+    def grade(self, message: str, evidence: dict[str, Any]) -> tuple[str, dict[str, Any], Severity]:
+        """A failure's message, evidence and severity under this reason: information when
+        declared; at most medium, with how to declare it, when only observed."""
+        evidence = evidence | {"ha_not_relied_on": self.reason, "intent_declared": self.declared}
+        if self.declared:
+            return f"{self.reason}; {message}", evidence, "info"
+        declare = DECLARE.format(cluster=self.cluster)
+        return f"{message} ({self.reason}; {declare})", evidence, INFERRED_SEVERITY
+
+
+def ha_not_relied_on(ctx: Context, cluster: str | None) -> NotReliedOn | None:
     """Why VMware HA is not relied on for a cluster, or None when it is. A declared
     intent (docs/policy.md) wins over the observed design (DS-01)."""
     declared = ctx.policy.ha_mandate_declared(cluster)
     if declared is not None:
-        return None if declared else "intent: VMware HA is not mandated"
+        return None if declared else NotReliedOn("intent: VMware HA is not mandated", True)
     designs = ctx.once("ha.designs", lambda: classify_all(ctx.facts))
     design = designs.get(cluster) if cluster is not None else None
     if design in ("A", "C"):
-        return f"design {design}: VMware HA is not relied on"
+        reason = f"design {design} observed: VMware HA may not be relied on"
+        return NotReliedOn(reason, False, cluster or "")
     return None
 
 
 def _graded(ctx: Context, cluster: str | None, outcome: Outcome) -> Outcome:
-    """A failure where VMware HA is not relied on becomes information, saying why."""
-    reason = None if outcome.passed else ha_not_relied_on(ctx, cluster)
-    if reason is None:
+    """A failure where VMware HA is not relied on, graded by whether that is declared."""
+    why = None if outcome.passed else ha_not_relied_on(ctx, cluster)
+    if why is None:
         return outcome
-    evidence = outcome.evidence | {"ha_not_relied_on": reason}
-    return Outcome(False, f"{reason}; {outcome.message}", evidence, severity="info")
+    message, evidence, severity = why.grade(outcome.message, outcome.evidence)
+    return Outcome(False, message, evidence, severity=severity)
 
 
 def ha_enabled(ctx: Context, cluster: Cluster) -> Outcome:
@@ -205,13 +234,12 @@ rule(
 def _graded_verdicts(ctx: Context, verdicts: Iterable[Verdict]) -> Iterator[Verdict]:
     """The verdicts of a rule that compares objects, each graded as :func:`_graded`."""
     for v in verdicts:
-        reason = None if v.passed else ha_not_relied_on(ctx, v.cluster)
-        if reason is None:
+        why = None if v.passed else ha_not_relied_on(ctx, v.cluster)
+        if why is None:
             yield v
         else:
-            evidence = v.evidence | {"ha_not_relied_on": reason}
-            message = f"{reason}; {v.message}"
-            yield dataclasses.replace(v, message=message, evidence=evidence, severity="info")
+            message, evidence, severity = why.grade(v.message, v.evidence)
+            yield dataclasses.replace(v, message=message, evidence=evidence, severity=severity)
 
 
 def restart_room(ctx: Context) -> Iterator[Verdict]:

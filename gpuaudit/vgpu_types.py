@@ -1,0 +1,342 @@
+"""NVIDIA's published facts per vGPU type, board by board: the data capacity rests on.
+
+One YAML file per board in ``gpuaudit/data/vgpu-types/`` holds what NVIDIA publishes
+for it: every vGPU type with its frame buffer and maximum instances per GPU (in
+equal-size mode, and in mixed-size mode with its placement size and placement IDs),
+the board's MIG geometry (each MIG profile with its compute and memory slices, its
+maximum and its allowed start slices), the 64-bit MMIO a C-series vGPU needs, BAR1,
+the live-migration group, NVLink, and the vGPU releases whose type tables list the
+board. Every figure names its source (document, section, URL). Where NVIDIA publishes
+no figure the file says ``unknown``, and so does every verdict that needs it: the
+simulation never falls back to frame buffer arithmetic for a type it does not find.
+
+A type named ``L40S-4Q`` appears on ESXi as the profile ``grid_l40s-4q`` (older and
+newer releases also use ``nvidia_``): the profile is the type name in lower case
+behind that prefix. Blackwell's ``DC-`` type names do not name the board, so a type
+is always looked up on a board.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cache, lru_cache
+from importlib import resources
+from typing import Any, Generic, TypeVar
+
+import yaml
+
+from gpuaudit import catalog
+
+T = TypeVar("T")
+
+UNKNOWN = "unknown"  # how a data file says NVIDIA publishes no figure
+NOT_ALLOWED = "none"  # a type NVIDIA does not allow in mixed-size mode
+DATA = "data/vgpu-types"
+_PREFIX = re.compile(r"^(?:grid|nvidia)_")
+
+
+class VgpuDataError(ValueError):
+    """A data file that breaks the format: a figure without a source, a bad value."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a figure is published."""
+
+    key: str
+    title: str
+    url: str
+
+
+@dataclass(frozen=True)
+class Fact(Generic[T]):
+    """One published figure, or None where NVIDIA publishes none (``unknown``)."""
+
+    value: T | None
+    source: Source | None = None
+
+    @property
+    def known(self) -> bool:
+        return self.value is not None
+
+
+@dataclass(frozen=True)
+class TypeFacts:
+    """One time-sliced vGPU type of a board, as NVIDIA's "Virtual GPU Types" table gives it."""
+
+    name: str  # as NVIDIA writes it: L40S-4Q
+    series: str  # Q, B, A, C
+    frame_buffer_mb: int
+    max_per_gpu: int | None  # equal-size mode; None: unknown
+    # Mixed-size mode: the maximum, None when unknown; ``mixed_allowed`` False when NVIDIA
+    # does not allow the type in that mode at all.
+    max_per_gpu_mixed: int | None
+    mixed_allowed: bool | None
+    placement_size: int | None  # mixed-size placement size in slots; None: unknown
+    placement_ids: tuple[int, ...] | None  # mixed-size start slots; None: unknown
+    source: Source
+
+    @property
+    def key(self) -> str:
+        return self.name.lower()
+
+
+@dataclass(frozen=True)
+class MigTypeFacts:
+    """A MIG profile of a board and the MIG-backed vGPU type that runs on it."""
+
+    mig: str  # the MIG user guide's name: 1g.10gb, 1g.10gb+me
+    vgpu: str | None  # the vGPU type: H100XM-1-10C; None when NVIDIA names none
+    frame_buffer_mb: int | None
+    compute: int  # compute slices
+    span: int  # memory slices covered
+    maximum: int  # instances per GPU
+    starts: tuple[int, ...] | None  # allowed start memory slices; None: unknown
+    media: bool  # takes the GPU's media engines (+me)
+    source: Source
+
+    @property
+    def key(self) -> str | None:
+        return self.vgpu.lower() if self.vgpu else None
+
+
+@dataclass(frozen=True)
+class MigFacts:
+    compute: int  # compute slices per GPU
+    slices: int  # memory slices per GPU
+    profiles: tuple[MigTypeFacts, ...]
+    source: Source
+
+
+@dataclass(frozen=True)
+class BoardFacts:
+    """What NVIDIA publishes about one board's vGPU types."""
+
+    key: str  # the file's name: l40s
+    board: str  # the type names' prefix: L40S
+    name: str  # NVIDIA L40S
+    device_ids: tuple[int, ...]
+    subsystems: tuple[tuple[int, int], ...]  # where one device id names several boards
+    frame_buffer_mb: int
+    gpus_per_board: int
+    architecture: str
+    branches: tuple[int, ...]  # vGPU releases whose type tables list the board
+    mixed_size: Fact[bool]
+    mmio_c_series_gb: Fact[int]
+    bar1_mb: Fact[int]
+    live_migration: Fact[str]
+    nvlink: Fact[bool]
+    types: Mapping[str, TypeFacts]  # by lower-case type name
+    mig: MigFacts | None
+    sources: Mapping[str, Source] = field(default_factory=dict)
+
+    def type_for(self, profile: str) -> TypeFacts | None:
+        """The time-sliced type of an ESXi profile name (grid_l40s-4q), or None."""
+        return self.types.get(type_key(profile))
+
+    def mig_for(self, profile: str) -> MigTypeFacts | None:
+        """The MIG profile a MIG-backed ESXi profile (grid_a100-3-20c) runs on, or None."""
+        if self.mig is None:
+            return None
+        key = type_key(profile)
+        return next((p for p in self.mig.profiles if p.key == key), None)
+
+
+def type_key(profile: str) -> str:
+    """An ESXi profile name as a type key: grid_l40s-4q and nvidia_l40s-4q -> l40s-4q."""
+    return _PREFIX.sub("", profile.strip().lower())
+
+
+# Loading
+
+
+def _int(value: Any, where: str) -> int | None:
+    if value == UNKNOWN or value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise VgpuDataError(f"{where}: expected a whole number or 'unknown', not {value!r}")
+    return value
+
+
+def _ints(value: Any, where: str) -> tuple[int, ...] | None:
+    if value == UNKNOWN or value is None:
+        return None
+    if not isinstance(value, list):
+        raise VgpuDataError(f"{where}: expected a list of whole numbers or 'unknown'")
+    out = tuple(_int(v, where) for v in value)
+    if any(v is None for v in out):
+        raise VgpuDataError(f"{where}: expected a list of whole numbers")
+    return tuple(v for v in out if v is not None)
+
+
+class _Reader:
+    """Reads one board file; every figure must name a source of the file."""
+
+    def __init__(self, key: str, data: Any) -> None:
+        if not isinstance(data, dict):
+            raise VgpuDataError(f"{key}: a board file is a mapping")
+        self.key = key
+        self.data = data
+        raw = data.get("sources")
+        if not isinstance(raw, dict) or not raw:
+            raise VgpuDataError(f"{key}: no sources")
+        self.sources: dict[str, Source] = {}
+        for name, item in raw.items():
+            if not isinstance(item, dict):
+                raise VgpuDataError(f"{key}: source {name}: expected title and url")
+            title, url = item.get("title"), item.get("url")
+            if not isinstance(title, str) or not title.strip():
+                raise VgpuDataError(f"{key}: source {name}: no title")
+            if not isinstance(url, str) or not url.startswith("https://"):
+                raise VgpuDataError(f"{key}: source {name}: no https URL")
+            self.sources[str(name)] = Source(str(name), title, url)
+
+    def source(self, item: Any, where: str) -> Source:
+        name = item.get("source") if isinstance(item, dict) else None
+        if name not in self.sources:
+            raise VgpuDataError(f"{self.key}: {where}: no source, or one the file does not list")
+        return self.sources[name]
+
+    def fact(self, name: str, kind: type) -> Fact[Any]:
+        item = self.data.get(name)
+        if not isinstance(item, dict):
+            raise VgpuDataError(f"{self.key}: {name}: expected value and source")
+        value = item.get("value", item.get("group", item.get("supported")))
+        if value == UNKNOWN:
+            return Fact(None, self.sources.get(item.get("source", "")))
+        if kind is int:
+            value = _int(value, f"{self.key}: {name}")
+        elif not isinstance(value, kind):
+            raise VgpuDataError(f"{self.key}: {name}: expected {kind.__name__} or 'unknown'")
+        return Fact(value, self.source(item, name))
+
+    def type_facts(self, item: Any) -> TypeFacts:
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            raise VgpuDataError(f"{self.key}: a type without a name")
+        name = item["name"]
+        where = f"{self.key}: {name}"
+        mixed = item.get("max_per_gpu_mixed", UNKNOWN)
+        fb = _int(item.get("frame_buffer_mb"), where)
+        if fb is None:
+            raise VgpuDataError(f"{where}: no frame buffer")
+        return TypeFacts(
+            name=name,
+            series=str(item.get("series", "")).upper(),
+            frame_buffer_mb=fb,
+            max_per_gpu=_int(item.get("max_per_gpu"), where),
+            max_per_gpu_mixed=None if mixed == NOT_ALLOWED else _int(mixed, where),
+            mixed_allowed=False if mixed == NOT_ALLOWED else (None if mixed == UNKNOWN else True),
+            placement_size=_int(item.get("placement_size", UNKNOWN), where),
+            placement_ids=_ints(item.get("placement_ids", UNKNOWN), where),
+            source=self.source(item, name),
+        )
+
+    def mig(self) -> MigFacts | None:
+        raw = self.data.get("mig")
+        if raw is None:
+            return None
+        if not isinstance(raw, dict):
+            raise VgpuDataError(f"{self.key}: mig: expected a mapping")
+        profiles = []
+        for item in raw.get("profiles") or []:
+            where = f"{self.key}: mig {item.get('mig') if isinstance(item, dict) else item}"
+            if not isinstance(item, dict) or not isinstance(item.get("mig"), str):
+                raise VgpuDataError(f"{where}: a MIG profile without a name")
+            vgpu = item.get("vgpu")
+            values = {k: _int(item.get(k), where) for k in ("compute", "memory_slices")}
+            maximum = _int(item.get("max_per_gpu"), where)
+            if None in values.values() or maximum is None:
+                raise VgpuDataError(f"{where}: compute, memory_slices and max_per_gpu needed")
+            profiles.append(
+                MigTypeFacts(
+                    mig=item["mig"],
+                    vgpu=vgpu if isinstance(vgpu, str) and vgpu != UNKNOWN else None,
+                    frame_buffer_mb=_int(item.get("frame_buffer_mb", UNKNOWN), where),
+                    compute=values["compute"] or 0,
+                    span=values["memory_slices"] or 0,
+                    maximum=maximum,
+                    starts=_ints(item.get("placements", UNKNOWN), where),
+                    media=bool(item.get("media", False)),
+                    source=self.source(item, where),
+                )
+            )
+        compute = _int(raw.get("compute_slices"), f"{self.key}: mig")
+        slices = _int(raw.get("memory_slices"), f"{self.key}: mig")
+        if compute is None or slices is None:
+            raise VgpuDataError(f"{self.key}: mig: compute_slices and memory_slices needed")
+        return MigFacts(compute, slices, tuple(profiles), self.source(raw, "mig"))
+
+    def board(self) -> BoardFacts:
+        d = self.data
+        for name in ("board", "name", "architecture"):
+            if not isinstance(d.get(name), str):
+                raise VgpuDataError(f"{self.key}: no {name}")
+        fb = _int(d.get("frame_buffer_mb"), f"{self.key}: frame_buffer_mb")
+        if fb is None:
+            raise VgpuDataError(f"{self.key}: no frame buffer")
+        types = [self.type_facts(t) for t in d.get("types") or []]
+        return BoardFacts(
+            key=self.key,
+            board=d["board"],
+            name=d["name"],
+            device_ids=_ints(d.get("pci_device_ids"), f"{self.key}: pci_device_ids") or (),
+            subsystems=tuple(
+                (int(a), int(b)) for a, b in (d.get("pci_subsystems") or [])
+            ),
+            frame_buffer_mb=fb,
+            gpus_per_board=_int(d.get("gpus_per_board", 1), self.key) or 1,
+            architecture=d["architecture"],
+            branches=_ints(d.get("branches", []), f"{self.key}: branches") or (),
+            mixed_size=self.fact("mixed_size", bool),
+            mmio_c_series_gb=self.fact("mmio_c_series_gb", int),
+            bar1_mb=self.fact("bar1_mb", int),
+            live_migration=self.fact("live_migration", str),
+            nvlink=self.fact("nvlink", bool),
+            types={t.key: t for t in types},
+            mig=self.mig(),
+            sources=dict(self.sources),
+        )
+
+
+def parse_board(key: str, text: str) -> BoardFacts:
+    """One board file's text; raises VgpuDataError on a figure without a source."""
+    return _Reader(key, yaml.safe_load(text)).board()
+
+
+@cache
+def boards() -> tuple[BoardFacts, ...]:
+    """Every board file shipped in the package, by file name."""
+    folder = resources.files("gpuaudit").joinpath(DATA)
+    found = []
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".yaml"):
+            found.append(parse_board(entry.name.removesuffix(".yaml"), entry.read_text("utf-8")))
+    return tuple(found)
+
+
+def _index(items: Iterable[BoardFacts]) -> dict[tuple[int, int, int, int], BoardFacts]:
+    out: dict[tuple[int, int, int, int], BoardFacts] = {}
+    for b in items:
+        for device in b.device_ids:
+            for sub in b.subsystems or ((-1, -1),):
+                out[(catalog.NVIDIA, device, *sub)] = b
+    return out
+
+
+@lru_cache(maxsize=256)
+def board_for(
+    vendor_id: int, device_id: int, sub_vendor_id: int = 0, sub_device_id: int = 0
+) -> BoardFacts | None:
+    """The board file of a PCI device: by subsystem where its device id names several
+    boards (25b6: A2 and A16), else by device id alone; None when no file has it."""
+    index = _index(boards())
+    key = (catalog.unsigned16(vendor_id), catalog.unsigned16(device_id))
+    sub = (catalog.unsigned16(sub_vendor_id), catalog.unsigned16(sub_device_id))
+    return index.get((*key, *sub)) or index.get((*key, -1, -1))
+
+
+def board_of_model(model: catalog.GpuModel) -> BoardFacts | None:
+    """The board file of a catalogue model, matched by its name."""
+    return next((b for b in boards() if b.name == model.name), None)
