@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from functools import cached_property
 
-from gpuaudit import catalog
+from gpuaudit import catalog, vgpu_types
 from gpuaudit.inventory import Cluster, Datastore, Gpu, GpuAttachment, Host, Inventory, Vm
 
 # HA restart priorities, first restarted first; "disabled" is never restarted by HA.
@@ -104,6 +104,15 @@ def gpu_model(gpu: Gpu) -> catalog.GpuModel | None:
         sub_vendor_id=gpu.sub_vendor_id,
         sub_device_id=gpu.sub_device_id,
     )
+
+
+def gpu_board(gpu: Gpu) -> vgpu_types.BoardFacts | None:
+    """NVIDIA's published vGPU facts for the GPU's board: the catalogue tells the board
+    (by subsystem id, or by name for the A2 and A16), else its PCI ids alone."""
+    model = gpu_model(gpu)
+    if model is not None:
+        return vgpu_types.board_of_model(model)
+    return vgpu_types.board_for(gpu.vendor_id, gpu.device_id, gpu.sub_vendor_id, gpu.sub_device_id)
 
 
 def gpu_usable(gpu: Gpu) -> bool:

@@ -162,6 +162,10 @@ class HostFailure:
     # GPU VMs that fit only if placed by hand: the exact search finds room for them, the
     # hosts' own GPU choice (their assignment policy) does not. N+k counts them as lost.
     manual_only: list[Placement] = field(default_factory=list)
+    # GPU VMs whose restart is not proven: they restart only if a fact NVIDIA does not
+    # publish (a type's maximum, a placement, a whole board's types) allows it. Each one's
+    # reason names the missing fact. N+k counts them as lost.
+    unproven: list[Placement] = field(default_factory=list)
 
 
 @dataclass
@@ -200,6 +204,12 @@ class ClusterSimulation:
     manual_tolerates: int = 0  # the k of N+k when every VM is restarted by hand
     restart_disabled: list[str] = field(default_factory=list)  # powered-on, priority disabled
     spare: list[SpareCapacity] = field(default_factory=list)  # per GPU model and family
+    # The k of N+k the cluster may tolerate if the facts NVIDIA does not publish allow it:
+    # N+tolerates is proven, up to N+tolerates_unproven is not. None: nothing unproven.
+    tolerates_unproven: int | None = None
+    # What NVIDIA's published figures left undecided in this cluster (no type data for a
+    # board, no maximum or placement for a type), each said once.
+    not_proven: list[str] = field(default_factory=list)
 
 
 @dataclass

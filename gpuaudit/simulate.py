@@ -18,14 +18,22 @@ all the VM's datastores and, per GPU device of the VM:
 
 - vGPU: the host offers the profile, on a GPU of the same model in Shared Direct
   mode, and that GPU can take it, counting the vGPUs already there, by the rule of
-  the host's ESXi release and the GPU's vGPU mode (gpuaudit.sharing): before 8.0 U2
-  one exact profile per GPU; from 8.0 U2 one frame-buffer size of any series, at
-  most floor(GPU memory / profile memory); different sizes only in mixed-size mode
-  (8.0 U3), within NVIDIA's per-profile maximums for that mode. GPU memory is the
-  catalogue's nominal frame buffer. MIG-backed profiles follow MIG geometry
-  (gpuaudit.mig: NVIDIA's instances per GPU and start slices), on a GPU in MIG mode
-  or, where the mode is unreadable, one that runs no time-sliced vGPU. A legacy
-  0 GB type (grid_m10-0b) has 512 MB (gpuaudit.catalog).
+  the host's ESXi release and the GPU's vGPU mode and by NVIDIA's published figures
+  for the type (gpuaudit.sharing, gpuaudit.vgpu_types): before 8.0 U2 one exact
+  profile per GPU; from 8.0 U2 one frame-buffer size of any series, at most the
+  type's maximum per GPU; different sizes only in mixed-size mode (8.0 U3), at the
+  type's placement IDs within its mixed-size maximum. MIG-backed profiles follow
+  the board's MIG geometry (instances per GPU and start slices), on a GPU in MIG
+  mode or, where the mode is unreadable, one that runs no time-sliced vGPU.
+
+Where NVIDIA's figures do not decide a fit (a board or type without data, a maximum
+or placement not published, or a fit that depends on where ESXi placed the vGPUs
+already running, which no API reports), the simulation proves nothing it does not
+know. It reads such an answer as "no" (a type without figures runs alone on a GPU
+and takes all of it; a placement must fit every layout) and, where VMs are then left
+without room, again as "yes" (Ledger): a VM that only the second reading restarts
+is "not proven" (HostFailure.unproven), and the N+k only that reading reaches is
+``tolerates_unproven``. ``tolerates`` is always proven.
 - Dynamic DirectPath: a free passthrough-active GPU whose vendor/device id is
   allowed, and its sub vendor/sub device id where the allowed entry gives them; a
   device with a custom label takes only a GPU whose host hardware label
@@ -85,6 +93,7 @@ largest device fit now, and the N+k of those VMs alone by the policy pass.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
 from collections.abc import Callable, Iterable, Iterator
@@ -97,6 +106,7 @@ from gpuaudit.facts import (
     PRIORITIES,
     SHARED_DIRECT,
     Facts,
+    gpu_board,
     gpu_memory,
     gpu_prefix,
     host_vm_memory_mb,
@@ -171,21 +181,50 @@ class Guest:
         return sum(d.size or 1 << 20 for d in self.demands)
 
 
+class Ledger:
+    """What NVIDIA's published figures left undecided in one simulation, and how it is
+    read. A proof that VMs restart reads every undecided answer as a no: a type without
+    figures runs alone on a GPU and takes all of it. A proof that they do not reads it as
+    a yes: such a type fits wherever its host offers it and takes nothing. Placements
+    that only the second reading allows are "not proven"."""
+
+    def __init__(self, optimistic: bool = False) -> None:
+        self.optimistic = optimistic
+        self.reasons: dict[str, None] = {}  # what was missing, in the order first met
+
+    def undecided(
+        self, share: sharing.GpuRule, placed: sharing.Placed, profile: str, seated: int
+    ) -> bool:
+        names = [p for _, p, _ in placed]
+        key = (tuple(sorted(names[:seated])), tuple(sorted(names[seated:])))
+        self.reasons.setdefault(_unknown_reason(share, *key, profile))
+        return self.optimistic
+
+
+@functools.lru_cache(maxsize=4096)
+def _unknown_reason(
+    share: sharing.GpuRule, running: tuple[str, ...], arrived: tuple[str, ...], profile: str
+) -> str:
+    placed = [("", p, 0) for p in (*running, *arrived)]
+    return sharing.unknown(share, placed, profile, len(running))
+
+
 class Slot:
     """One physical GPU and what runs on it."""
 
     __slots__ = (
         "device",
         "host",
-        "known",
         "label",
+        "ledger",
         "memory",
         "model",
         "owner",
         "pci_id",
         "prefix",
         "pt_ok",
-        "rule",
+        "seated",
+        "share",
         "static",
         "subsystem",
         "used",
@@ -194,7 +233,7 @@ class Slot:
         "vgpus",
     )
 
-    def __init__(self, host: Host, gpu: Gpu) -> None:
+    def __init__(self, host: Host, gpu: Gpu, ledger: Ledger | None = None) -> None:
         """The GPU as its host reports it, with nothing placed on it yet."""
         self.host = host.name
         self.pci_id = gpu.pci_id
@@ -207,8 +246,11 @@ class Slot:
         self.memory = sharing.nominal_memory(gpu) or gpu_memory(gpu)
         self.pt_ok = gpu.passthrough_active
         self.vgpu_ok = gpu.graphics_type == SHARED_DIRECT and not gpu.passthrough_active
-        self.rule = sharing.policy(host, gpu)  # what may share the GPU (gpuaudit.sharing)
-        self.known = sharing.mode_known(gpu)  # the host reports the GPU's vGPU mode
+        # What may share the GPU: ESXi's rule, the vGPU mode, NVIDIA's figures for the board.
+        self.share = sharing.GpuRule(
+            sharing.policy(host, gpu), sharing.mode_known(gpu), self.memory, gpu_board(gpu)
+        )
+        self.ledger = ledger or Ledger()
         self.static: tuple[Any, ...] = (
             self.model,
             self.prefix,
@@ -217,14 +259,18 @@ class Slot:
             self.memory,
             self.pt_ok,
             self.vgpu_ok,
-            self.rule,
-            self.known,
+            self.share.rule,
+            self.share.known,
+            self.share.board.key if self.share.board is not None else "",
             self.subsystem,
             self.label,
         )
         self.owner: str | None = None  # the passthrough VM that holds it
         self.vgpus: list[tuple[str, str, int]] = []  # (vm, profile, frame buffer)
         self.used = 0  # frame buffer taken by vGPUs
+        # The first ``seated`` of vgpus ran before any failure: where they sit is unknown.
+        # The others arrive in a simulation, each where ESXi chooses.
+        self.seated = 0
 
     def copy(self) -> Slot:
         new = Slot.__new__(Slot)
@@ -234,8 +280,12 @@ class Slot:
         new.memory, new.vgpu_ok = self.memory, self.vgpu_ok
         new.pt_ok, new.static, new.owner = self.pt_ok, self.static, self.owner
         new.vgpus, new.used = list(self.vgpus), self.used
-        new.rule, new.known = self.rule, self.known
+        new.share, new.ledger, new.seated = self.share, self.ledger, self.seated
         return new
+
+    @property
+    def rule(self) -> str:
+        return self.share.rule
 
     def key(self) -> tuple[Any, ...]:
         size = self.vgpus[0][2] if self.vgpus else 0
@@ -272,33 +322,40 @@ class Slot:
             return False
         if d.kind == "dynamic":
             return not self.vgpus
-        size = d.size or self.memory
-        if size <= 0:
-            return False
-        return sharing.accepts(
-            self.rule, self.known, self.memory, self.vgpus, d.profile or "", size
-        )
+        answer = sharing.judge(self.share, self.vgpus, d.profile or "", self.seated)
+        if answer is None:  # NVIDIA's figures do not decide it: the ledger's bound does
+            return self.ledger.undecided(self.share, self.vgpus, d.profile or "", self.seated)
+        return answer
 
     def room(self, d: Demand) -> int:
         """How many more vGPUs like ``d`` this GPU takes, on its own."""
         if not self.fits(d):
             return 0
-        size = d.size or self.memory
-        return sharing.room(self.rule, self.known, self.memory, self.vgpus, d.profile or "", size)
+        optimistic = self.ledger.optimistic
+        return sharing.room(self.share, self.vgpus, d.profile or "", optimistic, self.seated)
 
     def score(self, d: Demand) -> tuple[int, int]:
         """Best fit: join a GPU already in use, and leave as little room as possible."""
         if d.kind != "vgpu":
             return (1, 0)
-        return (0 if self.vgpus else 1, self.memory - self.used - (d.size or self.memory))
+        left = self.memory - self.used - self.frame_buffer(d.profile or "")
+        return (0 if self.vgpus else 1, left)
 
     def take(self, vm: str, d: Demand) -> None:
         if d.kind == "vgpu":
-            size = d.size or self.memory
+            size = self.frame_buffer(d.profile or "")
             self.vgpus.append((vm, d.profile or "", size))
             self.used += size
         else:
             self.owner = vm
+
+    def frame_buffer(self, profile: str) -> int:
+        """A vGPU's frame buffer on this GPU: NVIDIA's figure for the type; where NVIDIA's
+        data has none, the whole GPU for a proof of a pass, nothing for one of a failure."""
+        size = sharing.frame_buffer(self.share.board, profile)
+        if size is not None:
+            return size
+        return 0 if self.ledger.optimistic else self.memory
 
     def release(self, vm: str, d: Demand) -> None:
         if d.kind == "vgpu":
@@ -359,8 +416,16 @@ class _Search:
 class ClusterModel:
     """A cluster's hosts, GPUs and powered-on GPU VMs, ready to fail hosts."""
 
-    def __init__(self, facts: Facts, cluster: str, max_failures: int = MAX_FAILURES) -> None:
+    def __init__(
+        self,
+        facts: Facts,
+        cluster: str,
+        max_failures: int = MAX_FAILURES,
+        optimistic: bool = False,
+    ) -> None:
         self.facts = facts
+        # How undecided capacity is read, and what was undecided (Ledger).
+        self.ledger = Ledger(optimistic)
         self.max_failures = max_failures  # N+k is searched for k up to this
         hosts = facts.cluster_hosts(cluster)
         self.nodes: dict[str, Node] = {}
@@ -386,7 +451,7 @@ class ClusterModel:
             node.memory = UNLIMITED if memory is None else memory
             node.policy = host.assignment_policy or PERFORMANCE
             self.nodes[host.name] = node
-            self.initial[host.name] = [Slot(host, g) for g in host.gpus]
+            self.initial[host.name] = [Slot(host, g, self.ledger) for g in host.gpus]
             self.free[host.name] = node.memory - facts.host_memory_used_mb(host.name)
             sig: tuple[Any, ...] = (
                 node.active,
@@ -410,6 +475,9 @@ class ClusterModel:
                 self.disabled.setdefault(vm.host or "", []).append(vm)
         # Every VM is seated (a disabled one keeps its GPU); guest indices stay those of vms.
         self.guests = [g for g in self._seat(vms) if g.priority != "disabled"]
+        for slots in self.initial.values():
+            for slot in slots:
+                slot.seated = len(slot.vgpus)  # running now: where each sits is unknown
         self.by_host: dict[str, list[Guest]] = {}
         for guest in self.guests:
             self.by_host.setdefault(guest.host, []).append(guest)
@@ -1138,22 +1206,19 @@ def _sharing_refusals(guest: Guest, hosts: list[str], state: State) -> list[str]
             for slot in state.get(host, []):
                 if slot.owner is not None or not slot.compatible(d):
                     continue
-                size = d.size or slot.memory
-                why = sharing.refusal(
-                    slot.rule, slot.known, slot.memory, slot.vgpus, d.profile or "", size
-                )
+                why = sharing.refusal(slot.share, slot.vgpus, d.profile or "", slot.seated)
                 if why:
                     out.append(f"{host} {slot.pci_id}: {why}")
     return _few(sorted(set(out)), 2)
 
 
 def _capacity(slot: Slot) -> int:
-    """The vGPUs the GPU holds with more of its smallest profile added while they fit."""
+    """The vGPUs the GPU holds with more of its smallest profile added while they fit,
+    as far as NVIDIA's published figures prove it."""
     _, profile, size = min(slot.vgpus, key=lambda v: v[2])
     if size <= 0:  # neither the profile nor the GPU gives a frame buffer: no room is known
         return len(slot.vgpus)
-    more = sharing.room(slot.rule, slot.known, slot.memory, slot.vgpus, profile, size)
-    return len(slot.vgpus) + more
+    return len(slot.vgpus) + sharing.room(slot.share, slot.vgpus, profile, seated=slot.seated)
 
 
 # Public API
@@ -1243,9 +1308,43 @@ def simulate_cluster_notes(
     # With HA off nothing restarts, so no failure leaves every GPU VM running (N+0),
     # unless there is no GPU VM at all.
     sim.tolerates = policy_tolerates if model.ha_restarts or not sim.gpu_vms else 0
+    # What the failures left undecided; the spare capacity below counts proven room only.
+    sim.not_proven = list(model.ledger.reasons)
     sim.spare = spare_capacity(model)
     out.notes.extend(notes)
+    short = not by_policy or policy_tolerates < min(max_failures, len(model.nodes))
+    if sim.not_proven and short:
+        _weigh_the_unknown(facts, cluster_name, max_failures, sim)
     return out
+
+
+def _weigh_the_unknown(
+    facts: Facts, cluster: str, max_failures: int, sim: ClusterSimulation
+) -> None:
+    """Where NVIDIA's figures left capacity undecided and VMs found no room, simulate again
+    reading every undecided answer as room: a VM that then restarts is not proven lost, only
+    not proven restarted (HostFailure.unproven), and the N+k that reading reaches is the
+    cluster's ``tolerates_unproven``."""
+    loose = ClusterModel(facts, cluster, max_failures, optimistic=True)
+    every = True
+    why = "; ".join(_few(sim.not_proven, 3))
+    for failure in sim.failures:
+        if failure.host not in loose.nodes:
+            continue
+        exact = _failure(loose, {failure.host}, loose.fail([failure.host]))
+        chosen = _with_policy(loose, exact, loose.by_policy([failure.host]))
+        every = every and not chosen.unplaced and not chosen.manual_only
+        restarts = {p.vm for p in chosen.placed}
+        for lost in (failure.unplaced, failure.manual_only):
+            for p in [p for p in lost if p.vm in restarts]:
+                lost.remove(p)
+                p.reason = f"restart not proven: {why}"
+                p.to_host = p.to_gpu = None
+                failure.unproven.append(p)
+    if sim.ha_restarts:
+        k, _ = _tolerance(loose, every, by_policy=True)
+        if k > sim.tolerates:
+            sim.tolerates_unproven = k
 
 
 def _failure(model: ClusterModel, down: set[str], outcome: Outcome) -> HostFailure:
@@ -1358,6 +1457,12 @@ def profile_family(profile: str) -> str | None:
 Group = tuple[str, str]  # (GPU model, family)
 
 
+def _family_of(profile: str) -> str:
+    """A profile's family row: its family, or the profile itself when it follows no
+    NVIDIA name."""
+    return profile_family(profile) or profile
+
+
 def _groups(model: ClusterModel) -> dict[int, set[Group]]:
     """The GPU model and family of each device of each restarted VM, where it runs now."""
     out: dict[int, set[Group]] = {}
@@ -1368,7 +1473,7 @@ def _groups(model: ClusterModel) -> dict[int, set[Group]]:
                 groups.add((slot.model, "passthrough"))
             for vm, profile, _ in slot.vgpus:
                 if vm == guest.name:
-                    groups.add((slot.model, profile_family(profile) or profile))
+                    groups.add((slot.model, _family_of(profile)))
     return out
 
 
@@ -1426,13 +1531,16 @@ def _family_spare(
             for s in slots
             if s.model == gpu_model and s.fits(d)
         )
-    sizes = [
-        d.size
+    devices = [
+        d
         for i in members
         for d in guests[i].demands
-        if d.kind == "vgpu" and d.model == gpu_model and profile_family(d.profile or "") == family
+        if d.kind == "vgpu" and d.model == gpu_model and _family_of(d.profile or "") == family
     ]
-    d = Demand(kind="vgpu", size=max(sizes, default=0), model=gpu_model)
+    if not devices:
+        return 0
+    # The largest device of the family, by its size; on a tie the first profile by name.
+    d = min(devices, key=lambda d: (-d.size, d.profile or ""))
     return _pool_capacity(_pool(d), state, model.nodes)
 
 

@@ -68,7 +68,7 @@ class TypeFacts:
 
     name: str  # as NVIDIA writes it: L40S-4Q
     series: str  # Q, B, A, C
-    frame_buffer_mb: int
+    frame_buffer_mb: int | None  # None: NVIDIA's table was not available
     max_per_gpu: int | None  # equal-size mode; None: unknown
     # Mixed-size mode: the maximum, None when unknown; ``mixed_allowed`` False when NVIDIA
     # does not allow the type in that mode at all.
@@ -91,7 +91,7 @@ class MigTypeFacts:
     vgpu: str | None  # the vGPU type: H100XM-1-10C; None when NVIDIA names none
     frame_buffer_mb: int | None
     compute: int  # compute slices
-    span: int  # memory slices covered
+    span: int | None  # memory slices covered; None: unknown
     maximum: int  # instances per GPU
     starts: tuple[int, ...] | None  # allowed start memory slices; None: unknown
     media: bool  # takes the GPU's media engines (+me)
@@ -104,13 +104,13 @@ class MigTypeFacts:
 
 @dataclass(frozen=True)
 class MigFacts:
-    compute: int  # compute slices per GPU
-    slices: int  # memory slices per GPU
+    compute: int | None  # compute slices per GPU; None: unknown
+    slices: int | None  # memory slices per GPU; None: unknown
     profiles: tuple[MigTypeFacts, ...]
     source: Source
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # one object per board file: hashed by identity
 class BoardFacts:
     """What NVIDIA publishes about one board's vGPU types."""
 
@@ -119,7 +119,7 @@ class BoardFacts:
     name: str  # NVIDIA L40S
     device_ids: tuple[int, ...]
     subsystems: tuple[tuple[int, int], ...]  # where one device id names several boards
-    frame_buffer_mb: int
+    frame_buffer_mb: int | None  # one GPU's; None where NVIDIA's table was not available
     gpus_per_board: int
     architecture: str
     branches: tuple[int, ...]  # vGPU releases whose type tables list the board
@@ -197,7 +197,17 @@ class _Reader:
         name = item.get("source") if isinstance(item, dict) else None
         if name not in self.sources:
             raise VgpuDataError(f"{self.key}: {where}: no source, or one the file does not list")
+        self.also(item, where)
         return self.sources[name]
+
+    def also(self, item: dict[str, Any], where: str) -> None:
+        """Further sources a row names (placement_source, source_also): each one listed."""
+        for key, value in item.items():
+            if key == "source" or not (key.endswith("_source") or key == "source_also"):
+                continue
+            for name in value if isinstance(value, list) else [value]:
+                if name not in self.sources and name != UNKNOWN:
+                    raise VgpuDataError(f"{self.key}: {where}: {key} {name!r} is not a source")
 
     def fact(self, name: str, kind: type) -> Fact[Any]:
         item = self.data.get(name)
@@ -218,9 +228,7 @@ class _Reader:
         name = item["name"]
         where = f"{self.key}: {name}"
         mixed = item.get("max_per_gpu_mixed", UNKNOWN)
-        fb = _int(item.get("frame_buffer_mb"), where)
-        if fb is None:
-            raise VgpuDataError(f"{where}: no frame buffer")
+        fb = _int(item.get("frame_buffer_mb", UNKNOWN), where)
         return TypeFacts(
             name=name,
             series=str(item.get("series", "")).upper(),
@@ -245,27 +253,25 @@ class _Reader:
             if not isinstance(item, dict) or not isinstance(item.get("mig"), str):
                 raise VgpuDataError(f"{where}: a MIG profile without a name")
             vgpu = item.get("vgpu")
-            values = {k: _int(item.get(k), where) for k in ("compute", "memory_slices")}
+            compute = _int(item.get("compute"), where)
             maximum = _int(item.get("max_per_gpu"), where)
-            if None in values.values() or maximum is None:
-                raise VgpuDataError(f"{where}: compute, memory_slices and max_per_gpu needed")
+            if compute is None or maximum is None:
+                raise VgpuDataError(f"{where}: compute slices and max_per_gpu needed")
             profiles.append(
                 MigTypeFacts(
                     mig=item["mig"],
                     vgpu=vgpu if isinstance(vgpu, str) and vgpu != UNKNOWN else None,
                     frame_buffer_mb=_int(item.get("frame_buffer_mb", UNKNOWN), where),
-                    compute=values["compute"] or 0,
-                    span=values["memory_slices"] or 0,
+                    compute=compute,
+                    span=_int(item.get("memory_slices", UNKNOWN), where),
                     maximum=maximum,
                     starts=_ints(item.get("placements", UNKNOWN), where),
                     media=bool(item.get("media", False)),
                     source=self.source(item, where),
                 )
             )
-        compute = _int(raw.get("compute_slices"), f"{self.key}: mig")
-        slices = _int(raw.get("memory_slices"), f"{self.key}: mig")
-        if compute is None or slices is None:
-            raise VgpuDataError(f"{self.key}: mig: compute_slices and memory_slices needed")
+        compute = _int(raw.get("compute_slices", UNKNOWN), f"{self.key}: mig")
+        slices = _int(raw.get("memory_slices", UNKNOWN), f"{self.key}: mig")
         return MigFacts(compute, slices, tuple(profiles), self.source(raw, "mig"))
 
     def board(self) -> BoardFacts:
@@ -273,18 +279,14 @@ class _Reader:
         for name in ("board", "name", "architecture"):
             if not isinstance(d.get(name), str):
                 raise VgpuDataError(f"{self.key}: no {name}")
-        fb = _int(d.get("frame_buffer_mb"), f"{self.key}: frame_buffer_mb")
-        if fb is None:
-            raise VgpuDataError(f"{self.key}: no frame buffer")
+        fb = _int(d.get("frame_buffer_mb", UNKNOWN), f"{self.key}: frame_buffer_mb")
         types = [self.type_facts(t) for t in d.get("types") or []]
         return BoardFacts(
             key=self.key,
             board=d["board"],
             name=d["name"],
             device_ids=_ints(d.get("pci_device_ids"), f"{self.key}: pci_device_ids") or (),
-            subsystems=tuple(
-                (int(a), int(b)) for a, b in (d.get("pci_subsystems") or [])
-            ),
+            subsystems=tuple((int(a), int(b)) for a, b in (d.get("pci_subsystems") or [])),
             frame_buffer_mb=fb,
             gpus_per_board=_int(d.get("gpus_per_board", 1), self.key) or 1,
             architecture=d["architecture"],
@@ -317,11 +319,20 @@ def boards() -> tuple[BoardFacts, ...]:
 
 
 def _index(items: Iterable[BoardFacts]) -> dict[tuple[int, int, int, int], BoardFacts]:
+    """(vendor, device, sub vendor, sub device) -> board; -1, -1 where the device id alone
+    tells the board, that is where no other board file has it."""
     out: dict[tuple[int, int, int, int], BoardFacts] = {}
-    for b in items:
+    owners: dict[int, set[str]] = {}
+    boards = list(items)
+    for b in boards:
         for device in b.device_ids:
-            for sub in b.subsystems or ((-1, -1),):
+            owners.setdefault(device, set()).add(b.key)
+            for sub in b.subsystems:
                 out[(catalog.NVIDIA, device, *sub)] = b
+    for b in boards:
+        for device in b.device_ids:
+            if owners[device] == {b.key}:
+                out[(catalog.NVIDIA, device, -1, -1)] = b
     return out
 
 
@@ -338,5 +349,55 @@ def board_for(
 
 
 def board_of_model(model: catalog.GpuModel) -> BoardFacts | None:
-    """The board file of a catalogue model, matched by its name."""
-    return next((b for b in boards() if b.name == model.name), None)
+    """The board file of a catalogue model, by the PCI ids the catalogue knows it by."""
+    for (vendor, device, sub_vendor, sub_device), board in catalog.BY_SUBSYSTEM.items():
+        if board is model:
+            return board_for(vendor, device, sub_vendor, sub_device)
+    for (vendor, device), known in catalog.MODELS.items():
+        if known is model:
+            return board_for(vendor, device)
+    return None
+
+
+# What docs/vgpu-types.md shows of the data (scripts/vgpu-types-doc writes it).
+BEGIN = "<!-- coverage: begin (scripts/vgpu-types-doc) -->"
+END = "<!-- coverage: end -->"
+
+
+def _share(known: int, total: int) -> str:
+    return "–" if not total else "all" if known == total else f"{known} of {total}"
+
+
+def coverage_markdown(items: Iterable[BoardFacts]) -> str:
+    """One row per board: what NVIDIA's published figures give, and what they leave out."""
+    lines = [
+        "| board | file | vGPU releases | types | maximum per GPU | mixed-size placements "
+        "| MIG profiles | MIG start slices | C-series MMIO |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for b in sorted(items, key=lambda b: b.name.lower()):
+        types = list(b.types.values())
+        mixed = b.mixed_size.value
+        placements = (
+            "no mixed-size mode"
+            if mixed is False
+            else _share(sum(1 for t in types if t.placement_ids is not None), len(types))
+        )
+        migs = list(b.mig.profiles) if b.mig is not None else []
+        starts = _share(sum(1 for m in migs if m.starts is not None), len(migs))
+        mmio = f"{b.mmio_c_series_gb.value} GB" if b.mmio_c_series_gb.known else "unknown"
+        releases = ", ".join(str(n) for n in b.branches) or "–"
+        lines.append(
+            f"| {b.name} | `{b.key}.yaml` | {releases} | {len(types)} "
+            f"| {_share(sum(1 for t in types if t.max_per_gpu is not None), len(types))} "
+            f"| {placements} | {len(migs) or '–'} | {starts} | {mmio} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def with_coverage(document: str) -> str:
+    """``document`` with the text between the coverage markers replaced by the table."""
+    start, end = document.find(BEGIN), document.find(END)
+    if start < 0 or end < start:
+        raise ValueError(f"the document has no coverage markers ({BEGIN} ... {END})")
+    return f"{document[: start + len(BEGIN)]}\n\n{coverage_markdown(boards())}\n{document[end:]}"

@@ -417,8 +417,11 @@ def test_gpu_views_of_passthrough_and_mixed_size_gpus() -> None:
     assert sim.capacity[0] == GpuSlots(
         "p1", "0000:3b:00.0", "NVIDIA L4", 24576, "passthrough", None, 1, 1, 0, ["pv1"]
     )
-    # An L4 in mixed-size mode runs big (12q) and then small (4q): 8 GB left hold two more
-    # 4 GB vGPUs, within NVIDIA's mixed-size maximum of four 4q per L4.
+    # An L4 in mixed-size mode runs big (12q) and small (4q). NVIDIA's placements for 24 GB
+    # GPUs (vGPU 17 user guide, A.3): a 12q takes 12 slots at 0 or 12, a 4q 4 slots at 0,
+    # 8, 12 or 20. Whatever the layout, one more 4q fits (with the 12q at 0 and the 4q at
+    # 12 or 20, the other of 12 and 20 is free; with the 12q at 12, 0 or 8), and a second
+    # one never does: 8 GB free, but not at a 4q's placement. Capacity: 3 vGPUs.
     e = Estate()
     e.cluster("c")
     h1, h2 = e.host("h1", "c"), e.host("h2", "c")
@@ -435,15 +438,16 @@ def test_gpu_views_of_passthrough_and_mixed_size_gpus() -> None:
         24576,
         "vgpu",
         "grid_l4-12q",
-        4,
+        3,
         2,
         16384,
         ["big", "small"],
     )
 
 
-def test_a_vgpu_of_unknown_size_never_goes_to_a_gpu_of_unknown_memory() -> None:
-    # Neither the profile name nor the GPU gives a frame buffer size: no fit is claimed.
+def _custom_cluster(*running: str) -> Estate:
+    """Hosts h1 and h2 of cluster c, each with one GPU of a board no data describes
+    (10de:9999, no size), offering only "custom"; each host named runs a custom vGPU."""
     e = Estate()
     e.cluster("c")
     hosts = [e.host(f"h{i}", "c", profiles=("custom",)) for i in (1, 2)]
@@ -451,70 +455,93 @@ def test_a_vgpu_of_unknown_size_never_goes_to_a_gpu_of_unknown_memory() -> None:
         g = e.gpu(h)
         g.device_id, g.device_name, g.model, g.known_model, g.memory_mb = 0x9999, "", "", False, 0
     e.datastore("san", hosts)
-    e.vm("v", hosts[0], ["san"], vgpu="custom")
-    sim = simulate_cluster(e.inv, "c")
-    # what h1's GPU runs is all it is known to hold
+    for i, name in enumerate(running):
+        e.vm("vw"[i], next(h for h in hosts if h.name == name), ["san"], vgpu="custom")
+    return e
+
+
+def test_a_vgpu_nothing_describes_restarts_alone_on_an_empty_gpu_its_host_offers() -> None:
+    # Neither NVIDIA's data nor the host gives a size for "custom" on this board: one
+    # fits an empty GPU of its model whose host offers it, as ESXi creates it there; h1's
+    # GPU shows only what it runs.
+    sim = simulate_cluster(_custom_cluster("h1").inv, "c")
     assert sim.capacity[0] == GpuSlots(
         "h1", "0000:3b:00.0", "10de:9999", 0, "vgpu", "custom", 1, 1, 0, ["v"]
     )
-    (p,) = sim.failures[0].unplaced
-    assert p.reason == (
-        "no GPU capacity left for custom on 10de:9999 on h2 (counting the VMs running there "
-        "and restarts of equal or higher priority)"
-    )
+    (p,) = sim.failures[0].placed
+    assert (p.vm, p.to_host, p.to_gpu) == ("v", "h2", "0000:3b:00.0")
+    assert sim.not_proven == []  # nothing was left undecided
+
+
+def test_a_second_vgpu_nothing_describes_is_not_proven_beside_the_first() -> None:
+    # As above, with h2 running a "custom" vGPU already: whether a second fits beside it
+    # rests on a size nothing gives. Not lost: not proven, with that reason.
+    sim = simulate_cluster(_custom_cluster("h1", "h2").inv, "c")
+    reason = "gpuaudit has no NVIDIA vGPU type data for the board of custom"
+    assert sim.not_proven == [reason]
+    first = sim.failures[0]
+    assert (first.placed, first.unplaced) == ([], [])
+    assert [(p.vm, p.to_host, p.reason) for p in first.unproven] == [
+        ("v", None, f"restart not proven: {reason}")
+    ]
+    assert (sim.tolerates, sim.tolerates_unproven) == (0, 1)
 
 
 def test_greedy_best_fit_joins_the_fullest_gpu_that_takes_the_vgpu() -> None:
-    # Mixed-size L4s on dst: one runs an 8q (16 GB free), the other a 16q (8 GB free).
-    # a (8q, high) goes first: best fit puts it next to the 16q, leaving the 16 GB that b
-    # (16q) needs. ESXi's own choice (performance: the first of two GPUs with one VM
-    # each) puts a next to the 8q, so b restarts only by hand. With the exact search
-    # skipped, the greedy pass alone must find that placement.
+    # L40S GPUs in equal-size mode (ESXi 8.0 U3, sameSize): NVIDIA allows 3 L40S-16Q and 1
+    # L40S-48Q per GPU (vGPU 17 user guide, A.1). On dst, d1 runs one 16q, d2 two, d3
+    # nothing. a (16q, high) goes first: best fit joins the fullest GPU that takes it, d2,
+    # leaving the empty d3 to b (48q). ESXi's own choice (performance: the GPU with the
+    # fewest VMs) puts a on the empty d3, so b restarts only by hand. With the exact search
+    # skipped, the greedy pass alone must find the placement of both.
     e = Estate()
     e.cluster("c")
-    profiles = ("grid_l4-8q", "grid_l4-16q")
+    profiles = ("grid_l40s-16q", "grid_l40s-48q")
     src, dst = e.host("src", "c", profiles=profiles), e.host("dst", "c", profiles=profiles)
-    s1, s2 = e.gpu(src, vgpu_mode="mixedSize"), e.gpu(src, "0000:af:00.0", vgpu_mode="mixedSize")
-    d1, d2 = e.gpu(dst, vgpu_mode="mixedSize"), e.gpu(dst, "0000:af:00.0", vgpu_mode="mixedSize")
+    pcis = ("0000:3b:00.0", "0000:af:00.0", "0000:d8:00.0")
+    s1, s2 = (e.gpu(src, p, model="l40s") for p in pcis[:2])
+    d1, d2, _ = (e.gpu(dst, p, model="l40s") for p in pcis)
+    src.memory_mb = dst.memory_mb = 512 * 1024
     e.datastore("san", [src, dst])
-    e.vm("a", src, ["san"], vgpu="grid_l4-8q", gpu=s1, priority="high")
-    e.vm("b", src, ["san"], vgpu="grid_l4-16q", gpu=s2)
-    e.vm("eight", dst, ["san"], vgpu="grid_l4-8q", gpu=d1)
-    e.vm("sixteen", dst, ["san"], vgpu="grid_l4-16q", gpu=d2)
+    e.vm("a", src, ["san"], vgpu="grid_l40s-16q", gpu=s1, priority="high")
+    e.vm("b", src, ["san"], vgpu="grid_l40s-48q", gpu=s2)
+    e.vm("one", dst, ["san"], vgpu="grid_l40s-16q", gpu=d1)
+    for name in ("two-a", "two-b"):
+        e.vm(name, dst, ["san"], vgpu="grid_l40s-16q", gpu=d2)
     with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
         failure = simulate_cluster(e.inv, "c").failures[0]
-    assert failure.placed == [Placement("a", "src", "dst", "0000:3b:00.0", None, "high")]
+    assert failure.placed == [Placement("a", "src", "dst", "0000:d8:00.0", None, "high")]
     assert [(p.vm, p.to_host, p.to_gpu) for p in failure.manual_only] == [
-        ("b", "dst", "0000:3b:00.0")
+        ("b", "dst", "0000:d8:00.0")
     ]
-    assert failure.unplaced == []
+    assert (failure.unplaced, failure.unproven) == ([], [])
 
 
 def test_greedy_prefers_joining_gpus_in_use_to_less_room_left() -> None:
-    # Mixed-size L4s. m (high) has two 4q devices, n a 24q; both run on src. x's two L4s
-    # run a 4q each; y's run a 16q and nothing. On x, m joins two GPUs in use; on y it
-    # would leave less room (4 + 20 GB, against 16 + 16 GB) but take y's empty GPU, the
-    # only one n fits on. The greedy pass puts m on x and n on y. ESXi's own choice
-    # starts from y, the host with the most free memory, where performance gives m's first
-    # device the GPU with the fewest VMs (the empty one): n restarts only by hand.
+    # L40S GPUs in equal-size mode (NVIDIA: 6 L40S-8Q or 1 L40S-48Q per GPU). m (high) has
+    # two 8q devices, n a 48q; both run on src. x's two GPUs run an 8q each; y's run one
+    # 8q and nothing. On x, m joins two GPUs in use; on y it would leave less room but take
+    # y's empty GPU, the only one n fits on. The greedy pass puts m on x and n on y. ESXi's
+    # own choice starts from y, the host with the most free memory, where performance gives
+    # m's first device the GPU with the fewest VMs (the empty one): n restarts only by hand.
     e = Estate()
     e.cluster("c")
-    profiles = ("grid_l4-4q", "grid_l4-16q", "grid_l4-24q")
+    profiles = ("grid_l40s-8q", "grid_l40s-48q")
     src, x, y = (e.host(n, "c", profiles=profiles) for n in ("src", "x", "y"))
     pcis = ("0000:3b:00.0", "0000:af:00.0", "0000:d8:00.0")
-    s1, s2, s3 = (e.gpu(src, p, vgpu_mode="mixedSize") for p in pcis)
-    x1, x2 = (e.gpu(x, p, vgpu_mode="mixedSize") for p in pcis[:2])
-    y1, _ = (e.gpu(y, p, vgpu_mode="mixedSize") for p in pcis[:2])
+    s1, s2, s3 = (e.gpu(src, p, model="l40s") for p in pcis)
+    x1, x2 = (e.gpu(x, p, model="l40s") for p in pcis[:2])
+    y1, _ = (e.gpu(y, p, model="l40s") for p in pcis[:2])
     src.memory_mb = x.memory_mb = 128 * 1024
     y.memory_mb = 256 * 1024
     e.datastore("san", [src, x, y])
-    m = e.vm("m", src, ["san"], vgpu="grid_l4-4q", gpu=s1, priority="high")
-    m.gpus.append(GpuAttachment("vgpu", profile="grid_l4-4q"))
+    m = e.vm("m", src, ["san"], vgpu="grid_l40s-8q", gpu=s1, priority="high")
+    m.gpus.append(GpuAttachment("vgpu", profile="grid_l40s-8q"))
     s2.vms.append("m")
-    e.vm("n", src, ["san"], vgpu="grid_l4-24q", gpu=s3)
-    e.vm("on-x1", x, ["san"], vgpu="grid_l4-4q", gpu=x1)
-    e.vm("on-x2", x, ["san"], vgpu="grid_l4-4q", gpu=x2)
-    e.vm("on-y1", y, ["san"], vgpu="grid_l4-16q", gpu=y1)
+    e.vm("n", src, ["san"], vgpu="grid_l40s-48q", gpu=s3)
+    e.vm("on-x1", x, ["san"], vgpu="grid_l40s-8q", gpu=x1)
+    e.vm("on-x2", x, ["san"], vgpu="grid_l40s-8q", gpu=x2)
+    e.vm("on-y1", y, ["san"], vgpu="grid_l40s-8q", gpu=y1)
     with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
         sim = simulate_cluster(e.inv, "c")
     # Losing src, one VM of two restarts only by hand; losing x or y, every VM restarts.
@@ -671,8 +698,9 @@ def test_vgpus_no_gpu_lists_are_seated_on_the_first_gpu_that_takes_them() -> Non
         Placement(
             "b",
             "h1",
-            reason="no GPU capacity left for grid_l4-24q on NVIDIA L4 on h2 (counting the VMs "
-            "running there and restarts of equal or higher priority)",
+            reason="no GPU capacity left for grid_l4-24q on NVIDIA L4 on h2; h2 0000:3b:00.0: "
+            "NVIDIA allows 1 of L4-24Q per GPU (counting the VMs running there and restarts "
+            "of equal or higher priority)",
             restart_priority="medium",
         )
     ]
@@ -1004,48 +1032,31 @@ def test_greedy_pass_takes_the_best_fit_of_all_hosts() -> None:
     assert failure.unplaced == []
 
 
-def unknown_gpus(h2_gpu_mb: int, h2_runs_8q: bool) -> Any:
-    """Losing h1 of a cluster whose GPUs are of a model the catalogue does not know (each
-    as large as its host reports), with the exact search left out: the failure."""
+def test_greedy_pass_looks_past_a_good_fit_for_an_exact_one() -> None:
+    # L40S GPUs in equal-size mode: NVIDIA allows 2 L40S-24Q or 1 L40S-48Q per GPU. v (24q,
+    # high) and w (48q; its datastore is not on h3) run on h1. h3's GPU runs a 24q: v fills
+    # it exactly, the best fit. h2's GPU is idle: v would take an empty GPU, a worse fit,
+    # and w needs it. ESXi's own choice puts v on h2, the first host: w restarts only by
+    # hand.
     e = Estate()
     e.cluster("c")
-    h1, h2, h3 = (e.host(f"h{i}", "c") for i in (1, 2, 3))
+    profiles = ("grid_l40s-24q", "grid_l40s-48q")
+    h1, h2, h3 = (e.host(f"h{i}", "c", profiles=profiles) for i in (1, 2, 3))
     pcis = ("0000:3b:00.0", "0000:af:00.0")
-    for h, pci, mb in ((h1, pcis[0], 16384), (h1, pcis[1], 16384), (h2, pcis[0], h2_gpu_mb)):
-        g = e.gpu(h, pci)
-        g.device_id, g.device_name, g.model, g.known_model, g.memory_mb = 0x9999, "", "", False, mb
-    g3 = e.gpu(h3)
-    g3.device_id, g3.device_name, g3.model, g3.known_model, g3.memory_mb = (
-        0x9999,
-        "",
-        "",
-        False,
-        16384,
-    )
+    for h, pci in ((h1, pcis[0]), (h1, pcis[1]), (h2, pcis[0]), (h3, pcis[0])):
+        e.gpu(h, pci, model="l40s")
     e.datastore("san", [h1, h2, h3])
     e.datastore("part", [h1, h2])
-    e.vm("v", h1, ["san"], vgpu="grid_l4-8q", gpu=h1.gpus[0], priority="high")
-    e.vm("w", h1, ["part"], vgpu="grid_l4-8q", gpu=h1.gpus[1])
-    if h2_runs_8q:
-        e.vm("on-h2", h2, ["san"], vgpu="grid_l4-8q")
-    e.vm("on-h3", h3, ["san"], vgpu="grid_l4-8q")
+    e.vm("v", h1, ["san"], vgpu="grid_l40s-24q", gpu=h1.gpus[0], priority="high")
+    e.vm("w", h1, ["part"], vgpu="grid_l40s-48q", gpu=h1.gpus[1])
+    e.vm("on-h3", h3, ["san"], vgpu="grid_l40s-24q")
     with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
-        return simulate_cluster(e.inv, "c").failures[0]
-
-
-def test_greedy_pass_looks_past_a_good_fit_for_an_exact_one() -> None:
-    # v (8q, high) and w (8q; its datastore is not on h3) run on h1. h3's GPU (16384 MB)
-    # runs an 8q: v fills it exactly, the best fit. h2's GPU is either idle and of 8192 MB
-    # (v would fill an empty GPU) or of 16385 MB and running an 8q (v would leave 1 MB):
-    # either is a worse fit, and w needs it. ESXi's own choice puts v on h2, the first
-    # host: w restarts only by hand.
-    for h2_gpu_mb, h2_runs_8q in ((8192, False), (16385, True)):
-        failure = unknown_gpus(h2_gpu_mb, h2_runs_8q)
-        assert failure.placed == [Placement("v", "h1", "h2", "0000:3b:00.0", None, "high")]
-        assert [(p.vm, p.to_host, p.to_gpu) for p in failure.manual_only] == [
-            ("w", "h2", "0000:3b:00.0")
-        ]
-        assert failure.unplaced == []
+        failure = simulate_cluster(e.inv, "c").failures[0]
+    assert failure.placed == [Placement("v", "h1", "h2", "0000:3b:00.0", None, "high")]
+    assert [(p.vm, p.to_host, p.to_gpu) for p in failure.manual_only] == [
+        ("w", "h2", "0000:3b:00.0")
+    ]
+    assert (failure.unplaced, failure.unproven) == ([], [])
 
 
 def test_hosts_running_a_vm_of_two_gpus_are_classes_of_their_own() -> None:
@@ -1080,12 +1091,13 @@ def test_hosts_running_a_vm_of_two_gpus_are_classes_of_their_own() -> None:
 
 
 def test_greedy_pass_stops_at_a_gpu_filled_exactly() -> None:
-    # H100 NVLs (94 GB) in MIG mode. h1 runs v (3g.47gb, high) and w (3g.47gb; its datastore
-    # is not on h2). h2's GPU runs a 3g.47gb: v fills it exactly. h3's runs two 1g.24gb
-    # (48 GB): MIG geometry lets a 3g.47gb join them, over the nominal 94 GB by 1 GB. With
-    # no exact search, the greedy pass puts v on h2, the first exact fit, not on h3, which
-    # w needs.
-    profiles = ("grid_h100l-1-24c", "grid_h100l-3-47c")
+    # A100 40GB GPUs in MIG mode. NVIDIA's MIG user guide (nvidia-smi mig -lgipp): 3g.20gb
+    # spans memory slices 0-3 or 4-7, 2g.10gb spans two from 0, 2 or 4. h1 runs v (3g.20gb,
+    # high) and w (3g.20gb; its datastore is not on h2). h2's GPU runs a 3g.20gb: v fills
+    # it exactly. h3's runs a 2g.10gb: wherever it sits, one half of the slices stays free
+    # for a 3g.20gb. With no exact search, the greedy pass puts v on h2, the exact fit, not
+    # on h3, which w needs.
+    profiles = ("grid_a100-2-10c", "grid_a100-3-20c")
     e = Estate()
     e.cluster("c")
     h1, h2, h3 = (e.host(f"h{i}", "c", profiles=profiles) for i in (1, 2, 3))
@@ -1096,20 +1108,24 @@ def test_greedy_pass_stops_at_a_gpu_filled_exactly() -> None:
         (h3, "0000:3b:00.0"),
     ):
         g = e.gpu(h, pci, vgpu_mode="multiInstanceGpu")
-        g.device_id, g.device_name, g.model, g.memory_mb = 0x2321, "", "NVIDIA H100 NVL", 94 * 1024
+        g.device_id, g.device_name, g.model, g.memory_mb = (
+            0x20F1,
+            "",
+            "NVIDIA A100 PCIe 40GB",
+            40960,
+        )
     e.datastore("san", [h1, h2, h3])
     e.datastore("part", [h1, h3])
-    e.vm("v", h1, ["san"], vgpu="grid_h100l-3-47c", gpu=h1.gpus[0], priority="high")
-    e.vm("w", h1, ["part"], vgpu="grid_h100l-3-47c", gpu=h1.gpus[1])
-    e.vm("r", h2, ["san"], vgpu="grid_h100l-3-47c")
-    e.vm("s1", h3, ["san"], vgpu="grid_h100l-1-24c")
-    e.vm("s2", h3, ["san"], vgpu="grid_h100l-1-24c")
+    e.vm("v", h1, ["san"], vgpu="grid_a100-3-20c", gpu=h1.gpus[0], priority="high")
+    e.vm("w", h1, ["part"], vgpu="grid_a100-3-20c", gpu=h1.gpus[1])
+    e.vm("r", h2, ["san"], vgpu="grid_a100-3-20c")
+    e.vm("s", h3, ["san"], vgpu="grid_a100-2-10c")
     with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
         out = simulate_cluster_notes(e.inv, "c")
     sim = out.simulation
     assert [(p.vm, p.to_host) for p in sim.failures[0].placed] == [("v", "h2"), ("w", "h3")]
-    # Losing h1 and h2 leaves three 3g.47gb VMs for h3's one GPU: proven N+1.
     assert out.notes == ["memory not checked on h1, h2, h3: the host's memory size is unknown"]
+    # Losing h1 and h2 leaves three 3g.20gb VMs for h3's one GPU, which holds one: N+1.
     assert (sim.tolerates, sim.manual_tolerates) == (1, 1)
 
 
@@ -1588,9 +1604,12 @@ def test_a_family_no_failure_breaks_is_n_plus_the_failures_asked_for() -> None:
     assert (out.simulation.tolerates, out.simulation.manual_tolerates) == (2, 2)
 
 
-def test_spare_on_a_mixed_size_gpu_counts_its_free_frame_buffer() -> None:
-    # h1's mixed-size L4 runs two 2q and an 8q: 12 GB left, one more 8 GB vGPU, though
-    # the GPU holds three vGPUs already. h2's L4 (one size per GPU) takes three.
+def test_spare_on_a_mixed_size_gpu_counts_only_room_its_placements_prove() -> None:
+    # h1's mixed-size L4 runs two 2q and an 8q: 12 GB left, and NVIDIA allows two 8q. But
+    # an 8q starts at slot 0 or 16 (8 slots), and a 2q may sit at 16, 18 or 22 (vGPU 17
+    # user guide, A.3, 24 GB GPUs): wherever the running 8q is, a 2q may block the other
+    # 8q start, and no API says where they sit. No room is proven there. h2's L4 (one size
+    # per GPU) takes three: 3 in all.
     e = Estate()
     e.cluster("c")
     h1, h2 = e.host("h1", "c"), e.host("h2", "c")
@@ -1601,7 +1620,7 @@ def test_spare_on_a_mixed_size_gpu_counts_its_free_frame_buffer() -> None:
         e.vm(name, h1, ["san"], vgpu=profile, gpu=g)
     sim = simulate_cluster(e.inv, "c")
     (family,) = [r for r in sim.spare if r.family == "l4 q"]
-    assert family == SpareCapacity("NVIDIA L4", "l4 q", 2, 1, 3, 4, 0)
+    assert family == SpareCapacity("NVIDIA L4", "l4 q", 2, 1, 3, 3, 0)
 
 
 def test_family_spare_sizes_only_the_familys_own_vgpus() -> None:
@@ -1799,30 +1818,40 @@ def test_assignments_of_two_devices_score_new_gpus_then_room_left() -> None:
 
 
 def _slot(memory: int, rule: str, known: bool) -> Slot:
+    """A GPU of no board NVIDIA's data knows ("G"), under ``rule``."""
     e = Estate()
     h = e.host("h", None)
     slot = Slot(h, e.gpu(h))
     slot.model, slot.memory, slot.vgpu_ok = "G", memory, True
-    slot.rule, slot.known = rule, known
+    slot.share = sharing.GpuRule(rule, known, memory, None)
     return slot
 
 
-def test_a_vgpu_of_unknown_size_takes_a_whole_gpu_of_any_known_memory() -> None:
-    # A profile name that gives no size: the vGPU takes the whole GPU, here one of 1 MB.
+def test_a_vgpu_of_a_type_nvidia_does_not_describe_fits_alone_and_no_more_is_proven() -> None:
+    # Nothing says how large grid_g-custom is: one fits an empty GPU its host offers it on
+    # (here one of 1 MB), and a second is not proven.
     slot = _slot(1, sharing.EXACT, known=False)
     d = Demand(kind="vgpu", profile="grid_g-custom", model="G")
     assert (slot.fits(d), slot.room(d)) == (True, 1)
+    slot.take("a", d)
+    assert (slot.fits(d), slot.vgpus, slot.used) == (False, [("a", "grid_g-custom", 1)], 1)
 
 
 def test_room_follows_the_sharing_mode_the_host_reports() -> None:
-    # The host reports its 40960 MB GPU time-sliced in mixed-size mode. Next to a
-    # 20480 MB vGPU it takes two more of 10240 MB (four at most of that size), whatever
-    # the running vGPU's name says: the host's report decides, not the name.
-    slot = _slot(40960, sharing.MIXED_SIZE, known=True)
-    slot.vgpus = [("a", "grid_a100-3-20c", 20480)]
-    slot.used = 20480
-    d = Demand(kind="vgpu", profile="grid_a100-10c", size=10240, model="G")
-    assert (slot.fits(d), slot.room(d)) == (True, 2)
+    # An L4 running a 12q takes 4q vGPUs only in mixed-size mode. NVIDIA's placements for
+    # 24 GB GPUs (vGPU 17 user guide, A.3): a 12q at 0 or 12 (12 slots), a 4q at 0, 8, 12
+    # or 20 (4 slots). Whatever the 12q's slot, two 4q fit in the other half, in any order
+    # and at any of their slots; a third never does (with the 12q at 0, the 4q at 12 and
+    # 20 leave 16-19, no 4q's start).
+    e = Estate()
+    h = e.host("h", None)  # ESXi 8.0.3
+    mixed, same = Slot(h, e.gpu(h, vgpu_mode="mixedSize")), Slot(h, e.gpu(h, vgpu_mode="sameSize"))
+    d = Demand(kind="vgpu", profile="grid_l4-4q", model="NVIDIA L4")
+    for slot in (mixed, same):
+        slot.take("big", Demand(kind="vgpu", profile="grid_l4-12q", model="NVIDIA L4"))
+        slot.seated = 1
+    assert (mixed.fits(d), mixed.room(d)) == (True, 2)
+    assert (same.fits(d), same.room(d)) == (False, 0)
 
 
 def test_sharing_refusals_skip_other_models_and_name_two_gpus() -> None:
@@ -1848,7 +1877,7 @@ def test_sharing_refusals_skip_other_models_and_name_two_gpus() -> None:
     sim = simulate_cluster(e.inv, "c")
     (failure,) = [f for f in sim.failures if f.host == "h1"]
     (p,) = failure.unplaced
-    rule = "NVIDIA allows 2 of grid_l4-8q per GPU in mixed-size mode"
+    rule = "NVIDIA allows 2 of L4-8Q per GPU in mixed-size mode"
     assert p.reason == (
         "no GPU capacity left for grid_l4-8q on NVIDIA L4 on h2, h3; "
         f"h2 0000:3b:00.0: {rule}; h2 0000:5e:00.0: {rule}; 1 more "
@@ -1938,7 +1967,7 @@ def test_sharing_refusals_of_a_vgpu_after_a_passthrough_device_are_named() -> No
         (
             "v",
             "no GPU capacity left for a free passthrough GPU (10de:27b8), grid_l4-8q on "
-            "NVIDIA L4 on h2; h2 0000:3b:00.0: NVIDIA allows 2 of grid_l4-8q per GPU in "
+            "NVIDIA L4 on h2; h2 0000:3b:00.0: NVIDIA allows 2 of L4-8Q per GPU in "
             "mixed-size mode (counting the VMs running there and restarts of equal or "
             "higher priority)",
         )

@@ -43,8 +43,11 @@ def test_all_five_formats(name: str, tmp_path: Path) -> None:
     root = ET.fromstring(junit.read_bytes())
     assert len(root.findall(".//testcase")) == len(result.findings) + len(result.errors)
     failed = sum(1 for f in result.findings if f.status == "fail")
+    unproven = sum(1 for f in result.findings if f.status == "unproven")
     (run,) = json.loads(sarif.read_text(encoding="utf-8"))["runs"]
-    assert sum(1 for r in run["results"] if "suppressions" not in r) == failed
+    unsuppressed = [r for r in run["results"] if "suppressions" not in r]
+    assert sum(1 for r in unsuppressed if r.get("kind", "fail") == "fail") == failed
+    assert sum(1 for r in unsuppressed if r.get("kind") == "open") == unproven
     assert_safe(html.read_text(encoding="utf-8"))
 
 

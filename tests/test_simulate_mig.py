@@ -12,10 +12,11 @@ from typing import Any
 
 import yaml
 
-from gpuaudit import catalog, mig, scan
+from gpuaudit import catalog, scan, sharing, vgpu_types
 from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory
 from gpuaudit.simulate import simulate_cluster
+from gpuaudit.vgpu_types import BoardFacts
 from tests.conftest import CASSETTES
 
 SCENARIO = Path(__file__).resolve().parent / "scenarios" / "mig.yaml"
@@ -38,50 +39,90 @@ def replayed() -> Inventory:
 # --- the geometry -------------------------------------------------------------------------
 
 
+def board(key: str) -> BoardFacts:
+    return next(b for b in vgpu_types.boards() if b.key == key)
+
+
+def fits(key: str, profiles: list[str]) -> bool | None:
+    """Can a GPU of board ``key`` in MIG mode, running all of ``profiles`` but the last,
+    take the last? None: NVIDIA's figures do not decide it."""
+    facts = board(key)
+    gpu = sharing.GpuRule(sharing.MIG, True, facts.frame_buffer_mb or 0, facts)
+    return sharing.judge(gpu, [("", p, 0) for p in profiles[:-1]], profiles[-1])
+
+
 def test_a100_40gb_maximums_are_nvidias() -> None:
     for profile, maximum in A100_40GB_MAXIMUM.items():
-        assert mig.fits([profile] * maximum), profile
-        assert not mig.fits([profile] * (maximum + 1)), profile
+        assert fits("a100-pcie-40gb", [profile] * maximum) is True, profile
+        assert fits("a100-pcie-40gb", [profile] * (maximum + 1)) is False, profile
 
 
 def test_frame_buffer_division_would_allow_more() -> None:
-    """What the simulation placed before: 40 GB / 5 GB = 8 and 40 / 10 = 4."""
-    assert catalog.vgpus_per_gpu(A100_40GB_MB, 5 * 1024) == 8 > 7
-    assert catalog.vgpus_per_gpu(A100_40GB_MB, 10 * 1024) == 4 > 3
+    """What frame buffer arithmetic would place: 40 GB / 5 GB = 8 and 40 / 10 = 4."""
+    assert A100_40GB_MB // (5 * 1024) == 8 > A100_40GB_MAXIMUM["grid_a100-1-5c"]
+    assert A100_40GB_MB // (10 * 1024) == 4 > A100_40GB_MAXIMUM["grid_a100-2-10c"]
 
 
-def test_mixed_mig_sizes_need_free_start_slices() -> None:
-    # 3g.20gb starts at slice 0 or 4 and covers 4 memory slices; 2g.10gb starts at 0, 2 or 4.
-    assert mig.fits(["grid_a100-3-20c", "grid_a100-2-10c", "grid_a100-2-10c"])
-    assert mig.fits(["grid_a100-4-20c", "grid_a100-3-20c"])
+def test_mixed_mig_sizes_need_free_start_slices_whatever_the_running_ones_layout() -> None:
+    # 3g.20gb starts at slice 0 or 4 and covers 4 memory slices; 2g.10gb starts at 0, 2 or
+    # 4 over 2; 4g.20gb at 0 over 4; 1g.5gb at 0 to 6 over 1; 1g.10gb at 0, 2, 4 or 6 over 2.
+    a100 = "a100-pcie-40gb"
+    # A 2g.10gb leaves one half free wherever it sits: a 3g.20gb fits there.
+    assert fits(a100, ["grid_a100-2-10c", "grid_a100-3-20c"]) is True
+    # With a 3g.20gb at slice 4, two 2g.10gb fit at 0 and 2; at 0, only one does (at 4: a
+    # 2g.10gb never starts at 6). No API says which: not decided.
+    assert fits(a100, ["grid_a100-3-20c", "grid_a100-2-10c", "grid_a100-2-10c"]) is None
+    # A 4g.20gb next to a 3g.20gb at slice 0 would not fit, at 4 it would: no API says
+    # which; not decided.
+    assert fits(a100, ["grid_a100-3-20c", "grid_a100-4-20c"]) is None
+    # A 3g.20gb next to a 4g.20gb, which can only sit at 0: at 4, decided.
+    assert fits(a100, ["grid_a100-4-20c", "grid_a100-3-20c"]) is True
     # Two 3g.20gb take all 8 memory slices: no slice is left for a 1g.5gb (7 compute
     # slices in all would be enough).
-    assert not mig.fits(["grid_a100-3-20c", "grid_a100-3-20c", "grid_a100-1-5c"])
+    assert fits(a100, ["grid_a100-3-20c", "grid_a100-3-20c", "grid_a100-1-5c"]) is False
     # 1g.10gb takes two memory slices at 0, 2, 4 or 6: four fill the GPU.
-    assert mig.fits(["grid_a100-1-10c"] * 4)
-    assert not mig.fits(["grid_a100-1-10c"] * 4 + ["grid_a100-1-5c"])
+    assert fits(a100, ["grid_a100-1-10c"] * 4) is True
+    assert fits(a100, ["grid_a100-1-10c"] * 4 + ["grid_a100-1-5c"]) is False
+    # Two 1g.5gb at slices 1 and 5 leave no half free for a 3g.20gb; at 0 and 1 they do.
+    assert fits(a100, ["grid_a100-1-5c", "grid_a100-1-5c", "grid_a100-3-20c"]) is None
     # A 7g.40gb is the whole GPU.
-    assert not mig.fits(["grid_a100-7-40c", "grid_a100-1-5c"])
+    assert fits(a100, ["grid_a100-7-40c", "grid_a100-1-5c"]) is False
 
 
 def test_other_boards_follow_their_tables() -> None:
     # A30 24GB: 4 of 1g.6gb, 2 of 2g.12gb, one media extension per GPU.
-    assert mig.fits(["grid_a30-1-6c"] * 4) and not mig.fits(["grid_a30-1-6c"] * 5)
-    assert mig.fits(["grid_a30-2-12c"] * 2) and not mig.fits(["grid_a30-2-12c"] * 3)
-    assert not mig.fits(["grid_a30-1-6cme", "grid_a30-2-12cme"])
+    assert fits("a30", ["grid_a30-1-6c"] * 4) is True
+    assert fits("a30", ["grid_a30-1-6c"] * 5) is False
+    assert fits("a30", ["grid_a30-2-12c"] * 2) is True
+    assert fits("a30", ["grid_a30-2-12c"] * 3) is False
+    assert fits("a30", ["grid_a30-1-6cme", "grid_a30-2-12cme"]) is False
     # A100 80GB and H100 80GB: 7 of 1g.10gb, 3 of 2g.20gb.
-    for gpu in ("a100d", "h100"):
-        assert mig.fits([f"grid_{gpu}-1-10c"] * 7) and not mig.fits([f"grid_{gpu}-1-10c"] * 8)
-        assert mig.fits([f"grid_{gpu}-2-20c"] * 3) and not mig.fits([f"grid_{gpu}-2-20c"] * 4)
+    for key, gpu in (("a100-pcie-80gb", "a100d"), ("h100-pcie-80gb", "h100")):
+        assert fits(key, [f"grid_{gpu}-1-10c"] * 7) is True
+        assert fits(key, [f"grid_{gpu}-1-10c"] * 8) is False
+        assert fits(key, [f"grid_{gpu}-2-20c"] * 3) is True
+        assert fits(key, [f"grid_{gpu}-2-20c"] * 4) is False
+    # H100 SXM5 80GB (H100XM types): 7 of 1g.10gb. The MIG user guide draws its placements
+    # but lists none: a 3g.40gb next to a 1g.10gb is not decided.
+    assert fits("h100-sxm5-80gb", ["grid_h100xm-1-10c"] * 7) is True
+    assert fits("h100-sxm5-80gb", ["grid_h100xm-1-10c"] * 8) is False
+    assert fits("h100-sxm5-80gb", ["grid_h100xm-1-10c", "grid_h100xm-3-40c"]) is None
     # H200 141GB: 7 of 1g.18gb; H100 NVL 94GB: 2 of 3g.47gb.
-    assert mig.fits(["grid_h200-1-18c"] * 7) and not mig.fits(["grid_h200-1-18c"] * 8)
-    assert mig.fits(["grid_h100l-3-47c"] * 2) and not mig.fits(["grid_h100l-3-47c"] * 3)
+    assert fits("h200-nvl-141gb", ["grid_h200-1-18c"] * 7) is True
+    assert fits("h200-nvl-141gb", ["grid_h200-1-18c"] * 8) is False
+    assert fits("h100-nvl-94gb", ["grid_h100l-3-47c"] * 2) is True
+    assert fits("h100-nvl-94gb", ["grid_h100l-3-47c"] * 3) is False
 
 
-def test_every_table_cites_the_mig_user_guide() -> None:
-    assert {g.source for g in mig.GEOMETRIES.values()} == {
-        "https://docs.nvidia.com/datacenter/tesla/mig-user-guide/supported-mig-profiles.html"
-    }
+def test_a_type_the_board_does_not_list_is_not_decided() -> None:
+    # The H100 SXM5's MIG types are H100XM-...: an h100-named type is another board's.
+    assert fits("h100-sxm5-80gb", ["grid_h100xm-1-10c", "grid_h100-1-10c"]) is None
+    why = sharing.unknown(
+        sharing.GpuRule(sharing.MIG, True, 81920, board("h100-sxm5-80gb")),
+        [("", "grid_h100xm-1-10c", 0)],
+        "grid_h100-1-10c",
+    )
+    assert why == "NVIDIA's NVIDIA H100 SXM5 80GB vGPU types include no grid_h100-1-10c"
 
 
 def test_media_extension_profiles_parse() -> None:
@@ -90,8 +131,8 @@ def test_media_extension_profiles_parse() -> None:
     assert (info.gpu, info.mig_slices, info.memory_mb, info.series) == ("a100", 1, 5120, "c")
     plain = catalog.parse_profile("grid_a100-1-5c")
     assert plain is not None and plain.memory_mb == 5120
-    assert mig.is_mig_profile("grid_a100-1-5cme") and mig.is_mig_profile("nvidia_h100-1-10c")
-    assert not mig.is_mig_profile("grid_a100-10c")
+    assert sharing.is_mig("grid_a100-1-5cme") and sharing.is_mig("nvidia_h100-1-10c")
+    assert not sharing.is_mig("grid_a100-10c")
 
 
 # --- the scenario -------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import yaml
 
 from gpuaudit import scan, sharing
 from gpuaudit.check import run_checks
+from gpuaudit.facts import gpu_board
 from gpuaudit.inventory import Gpu, Host, Inventory
 from gpuaudit.simulate import simulate_cluster
 from tests.conftest import CASSETTES
@@ -49,13 +50,13 @@ def l4(mode: str | None = None, memory_mb: int = L4_MB) -> Gpu:
     )
 
 
-def joins(version: str, mode: str | None, running: list[str], profile: str) -> bool:
+def joins(version: str, mode: str | None, running: list[str], profile: str) -> bool | None:
     """Can an L4 on a host of ``version`` running ``running`` take one more ``profile``?"""
     gpu = l4(mode)
     rule = sharing.policy(Host(name="h", moref="h", version=version), gpu)
-    size = int(profile.rsplit("-", 1)[1][:-1]) * 1024
+    share = sharing.GpuRule(rule, sharing.mode_known(gpu), L4_MB, gpu_board(gpu))
     placed = [(f"vm{i}", p, int(p.rsplit("-", 1)[1][:-1]) * 1024) for i, p in enumerate(running)]
-    return sharing.accepts(rule, sharing.mode_known(gpu), L4_MB, placed, profile, size)
+    return sharing.judge(share, placed, profile)
 
 
 # --- the rules ----------------------------------------------------------------------------
@@ -75,15 +76,14 @@ def test_from_8_0_u2_one_size_across_series() -> None:
 
 
 def test_mixed_sizes_only_in_mixed_size_mode_within_nvidias_maximums() -> None:
-    assert joins("8.0.3", "mixedSize", ["grid_l4-8q", "grid_l4-8q"], "grid_l4-4q")
+    # Two 8q sit at NVIDIA's placement IDs 0 and 16 (8 slots each); a 4q starts at 0, 8,
+    # 12 or 20 (4 slots): 8 and 12 are free whatever the layout.
+    assert joins("8.0.3", "mixedSize", ["grid_l4-8q", "grid_l4-8q"], "grid_l4-4q") is True
     for profile, maximum in L4_MIXED.items():
-        assert joins("8.0.3", "mixedSize", [profile] * (maximum - 1), profile)
-        assert not joins("8.0.3", "mixedSize", [profile] * maximum, profile)
-        assert sharing.mixed_size_maximum(L4_MB, int(profile.split("-")[1][:-1]) * 1024) == (
-            maximum
-        )
+        assert joins("8.0.3", "mixedSize", [profile] * (maximum - 1), profile) is True
+        assert joins("8.0.3", "mixedSize", [profile] * maximum, profile) is False
     # The frame buffers must fit too: 12 + 8 + 8 > 24.
-    assert not joins("8.0.3", "mixedSize", ["grid_l4-12q", "grid_l4-8q"], "grid_l4-8q")
+    assert joins("8.0.3", "mixedSize", ["grid_l4-12q", "grid_l4-8q"], "grid_l4-8q") is False
 
 
 def test_equal_size_mode_keeps_nvidias_equal_size_counts() -> None:
@@ -122,12 +122,21 @@ def test_scenario_outcomes() -> None:
     assert versions["s703-esx01"] == "7.0.3" and versions["s802-esx01"] == "8.0.2"
     assert "s703-8q" not in placed and "s703-8c" not in placed
     assert placed["s802-8q"] == "s802-esx02" and placed["s802-8c"] == "s802-esx01"
-    # Mixed-size mode: 8 + 8 + 4 GB on one L4, two 8q within L4_MIXED.
-    assert 8 + 8 + 4 <= 24 and L4_MIXED["grid_l4-8q"] == 2
-    assert {placed["mixed-8q-1"], placed["mixed-8q-2"], placed["mixed-4q"]} == {
-        "mixed-esx01",
-        "mixed-esx02",
+    # Mixed-size mode, NVIDIA's placements for 24 GB GPUs: 8q at 0 or 16 (8 slots), 4q
+    # at 0, 8, 12 or 20 (4 slots). The 4q fits next to two 8q (slots 8-15 are free); one
+    # 8q fits next to a 4q wherever it sits, a second only if it sits at 8 or 12.
+    assert (placed["mixed-4q"], placed["mixed-8q-1"]) == ("mixed-esx01", "mixed-esx02")
+    assert "mixed-8q-2" not in placed
+    unproven = {
+        p.vm: p.reason
+        for failure in simulate_cluster(inv, "share-mixed").failures
+        for p in failure.unproven
     }
+    assert list(unproven) == ["mixed-8q-2"]
+    assert unproven["mixed-8q-2"] == (
+        "restart not proven: whether grid_l4-8q fits next to grid_l4-4q, grid_l4-8q on NVIDIA "
+        "L4 depends on where ESXi placed each of them, which no API reports"
+    )
     # Three 8q fit 24 GB, but L4-8Q allows 2 per GPU in mixed-size mode.
     assert 3 * 8 <= 24 and L4_MIXED["grid_l4-8q"] < 3
     assert placed["max-high"] == "max-esx02"
@@ -146,6 +155,8 @@ def test_scenario_expectations_hold() -> None:
             assert found.get(name) == "fail", (expect["rule"], name)
         for name in expect.get("pass", []):
             assert found.get(name) == "pass", (expect["rule"], name)
+        for name in expect.get("not_proven", []):
+            assert found.get(name) == "unproven", (expect["rule"], name)
 
 
 def test_unplaced_reason_names_the_sharing_rule() -> None:
@@ -159,4 +170,4 @@ def test_unplaced_reason_names_the_sharing_rule() -> None:
     assert (
         "it runs grid_l4-8c, and before ESXi 8.0 U2 a GPU runs one profile" in (reasons["s703-8q"])
     )
-    assert "NVIDIA allows 2 of grid_l4-8q per GPU in mixed-size mode" in reasons["max-low"]
+    assert "NVIDIA allows 2 of L4-8Q per GPU in mixed-size mode" in reasons["max-low"]

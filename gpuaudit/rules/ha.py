@@ -264,7 +264,10 @@ rule(
         was found within the search limit). A placement needs the target host's memory too: GPU
         VMs reserve all their memory. A VM whose restart priority is disabled, or on a cluster
         where HA is off or host monitoring is disabled, is not restarted at all: it is reported
-        as such. {_INTENT_NOTE}""",
+        as such. How many vGPUs share a GPU is NVIDIA's published figure for the type (its
+        maximum per GPU, its mixed-size placements, its MIG geometry), never frame buffer
+        arithmetic; a restart that rests on a figure NVIDIA does not publish, or on where ESXi
+        placed the vGPUs already running, is not proven, never a pass. {_INTENT_NOTE}""",
     remediation="""Keep spare GPU capacity of the same model and profile on other hosts (N+1),
         offer the profile on more hosts, share the VM's datastores, or lower the priority of less
         important GPU VMs so this one is restarted first.""",
@@ -319,13 +322,23 @@ def _restarts(name: str, simulated: Simulated) -> Iterator[Verdict]:
             }
             message = f"restartable only with manual placement if {failure.host} fails: {p.reason}"
             yield Verdict(p.vm, False, message, evidence, cluster=name, host=p.from_host)
+        for p in failure.unproven:
+            evidence = {"failed_host": failure.host, "restart_priority": p.restart_priority}
+            message = (
+                f"may restart if {failure.host} fails, only if facts NVIDIA does not publish "
+                "allow it"
+            )
+            reason = (p.reason or "").removeprefix("restart not proven: ")
+            yield Verdict(
+                p.vm, True, message, evidence, cluster=name, host=p.from_host, unproven=reason
+            )
 
 
 def _no_restarts(name: str, simulated: Simulated) -> Iterator[Verdict]:
     """HA is off: nothing restarts; say where a manual restart would fit."""
     off = f"vSphere HA does not restart VMs on {name} (HA off or host monitoring disabled)"
     for failure in simulated.simulation.failures:
-        for p in (*failure.placed, *failure.manual_only, *failure.unplaced):
+        for p in (*failure.placed, *failure.manual_only, *failure.unproven, *failure.unplaced):
             evidence: dict[str, Any] = {
                 "failed_host": failure.host,
                 "ha_restarts": False,
@@ -442,10 +455,12 @@ rule(
         placement, with each host picking the GPUs by its own assignment policy (a VM that fits
         only with manual placement counts as not restarted; the evidence's manual N+k counts
         any valid placement). GPU HA needs N+1 at least. k is checked up to 3; it is never claimed
-        beyond what every combination of failures proves. Placements count host memory as well
-        as GPUs. VMs whose restart priority is disabled are not counted (HA-05 lists them); on a
-        cluster where HA is off or host monitoring is disabled nothing is restarted, so N+k is
-        N+0 and the evidence gives the N+k of a manual restart. {_INTENT_NOTE}""",
+        beyond what every combination of failures proves, nor beyond what NVIDIA's published
+        figures prove (the k that rests on figures NVIDIA does not publish is not proven).
+        Placements count host memory as well as GPUs. VMs whose restart priority is disabled
+        are not counted (HA-05 lists them); on a cluster where HA is off or host monitoring is
+        disabled nothing is restarted, so N+k is N+0 and the evidence gives the N+k of a manual
+        restart. {_INTENT_NOTE}""",
     remediation="""See the worst host's unplaced VMs in the simulation and free or add the GPU
         capacity they need.""",
     references=(
@@ -463,8 +478,9 @@ def _cluster_tolerance(ctx: Context) -> Iterator[Verdict]:
         if not sim.gpu_vms:
             continue
         worst = next((x for x in sim.failures if x.host == sim.worst_host), None)
-        unplaced = [p.vm for p in (*worst.unplaced, *worst.manual_only)] if worst else []
-        evidence = {
+        lost = (*worst.unplaced, *worst.manual_only, *worst.unproven) if worst else ()
+        unplaced = [p.vm for p in lost]
+        evidence: dict[str, Any] = {
             "tolerates": sim.tolerates,
             "ha_restarts": sim.ha_restarts,
             "manual_tolerates": sim.manual_tolerates,
@@ -502,5 +518,14 @@ def _cluster_tolerance(ctx: Context) -> Iterator[Verdict]:
             message += (
                 f"; {len(sim.restart_disabled)} GPU VM(s) with HA restart disabled are not counted"
             )
+        if sim.not_proven:
+            evidence |= {"tolerates_unproven": sim.tolerates_unproven, "not_proven": sim.not_proven}
         ok = sim.ha_restarts and restarted > 0 and sim.tolerates >= 1
-        yield Verdict(name, ok, message, evidence, cluster=name)
+        unknown = ""
+        if not ok and sim.ha_restarts and restarted and (sim.tolerates_unproven or 0) >= 1:
+            # Only facts NVIDIA does not publish stand between the cluster and N+1.
+            unknown = "; ".join(sim.not_proven)
+            message = (
+                f"N+{sim.tolerates} proven; up to N+{sim.tolerates_unproven} not proven: {unknown}"
+            )
+        yield Verdict(name, ok or bool(unknown), message, evidence, cluster=name, unproven=unknown)
