@@ -6,7 +6,7 @@ from __future__ import annotations
 from gpuaudit.inventory import Cluster, ConfigIssue, Datastore, Vm
 from gpuaudit.results import Reference
 from gpuaudit.rules import scopes, sources
-from gpuaudit.rules.registry import Context, Outcome, rule
+from gpuaudit.rules.registry import Context, Outcome, not_proven, rule
 
 # The HA agent (FDM) states of a host that takes part in HA as it should.
 HEALTHY_STATES = frozenset({"master", "connectedToMaster"})
@@ -385,6 +385,14 @@ def admission_ignores_gpus(ctx: Context, cluster: Cluster) -> Outcome | None:
     policy = f"admission control is on ({_policy_text(cluster)}) but counts CPU and memory only"
     if sim.tolerates >= 1:
         message = f"{policy}; the host-failure simulation finds GPU room for N+{sim.tolerates}"
+    elif (sim.tolerates_unproven or 0) >= 1:
+        # Only figures NVIDIA does not publish stand between the cluster and N+1 (HA-08).
+        message = (
+            f"{policy}; GPU room for N+1 is not proven: the simulation proves "
+            f"N+{sim.tolerates}, up to N+{sim.tolerates_unproven} only if facts NVIDIA does "
+            "not publish allow it"
+        )
+        return not_proven(message, "; ".join(sim.not_proven), evidence)
     else:
         message = (
             f"{policy}: it does not protect GPU capacity, and the loss of {sim.worst_host} "
