@@ -218,6 +218,9 @@ def print_summary(summary: Summary, written: Sequence[Path], color: bool, quiet:
     for cluster in failing[:CLUSTER_LINES]:
         k = summary.tolerates.get(cluster)
         tolerance = f", tolerates N+{k}" if k is not None else ""
+        up_to = summary.tolerates_unproven.get(cluster)
+        if k is not None and up_to is not None and up_to > k:
+            tolerance += f" (up to N+{up_to} not proven)"
         # Cluster names come from the server: a \r or an ESC in one is shown, not obeyed.
         design = printable(summary.designs[cluster])
         say(f"cluster {printable(cluster)}: design {design}{tolerance}")

@@ -67,11 +67,14 @@ class Summary:
     blocking_unproven: bool = False
     designs: dict[str, str] = field(default_factory=dict)
     tolerates: dict[str, int] = field(default_factory=dict)
+    # cluster -> the k reached only if facts NVIDIA does not publish allow it
+    tolerates_unproven: dict[str, int] = field(default_factory=dict)
     # DATA-02's message when the audit read no host: the scan fails whatever
     # --fail-on, the baseline or the policy say.
     nothing_examined: str | None = None
     failed_rules: list[FailedRule] = field(default_factory=list)  # worst first
-    failing_clusters: set[str] = field(default_factory=set)  # with an unwaived failure
+    # with an unwaived failure, or a finding not proven
+    failing_clusters: set[str] = field(default_factory=set)
     expired_waivers: list[Waiver] = field(default_factory=list)
     new_findings: list[Finding] = field(default_factory=list)  # with a baseline
     resolved: int | None = None  # with a baseline: its failures that no longer fail
@@ -142,6 +145,8 @@ def summarise(result: AuditResult, fail_on: str, known: set[tuple[str, str]] | N
             summary.passed += 1
         elif finding.status == "unproven":
             summary.unproven[finding.severity] += 1
+            if finding.cluster:
+                summary.failing_clusters.add(finding.cluster)
             is_new = known is None or (finding.rule, finding.object) not in known
             if is_new and fail_on != NEVER and at_or_above(finding.severity, fail_on):
                 summary.blocking_unproven = True
@@ -169,6 +174,11 @@ def summarise(result: AuditResult, fail_on: str, known: set[tuple[str, str]] | N
                 summary.nothing_examined = finding.message
                 summary.blocking = True
     summary.tolerates = {s.cluster: s.tolerates for s in result.simulations}
+    summary.tolerates_unproven = {
+        s.cluster: s.tolerates_unproven
+        for s in result.simulations
+        if s.tolerates_unproven is not None
+    }
     summary.expired_waivers = list(result.expired_waivers)
     from gpuaudit.report.actions import top_actions
 

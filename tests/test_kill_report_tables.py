@@ -425,10 +425,15 @@ def simulations() -> list[ClusterSimulation]:
                 "esx-02.corp",
                 displaced=1,
                 unplaced=[Placement("train-1", "esx-02.corp", reason="no passthrough GPU free")],
+                unproven=[
+                    Placement("vdi-4", "esx-02.corp", reason="no maximum published"),
+                    Placement("vdi-5", "esx-02.corp"),
+                ],
             ),
         ],
         worst_host="esx-01.corp",
         tolerates=0,
+        tolerates_unproven=1,
         capacity=[
             GpuSlots("esx-01.corp", "0000:3b:00.0", "NVIDIA L40S", 46068, "vgpu", "8q", 6, 2),
             # more in use than the slots: the free count stops at zero
@@ -1193,19 +1198,21 @@ def test_failover_table() -> None:
             ("Unplaced VMs", "text"),
             ("Manual Only", "int"),
             ("Manual Only VMs", "text"),
+            ("Not Proven", "int"),
+            ("Not Proven VMs", "text"),
             ("N+k", "text"),
         ],
         [
             row(
                 ["gpu-a", 2, "esx-01.corp", True, 3, 1, 2],
                 ["vdi-2 (no free nvidia_l40s-4q slot); vdi-9", 2, "vdi-1 (vMotion only); vdi-8"],
-                ["N+0"],
+                [0, "", "N+0 (up to N+1 not proven)"],
             ),
             row(
                 ["gpu-a", 2, "esx-02.corp", False, 1, 0, 1, "train-1 (no passthrough GPU free)", 0],
-                ["", "N+0"],
+                ["", 2, "vdi-4 (no maximum published); vdi-5", "N+0 (up to N+1 not proven)"],
             ),
-            ["cpu-b", 3, "esx-05.corp", False, 0, 0, 0, "", 0, "", "N+2"],
+            ["cpu-b", 3, "esx-05.corp", False, 0, 0, 0, "", 0, "", 0, "", "N+2"],
         ],
     )
 

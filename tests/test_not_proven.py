@@ -30,7 +30,7 @@ from gpuaudit.pipeline import ScanOutcome
 from gpuaudit.policy_file import parse_policy
 from gpuaudit.report import render_html, render_json, render_junit, render_sarif, render_xlsx
 from gpuaudit.report.json_report import report_schema
-from gpuaudit.results import Finding
+from gpuaudit.results import ClusterSimulation, Finding
 from gpuaudit.rules import catalogue, registry
 from gpuaudit.rules.registry import Context, RuleSpec, Verdict, not_proven
 from tests.builders import healthy
@@ -310,3 +310,26 @@ def test_a_fleet_with_a_target_not_proven_says_so_and_ranks_it_below_a_failure()
     assert "1 passed, 0 with findings, 1 not proven, 0 could not be scanned" in page
     data["targets"].append(fleet_target("north", "FAIL", exit_code=1))
     assert '<div class="verdict-word">FAIL</div>' in render_fleet_html(data)
+
+
+def test_a_tolerance_not_proven_reads_as_what_is_proven_and_what_is_not() -> None:
+    from gpuaudit.report.summary import tolerance
+
+    assert tolerance(0, 1) == "N+0 (up to N+1 not proven)"
+    assert tolerance(1, 3) == "N+1 (up to N+3 not proven)"
+    assert tolerance(1, 1) == "N+1"
+    assert tolerance(2, None) == "N+2"
+    assert tolerance(None, 1) == "\u2013"
+
+
+def test_the_console_names_a_cluster_whose_n_plus_one_is_not_proven(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    result = with_unproven(unproven_finding("high"))
+    result.findings = [f for f in result.findings if f.status != "fail"]
+    result.designs = {"gpu-c": "B"}
+    result.simulations = [ClusterSimulation("gpu-c", tolerates=0, tolerates_unproven=1)]
+    print_summary(summarise(result, "high", None), [], color=False, quiet=False)
+    assert "cluster gpu-c: design B, tolerates N+0 (up to N+1 not proven)" in (
+        capsys.readouterr().out.splitlines()
+    )

@@ -366,7 +366,11 @@ def expected_sheets(doc: dict[str, Any]) -> dict[str, list[list[Any]]]:
             "; ".join(
                 f"{p['vm']} ({p['reason']})" if p["reason"] else p["vm"] for p in f["manual_only"]
             ),
-            "\u2013" if sim["tolerates"] is None else f"N+{sim['tolerates']}",
+            len(f["unproven"]),
+            "; ".join(
+                f"{p['vm']} ({p['reason']})" if p["reason"] else p["vm"] for p in f["unproven"]
+            ),
+            n_plus_k(sim["tolerates"], sim.get("tolerates_unproven")),
         ]
         for sim in doc["simulations"]
         for f in sim["failures"]
@@ -440,6 +444,15 @@ def expected_sheets(doc: dict[str, Any]) -> dict[str, list[list[Any]]]:
         for g in inv["gaps"]
     ]
     return sheets
+
+
+def n_plus_k(k: int | None, unproven: int | None) -> str:
+    """The N+k cell as docs/report-formats.md describes it."""
+    if k is None:
+        return "\u2013"
+    if unproven is not None and unproven > k:
+        return f"N+{k} (up to N+{unproven} not proven)"
+    return f"N+{k}"
 
 
 def assert_sheets_match(doc: dict[str, Any], sheets: dict[str, list[list[str]]]) -> None:
@@ -526,8 +539,10 @@ def assert_summary_sheets_match(doc: dict[str, Any], sheets: dict[str, list[list
     scanned = datetime.fromisoformat(inv["collected_at"].replace("Z", "+00:00"))
     assert summary[("Estate", "Scanned (UTC)")] == as_csv(scanned)
     tolerates = {sim["cluster"]: sim["tolerates"] for sim in doc["simulations"]}
-    for name, k in tolerates.items():
-        assert summary[("Cluster N+k", shown(name))] == f"N+{k}"
+    for sim in doc["simulations"]:
+        assert summary[("Cluster N+k", shown(sim["cluster"]))] == n_plus_k(
+            sim["tolerates"], sim.get("tolerates_unproven")
+        )
     clusters = {r["Cluster"]: r for r in _sheet(sheets, "Clusters")}
     assert sorted(clusters) == sorted(shown(c["name"]) for c in inv["clusters"])
     for c in inv["clusters"]:

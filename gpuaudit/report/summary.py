@@ -45,6 +45,8 @@ class ClusterSummary:
     spare: str = ""
     failed: int = 0
     failed_by_severity: dict[str, int] = field(default_factory=dict)
+    # The k reached only if facts NVIDIA does not publish allow it; None: nothing unproven.
+    tolerates_unproven: int | None = None
 
 
 @dataclass
@@ -99,9 +101,14 @@ def _not_proven(by_severity: dict[str, int]) -> str:
     return f"{total} not proven ({parts})"
 
 
-def tolerance(k: int | None) -> str:
-    """N+1, N+0, or a dash when the cluster was not simulated."""
-    return "\u2013" if k is None else f"N+{k}"
+def tolerance(k: int | None, unproven: int | None = None) -> str:
+    """N+1, N+0, or a dash when the cluster was not simulated; with ``unproven``, the k
+    only facts NVIDIA does not publish would give: "N+0 (up to N+1 not proven)"."""
+    if k is None:
+        return "\u2013"
+    if unproven is not None and unproven > k:
+        return f"N+{k} (up to N+{unproven} not proven)"
+    return f"N+{k}"
 
 
 def parse_time(text: str) -> datetime | None:
@@ -212,6 +219,7 @@ def cluster_summaries(result: AuditResult) -> list[ClusterSummary]:
         if sim is not None:
             summary.simulated = True
             summary.tolerates = sim.tolerates
+            summary.tolerates_unproven = sim.tolerates_unproven
             summary.worst_host = sim.worst_host
             summary.unplaced_worst = unplaced_by_worst(sim)
             summary.spare = spare_line(sim.spare)

@@ -124,7 +124,10 @@ def summary_table(result: AuditResult, summary: Summary) -> Table:
         ("Data", "Not read by the Read-only role", summary.beyond_role),
         ("Data", "Rule errors", summary.rule_errors),
     ]
-    rows += [("Cluster N+k", c.name, tolerance(c.tolerates)) for c in summary.clusters]
+    rows += [
+        ("Cluster N+k", c.name, tolerance(c.tolerates, c.tolerates_unproven))
+        for c in summary.clusters
+    ]
     spec: list[tuple[str, str, Callable[[Any], Value]]] = [
         ("Section", TEXT, lambda r: r[0]),
         ("Item", TEXT, lambda r: r[1]),
@@ -202,7 +205,13 @@ def clusters_table(result: AuditResult, summary: Summary) -> Table:
         ("# GPU Hosts", INT, lambda p: p[0].gpu_hosts),
         ("# GPUs", INT, lambda p: p[0].gpus),
         ("# GPU VMs", INT, lambda p: p[0].gpu_vms),
-        ("N+k", TEXT, lambda p: tolerance(p[0].tolerates) if p[0].simulated else None),
+        (
+            "N+k",
+            TEXT,
+            lambda p: (
+                tolerance(p[0].tolerates, p[0].tolerates_unproven) if p[0].simulated else None
+            ),
+        ),
         ("Tolerates", INT, lambda p: p[0].tolerates),
         ("Worst Host", TEXT, lambda p: p[0].worst_host),
         ("Unplaced (Worst)", INT, lambda p: p[0].unplaced_worst if p[0].simulated else None),
@@ -461,6 +470,10 @@ def _manual_only(f: HostFailure) -> str:
     return "; ".join(f"{p.vm} ({p.reason})" if p.reason else p.vm for p in f.manual_only)
 
 
+def _unproven(f: HostFailure) -> str:
+    return "; ".join(f"{p.vm} ({p.reason})" if p.reason else p.vm for p in f.unproven)
+
+
 def failover_table(result: AuditResult) -> Table:
     Row = tuple[ClusterSimulation, HostFailure]
     spec: list[tuple[str, str, Callable[[Row], Value]]] = [
@@ -474,7 +487,9 @@ def failover_table(result: AuditResult) -> Table:
         ("Unplaced VMs", TEXT, lambda r: _unplaced(r[1])),
         ("Manual Only", INT, lambda r: len(r[1].manual_only)),
         ("Manual Only VMs", TEXT, lambda r: _manual_only(r[1])),
-        ("N+k", TEXT, lambda r: tolerance(r[0].tolerates)),
+        ("Not Proven", INT, lambda r: len(r[1].unproven)),
+        ("Not Proven VMs", TEXT, lambda r: _unproven(r[1])),
+        ("N+k", TEXT, lambda r: tolerance(r[0].tolerates, r[0].tolerates_unproven)),
     ]
     rows = [(s, f) for s in result.simulations for f in s.failures]
     return _table("failover", "Failover Simulation", spec, rows)
