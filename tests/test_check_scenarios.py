@@ -193,7 +193,7 @@ def test_broken_result_is_plain_data() -> None:
         _, result = check(path, policy())
         data = json.loads(json.dumps(dataclasses.asdict(result)))
         rules |= {f["rule"] for f in data["findings"]}
-        assert all(f["status"] in ("pass", "fail") for f in data["findings"])
+        assert all(f["status"] in ("pass", "fail", "unproven") for f in data["findings"])
     # GPU-08 has nothing to judge where the vGPU manager version cannot be read.
     assert rules == {r.id for r in catalogue()} - {_NOT_COLLECTED, *_KUBERNETES}
 

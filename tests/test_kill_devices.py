@@ -1,7 +1,8 @@
 """GPU-06 and GPU-07 (rules/devices.py): exact messages and the MMIO sizing rule, by hand.
 
-VMware's rule of thumb: pciPassthru.64bitMMIOSizeGB is the next power of two above the
-GPUs' memory added up (two 40 GB GPUs need 128). The A100 80GB has 80 GB.
+A large-BAR GPU in passthrough needs the next power of two above its BAR1 (the A100
+80GB's product brief: 128 GB, so 256; the H200 SXM: none published), the GPUs of one VM
+added up and the total aligned to a power of two.
 """
 
 from __future__ import annotations
@@ -18,55 +19,63 @@ from tests.test_rules_devices import a100_vm, judge
 
 @pytest.mark.parametrize(
     ("gigabytes", "size"),
-    [(0, 1), (1, 2), (2, 4), (3, 4), (4, 8), (80, 128), (128, 256), (160, 256)],
+    [(0, 1), (1, 1), (2, 2), (3, 4), (4, 4), (80, 128), (128, 128), (160, 256)],
 )
-def test_the_next_power_of_two_strictly_above(gigabytes: int, size: int) -> None:
-    assert devices.next_power_of_two_above(gigabytes) == size
+def test_the_power_of_two_at_least(gigabytes: int, size: int) -> None:
+    assert devices.power_of_two_at_least(gigabytes) == size
+
+
+A100_80GB = {"gpu": "NVIDIA A100 PCIe 80GB", "mmio_gb": 256, "basis": "BAR1 131072 MB"}
 
 
 def test_gpu06_passing_message() -> None:
     e, vm = a100_vm()
-    outcome = judge(devices.large_bar, e.inv, vm)
-    assert outcome.message == "EFI with 64-bit MMIO of 256 GB for 160 GB of GPU memory"
-    assert outcome.evidence == {
-        "gpus": ["NVIDIA A100 PCIe 80GB", "NVIDIA A100 PCIe 80GB"],
-        "gpu_memory_gb": 160,
-        "needed_mmio_gb": 256,
-        "firmware": "efi",
-        "use64bitMMIO": "TRUE",
-        "mmio_size_gb": "256",
-    }
+    assert judge(devices.large_bar, e.inv, vm) == Outcome(
+        True,
+        "EFI with 64-bit MMIO of 512 GB for the 512 GB its GPUs need",
+        {
+            "gpus": ["NVIDIA A100 PCIe 80GB", "NVIDIA A100 PCIe 80GB"],
+            "needs": [A100_80GB, A100_80GB],
+            "needed_mmio_gb": 512,
+            "vm_memory_mb": 16384,
+            "firmware": "efi",
+            "use64bitMMIO": "TRUE",
+            "mmio_size_gb": "512",
+        },
+    )
 
 
 def test_gpu06_every_problem_in_one_message() -> None:
     e, vm = a100_vm(firmware="", mmio={"pciPassthru.use64bitMMIO": "yes"})
     outcome = judge(devices.large_bar, e.inv, vm)
     assert outcome.message == (
-        "2 large-BAR GPU(s), 160 GB: firmware is unknown, not EFI; "
-        "pciPassthru.use64bitMMIO is not TRUE; pciPassthru.64bitMMIOSizeGB is not set (needs 256)"
+        "2 GPU device(s) needing 64-bit MMIO: firmware is unknown, not EFI; "
+        "pciPassthru.use64bitMMIO is not TRUE; pciPassthru.64bitMMIOSizeGB is not set (needs 512)"
     )
     assert outcome.evidence["mmio_size_gb"] is None
 
 
 def test_gpu06_a_window_one_size_short() -> None:
-    mmio = {"pciPassthru.use64bitMMIO": " true ", "pciPassthru.64bitMMIOSizeGB": " 255 "}
+    mmio = {"pciPassthru.use64bitMMIO": " true ", "pciPassthru.64bitMMIOSizeGB": " 511 "}
     e, vm = a100_vm(firmware="bios", mmio=mmio)
     outcome = judge(devices.large_bar, e.inv, vm)
     assert outcome.message == (
-        "2 large-BAR GPU(s), 160 GB: firmware is bios, not EFI; "
-        "pciPassthru.64bitMMIOSizeGB is 255, below the 256 its GPUs need"
+        "2 GPU device(s) needing 64-bit MMIO: firmware is bios, not EFI; "
+        "pciPassthru.64bitMMIOSizeGB is 511, below the 512 its GPUs need"
     )
 
 
-def test_gpu06_counts_only_devices_it_knows_for_large_bar_gpus() -> None:
+def test_gpu06_a_device_of_no_id_is_passed_over_and_a_c_series_by_name_needs_64() -> None:
     e, vm = a100_vm()
     vm.gpus[1].device_id = None  # a passthrough device whose id the host did not give
-    vm.gpus.append(GpuAttachment("vgpu", profile="grid_l4-8c"))  # the L4 has no large BAR
-    vm.gpus.append(GpuAttachment("vgpu", profile="grid_zz9-8c"))  # a GPU nobody knows
+    vm.gpus.append(GpuAttachment("vgpu", profile="grid_zz9-8c"))  # C series, by its name
     outcome = judge(devices.large_bar, e.inv, vm)
-    assert outcome.message == "EFI with 64-bit MMIO of 256 GB for 80 GB of GPU memory"
-    assert outcome.evidence["gpus"] == ["NVIDIA A100 PCIe 80GB"]
-    assert outcome.evidence["needed_mmio_gb"] == 128
+    # 256 for the A100 and 64 for a C-series vGPU in a VM below 32 GB: 320, aligned to 512.
+    assert outcome.evidence["needs"] == [
+        A100_80GB,
+        {"gpu": "NVIDIA A100 PCIe 80GB", "mmio_gb": 64, "basis": "a C-series vGPU (NVIDIA: 64 GB)"},
+    ]
+    assert outcome.message == "EFI with 64-bit MMIO of 512 GB for the 512 GB its GPUs need"
 
 
 def test_gpu07_messages() -> None:
@@ -98,24 +107,26 @@ def test_gpu07_messages() -> None:
     assert outcome.message == "the host reports no SR-IOV for it: off in the BIOS?"
 
 
-def test_gpu06_eight_h200_gpus_add_up_to_1128_gb() -> None:
-    # An HGX H200 board given whole to one VM: eight H200 SXM of 141 GB each.
+def test_gpu06_eight_a100_gpus_add_up_to_2048_gb() -> None:
+    # An HGX A100 board given whole to one VM: eight A100 SXM4 80GB, BAR1 128 GB each.
     e, vm = a100_vm(
         mmio={"pciPassthru.use64bitMMIO": "TRUE", "pciPassthru.64bitMMIOSizeGB": "2048"}
     )
     vm.gpus = [
         GpuAttachment(
-            "passthrough", pci_id=f"0000:{i:02x}:00.0", vendor_id=0x10DE, device_id=0x2335
+            "passthrough", pci_id=f"0000:{i:02x}:00.0", vendor_id=0x10DE, device_id=0x20B2
         )
         for i in range(8)
     ]
+    need = {"gpu": "NVIDIA A100 HGX 80GB (A100 SXM4 80GB)", "mmio_gb": 256}
     assert devices.large_bar(context(e.inv), vm) == Outcome(
         True,
-        "EFI with 64-bit MMIO of 2048 GB for 1128 GB of GPU memory",
+        "EFI with 64-bit MMIO of 2048 GB for the 2048 GB its GPUs need",
         {
-            "gpus": ["NVIDIA H200 SXM"] * 8,
-            "gpu_memory_gb": 1128,
+            "gpus": [need["gpu"]] * 8,
+            "needs": [need | {"basis": "BAR1 131072 MB"}] * 8,
             "needed_mmio_gb": 2048,
+            "vm_memory_mb": 16384,
             "firmware": "efi",
             "use64bitMMIO": "TRUE",
             "mmio_size_gb": "2048",
@@ -123,13 +134,23 @@ def test_gpu06_eight_h200_gpus_add_up_to_1128_gb() -> None:
     )
 
 
-def test_gpu06_passthrough_of_a_small_or_unknown_gpu_is_not_examined() -> None:
+def test_gpu06_passthrough_of_a_small_gpu_is_not_examined_and_of_an_unknown_not_proven() -> None:
     e, vm = a100_vm()
+    # An L4: NVIDIA does not list it among the GPUs needing large MMIO space in passthrough.
     vm.gpus = [
-        GpuAttachment("passthrough", pci_id="0000:3b:00.0", vendor_id=0x10DE, device_id=0x27B8),
-        GpuAttachment("passthrough", pci_id="0000:af:00.0", vendor_id=0x10DE, device_id=0x0001),
-    ]  # an L4 (no large BAR) and a device the catalogue does not know
+        GpuAttachment("passthrough", pci_id="0000:3b:00.0", vendor_id=0x10DE, device_id=0x27B8)
+    ]
     assert devices.large_bar(context(e.inv), vm) is None
+    # A device the catalogue does not know: whether it needs 64-bit MMIO is not known.
+    vm.gpus = [
+        GpuAttachment("passthrough", pci_id="0000:af:00.0", vendor_id=0x10DE, device_id=0x0001)
+    ]
+    vm.mmio_options = {}
+    outcome = devices.large_bar(context(e.inv), vm)
+    assert outcome is not None and (outcome.passed, outcome.unproven) == (
+        True,
+        "an unknown board: no published BAR figure for an unknown board",
+    )
 
 
 SRIOV_STATES = [

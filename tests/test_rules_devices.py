@@ -1,7 +1,11 @@
 """GPU-06, GPU-07 and VM-08 as one rule on one object, and the data they rest on.
 
-The expectations follow docs/rules.md: a large-BAR GPU needs EFI, use64bitMMIO and a
-64-bit MMIO window at least the next power of two above the GPUs' memory; an Ampere or
+The expectations follow docs/rules.md and the figures written out below: a C-series vGPU
+needs EFI, use64bitMMIO and a 64-bit MMIO window of 64 GB, and in a VM of 32 GB or more
+the GPU's figure in NVIDIA's table (AI Enterprise, "GPUs Requiring 64 GB or More of
+MMIO Space": A100 80GB 256 GB, A40 128 GB, H100 256 GB); a large-BAR GPU in passthrough
+needs the next power of two above its BAR1 (the A100 80GB's product brief: 128 GB, so
+256), the GPUs of one VM added up; an Ampere or
 later GPU in vGPU mode needs SR-IOV enabled and active; a vGPU VM needs an EVC baseline
 every other active host of its cluster offers, and a cluster without EVC needs hosts of
 one CPU baseline. The estates come from tests/builders.py.
@@ -17,7 +21,7 @@ import pytest
 
 from gpuaudit import catalog, evc
 from gpuaudit.collect.vms import mmio_options
-from gpuaudit.inventory import Inventory, Vm
+from gpuaudit.inventory import GpuAttachment, Inventory, Vm
 from gpuaudit.rules import devices
 from gpuaudit.rules.registry import Context, Outcome
 from gpuaudit.rules.scopes import HostGpu
@@ -25,7 +29,7 @@ from tests.builders import Estate, context, healthy, passthrough_estate
 
 T = TypeVar("T")
 
-GOOD_MMIO = {"pciPassthru.use64bitMMIO": "TRUE", "pciPassthru.64bitMMIOSizeGB": "256"}
+GOOD_MMIO = {"pciPassthru.use64bitMMIO": "TRUE", "pciPassthru.64bitMMIOSizeGB": "512"}
 
 
 def judge(check: Callable[[Context, T], Outcome | None], inv: Inventory, obj: T) -> Outcome:
@@ -35,7 +39,8 @@ def judge(check: Callable[[Context, T], Outcome | None], inv: Inventory, obj: T)
 
 
 def a100_vm(firmware: str = "efi", mmio: dict[str, str] | None = None) -> tuple[Estate, Vm]:
-    """A VM with two A100 80GB GPUs in passthrough: 160 GB, so it needs a 256 GB window."""
+    """A VM with two A100 80GB GPUs in passthrough: BAR1 128 GB each, so 256 GB each and a
+    512 GB window."""
     e = Estate()
     e.cluster("c1")
     h = e.host("h1", "c1", profiles=())
@@ -53,12 +58,11 @@ def a100_vm(firmware: str = "efi", mmio: dict[str, str] | None = None) -> tuple[
 # --- GPU-06 ---------------------------------------------------------------------------
 
 
-def test_gpu06_passes_efi_with_a_window_above_the_gpus_memory() -> None:
+def test_gpu06_passes_efi_with_a_window_for_both_gpus_bars() -> None:
     e, vm = a100_vm()
     outcome = judge(devices.large_bar, e.inv, vm)
     assert outcome.passed
-    assert outcome.evidence["gpu_memory_gb"] == 160
-    assert outcome.evidence["needed_mmio_gb"] == 256
+    assert outcome.evidence["needed_mmio_gb"] == 2 * 256
 
 
 def test_gpu06_fails_bios_firmware() -> None:
@@ -69,39 +73,64 @@ def test_gpu06_fails_bios_firmware() -> None:
 
 
 def test_gpu06_fails_without_use64bitmmio() -> None:
-    e, vm = a100_vm(mmio={"pciPassthru.64bitMMIOSizeGB": "256"})
+    e, vm = a100_vm(mmio={"pciPassthru.64bitMMIOSizeGB": "512"})
     outcome = judge(devices.large_bar, e.inv, vm)
     assert not outcome.passed
     assert "use64bitMMIO is not TRUE" in outcome.message
 
 
-def test_gpu06_fails_a_window_at_the_sum_itself() -> None:
-    # 160 GB of GPUs: 128 is below it, and the window must be the power of two above.
-    e, vm = a100_vm(mmio={**GOOD_MMIO, "pciPassthru.64bitMMIOSizeGB": "128"})
+def test_gpu06_fails_the_window_frame_buffer_arithmetic_gives() -> None:
+    # 160 GB of frame buffer: the power of two above it, 256, is half what the BARs need.
+    e, vm = a100_vm(mmio={**GOOD_MMIO, "pciPassthru.64bitMMIOSizeGB": "256"})
     outcome = judge(devices.large_bar, e.inv, vm)
     assert not outcome.passed
-    assert "is 128, below the 256" in outcome.message
+    assert "is 256, below the 512" in outcome.message
 
 
 def test_gpu06_fails_an_unset_window() -> None:
     e, vm = a100_vm(mmio={"pciPassthru.use64bitMMIO": "TRUE"})
     outcome = judge(devices.large_bar, e.inv, vm)
     assert not outcome.passed
-    assert "not set (needs 256)" in outcome.message
+    assert "not set (needs 512)" in outcome.message
 
 
-def test_gpu06_judges_a_c_series_vgpu_of_a_large_bar_gpu_by_its_frame_buffer() -> None:
+def c_series_vm(memory_mb: int, mmio_gb: str) -> tuple[Estate, Vm]:
     e = Estate()
     e.cluster("c1")
     h = e.host("h1", "c1", profiles=("grid_a100d-40c",))
     e.gpu(h, model="a100")
     e.datastore("san1", [h])
     vm = e.vm("c-vm", h, ["san1"], vgpu="grid_a100d-40c")
-    vm.mmio_options = {"pciPassthru.use64bitMMIO": "TRUE", "pciPassthru.64bitMMIOSizeGB": "64"}
+    vm.memory_mb = memory_mb
+    vm.mmio_options = {"pciPassthru.use64bitMMIO": "TRUE", "pciPassthru.64bitMMIOSizeGB": mmio_gb}
+    return e, vm
+
+
+def test_gpu06_a_c_series_vgpu_needs_64_gb_and_nvidias_figure_in_a_large_memory_vm() -> None:
+    # Below 32 GB of VM memory: 64 GB (NVIDIA: "The VM's MMIO space must be increased to
+    # 64 GB"). From 32 GB: the A100 80GB's 256 GB (NVIDIA's table).
+    e, vm = c_series_vm(16 * 1024, "64")
+    assert judge(devices.large_bar, e.inv, vm).passed
+    e, vm = c_series_vm(32 * 1024, "64")
     outcome = judge(devices.large_bar, e.inv, vm)
-    assert outcome.passed  # 40 GB needs 64
+    assert not outcome.passed and "is 64, below the 256" in outcome.message
+    e, vm = c_series_vm(32 * 1024, "256")
+    assert judge(devices.large_bar, e.inv, vm).passed
     vm.mmio_options = {}
     assert not judge(devices.large_bar, e.inv, vm).passed
+
+
+def test_gpu06_a_c_series_vgpu_of_any_board_needs_64_bit_mmio() -> None:
+    # The L4 is no large-BAR GPU in passthrough, but a C-series vGPU on it needs EFI and
+    # 64-bit MMIO as every C-series vGPU does.
+    e = Estate()
+    e.cluster("c1")
+    h = e.host("h1", "c1", profiles=("grid_l4-8c",))
+    e.gpu(h)
+    e.datastore("san1", [h])
+    vm = e.vm("c-vm", h, ["san1"], vgpu="grid_l4-8c")
+    outcome = judge(devices.large_bar, e.inv, vm)
+    assert not outcome.passed and "use64bitMMIO is not TRUE" in outcome.message
 
 
 def test_gpu06_ignores_small_gpus_and_q_series_vgpus() -> None:
@@ -116,7 +145,7 @@ def test_gpu06_ignores_small_gpus_and_q_series_vgpus() -> None:
     assert devices.large_bar(context(e.inv), vm) is None
 
 
-def test_gpu06_takes_the_largest_model_a_dynamic_device_allows() -> None:
+def test_gpu06_takes_the_largest_board_a_dynamic_device_allows() -> None:
     e = Estate()
     e.cluster("c1")
     h = e.host("h1", "c1", profiles=())
@@ -124,15 +153,30 @@ def test_gpu06_takes_the_largest_model_a_dynamic_device_allows() -> None:
     e.datastore("san1", [h])
     vm = e.vm("dyn", h, ["san1"], dynamic=g)
     vm.gpus[0].allowed.append((catalog.NVIDIA, 0x20B5))  # A100 80GB
-    vm.mmio_options = {"pciPassthru.use64bitMMIO": "TRUE", "pciPassthru.64bitMMIOSizeGB": "64"}
+    vm.mmio_options = {"pciPassthru.use64bitMMIO": "TRUE", "pciPassthru.64bitMMIOSizeGB": "128"}
     outcome = judge(devices.large_bar, e.inv, vm)
-    assert not outcome.passed  # an A100 80GB may be assigned: 80 GB needs 128
-    assert outcome.evidence["needed_mmio_gb"] == 128
+    # An L40S (BAR1 64 GB: 128) or an A100 80GB (BAR1 128 GB: 256) may be assigned.
+    assert not outcome.passed
+    assert outcome.evidence["needed_mmio_gb"] == 256
 
 
-@pytest.mark.parametrize(("gigabytes", "window"), [(1, 2), (32, 64), (40, 64), (80, 128)])
-def test_next_power_of_two_above(gigabytes: int, window: int) -> None:
-    assert devices.next_power_of_two_above(gigabytes) == window
+def test_gpu06_a_gpu_of_no_published_bar_is_not_proven() -> None:
+    # The H200 NVL: NVIDIA lists it as a large-BAR GPU, but gpuaudit has no BAR1 figure.
+    e, vm = a100_vm(mmio={**GOOD_MMIO, "pciPassthru.64bitMMIOSizeGB": "4096"})
+    vm.gpus = [
+        GpuAttachment("passthrough", pci_id="0000:3b:00.0", vendor_id=0x10DE, device_id=0x233B)
+    ]
+    outcome = judge(devices.large_bar, e.inv, vm)
+    assert (outcome.passed, outcome.unproven) == (
+        True,
+        "NVIDIA H200 PCIe 141GB (H200 NVL): no published BAR1 size for NVIDIA H200 PCIe 141GB "
+        "(H200 NVL)",
+    )
+
+
+@pytest.mark.parametrize(("gigabytes", "window"), [(1, 1), (3, 4), (32, 32), (40, 64), (80, 128)])
+def test_power_of_two_at_least(gigabytes: int, window: int) -> None:
+    assert devices.power_of_two_at_least(gigabytes) == window
 
 
 # --- GPU-07 ---------------------------------------------------------------------------

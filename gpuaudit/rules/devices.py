@@ -4,14 +4,16 @@ and the CPU (EVC) baseline a vGPU VM needs to vMotion within its cluster."""
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
-from gpuaudit import catalog, evc
+from gpuaudit import catalog, evc, vgpu_types
 from gpuaudit import facts as F
 from gpuaudit.inventory import GpuAttachment, Vm
 from gpuaudit.rules import scopes
-from gpuaudit.rules.registry import Context, Outcome, name_few, rule
+from gpuaudit.rules.registry import Context, Outcome, name_few, not_proven, rule
 from gpuaudit.rules.scopes import HostGpu
+from gpuaudit.vgpu_types import BoardFacts
 
 USE_64BIT_MMIO = "pciPassthru.use64bitMMIO"
 MMIO_SIZE_GB = "pciPassthru.64bitMMIOSizeGB"
@@ -38,6 +40,11 @@ REFERENCES: dict[str, list[tuple[str, str]]] = {
             "NVIDIA Virtual GPU Software for VMware vSphere Release Notes (GPUs that need "
             "large MMIO space)",
             "https://docs.nvidia.com/vgpu/19.0/grid-vgpu-release-notes-vmware-vsphere/index.html",
+        ),
+        (
+            "NVIDIA AI Enterprise: Requirements for Using NVIDIA vGPU (C-Series) on GPUs "
+            "Requiring 64 GB or More of MMIO Space with Large-Memory VMs",
+            "https://docs.nvidia.com/ai-enterprise/release-6/latest/appendix/vgpu.html",
         ),
     ],
     "GPU-07": [
@@ -67,45 +74,111 @@ REFERENCES: dict[str, list[tuple[str, str]]] = {
 }
 
 
-def next_power_of_two_above(gigabytes: int) -> int:
-    """The smallest power of two strictly above ``gigabytes`` (VMware's rule of thumb
-    for pciPassthru.64bitMMIOSizeGB)."""
+# NVIDIA AI Enterprise, "Requirements for Using NVIDIA vGPU (C-Series)": the VM's 64-bit
+# MMIO space must be increased to 64 GB; on GPUs that need more, a VM of 32 GB or more of
+# memory needs the amount NVIDIA's table gives for the GPU (the board's mmio_c_series_gb).
+C_SERIES_MMIO_GB = 64
+LARGE_MEMORY_VM_MB = 32 * 1024
+# Below this BAR1 a GPU fits under the 4 GB a VM maps without 64-bit MMIO (NVIDIA's T4,
+# 256 MB): nothing to check.
+SMALL_BAR1_MB = 1024
+
+
+def power_of_two_at_least(gigabytes: int) -> int:
+    """The smallest power of two not below ``gigabytes``."""
     size = 1
-    while size <= gigabytes:
+    while size < gigabytes:
         size *= 2
     return size
 
 
-def _large_bar_memory_mb(gpu: GpuAttachment) -> tuple[int, str] | None:
-    """(frame buffer in MB, model) of one large-BAR GPU device of the VM, else None.
+@dataclass(frozen=True)
+class MmioNeed:
+    """What one GPU device of a VM needs of 64-bit MMIO, and from which figure."""
 
-    A passthrough device counts its GPU's frame buffer; a C-series vGPU its profile's.
-    Other vGPU series map only a small aperture and need no 64-bit MMIO.
-    """
-    if gpu.kind == "vgpu":
-        profile = catalog.parse_profile(gpu.profile or "")
-        if profile is None or profile.series != "c":
-            return None
-        model = catalog.model_for_profile(profile.gpu)
-        return (profile.memory_mb, model.name) if model and model.large_bar else None
-    candidates: list[tuple[int, int]] = []
-    if gpu.kind == "passthrough" and gpu.vendor_id is not None and gpu.device_id is not None:
-        candidates = [(gpu.vendor_id, gpu.device_id)]
-    elif gpu.kind == "dynamic":
-        candidates = list(gpu.allowed)
-    models = [m for v, d in candidates if (m := catalog.model_for(v, d)) and m.large_bar]
-    if not models:
-        return None
-    largest = max(models, key=lambda m: m.memory_mb)  # any allowed device may be assigned
-    return largest.memory_mb, largest.name
+    gpu: str  # the board
+    required: bool | None  # 64-bit MMIO needed at all; None: no published figure says
+    gigabytes: int | None  # the window it needs; None: no published figure gives it
+    basis: str  # the figure it follows, or why none does
+
+
+Board = tuple[BoardFacts | None, catalog.GpuModel | None]
+
+
+def _boards_of(ctx: Context, vm: Vm, att: GpuAttachment) -> list[Board]:
+    """The boards a device may be on, with their catalogue model: the GPU it runs on for
+    a vGPU, the bound or allowed devices for passthrough."""
+    if att.kind == "vgpu":
+        gpu = ctx.facts.gpu_of_vm(vm)
+        return [(F.gpu_board(gpu), F.gpu_model(gpu))] if gpu is not None else [(None, None)]
+    pairs: list[tuple[int, int]] = []
+    if att.kind == "passthrough" and att.vendor_id is not None and att.device_id is not None:
+        pairs = [(att.vendor_id, att.device_id)]
+    elif att.kind == "dynamic":
+        pairs = list(att.allowed)
+    return [(vgpu_types.board_for(v, d), catalog.model_for(v, d)) for v, d in pairs]
+
+
+def _need(vm: Vm, att: GpuAttachment, where: Board) -> MmioNeed | None:
+    """What the device needs on its board; None when it needs no 64-bit MMIO."""
+    board, model = where
+    name = board.name if board is not None else model.name if model else "an unknown board"
+    if att.kind == "vgpu":
+        facts = board.type_for(att.profile or "") if board is not None else None
+        series = facts.series if facts is not None else _series_by_name(att.profile)
+        if series is not None and series != "C":
+            return None  # Q, B and A types map a small aperture
+        if series is None:
+            return MmioNeed(name, None, None, f"the series of {att.profile} is not known")
+        if vm.memory_mb < LARGE_MEMORY_VM_MB:
+            return MmioNeed(name, True, C_SERIES_MMIO_GB, "a C-series vGPU (NVIDIA: 64 GB)")
+        table = board.mmio_c_series_gb.value if board is not None else None
+        if table is None:
+            return MmioNeed(name, True, None, f"NVIDIA's MMIO table does not list {name}")
+        basis = f"NVIDIA's MMIO table: {table} GB"
+        return MmioNeed(name, True, max(table, C_SERIES_MMIO_GB), basis)
+    if model is None:
+        return MmioNeed(name, None, None, f"no published BAR figure for {name}")
+    if not model.large_bar:
+        return None  # not among the GPUs NVIDIA lists as needing large MMIO space
+    # Passthrough maps the GPU's BARs whole: BAR1 (the frame buffer aperture) and two small
+    # ones, so the window is the next power of two above BAR1 (VMware's Frank Denneman: an
+    # A100 40GB's 16 MB + 64 GB + 32 MB need 128 GB). BAR1 from the board's file, else the
+    # catalogue's product-brief figure.
+    bar1 = board.bar1_mb.value if board is not None else None
+    bar1 = bar1 if bar1 is not None else model.bar1_mb
+    if bar1 is None:
+        return MmioNeed(name, True, None, f"no published BAR1 size for {name}")
+    return MmioNeed(name, True, power_of_two_at_least(-(-bar1 // 1024) * 2), f"BAR1 {bar1} MB")
+
+
+def _series_by_name(profile: str | None) -> str | None:
+    info = catalog.parse_profile(profile or "")
+    return info.series.upper() if info is not None else None
+
+
+def _needs(ctx: Context, vm: Vm) -> list[MmioNeed]:
+    """One need per device that has one; of a Dynamic DirectPath device's allowed boards,
+    the largest (any of them may be assigned), or an unknown one."""
+    out = []
+    for att in vm.gpus:
+        needs = [n for w in _boards_of(ctx, vm, att) if (n := _need(vm, att, w)) is not None]
+        if not needs:
+            continue
+        unknown = [n for n in needs if n.gigabytes is None]
+        out.append(unknown[0] if unknown else max(needs, key=lambda n: n.gigabytes or 0))
+    return out
 
 
 def large_bar(ctx: Context, vm: Vm) -> Outcome | None:
-    devices = [d for g in vm.gpus if (d := _large_bar_memory_mb(g)) is not None]
-    if not devices:
+    needs = _needs(ctx, vm)
+    if not needs:
         return None
-    total_gb = -(-sum(mb for mb, _ in devices) // 1024)
-    needed_gb = next_power_of_two_above(total_gb)
+    known = [n.gigabytes for n in needs if n.gigabytes is not None]
+    # Each GPU's BARs side by side in the VM's MMIO space, the total aligned to a power
+    # of two (two A100 40GB at 128 GB each: 256).
+    needed_gb = power_of_two_at_least(sum(known)) if known else None
+    unknown = [f"{n.gpu}: {n.basis}" for n in needs if n.gigabytes is None]
     enabled = vm.mmio_options.get(USE_64BIT_MMIO, "").strip().lower() == "true"
     size_text = vm.mmio_options.get(MMIO_SIZE_GB, "").strip()
     size_gb = int(size_text) if size_text.isdigit() else None
@@ -114,23 +187,32 @@ def large_bar(ctx: Context, vm: Vm) -> Outcome | None:
         problems.append(f"firmware is {vm.firmware or 'unknown'}, not EFI")
     if not enabled:
         problems.append(f"{USE_64BIT_MMIO} is not TRUE")
+    wanted = f"needs {needed_gb}" if needed_gb else "needs a size NVIDIA does not publish"
     if size_gb is None:
-        problems.append(f"{MMIO_SIZE_GB} is not set (needs {needed_gb})")
-    elif size_gb < needed_gb:
+        problems.append(f"{MMIO_SIZE_GB} is not set ({wanted})")
+    elif needed_gb is not None and size_gb < needed_gb:
         problems.append(f"{MMIO_SIZE_GB} is {size_gb}, below the {needed_gb} its GPUs need")
     evidence: dict[str, Any] = {
-        "gpus": sorted(name for _, name in devices),
-        "gpu_memory_gb": total_gb,
+        "gpus": sorted(n.gpu for n in needs),
+        "needs": [{"gpu": n.gpu, "mmio_gb": n.gigabytes, "basis": n.basis} for n in needs],
         "needed_mmio_gb": needed_gb,
+        "vm_memory_mb": vm.memory_mb,
         "firmware": vm.firmware,
         "use64bitMMIO": vm.mmio_options.get(USE_64BIT_MMIO),
         "mmio_size_gb": size_text or None,
     }
+    required = any(n.required for n in needs)
     if problems:
-        message = f"{len(devices)} large-BAR GPU(s), {total_gb} GB: " + "; ".join(problems)
-    else:
-        message = f"EFI with 64-bit MMIO of {size_gb} GB for {total_gb} GB of GPU memory"
-    return Outcome(not problems, message, evidence)
+        message = f"{len(needs)} GPU device(s) needing 64-bit MMIO: " + "; ".join(problems)
+        if required:
+            return Outcome(False, message, evidence)
+        # Whether these devices need 64-bit MMIO at all, no published figure says.
+        return not_proven(message, "; ".join(unknown), evidence)
+    message = f"EFI with 64-bit MMIO of {size_gb} GB"
+    if unknown:
+        what = f"{message}; what its GPUs need is not known"
+        return not_proven(what, "; ".join(unknown), evidence)
+    return Outcome(True, f"{message} for the {needed_gb} GB its GPUs need", evidence)
 
 
 rule(
@@ -139,13 +221,19 @@ rule(
     category="gpu",
     severity="high",
     scope=scopes.GPU_VMS,
-    rationale="""GPUs with a large BAR (A100, H100, H200, L40, L40S, A40, A30 and the like,
-        which NVIDIA lists as needing large MMIO space), in passthrough or as C-series vGPUs,
-        need the VM to boot with EFI and to map them above 4 GB: pciPassthru.use64bitMMIO =
-        TRUE, and pciPassthru.64bitMMIOSizeGB at least the next power of two above the GPUs'
-        memory added up (VMware's rule of thumb: two 40 GB GPUs need 128). Otherwise the VM
-        fails to power on ("Module DevicePowerOn power on failed") or the guest sees no
-        GPU.""",
+    rationale="""A GPU maps its frame buffer aperture (BAR1) into the VM's address space.
+        A C-series vGPU (NVIDIA: "the VM's MMIO space must be increased to 64 GB") and a
+        large-BAR GPU in passthrough (those NVIDIA lists as needing large MMIO space) need
+        the VM to boot with EFI and to map them above 4 GB: pciPassthru.use64bitMMIO = TRUE,
+        and pciPassthru.64bitMMIOSizeGB large enough. For a C-series vGPU in a VM of 32 GB
+        or more, that is the GPU's figure in NVIDIA's table (H200 512 GB; H100 and A100
+        80GB 256 GB; A100 40GB, A40, L40 and RTX 6000 Ada 128 GB; A30, A10 and L4 64 GB),
+        else 64 GB. In passthrough it is the next power of two above the GPU's BAR1 (BAR1
+        and two small BARs: an A100 40GB's 64 GB BAR1 needs 128 GB), the GPUs of one VM
+        added up; never the frame buffer, which is half of it or less. Otherwise the VM
+        fails to power on ("Module DevicePowerOn power on failed") or the guest sees no GPU.
+        Where no published figure gives a GPU's need (a board NVIDIA's table does not list,
+        no published BAR1), the verdict is not proven.""",
     remediation="""Power the VM off; set its firmware to EFI (reinstall a guest that was
         installed for BIOS); add the advanced settings pciPassthru.use64bitMMIO = TRUE and
         pciPassthru.64bitMMIOSizeGB = the size in the finding.""",
