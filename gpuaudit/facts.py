@@ -115,6 +115,16 @@ def gpu_board(gpu: Gpu) -> vgpu_types.BoardFacts | None:
     return vgpu_types.board_for(gpu.vendor_id, gpu.device_id, gpu.sub_vendor_id, gpu.sub_device_id)
 
 
+def gpu_type(gpu: Gpu) -> str:
+    """The physical GPU type, as NVIDIA's "a physical GPU of the same type" means it: the
+    board of NVIDIA's data where it is known (a board may have several PCI device ids),
+    else the PCI vendor and device id."""
+    board = gpu_board(gpu)
+    if board is not None:
+        return board.name
+    return f"PCI {gpu.vendor_id:04x}:{gpu.device_id:04x}"
+
+
 def gpu_usable(gpu: Gpu) -> bool:
     """Capacity a GPU VM can use now: passthrough active, or in vGPU (Shared Direct) mode."""
     return gpu.passthrough_active or gpu.graphics_type == SHARED_DIRECT
@@ -135,6 +145,7 @@ class Facts:
         self._connected_names: dict[str, frozenset[str]] = {}
         self._offering: dict[tuple[str, tuple[str, ...]], tuple[Host, ...]] = {}
         self._offered: dict[int, dict[str, bool | None]] = {}
+        self._gpu_types: dict[int, frozenset[str]] = {}
 
     # VMs
     def vm_host(self, vm: Vm) -> Host | None:
@@ -257,6 +268,13 @@ class Facts:
         found = self._offered.get(id(host))
         if found is None:
             found = self._offered[id(host)] = offered(host)
+        return found
+
+    def gpu_types(self, host: Host) -> frozenset[str]:
+        """The physical GPU types (gpu_type) of the host's GPUs."""
+        found = self._gpu_types.get(id(host))
+        if found is None:
+            found = self._gpu_types[id(host)] = frozenset(gpu_type(g) for g in host.gpus)
         return found
 
     def gpu_clusters(self) -> list[Cluster]:

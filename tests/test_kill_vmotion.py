@@ -40,7 +40,7 @@ def test_vm02_messages() -> None:
     assert outcome == Outcome(
         True,
         "grid_l4-8q is also offered by h2, h3",
-        {"profiles": ["grid_l4-8q"], "hosts_offering_count": 2},
+        {"profiles": ["grid_l4-8q"], "hosts_offering_count": 2, "gpu_types": ["NVIDIA L4"]},
     )
     # Past three hosts the message names the first three and counts the rest.
     for i in (4, 5):
@@ -49,7 +49,7 @@ def test_vm02_messages() -> None:
     assert outcome == Outcome(
         True,
         "grid_l4-8q is also offered by h2, h3, h4 and 1 more",
-        {"profiles": ["grid_l4-8q"], "hosts_offering_count": 4},
+        {"profiles": ["grid_l4-8q"], "hosts_offering_count": 4, "gpu_types": ["NVIDIA L4"]},
     )
     for host in e.inv.hosts[1:]:
         host.vgpu_profiles = [VgpuProfile("grid_l4-4q")]
@@ -58,6 +58,51 @@ def test_vm02_messages() -> None:
     assert outcome.message == (
         "no other connected host of c1 offers grid_l4-8q: no vMotion or HA target"
     )
+
+
+# PCI device ids (pci.ids): 2bb5 RTX PRO 6000 Blackwell Server Edition, 2c3a RTX PRO 4500
+# Blackwell Server Edition. NVIDIA's vGPU types of both include DC-16C.
+RTX_PRO_6000_BSE, RTX_PRO_4500_BSE = 0x2BB5, 0x2C3A
+
+
+def _blackwell(e: Estate, device: int, host: int) -> None:
+    for g in e.inv.hosts[host].gpus:
+        g.device_id, g.model, g.device_name, g.known_model = device, "", "", False
+    e.inv.hosts[host].vgpu_profiles = [VgpuProfile("nvidia_dc-16c")]
+
+
+def test_vm02_a_profile_of_the_same_name_on_another_board_is_no_target() -> None:
+    e = healthy()
+    v1 = e.inv.vms[0]
+    v1.gpus[0].profile = "nvidia_dc-16c"
+    _blackwell(e, RTX_PRO_6000_BSE, 0)
+    for i in (1, 2):
+        _blackwell(e, RTX_PRO_4500_BSE, i)
+    outcome = vmotion.profile_elsewhere(context(e.inv), v1)
+    assert outcome is not None and not outcome.passed and not outcome.unproven
+    assert outcome.message == (
+        "h2, h3 offer nvidia_dc-16c only on another type of GPU (the VM's: "
+        "NVIDIA RTX PRO 6000 Blackwell Server Edition): NVIDIA moves a vGPU only to a GPU "
+        "of the same type: no vMotion or HA target"
+    )
+    # The twin: one more RTX PRO 6000 host is a target.
+    _blackwell(e, RTX_PRO_6000_BSE, 2)
+    outcome = vmotion.profile_elsewhere(context(e.inv), v1)
+    assert outcome is not None and outcome.passed and not outcome.unproven
+    assert outcome.message == "nvidia_dc-16c is also offered by h3"
+
+
+def test_vm02_is_not_proven_when_the_vms_own_gpu_is_unknown() -> None:
+    e = healthy()
+    v1 = e.inv.vms[0]
+    e.inv.hosts[0].gpus = []
+    outcome = vmotion.profile_elsewhere(context(e.inv), v1)
+    assert outcome is not None and outcome.passed
+    assert outcome.unproven == (
+        "the GPU type of v1's host is not known, so no host is proven to have a GPU of the "
+        "same type"
+    )
+    assert outcome.message == "grid_l4-8q is also offered by h2, h3"
 
 
 def test_vm03_messages() -> None:
@@ -268,7 +313,11 @@ def test_vm02_names_every_vgpu_profile_of_a_vm_with_two() -> None:
     assert vmotion.profile_elsewhere(context(e.inv), v1) == Outcome(
         True,
         "grid_l4-8q, grid_l4-4q is also offered by h2, h3",
-        {"profiles": ["grid_l4-8q", "grid_l4-4q"], "hosts_offering_count": 2},
+        {
+            "profiles": ["grid_l4-8q", "grid_l4-4q"],
+            "hosts_offering_count": 2,
+            "gpu_types": ["NVIDIA L4"],
+        },
     )
     for host in e.inv.hosts[1:]:
         host.vgpu_profiles = [VgpuProfile("grid_l4-2q")]

@@ -6,7 +6,7 @@ from gpuaudit import facts as F
 from gpuaudit import vgpu_releases as R
 from gpuaudit.inventory import Cluster, Host, VCenter, Vm
 from gpuaudit.rules import scopes, sources
-from gpuaudit.rules.registry import Context, Outcome, name_few, rule
+from gpuaudit.rules.registry import Context, Outcome, name_few, not_proven, rule
 
 # ESXi 6.7 Update 1 (the first release with vGPU vMotion) is version 6.7.0, build 10302608.
 VGPU_VMOTION_BUILD = 10302608
@@ -46,33 +46,67 @@ rule(
 )(hotmigrate)
 
 
+def _source_types(f: F.Facts, vm: Vm) -> set[str]:
+    """The physical GPU types the VM's vGPUs run on; for a VM not running, those of its
+    host's GPUs. Empty when its host is not in the inventory."""
+    host = f.hosts.get(vm.host or "")
+    if host is None:
+        return set()
+    running = {F.gpu_type(g) for g in host.gpus if vm.name in g.vms}
+    return running or set(f.gpu_types(host))
+
+
 def profile_elsewhere(ctx: Context, vm: Vm) -> Outcome | None:
     f = ctx.facts
     cluster = f.vm_cluster(vm)
     wanted = tuple(p.lower() for p in F.profiles(vm))
     if cluster is None or not wanted:
         return None
-    targets = [h.name for h in f.hosts_offering(cluster, wanted) if h.name != vm.host]
+    offering = [h for h in f.hosts_offering(cluster, wanted) if h.name != vm.host]
+    # NVIDIA moves a vGPU only to a physical GPU of the same type, and a type name is not
+    # always one board's: the RTX PRO 6000 and 4500 Blackwell both offer DC-16C.
+    source = _source_types(f, vm)
+    targets = [h.name for h in offering if source & f.gpu_types(h)]
+    profiles = ", ".join(F.profiles(vm))
     # The count, not the names: in a large cluster the list repeats for every VM.
-    evidence = {"profiles": F.profiles(vm), "hosts_offering_count": len(targets)}
+    evidence = {
+        "profiles": F.profiles(vm),
+        "hosts_offering_count": len(targets),
+        "gpu_types": sorted(source),
+    }
     if targets:
-        message = f"{', '.join(F.profiles(vm))} is also offered by {name_few(targets)}"
-    else:
-        message = (
-            f"no other connected host of {cluster} offers {', '.join(F.profiles(vm))}: "
-            "no vMotion or HA target"
+        return Outcome(True, f"{profiles} is also offered by {name_few(targets)}", evidence)
+    others = [h.name for h in offering]
+    if others and not source:
+        return not_proven(
+            f"{profiles} is also offered by {name_few(others)}",
+            f"the GPU type of {vm.name}'s host is not known, so no host is proven to have "
+            "a GPU of the same type",
+            evidence,
         )
-    return Outcome(bool(targets), message, evidence)
+    if others:
+        message = (
+            f"{name_few(others)} offer {profiles} only on another type of GPU (the VM's: "
+            f"{', '.join(sorted(source))}): NVIDIA moves a vGPU only to a GPU of the same type"
+        )
+    else:
+        message = f"no other connected host of {cluster} offers {profiles}"
+    return Outcome(False, f"{message}: no vMotion or HA target", evidence)
 
 
 rule(
     id="VM-02",
-    title="No other host of the cluster offers a vGPU VM's profile",
+    title="No other host of the cluster offers a vGPU VM's profile on its type of GPU",
     category="vmotion",
     severity="high",
     scope=scopes.GPU_VMS,
     rationale=f"""{_PREREQ} A vGPU VM whose profile no other connected host offers can neither be
-        vMotioned nor restarted by HA: its host is a single point of failure.""",
+        vMotioned nor restarted by HA: its host is a single point of failure. NVIDIA requires
+        a physical GPU of the same type on the destination, and a vGPU type name may belong
+        to more than one board (the RTX PRO 6000 and RTX PRO 4500 Blackwell Server Editions
+        both offer DC-8C, DC-16C and DC-32C), so a target must offer the profile on a GPU of
+        the VM's board (by NVIDIA's PCI ids of the board, else the same PCI device id). Where
+        the type of the VM's own GPU is unknown, the finding is not proven.""",
     remediation="""Install the same GPU model (and NVIDIA host driver) on at least one more host of
         the cluster, so that it offers the profile.""",
     references=(sources.VGPU_VMOTION_67, sources.NVIDIA_VGPU_USER_GUIDE),
