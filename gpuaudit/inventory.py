@@ -398,10 +398,10 @@ class Gap:
     """Something the collector could not read: the verdicts that need it are uncertain.
 
     A gap with a ``privilege`` is one the Read-only role cannot read by design: the
-    collector does not ask, and the rules that need it give no verdict. Those gaps are
-    reported but fail nothing (DATA-01 passes over them): an audit account is expected
-    to hold the Read-only role, and a finding on every scan would teach people to ignore
-    the rule.
+    collector does not ask, and the rules that need it give no verdict, or one not
+    proven where they judge other facts too (VM-06). Those gaps are reported but fail
+    nothing (DATA-01 passes over them): an audit account is expected to hold the
+    Read-only role, and a finding on every scan would teach people to ignore the rule.
     """
 
     object: str  # name, or moref when the name is unknown
