@@ -127,6 +127,12 @@ class Cluster:
     # vSphere HA advanced options (configurationEx.dasConfig.option): key -> value as set.
     ha_options: dict[str, str] = field(default_factory=dict)
 
+    def ha_option(self, key: str) -> str | None:
+        """An HA advanced option's value as set, its name matched in any case (vSphere's
+        documents spell das.heartbeatdsperhost and das.heartbeatDsPerHost alike)."""
+        wanted = key.lower()
+        return next((v for k, v in self.ha_options.items() if k.lower() == wanted), None)
+
 
 @dataclass
 class CounterStats:

@@ -44,6 +44,8 @@ PUBLISHERS = {
     "developer.vmware.com",
     # The Kubernetes project's documentation, for the K8S rules
     "kubernetes.io",
+    # VMware's download server, which serves the vCloud Architecture Toolkit (vCAT)
+    "download3.vmware.com",
 }
 # NVIDIA publishes its security bulletins in its own GitHub organisation.
 NVIDIA_ON_GITHUB = "/NVIDIA/"
