@@ -308,3 +308,41 @@ def test_gpu09_a_host_running_vgpu_vms_without_profiles_is_examined() -> None:
     host.vgpu_manager_version = "570.211.01"
     outcome = _gpu09(host, e.inv)
     assert outcome is not None and not outcome.passed
+
+
+def test_gpu08_names_every_pairing_that_fails() -> None:
+    e = healthy()  # a VM on every host
+    versions(e, "570.211.01", "580.65.05", "595.71.03")
+    outcome = judge(e.inv)
+    assert outcome is not None
+    assert (outcome.passed, outcome.unproven) == (False, "")
+    assert outcome.message == (
+        "3 vGPU manager versions: 570.211.01 (h1); 580.65.05 (h2); 595.71.03 (h3); a VM "
+        "moved to another host meets guest drivers of 580.65.05 on vGPU manager 570.211.01: "
+        "guest drivers of vGPU 19 (R580) are newer than vGPU 18 (R570); guest drivers of "
+        "595.71.03 on vGPU manager 570.211.01: guest drivers of vGPU 20 (R595) are newer "
+        "than vGPU 18 (R570); guest drivers of 595.71.03 on vGPU manager 580.65.05: guest "
+        "drivers of vGPU 20 (R595) are newer than vGPU 19 (R580)"
+    )
+
+
+def test_gpu08_names_every_host_whose_version_is_unknown() -> None:
+    e = healthy()
+    versions(e, "580.65.05", None, None)
+    outcome = judge(e.inv)
+    assert outcome is not None and outcome.passed
+    assert outcome.unproven == "the vGPU manager version of h2, h3 is not known"
+
+
+def test_gpu08_names_every_compatible_pairing() -> None:
+    # The VMs' R570 drivers meet two R580 releases, each "a later major release branch".
+    e = rolling("580.65.05", "570.211.01")
+    e.inv.hosts[2].vgpu_manager_version = "580.159.01"
+    e.inv.vms = [vm for vm in e.inv.vms if vm.host == "h2"]
+    outcome = judge(e.inv)
+    assert outcome is not None and outcome.passed and not outcome.unproven
+    assert outcome.message == (
+        "3 vGPU manager versions: 570.211.01 (h2); 580.159.01 (h3); 580.65.05 (h1); NVIDIA "
+        "lists as compatible guest drivers of 570.211.01 on vGPU manager 580.159.01: vGPU 19 "
+        f"(R580) with guest drivers of the previous branch; {PREVIOUS_BRANCH}"
+    )
