@@ -141,7 +141,6 @@ BRANCHES: tuple[VgpuBranch, ...] = (
 # The newest branch whose release notes' compatibility section was read (vGPU 19, R580):
 # its LTSB pairing is not in the R525 text, and the texts between were not read.
 LTSB_PAIRING_FROM = 19
-COMPATIBILITY_NOTES = _notes(19)
 
 _VERSION = re.compile(r"\s*(\d+)((?:\.\d+)*)")
 

@@ -199,6 +199,13 @@ def _evidence(
     }
 
 
+# NVIDIA's release notes for a branch on VMware vSphere, where its ESXi releases are listed.
+NOTES_13 = "https://docs.nvidia.com/grid/13.0/grid-vgpu-release-notes-vmware-vsphere/index.html"
+NOTES_16 = "https://docs.nvidia.com/grid/16.0/grid-vgpu-release-notes-vmware-vsphere/index.html"
+NOTES_17 = "https://docs.nvidia.com/vgpu/17.0/grid-vgpu-release-notes-vmware-vsphere/index.html"
+NOTES_19 = "https://docs.nvidia.com/vgpu/19.0/grid-vgpu-release-notes-vmware-vsphere/index.html"
+
+
 UNKNOWN_MANAGER = (
     "the vGPU manager version is not known (reading it needs Host.Config.Image): "
     "ESXi 8.0 U3 cannot be checked against its vGPU branch"
@@ -234,14 +241,30 @@ def test_vm06_messages() -> None:
     assert _vm06(e, "9.0.0", "24755229", "535.161.05") == Outcome(
         True,
         f"{later}; vCenter 6.7 U1 predates 8.0 U2: no stun-time estimates",
-        _evidence("9.0.0", "24755229", "9.0", "6.7 U1", "535.161.05", vgpu_branch=16),
+        _evidence(
+            "9.0.0",
+            "24755229",
+            "9.0",
+            "6.7 U1",
+            "535.161.05",
+            vgpu_branch=16,
+            vgpu_release_notes=NOTES_16,
+        ),
         unproven=later,
     )
     assert _vm06(e, "6.7.0", "14320388", "535.161.05") == Outcome(
         False,
         "ESXi 6.7 U3 is not supported by vGPU 16 (R535) (listed: ESXi 7.0, 8.0); vCenter "
         "6.7 U1 predates 8.0 U2: no stun-time estimates",
-        _evidence("6.7.0", "14320388", "6.7 U3", "6.7 U1", "535.161.05", vgpu_branch=16),
+        _evidence(
+            "6.7.0",
+            "14320388",
+            "6.7 U3",
+            "6.7 U1",
+            "535.161.05",
+            vgpu_branch=16,
+            vgpu_release_notes=NOTES_16,
+        ),
     )
     vc.version, vc.build = "8.0.2", "22385739"  # 8.0 U2, the first with stun-time estimates
     later = (
@@ -251,19 +274,43 @@ def test_vm06_messages() -> None:
     assert _vm06(e, "6.7.0", "10302608", "470.256.02") == Outcome(
         True,
         later,
-        _evidence("6.7.0", "10302608", "6.7 U1", "8.0 U2", "470.256.02", vgpu_branch=13),
+        _evidence(
+            "6.7.0",
+            "10302608",
+            "6.7 U1",
+            "8.0 U2",
+            "470.256.02",
+            vgpu_branch=13,
+            vgpu_release_notes=NOTES_13,
+        ),
         unproven=later,
     )
     assert _vm06(e, "7.0.3", "19193900", "550.54.16") == Outcome(
         True,
         "ESXi 7.0 U3 is listed for vGPU 17 (R550)",
-        _evidence("7.0.3", "19193900", "7.0 U3", "8.0 U2", "550.54.16", vgpu_branch=17),
+        _evidence(
+            "7.0.3",
+            "19193900",
+            "7.0 U3",
+            "8.0 U2",
+            "550.54.16",
+            vgpu_branch=17,
+            vgpu_release_notes=NOTES_17,
+        ),
     )
     no_list = "the ESXi releases vGPU 19 (R580) supports are not in gpuaudit's data"
     assert _vm06(e, "8.0.3", "24022510", "580.65.05") == Outcome(
         True,
         no_list,
-        _evidence("8.0.3", "24022510", "8.0 U3", "8.0 U2", "580.65.05", vgpu_branch=19),
+        _evidence(
+            "8.0.3",
+            "24022510",
+            "8.0 U3",
+            "8.0 U2",
+            "580.65.05",
+            vgpu_branch=19,
+            vgpu_release_notes=NOTES_19,
+        ),
         unproven=no_list,
     )
     # ESXi 8.0 itself is listed for vGPU 15 to 18: the evidence says where to look.

@@ -192,11 +192,13 @@ def _branch_support(host: Host, release: R.Release) -> tuple[B.Known, dict[str, 
     """Whether the host's vGPU branch lists its ESXi release (None: not known, with the
     missing fact), and the evidence."""
     branch = B.branch_for(host.vgpu_manager_version)
+    evidence: dict[str, object]
     if branch is not None:
-        return branch.lists(release), {"vgpu_branch": branch.number}
+        # Where NVIDIA lists the branch's ESXi releases: the page to check a verdict against.
+        evidence = {"vgpu_branch": branch.number, "vgpu_release_notes": branch.notes}
+        return branch.lists(release), evidence
     # Which branches list the release says what to look for; it proves nothing.
-    listing = [b.number for b in B.listing_branches(release)]
-    evidence: dict[str, object] = {"listing_vgpu_branches": listing}
+    evidence = {"listing_vgpu_branches": [b.number for b in B.listing_branches(release)]}
     if host.vgpu_manager_version:
         why = f"vGPU manager {host.vgpu_manager_version} is of no driver branch in gpuaudit's data"
     else:
