@@ -127,6 +127,12 @@ class Cluster:
     # vSphere HA advanced options (configurationEx.dasConfig.option): key -> value as set.
     ha_options: dict[str, str] = field(default_factory=dict)
 
+    def ha_option(self, key: str) -> str | None:
+        """An HA advanced option's value as set, its name matched in any case (vSphere's
+        documents spell das.heartbeatdsperhost and das.heartbeatDsPerHost alike)."""
+        wanted = key.lower()
+        return next((v for k, v in self.ha_options.items() if k.lower() == wanted), None)
+
 
 @dataclass
 class CounterStats:
@@ -398,10 +404,10 @@ class Gap:
     """Something the collector could not read: the verdicts that need it are uncertain.
 
     A gap with a ``privilege`` is one the Read-only role cannot read by design: the
-    collector does not ask, and the rules that need it give no verdict. Those gaps are
-    reported but fail nothing (DATA-01 passes over them): an audit account is expected
-    to hold the Read-only role, and a finding on every scan would teach people to ignore
-    the rule.
+    collector does not ask, and the rules that need it give no verdict, or one not
+    proven where they judge other facts too (VM-06). Those gaps are reported but fail
+    nothing (DATA-01 passes over them): an audit account is expected to hold the
+    Read-only role, and a finding on every scan would teach people to ignore the rule.
     """
 
     object: str  # name, or moref when the name is unknown

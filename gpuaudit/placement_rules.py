@@ -46,12 +46,8 @@ class HostRule:
 
 def respects_anti_affinity(cluster: Cluster | None) -> bool:
     """das.respectVmVmAntiAffinityRules as set (keys match case-insensitively), else true."""
-    if cluster is None:
-        return True
-    for key, value in cluster.ha_options.items():
-        if key.lower() == RESPECT_ANTI_AFFINITY.lower():
-            return value.strip().lower() != "false"
-    return True
+    value = cluster.ha_option(RESPECT_ANTI_AFFINITY) if cluster is not None else None
+    return value is None or value.strip().lower() != "false"
 
 
 class PlacementRules:

@@ -1,10 +1,8 @@
-"""ESXi and vCenter releases, and the releases each NVIDIA vGPU software branch supports.
+"""ESXi and vCenter releases, and the vCenter releases vGPU vMotion features need.
 
-The branch table follows the "Hypervisor Software Releases" section of NVIDIA's
-release notes for each branch on VMware vSphere (the URL of each is kept with it);
-a branch that supports a release line supports that line's later updates too.
 ESXi and vCenter 6.x report every update as version 6.x.0: their build tells the
-update apart.
+update apart. The ESXi releases each NVIDIA vGPU branch supports are in
+gpuaudit/vgpu_branches.py.
 """
 
 from __future__ import annotations
@@ -68,54 +66,6 @@ def vcenter_release(version: str, build: str) -> Release | None:
 # vCenter 7.0 Update 3f (build 20051473) is the first to evacuate vGPU VMs
 # automatically in maintenance mode (VgpuMMAutomationTimeoutSecs).
 VCENTER_70U3F_BUILD = 20051473
-
-
-@dataclass(frozen=True)
-class VgpuBranch:
-    number: int  # vGPU software major release, e.g. 16
-    driver: int  # its driver branch, e.g. 535 (R535): the vGPU manager's major version
-    esxi: tuple[Release, ...]  # the first supported release of each supported line
-    notes: str  # NVIDIA's release notes for the branch on VMware vSphere
-
-    def supports(self, release: Release) -> bool:
-        return any(
-            first.line() == release.line() and release.update >= first.update for first in self.esxi
-        )
-
-    def supported(self) -> str:
-        """The supported releases, as the release notes list them: ESXi 7.0 U3, 8.0."""
-        return "ESXi " + ", ".join(str(r) for r in self.esxi)
-
-    def __str__(self) -> str:
-        return f"vGPU {self.number} (R{self.driver})"
-
-
-def _notes(number: int) -> str:
-    root = "grid" if number <= 16 else "vgpu"
-    return f"https://docs.nvidia.com/{root}/{number}.0/grid-vgpu-release-notes-vmware-vsphere/index.html"
-
-
-BRANCHES: tuple[VgpuBranch, ...] = (
-    VgpuBranch(13, 470, (Release(6, 5), Release(6, 7), Release(7, 0)), _notes(13)),
-    VgpuBranch(14, 510, (Release(6, 7), Release(7, 0)), _notes(14)),
-    VgpuBranch(15, 525, (Release(7, 0), Release(8, 0)), _notes(15)),
-    VgpuBranch(16, 535, (Release(7, 0), Release(8, 0)), _notes(16)),
-    VgpuBranch(17, 550, (Release(7, 0, 3), Release(8, 0)), _notes(17)),
-    VgpuBranch(18, 570, (Release(8, 0), Release(9, 0)), _notes(18)),
-)
-
-
-def branch_for(manager_version: str | None) -> VgpuBranch | None:
-    """The branch of a vGPU manager version (535.161.05 -> vGPU 16); None when unknown."""
-    head = (manager_version or "").strip().split(".")[0]
-    if not head.isdigit():
-        return None
-    return next((b for b in BRANCHES if b.driver == int(head)), None)
-
-
-def branches_for(release: Release) -> list[VgpuBranch]:
-    """The catalogued branches that support an ESXi release."""
-    return [b for b in BRANCHES if b.supports(release)]
 
 
 # What vCenter must be for vGPU vMotion, and for its stun-time estimates.

@@ -53,10 +53,13 @@ _VCENTER = "vcenter"
 # DATA-02 judges the whole inventory, which fails only when no host was read: every
 # scenario here has hosts, and its failures are in tests/test_reliability_empty.py.
 _WHOLE_INVENTORY = "DATA-02"
-# GPU-08 compares vGPU manager versions, which the collector cannot read with the
-# Read-only role: in a scenario it is never examined, and its failures are judged on
-# saved inventories in tests/test_rules_drift.py.
-_NOT_COLLECTED = "GPU-08"
+# GPU-08 compares vGPU manager versions and GPU-09 judges their branch's end of support:
+# the collector cannot read them with the Read-only role, so in a scenario neither is
+# examined; their verdicts are judged on saved inventories in tests/test_rules_vgpu_manager.py.
+_NOT_COLLECTED = {"GPU-08", "GPU-09"}
+# VM-06 passes only where a host's vGPU manager version is known: in a scenario its
+# clean twins are not proven, and its passes are judged in tests/test_rules_vmotion_more.py.
+_PROVEN_WITH_THE_MANAGER = "VM-06"
 # The K8S rules judge Kubernetes clusters, which no lab scenario holds: their failures
 # and passes are the Kubernetes scenarios' (tests/k8s, tests/test_k8s_scenarios.py).
 _KUBERNETES = {"K8S-01", "K8S-02", "K8S-03", "K8S-04"}
@@ -127,7 +130,11 @@ def test_ds01_names_the_expected_design() -> None:
 
 def broken_expectations(path: Path = BROKEN) -> list[dict[str, Any]]:
     load_scenario, _ = _scenario_tools()
-    return [e for e in load_scenario(path)["expect"] if e.get("fail") or e.get("pass")]
+    return [
+        e
+        for e in load_scenario(path)["expect"]
+        if e.get("fail") or e.get("pass") or e.get("unproven")
+    ]
 
 
 # The scenarios built with a failure and a clean twin per rule, and the policy each assumes.
@@ -155,15 +162,15 @@ def test_broken_has_a_failure_and_a_twin_for_every_rule() -> None:
         e["rule"]
         for path in TWIN_SCENARIOS
         for e in broken_expectations(path)
-        if e["fail"] and e["pass"]
+        if e["fail"] and (e["pass"] or (e["rule"] == _PROVEN_WITH_THE_MANAGER and e["unproven"]))
     }
     rules = {r.id for r in catalogue() if r.object_kind != _VCENTER}
-    assert rules - listed == {_WHOLE_INVENTORY, _NOT_COLLECTED, *_KUBERNETES}
+    assert rules - listed == {_WHOLE_INVENTORY, *_NOT_COLLECTED, *_KUBERNETES}
 
 
-# GPU-08: test_gpu08_gives_no_verdict_where_the_versions_were_not_read.
+# GPU-08, GPU-09: test_gpu08_and_gpu09_give_no_verdict_where_the_versions_were_not_read.
 @pytest.mark.parametrize(
-    "rule", sorted({r.id for r in catalogue()} - {_NOT_COLLECTED, *_KUBERNETES})
+    "rule", sorted({r.id for r in catalogue()} - {*_NOT_COLLECTED, *_KUBERNETES})
 )
 def test_broken_rule_fails_exactly_where_expected(rule: str) -> None:
     path = twin_scenario(rule)
@@ -181,10 +188,11 @@ def test_broken_rule_fails_exactly_where_expected(rule: str) -> None:
     expected_fail = {name for e in entries for name in e["fail"]}
     failed = {f.object for f in findings if f.status == "fail"}
     assert failed == expected_fail
-    for name in (n for e in entries for n in e["pass"]):
-        mine = [f for f in findings if f.object == name]
-        assert mine, f"{rule} did not examine {name}"
-        assert {f.status for f in mine} == {"pass"}, (name, [f.message for f in mine])
+    for status in ("pass", "unproven"):
+        for name in (n for e in entries for n in e[status]):
+            mine = [f for f in findings if f.object == name]
+            assert mine, f"{rule} did not examine {name}"
+            assert {f.status for f in mine} == {status}, (name, [f.message for f in mine])
 
 
 def test_broken_result_is_plain_data() -> None:
@@ -193,9 +201,12 @@ def test_broken_result_is_plain_data() -> None:
         _, result = check(path, policy())
         data = json.loads(json.dumps(dataclasses.asdict(result)))
         rules |= {f["rule"] for f in data["findings"]}
+        unproven = {f["rule"] for f in data["findings"] if f["status"] == "unproven"}
+        expected = {e["rule"] for e in broken_expectations(path) if e["unproven"]}
+        assert unproven <= {_PROVEN_WITH_THE_MANAGER, *expected}
         assert all(f["status"] in ("pass", "fail", "unproven") for f in data["findings"])
-    # GPU-08 has nothing to judge where the vGPU manager version cannot be read.
-    assert rules == {r.id for r in catalogue()} - {_NOT_COLLECTED, *_KUBERNETES}
+    # GPU-08 and GPU-09 have nothing to judge where the vGPU manager version cannot be read.
+    assert rules == {r.id for r in catalogue()} - {*_NOT_COLLECTED, *_KUBERNETES}
 
 
 def test_broken_simulation_orders_restarts_by_priority() -> None:
@@ -223,7 +234,7 @@ def test_broken_waivers_apply_to_its_failures() -> None:
     assert [w.object for w in result.expired_waivers] == ["buf-vm-*"]
 
 
-def test_gpu08_gives_no_verdict_where_the_versions_were_not_read() -> None:
+def test_gpu08_and_gpu09_give_no_verdict_where_the_versions_were_not_read() -> None:
     # The lab, like a vCenter read with the Read-only role, reports no vGPU manager version.
     _, result = check(DRIFT, None)
-    assert [f for f in result.findings if f.rule == _NOT_COLLECTED] == []
+    assert [f for f in result.findings if f.rule in _NOT_COLLECTED] == []

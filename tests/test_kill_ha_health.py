@@ -8,7 +8,7 @@ from __future__ import annotations
 from gpuaudit.inventory import AdmissionControl, ConfigIssue
 from gpuaudit.rules import ha_health
 from gpuaudit.rules.registry import Outcome
-from tests.builders import context
+from tests.builders import context, healthy
 from tests.test_rules_hahealth import cluster, ha_healthy, with_simulations
 
 
@@ -120,19 +120,27 @@ def test_ha11_names_every_gap_and_every_san_datastore() -> None:
     )
 
 
+DEFAULT_WANT = {
+    "wanted_per_host": 2,
+    "wanted_from": "the default of das.heartbeatdsperhost",
+    "ignore_insufficient": False,
+}
+
+
 def test_ha12_two_shared_datastores_pass_with_the_whole_verdict() -> None:
     e = ha_healthy()  # san1 and san2 on h1..h3; vCenter picks, preferring the user's list
     c = cluster(e)
     c.heartbeat_datastores = ["san2"]
     assert ha_health.heartbeat_datastores(context(e.inv), c) == Outcome(
         True,
-        "every host has at least 2 heartbeat datastores "
-        "(allFeasibleDsWithUserPreference: san1, san2)",
+        "every host has at least 2 heartbeat datastores (the default of "
+        "das.heartbeatdsperhost; allFeasibleDsWithUserPreference: san1, san2)",
         {
             "policy": "allFeasibleDsWithUserPreference",
             "preferred": ["san2"],
             "candidates": ["san1", "san2"],
             "short_hosts": {},
+            **DEFAULT_WANT,
         },
     )
 
@@ -145,12 +153,14 @@ def test_ha12_names_each_host_short_of_heartbeat_datastores() -> None:
     c.heartbeat_datastores = ["san2", "san4"]
     assert ha_health.heartbeat_datastores(context(e.inv), c) == Outcome(
         False,
-        "fewer than 2 heartbeat datastores on h1 (1), h2 (1)",
+        "fewer than 2 heartbeat datastores (the default of das.heartbeatdsperhost) on "
+        "h1 (1), h2 (1)",
         {
             "policy": "userSelectedDs",
             "preferred": ["san2", "san4"],
             "candidates": ["san2", "san4"],
             "short_hosts": {"h1": 1, "h2": 1},
+            **DEFAULT_WANT,
         },
     )
 
@@ -163,12 +173,14 @@ def test_ha12_a_cluster_with_no_shared_datastore_names_every_host() -> None:
     c.heartbeat_policy = "allFeasibleDs"
     assert ha_health.heartbeat_datastores(context(e.inv), c) == Outcome(
         False,
-        "fewer than 2 heartbeat datastores on h1 (0), h2 (0), h3 (0)",
+        "fewer than 2 heartbeat datastores (the default of das.heartbeatdsperhost) on "
+        "h1 (0), h2 (0), h3 (0)",
         {
             "policy": "allFeasibleDs",
             "preferred": [],
             "candidates": [],
             "short_hosts": {"h1": 0, "h2": 0, "h3": 0},
+            **DEFAULT_WANT,
         },
     )
 
@@ -185,6 +197,71 @@ def test_ha12_user_selected_with_none_listed() -> None:
             "preferred": [],
             "candidates": [],
             "short_hosts": {"h1": 0, "h2": 0, "h3": 0},
+            **DEFAULT_WANT,
+        },
+    )
+
+
+def test_ha12_vsan_only_passes_with_the_whole_verdict() -> None:
+    e = ha_healthy()
+    for d in e.inv.datastores:
+        d.type = "vsan"
+    c = cluster(e)
+    assert ha_health.heartbeat_datastores(context(e.inv), c) == Outcome(
+        True,
+        "the only shared datastores are vSAN (san1, san2): HA's agents talk over the vSAN "
+        "network, and datastore heartbeats are not relevant",
+        {
+            "policy": "allFeasibleDsWithUserPreference",
+            "preferred": [],
+            "candidates": [],
+            "vsan_only": ["san1", "san2"],
+            **DEFAULT_WANT,
+        },
+    )
+
+
+def test_ha12_an_option_above_five_is_not_proven_with_the_whole_verdict() -> None:
+    e = ha_healthy()
+    c = cluster(e)
+    c.ha_options = {"das.heartbeatDsPerHost": "7"}
+    reason = (
+        "das.heartbeatdsperhost = '7', outside the valid 2 to 5: how many heartbeat "
+        "datastores vCenter wants is not known"
+    )
+    assert ha_health.heartbeat_datastores(context(e.inv), c) == Outcome(
+        True,
+        f"h1 (2), h2 (2), h3 (2) heartbeat datastores; {reason}",
+        {
+            "policy": "allFeasibleDsWithUserPreference",
+            "preferred": [],
+            "candidates": ["san1", "san2"],
+            "short_hosts": {},
+            "wanted_per_host": None,
+            "wanted_from": "das.heartbeatdsperhost = '7', outside the valid 2 to 5",
+            "ignore_insufficient": False,
+        },
+        unproven=reason,
+    )
+
+
+def test_ha12_a_silenced_warning_is_named_in_the_failure() -> None:
+    e = healthy()  # san1 only
+    c = cluster(e)
+    c.heartbeat_policy = "allFeasibleDs"
+    c.ha_options = {"das.ignoreinsufficienthbdatastore": " TRUE "}
+    assert ha_health.heartbeat_datastores(context(e.inv), c) == Outcome(
+        False,
+        "fewer than 2 heartbeat datastores (the default of das.heartbeatdsperhost) on "
+        "h1 (1), h2 (1), h3 (1); das.ignoreInsufficientHbDatastore is true: it silences "
+        "vCenter's warning, not the risk",
+        {
+            "policy": "allFeasibleDs",
+            "preferred": [],
+            "candidates": ["san1"],
+            "short_hosts": {"h1": 1, "h2": 1, "h3": 1},
+            **DEFAULT_WANT,
+            "ignore_insufficient": True,
         },
     )
 

@@ -226,74 +226,152 @@ def _vm06(e: Estate, version: str, build: str, manager: str | None = None) -> Ou
     return vmotion.esxi_version(context(e.inv), h1)
 
 
+def _evidence(
+    version: str,
+    build: str,
+    release: str | None,
+    vc: str | None,
+    manager: str | None,
+    **more: object,
+) -> dict[str, object]:
+    return {
+        "version": version,
+        "build": build,
+        "esxi_release": release,
+        "vcenter_release": vc,
+        "vgpu_manager_version": manager,
+        **more,
+    }
+
+
+# NVIDIA's release notes for a branch on VMware vSphere, where its ESXi releases are listed.
+NOTES_13 = "https://docs.nvidia.com/grid/13.0/grid-vgpu-release-notes-vmware-vsphere/index.html"
+NOTES_16 = "https://docs.nvidia.com/grid/16.0/grid-vgpu-release-notes-vmware-vsphere/index.html"
+NOTES_17 = "https://docs.nvidia.com/vgpu/17.0/grid-vgpu-release-notes-vmware-vsphere/index.html"
+NOTES_19 = "https://docs.nvidia.com/vgpu/19.0/grid-vgpu-release-notes-vmware-vsphere/index.html"
+
+
+UNKNOWN_MANAGER = (
+    "the vGPU manager version is not known (reading it needs Host.Config.Image): "
+    "ESXi 8.0 U3 cannot be checked against its vGPU branch"
+)
+
+
 def test_vm06_messages() -> None:
     e = healthy()  # vCenter's version is not given
     assert _vm06(e, "8.0.3", "24022510") == Outcome(
         True,
-        "ESXi 8.0 U3 fits vGPU branches 15, 16, 17, 18 (the vGPU manager version is not "
-        "known); vCenter version '' is unknown",
-        {
-            "version": "8.0.3",
-            "build": "24022510",
-            "esxi_release": "8.0 U3",
-            "vcenter_release": None,
-            "vgpu_manager_version": None,
-            "fitting_vgpu_branches": [15, 16, 17, 18],
-        },
+        f"{UNKNOWN_MANAGER}; the vCenter release of version '' is unknown",
+        _evidence("8.0.3", "24022510", "8.0 U3", None, None, listing_vgpu_branches=[]),
+        unproven=f"{UNKNOWN_MANAGER}; the vCenter release of version '' is unknown",
     )
     assert _vm06(e, "", "") == Outcome(
         False,
         "the ESXi release of version '' build '' is unknown",
-        {
-            "version": "",
-            "build": "",
-            "esxi_release": None,
-            "vcenter_release": None,
-            "vgpu_manager_version": None,
-        },
+        _evidence("", "", None, None, None),
     )
     vc = e.inv.vcenter
     vc.version, vc.build = "6.7.0", "8217866"  # 6.7 GA
     assert _vm06(e, "6.0.0", "3620759", "999.1") == Outcome(
         False,
-        "ESXi 6.0 is older than 6.7 U1: no vGPU vMotion; ESXi 6.0 fits none of vGPU branches "
-        "13 to 18 (vGPU manager 999.1 is of no catalogued branch); vCenter 6.7 is older than "
-        "6.7 U1: no vGPU vMotion",
-        {
-            "version": "6.0.0",
-            "build": "3620759",
-            "esxi_release": "6.0",
-            "vcenter_release": "6.7",
-            "vgpu_manager_version": "999.1",
-            "fitting_vgpu_branches": [],
-        },
+        "ESXi 6.0 is older than 6.7 U1: no vGPU vMotion; vCenter 6.7 is older than 6.7 U1: "
+        "no vGPU vMotion; vGPU manager 999.1 is of no driver branch in gpuaudit's data",
+        _evidence("6.0.0", "3620759", "6.0", "6.7", "999.1", listing_vgpu_branches=[]),
     )
     vc.version, vc.build = "6.7.0", "10244745"  # 6.7 U1, the first with vGPU vMotion
+    later = (
+        "ESXi 9.0 is later than the releases gpuaudit holds for vGPU 16 (R535) (ESXi 7.0, "
+        "8.0): whether NVIDIA lists it is not known"
+    )
     assert _vm06(e, "9.0.0", "24755229", "535.161.05") == Outcome(
+        True,
+        f"{later}; vCenter 6.7 U1 predates 8.0 U2: no stun-time estimates",
+        _evidence(
+            "9.0.0",
+            "24755229",
+            "9.0",
+            "6.7 U1",
+            "535.161.05",
+            vgpu_branch=16,
+            vgpu_release_notes=NOTES_16,
+        ),
+        unproven=later,
+    )
+    assert _vm06(e, "6.7.0", "14320388", "535.161.05") == Outcome(
         False,
-        "ESXi 9.0 is not supported by vGPU 16 (R535) (it supports ESXi 7.0, 8.0); vCenter "
+        "ESXi 6.7 U3 is not supported by vGPU 16 (R535) (listed: ESXi 7.0, 8.0); vCenter "
         "6.7 U1 predates 8.0 U2: no stun-time estimates",
-        {
-            "version": "9.0.0",
-            "build": "24755229",
-            "esxi_release": "9.0",
-            "vcenter_release": "6.7 U1",
-            "vgpu_manager_version": "535.161.05",
-            "vgpu_branch": 16,
-        },
+        _evidence(
+            "6.7.0",
+            "14320388",
+            "6.7 U3",
+            "6.7 U1",
+            "535.161.05",
+            vgpu_branch=16,
+            vgpu_release_notes=NOTES_16,
+        ),
     )
     vc.version, vc.build = "8.0.2", "22385739"  # 8.0 U2, the first with stun-time estimates
+    later = (
+        "ESXi 6.7 U1 is later than the releases gpuaudit holds for vGPU 13 (R470) (ESXi 6.5, "
+        "6.7, 7.0): whether NVIDIA lists it is not known"
+    )
     assert _vm06(e, "6.7.0", "10302608", "470.256.02") == Outcome(
         True,
-        "ESXi 6.7 U1 is supported by vGPU 13 (R470)",
-        {
-            "version": "6.7.0",
-            "build": "10302608",
-            "esxi_release": "6.7 U1",
-            "vcenter_release": "8.0 U2",
-            "vgpu_manager_version": "470.256.02",
-            "vgpu_branch": 13,
-        },
+        later,
+        _evidence(
+            "6.7.0",
+            "10302608",
+            "6.7 U1",
+            "8.0 U2",
+            "470.256.02",
+            vgpu_branch=13,
+            vgpu_release_notes=NOTES_13,
+        ),
+        unproven=later,
+    )
+    assert _vm06(e, "7.0.3", "19193900", "550.54.16") == Outcome(
+        True,
+        "ESXi 7.0 U3 is listed for vGPU 17 (R550)",
+        _evidence(
+            "7.0.3",
+            "19193900",
+            "7.0 U3",
+            "8.0 U2",
+            "550.54.16",
+            vgpu_branch=17,
+            vgpu_release_notes=NOTES_17,
+        ),
+    )
+    no_list = "the ESXi releases vGPU 19 (R580) supports are not in gpuaudit's data"
+    assert _vm06(e, "8.0.3", "24022510", "580.65.05") == Outcome(
+        True,
+        no_list,
+        _evidence(
+            "8.0.3",
+            "24022510",
+            "8.0 U3",
+            "8.0 U2",
+            "580.65.05",
+            vgpu_branch=19,
+            vgpu_release_notes=NOTES_19,
+        ),
+        unproven=no_list,
+    )
+    # ESXi 8.0 itself is listed for vGPU 15 to 18: the evidence says where to look.
+    unknown = "vGPU manager 600.12.01 is of no driver branch in gpuaudit's data"
+    assert _vm06(e, "8.0.0", "20513097", "600.12.01") == Outcome(
+        True,
+        unknown,
+        _evidence(
+            "8.0.0",
+            "20513097",
+            "8.0",
+            "8.0 U2",
+            "600.12.01",
+            listing_vgpu_branches=[15, 16, 17, 18],
+        ),
+        unproven=unknown,
     )
 
 

@@ -1,10 +1,9 @@
-"""DS-03, DS-04 and GPU-08 as one rule on one cluster, and the BIOS the collector reads.
+"""DS-03 and DS-04 as one rule on one cluster, and the BIOS the collector reads.
 
 The expectations follow docs/rules.md: the connected hosts of a GPU cluster fail DS-03
 when they run more than one ESXi build, DS-04 when hosts of one server model run more
-than one BIOS, and GPU-08 when its vGPU hosts run more than one vGPU manager version;
-GPU-08 gives no verdict (no finding, never a pass) when the versions were not read.
-The estates come from tests/builders.py.
+than one BIOS. GPU-08, which compares the vGPU managers, is in
+tests/test_rules_vgpu_manager.py. The estates come from tests/builders.py.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ from types import SimpleNamespace
 
 from gpuaudit.collect.hosts import build_host
 from gpuaudit.inventory import Cluster, Host, Inventory
-from gpuaudit.rules import catalogue, drift
+from gpuaudit.rules import drift
 from gpuaudit.rules.registry import Outcome
 from tests.builders import Estate, context, healthy
 
@@ -95,49 +94,6 @@ def test_ds04_does_not_compare_different_models() -> None:
 
 def test_ds04_is_not_examined_without_a_bios() -> None:
     assert judge_cluster(drift.bios_version, healthy().inv) is None
-
-
-# --- GPU-08 --------------------------------------------------------------------------
-
-
-def test_gpu08_gives_no_verdict_without_the_versions() -> None:
-    assert judge_cluster(drift.vgpu_manager, healthy().inv) is None
-
-
-def test_gpu08_passes_one_version() -> None:
-    e = healthy()
-    for host in hosts(e):
-        host.vgpu_manager_version = "550.144.02"
-    outcome = judge_cluster(drift.vgpu_manager, e.inv)
-    assert outcome is not None and outcome.passed
-    assert outcome.severity is None  # the rule's own (high)
-    assert outcome.evidence["versions"] == {"550.144.02": ["h1", "h2", "h3"]}
-
-
-def test_gpu08_fails_two_versions_even_when_one_host_is_unknown() -> None:
-    e = healthy()
-    hosts(e)[0].vgpu_manager_version = "550.144.02"
-    hosts(e)[1].vgpu_manager_version = "535.230.02"
-    outcome = judge_cluster(drift.vgpu_manager, e.inv)
-    assert outcome is not None and not outcome.passed
-    assert outcome.evidence["versions"] == {"535.230.02": ["h2"], "550.144.02": ["h1"]}
-    assert outcome.evidence["unknown"] == ["h3"]
-
-
-def test_gpu08_compares_only_vgpu_hosts() -> None:
-    e = Estate()
-    e.cluster("c1")
-    vgpu = e.host("h1", "c1")
-    e.gpu(vgpu)
-    passthrough = e.host("h2", "c1", profiles=())
-    e.gpu(passthrough, mode="passthrough")
-    vgpu.vgpu_manager_version = "550.144.02"
-    assert judge_cluster(drift.vgpu_manager, e.inv) is None  # one vGPU host: nothing to compare
-
-
-def test_gpu08_cites_the_privilege_page() -> None:
-    rule = next(r for r in catalogue() if r.id == "GPU-08")
-    assert any("ImageConfigManager" in ref.url for ref in rule.references)
 
 
 # --- the collector -------------------------------------------------------------------

@@ -12,6 +12,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+import pytest
 from pyVmomi import vim
 
 from gpuaudit.check import run_checks
@@ -233,9 +234,113 @@ def test_ha12_user_selected_with_one_listed_fails_though_two_are_shared() -> Non
 
 
 def test_ha12_a_vsan_datastore_is_no_heartbeat_datastore() -> None:
+    # Beside a shared FC datastore, vCenter picks heartbeat datastores from the FC one.
     e = ha_healthy()
     next(d for d in e.inv.datastores if d.name == "san2").type = "vsan"
+    result = outcome(ha_health.heartbeat_datastores, context(e.inv), cluster(e))
+    assert not result.passed
+    assert result.evidence["short_hosts"] == {"h1": 1, "h2": 1, "h3": 1}
+
+
+def test_ha12_a_cluster_sharing_only_vsan_passes() -> None:
+    # vCAT, Architecting a vSphere Compute Platform, 8.1.8: "In a vSAN environment ...
+    # Datastore heartbeats are no longer relevant".
+    e = ha_healthy()
+    for d in e.inv.datastores:
+        d.type = "vsan"
+    result = outcome(ha_health.heartbeat_datastores, context(e.inv), cluster(e))
+    assert result.passed and not result.unproven
+    assert "datastore heartbeats are not relevant" in result.message
+    # whatever the candidate policy: vCenter cannot pick a vSAN datastore anyway
+    cluster(e).heartbeat_policy = "userSelectedDs"
+    assert outcome(ha_health.heartbeat_datastores, context(e.inv), cluster(e)).passed
+
+
+def test_ha12_vsan_only_means_every_shared_datastore() -> None:
+    e = ha_healthy()
+    next(d for d in e.inv.datastores if d.name == "san2").type = "vsan"
+    e.datastore("local1", e.inv.hosts[:1], transport="local")  # shared by no two hosts
+    result = outcome(ha_health.heartbeat_datastores, context(e.inv), cluster(e))
+    assert not result.passed  # san1 (FC) is shared too
+
+
+def test_ha12_no_shared_datastore_at_all_fails() -> None:
+    e = ha_healthy()
+    for d in e.inv.datastores:
+        d.type = "vsan"
+        d.mounts = d.mounts[:1]
     assert not outcome(ha_health.heartbeat_datastores, context(e.inv), cluster(e)).passed
+
+
+@pytest.mark.parametrize(
+    ("option", "shared", "status"),
+    [
+        # "das.heartbeatdsperhost ... The default is two and the maximum valid value is five."
+        (None, 2, "pass"),
+        ("3", 2, "fail"),
+        ("3", 3, "pass"),
+        ("5", 4, "fail"),
+        ("5", 5, "pass"),
+        (" 2 ", 2, "pass"),
+        # No VMware document gives what vCenter does with another value: fewer than two
+        # is short whatever it does, five is enough, and between is not proven.
+        ("6", 1, "fail"),
+        ("6", 2, "unproven"),
+        ("6", 4, "unproven"),
+        ("6", 5, "pass"),
+        ("1", 1, "fail"),
+        ("1", 2, "unproven"),
+        ("two", 3, "unproven"),
+        ("", 2, "unproven"),
+    ],
+)
+def test_ha12_wants_what_das_heartbeatdsperhost_asks(
+    option: str | None, shared: int, status: str
+) -> None:
+    e = healthy()  # san1 on h1..h3
+    for i in range(2, shared + 1):
+        e.datastore(f"san{i}", e.inv.hosts)
+    c = cluster(e)
+    c.heartbeat_policy = "allFeasibleDs"
+    if option is not None:
+        c.ha_options = {"das.heartbeatDsPerHost": option}
+    result = outcome(ha_health.heartbeat_datastores, context(e.inv), c)
+    assert ("unproven" if result.unproven else "pass" if result.passed else "fail") == status
+
+
+def test_ha12_the_option_sets_the_count_in_the_message() -> None:
+    e = ha_healthy()
+    cluster(e).ha_options = {"das.heartbeatdsperhost": "3"}
+    result = outcome(ha_health.heartbeat_datastores, context(e.inv), cluster(e))
+    assert result.message == (
+        "fewer than 3 heartbeat datastores (das.heartbeatdsperhost = 3) on h1 (2), h2 (2), h3 (2)"
+    )
+
+
+@pytest.mark.parametrize("value", ["true", "True", "TRUE"])
+def test_ha12_ignoring_insufficient_datastores_never_makes_it_pass(value: str) -> None:
+    e = healthy()  # one shared datastore
+    cluster(e).heartbeat_policy = "allFeasibleDs"
+    cluster(e).ha_options = {"das.ignoreInsufficientHbDatastore": value}
+    result = outcome(ha_health.heartbeat_datastores, context(e.inv), cluster(e))
+    assert not result.passed
+    assert "das.ignoreInsufficientHbDatastore is true" in result.message
+
+
+def test_ha12_ignoring_insufficient_datastores_is_not_named_where_there_are_enough() -> None:
+    e = ha_healthy()
+    cluster(e).ha_options = {"das.ignoreInsufficientHbDatastore": "true"}
+    result = outcome(ha_health.heartbeat_datastores, context(e.inv), cluster(e))
+    assert result.passed and "ignoreInsufficient" not in result.message
+    assert result.evidence["ignore_insufficient"] is True
+
+
+def test_ha12_an_ignore_option_set_false_is_no_silence() -> None:
+    e = healthy()
+    cluster(e).heartbeat_policy = "allFeasibleDs"
+    cluster(e).ha_options = {"das.ignoreInsufficientHbDatastore": "false"}
+    result = outcome(ha_health.heartbeat_datastores, context(e.inv), cluster(e))
+    assert not result.passed and "ignoreInsufficient" not in result.message
 
 
 # --- HA-13: admission control ignores GPUs ------------------------------------------------

@@ -1,5 +1,6 @@
 """vMotion of vGPU VMs: VM-07 on distributed switches (and a gap for unknown uplinks),
-VM-06 against the vGPU branches' ESXi releases and vCenter's, and VM-09's DRS options.
+VM-06 against the vGPU branches' ESXi releases and vCenter's (not proven where the
+branch, or its list of releases, is not known), and VM-09's DRS options.
 
 One rule on one object through tests/builders.py, then tests/scenarios/vmotion.yaml:
 its expectations hold on the oracle's inventory and on the recorded cassette.
@@ -16,7 +17,8 @@ from gpuaudit.check import run_checks
 from gpuaudit.inventory import Cluster, Host, Inventory, VmotionNic
 from gpuaudit.rules import drs, vmotion
 from gpuaudit.rules.registry import Outcome
-from gpuaudit.vgpu_releases import Release, branch_for, esxi_release, vcenter_release
+from gpuaudit.vgpu_branches import branch_for
+from gpuaudit.vgpu_releases import Release, esxi_release, vcenter_release
 from tests.builders import Estate, context, healthy
 from tests.conftest import CASSETTES, SCENARIOS
 from tests.lab.expected import expected_inventory
@@ -72,6 +74,12 @@ def test_a_vgpu_manager_version_names_its_branch() -> None:
 # --- VM-06 ---------------------------------------------------------------------------------
 
 
+def _unproven(outcome: Outcome) -> str:
+    """The reason of a verdict not proven; fails on a plain pass or a failure."""
+    assert outcome.passed and outcome.unproven, outcome
+    return outcome.unproven
+
+
 def test_vm06_esxi_67_ga_has_no_vgpu_vmotion() -> None:
     e = healthy()
     _host(e).version, _host(e).build = "6.7.0", "8169922"
@@ -80,45 +88,70 @@ def test_vm06_esxi_67_ga_has_no_vgpu_vmotion() -> None:
     assert "ESXi 6.7 is older than 6.7 U1" in outcome.message
 
 
-def test_vm06_esxi_67_u1_passes() -> None:
+def test_vm06_esxi_67_u1_is_not_proven_without_the_branch() -> None:
     e = healthy()
     _host(e).version, _host(e).build = "6.7.0", "10302608"
-    assert _vm06(e).passed
+    assert "the vGPU manager version is not known" in _unproven(_vm06(e))
 
 
-def test_vm06_without_a_manager_version_names_the_branches_the_release_fits() -> None:
+def test_vm06_without_a_manager_version_is_never_a_pass() -> None:
     e = healthy()
+    e.inv.vcenter.version, e.inv.vcenter.build = "8.0.3", "24022509"
     outcome = _vm06(e)  # ESXi 8.0.3
-    assert outcome.passed
-    assert "fits vGPU branches 15, 16, 17, 18" in outcome.message
-    assert "the vGPU manager version is not known" in outcome.message
-    assert outcome.evidence["fitting_vgpu_branches"] == [15, 16, 17, 18]
+    assert _unproven(outcome) == (
+        "the vGPU manager version is not known (reading it needs Host.Config.Image): "
+        "ESXi 8.0 U3 cannot be checked against its vGPU branch"
+    )
+    assert outcome.evidence["listing_vgpu_branches"] == []
 
 
-def test_vm06_a_branch_that_does_not_support_the_release_fails() -> None:
+def test_vm06_a_release_its_branch_does_not_list_fails() -> None:
+    # gpuaudit holds ESXi 8.0 and 9.0 for vGPU 18 (R570): 7.0 U3 is older than both.
     e = healthy()
-    _host(e).version, _host(e).build = "9.0.0", "24755229"
-    _host(e).vgpu_manager_version = "535.161.05"
-    outcome = _vm06(e)
-    assert not outcome.passed
-    assert "ESXi 9.0 is not supported by vGPU 16 (R535)" in outcome.message
-    assert outcome.evidence["vgpu_branch"] == 16
-
-
-def test_vm06_a_branch_that_supports_the_release_passes() -> None:
-    e = healthy()
+    _host(e).version, _host(e).build = "7.0.3", "21930508"
     _host(e).vgpu_manager_version = "570.124.03"
     outcome = _vm06(e)
-    assert outcome.passed
-    assert "ESXi 8.0 U3 is supported by vGPU 18 (R570)" in outcome.message
-
-
-def test_vm06_a_release_no_branch_supports_fails() -> None:
-    e = healthy()
-    _host(e).version, _host(e).build = "6.0.0", "3620759"
-    outcome = _vm06(e)
     assert not outcome.passed
-    assert "fits none of vGPU branches 13 to 18" in outcome.message
+    assert "ESXi 7.0 U3 is not supported by vGPU 18 (R570)" in outcome.message
+    assert outcome.evidence["vgpu_branch"] == 18
+
+
+def test_vm06_a_later_update_than_the_branch_lists_is_not_proven() -> None:
+    # Before, vGPU 18 "supported" 8.0 U3 because it lists 8.0: no NVIDIA text says so.
+    e = healthy()
+    e.inv.vcenter.version, e.inv.vcenter.build = "8.0.3", "24022509"
+    _host(e).vgpu_manager_version = "570.124.03"
+    assert _unproven(_vm06(e)) == (
+        "ESXi 8.0 U3 is later than the releases gpuaudit holds for vGPU 18 (R570) "
+        "(ESXi 8.0, 9.0): whether NVIDIA lists it is not known"
+    )
+
+
+def test_vm06_a_release_its_branch_lists_passes() -> None:
+    e = healthy()
+    e.inv.vcenter.version, e.inv.vcenter.build = "8.0.3", "24022509"
+    _host(e).version, _host(e).build = "8.0.0", "20513097"
+    _host(e).vgpu_manager_version = "570.124.03"
+    outcome = _vm06(e)
+    assert outcome.passed and not outcome.unproven
+    assert outcome.message == "ESXi 8.0 is listed for vGPU 18 (R570)"
+
+
+@pytest.mark.parametrize(
+    ("manager", "reason"),
+    [
+        # vGPU 19 (R580) and 20 (R595): NVIDIA's ESXi lists were not read.
+        ("580.65.05", "the ESXi releases vGPU 19 (R580) supports are not in gpuaudit's data"),
+        ("595.58.02", "the ESXi releases vGPU 20 (R595) supports are not in gpuaudit's data"),
+        # A later driver branch (vGPU 21 is not published) matches nothing.
+        ("610.10.01", "vGPU manager 610.10.01 is of no driver branch in gpuaudit's data"),
+    ],
+)
+def test_vm06_a_branch_newer_than_its_data_is_not_proven(manager: str, reason: str) -> None:
+    e = healthy()
+    e.inv.vcenter.version, e.inv.vcenter.build = "8.0.3", "24022509"
+    _host(e).vgpu_manager_version = manager
+    assert _unproven(_vm06(e)) == reason
 
 
 def test_vm06_an_unreadable_release_never_passes() -> None:
@@ -135,11 +168,13 @@ def test_vm06_a_vcenter_older_than_67_u1_fails() -> None:
     assert "vCenter 6.7 is older than 6.7 U1" in outcome.message
 
 
-def test_vm06_a_vcenter_before_80_u2_is_noted_but_passes() -> None:
+def test_vm06_a_vcenter_before_80_u2_is_noted() -> None:
     e = healthy()
     e.inv.vcenter.version, e.inv.vcenter.build = "8.0.1", "21560480"
+    _host(e).version, _host(e).build = "8.0.0", "20513097"
+    _host(e).vgpu_manager_version = "550.54.16"
     outcome = _vm06(e)
-    assert outcome.passed
+    assert outcome.passed and not outcome.unproven
     assert "vCenter 8.0 U1 predates 8.0 U2: no stun-time estimates" in outcome.message
 
 
@@ -270,6 +305,8 @@ def _holds(inv: Inventory) -> None:
         assert failed == set(entry["fail"]), entry["rule"]
         passed = {f.object for f in findings if f.status == "pass"}
         assert set(entry["pass"]) <= passed, entry["rule"]
+        unproven = {f.object for f in findings if f.status == "unproven"}
+        assert set(entry["unproven"]) <= unproven, entry["rule"]
 
 
 def test_the_scenario_expectations_hold_on_the_oracle_inventory() -> None:

@@ -155,7 +155,7 @@ def test_scenario_expectations_hold() -> None:
             assert found.get(name) == "fail", (expect["rule"], name)
         for name in expect.get("pass", []):
             assert found.get(name) == "pass", (expect["rule"], name)
-        for name in expect.get("not_proven", []):
+        for name in expect.get("unproven", []):
             assert found.get(name) == "unproven", (expect["rule"], name)
 
 

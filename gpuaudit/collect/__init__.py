@@ -229,7 +229,7 @@ def _assemble(inv: Inventory, objects: dict[str, ObjectProps]) -> None:
 def _vgpu_manager_gaps(inv: Inventory) -> None:
     """A gap naming the privilege, on every connected vGPU host whose manager version is unknown.
 
-    A vGPU host offers vGPU profiles or runs a vGPU VM; GPU-08 and VM-06 need the version.
+    A vGPU host offers vGPU profiles or runs a vGPU VM; GPU-08, GPU-09 and VM-06 need the version.
     """
     vgpu_vm_hosts = {
         vm.host for vm in inv.vms if any(g.kind == "vgpu" for g in vm.gpus) and vm.host

@@ -72,7 +72,7 @@ rule(
         verdict that depends on it is uncertain; findings on such objects carry the gap in their
         evidence under "uncertain". A property only a privilege beyond the Read-only role can
         read (the NVIDIA vGPU manager version: Host.Config.Image) is listed, not failed: the
-        rules that need it give no verdict.""",
+        rules that need it give no verdict (GPU-08, GPU-09) or one not proven (VM-06).""",
     remediation="""Give the audit account read access to the whole inventory (the read-only role
         propagated from the root), reconnect hosts that are not responding, and scan again.""",
     references=(sources.API_MISSING_PROPERTY, sources.SYSTEM_ROLES),

@@ -10,7 +10,8 @@ from typing import Any
 from gpuaudit import catalog, evc, vgpu_types
 from gpuaudit import facts as F
 from gpuaudit.inventory import GpuAttachment, Vm
-from gpuaudit.rules import scopes
+from gpuaudit.results import Reference
+from gpuaudit.rules import scopes, sources
 from gpuaudit.rules.registry import Context, Outcome, name_few, not_proven, rule
 from gpuaudit.rules.scopes import HostGpu
 from gpuaudit.vgpu_types import BoardFacts
@@ -19,7 +20,7 @@ USE_64BIT_MMIO = "pciPassthru.use64bitMMIO"
 MMIO_SIZE_GB = "pciPassthru.64bitMMIOSizeGB"
 
 # Title and URL of the documents behind each rule.
-REFERENCES: dict[str, list[tuple[str, str]]] = {
+REFERENCES: dict[str, list[Reference | tuple[str, str]]] = {
     "GPU-06": [
         (
             "VMware KB 2142307: VMDirectPath I/O, requirements for platforms and devices",
@@ -36,11 +37,7 @@ REFERENCES: dict[str, list[tuple[str, str]]] = {
             "https://docs.vmware.com/en/VMware-Edge-Compute-Stack/3.0/ecs-enterprise-edge-ref-arch/"
             "GUID-412AD9B3-6B9B-4BE0-B833-9205ACBCF956.html",
         ),
-        (
-            "NVIDIA Virtual GPU Software for VMware vSphere Release Notes (GPUs that need "
-            "large MMIO space)",
-            "https://docs.nvidia.com/vgpu/19.0/grid-vgpu-release-notes-vmware-vsphere/index.html",
-        ),
+        sources.NVIDIA_VGPU_19_VSPHERE_NOTES,
         (
             "NVIDIA AI Enterprise: Requirements for Using NVIDIA vGPU (C-Series) on GPUs "
             "Requiring 64 GB or More of MMIO Space with Large-Memory VMs",

@@ -1,23 +1,13 @@
-"""Drift rules: the hosts of one GPU cluster should run the same ESXi build, the same
-BIOS per server model, and the same NVIDIA vGPU manager."""
+"""Drift rules: the hosts of one GPU cluster should run the same ESXi build and the same
+BIOS per server model. Their NVIDIA vGPU managers are compared in vgpu_manager.py."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from gpuaudit import facts as F
-from gpuaudit import vgpu_releases as R
-from gpuaudit.inventory import VGPU_MANAGER_CALL, VGPU_MANAGER_PRIVILEGE, Cluster, Host
+from gpuaudit.inventory import Cluster, Host
 from gpuaudit.rules import scopes, sources
 from gpuaudit.rules.registry import Context, Outcome, rule
-
-# Reading installed software (esxcli software vib get) needs a privilege the Read-only
-# role lacks: the collector does not make the call, and records a gap naming it.
-SOFTWARE_CALL = VGPU_MANAGER_CALL
-SOFTWARE_PRIVILEGE = VGPU_MANAGER_PRIVILEGE
-
-# The release notes of the newest catalogued branch state the compatibility rules.
-_NEWEST = R.BRANCHES[-1]
 
 REFERENCES: dict[str, list[tuple[str, str]]] = {
     "lifecycle": [
@@ -26,19 +16,6 @@ REFERENCES: dict[str, list[tuple[str, str]]] = {
             "(ESXi version and firmware of each host)",
             "https://docs.vmware.com/en/VMware-vSphere/7.0/com.vmware.vsphere-lifecycle-manager.doc/"
             "GUID-D4CE90CD-A607-4F35-80A9-47FDA76E0881.html",
-        ),
-    ],
-    "vgpu_manager": [
-        (
-            f"NVIDIA Virtual GPU Software {_NEWEST.number} for VMware vSphere Release Notes: "
-            "compatible vGPU Manager and guest VM driver releases",
-            _NEWEST.notes,
-        ),
-        (
-            "vSphere Web Services API 8.0 U3: HostImageConfigManager.fetchSoftwarePackages "
-            "(privilege Host.Config.Image)",
-            "https://developer.broadcom.com/xapis/vmware-storage-policy-api/8.0U3/"
-            "vim.host.ImageConfigManager.html",
         ),
     ],
 }
@@ -55,7 +32,7 @@ def spread(hosts: Iterable[Host], value: Callable[[Host], str | None]) -> dict[s
     return {key: sorted(names) for key, names in sorted(out.items())}
 
 
-def _listed(groups: dict[str, list[str]]) -> str:
+def listed(groups: dict[str, list[str]]) -> str:
     return "; ".join(f"{key} ({', '.join(names)})" for key, names in groups.items())
 
 
@@ -70,7 +47,7 @@ def esxi_build(ctx: Context, cluster: Cluster) -> Outcome | None:
         return None  # nothing to compare
     evidence = {"builds": builds}
     if len(builds) > 1:
-        return Outcome(False, f"{len(builds)} ESXi builds: {_listed(builds)}", evidence)
+        return Outcome(False, f"{len(builds)} ESXi builds: {listed(builds)}", evidence)
     only = next(iter(builds))
     return Outcome(True, f"every connected host runs ESXi {only}", evidence)
 
@@ -116,7 +93,7 @@ def bios_version(ctx: Context, cluster: Cluster) -> Outcome | None:
     drifted = {m: v for m, v in compared.items() if len(v) > 1}
     if drifted:
         message = "; ".join(
-            f"{model}: {len(v)} BIOS versions, {_listed(v)}" for model, v in drifted.items()
+            f"{model}: {len(v)} BIOS versions, {listed(v)}" for model, v in drifted.items()
         )
         return Outcome(False, message, evidence)
     same = ", ".join(f"{model} on {next(iter(v))}" for model, v in compared.items())
@@ -140,57 +117,3 @@ rule(
         and check the GPU settings in the BIOS afterwards.""",
     references=(*REFERENCES["lifecycle"], sources.NVIDIA_VGPU_USER_GUIDE),
 )(bios_version)
-
-
-def vgpu_hosts(ctx: Context, cluster: Cluster) -> list[Host]:
-    """The connected hosts of the cluster with the vGPU manager installed (they offer
-    vGPU profiles) or running vGPU VMs."""
-    f = ctx.facts
-    return [
-        h
-        for h in f.connected_hosts(cluster.name)
-        if h.vgpu_profiles or any(F.is_vgpu_vm(vm) for vm in f.host_gpu_vms(h.name))
-    ]
-
-
-def vgpu_manager(ctx: Context, cluster: Cluster) -> Outcome | None:
-    hosts = vgpu_hosts(ctx, cluster)
-    if len(hosts) < 2:
-        return None  # nothing to compare
-    versions = spread(hosts, lambda h: h.vgpu_manager_version)
-    unknown = sorted(h.name for h in hosts if not h.vgpu_manager_version)
-    evidence: dict[str, object] = {"versions": versions}
-    if len(versions) > 1:
-        if unknown:
-            evidence["unknown"] = unknown
-        return Outcome(
-            False, f"{len(versions)} vGPU manager versions: {_listed(versions)}", evidence
-        )
-    if unknown:
-        # Not read (the Read-only role cannot): no verdict rather than a pass on a guess.
-        return None
-    only = next(iter(versions))
-    return Outcome(True, f"every vGPU host runs vGPU manager {only}", evidence)
-
-
-rule(
-    id="GPU-08",
-    title="The vGPU hosts of a cluster run different NVIDIA vGPU manager versions",
-    category="gpu",
-    severity="high",
-    scope=scopes.CLUSTERS_WITH_GPUS,
-    rationale=f"""A vGPU VM's guest driver loads only with a vGPU manager of its own release or
-        of a later branch (NVIDIA's compatibility rules). When the hosts of a cluster run
-        different vGPU manager versions, a VM whose driver matches the newest host fails to
-        initialise its vGPU after vMotion, DRS or an HA restart onto an older one. vSphere
-        reports the manager version only through the installed software
-        ({SOFTWARE_CALL}), which needs the {SOFTWARE_PRIVILEGE} privilege: the Read-only
-        role lacks it, so the collector does not read it: it records a data gap that names
-        the privilege, and the rule gives no verdict rather than a pass on a guess. A saved
-        inventory that carries the versions is judged.""",
-    remediation="""Install the same NVIDIA vGPU manager (host driver VIB) release on every vGPU
-        host of the cluster, in maintenance mode, and keep the guest drivers at that release
-        or the branch before it. To let the audit read the versions, compare them with
-        esxcli software vib list | grep -i nvidia on each host.""",
-    references=(*REFERENCES["vgpu_manager"], sources.NVIDIA_VGPU_USER_GUIDE),
-)(vgpu_manager)

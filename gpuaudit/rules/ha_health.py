@@ -44,8 +44,18 @@ SAN_TRANSPORTS = frozenset({"fc", "fcoe", "iscsi"})
 APD_RESTARTS = frozenset({"restartConservative", "restartAggressive"})
 PDL_RESTARTS = frozenset({"restartAggressive"})
 
-# Heartbeat datastores HA wants per host (das.heartbeatdsperhost, default 2).
+# Heartbeat datastores vCenter selects per host: "You can use the advanced option
+# das.heartbeatdsperhost to change the number of heartbeat datastores selected by vCenter
+# Server for each host. The default is two and the maximum valid value is five." (vSphere
+# Availability 7.0, Datastore Heartbeating). VMware documents no minimum; Duncan Epping's
+# HA deep dive gives "value should be between 2 and 5" (Yellow Bricks, "HA Architecture
+# Series - Advanced Settings", https://www.yellow-bricks.com/2011/07/28/ha-architecture-series-advanced-settings-55/).
+HEARTBEAT_PER_HOST = "das.heartbeatdsperhost"
 HEARTBEAT_DATASTORES = 2
+MAX_HEARTBEAT_DATASTORES = 5
+# "Suppress the host config issue that the number of heartbeat datastores is less than
+# das.heartbeatDsPerHost" (the same page): it hides vCenter's warning, not the shortfall.
+IGNORE_INSUFFICIENT = "das.ignoreInsufficientHbDatastore"
 
 _AVAILABILITY = (
     "https://techdocs.broadcom.com/us/en/vmware-cis/vsphere/vsphere/8-0/vsphere-availability.html"
@@ -96,6 +106,13 @@ REFERENCES: dict[str, list[Reference | tuple[str, str]]] = {
             "vSphere Availability: Datastore heartbeating",
             "https://docs.vmware.com/en/VMware-vSphere/7.0/com.vmware.vsphere.avail.doc/"
             "GUID-0502B198-F5F7-4101-969C-C5B6F364C678.html",
+        ),
+        (
+            "VMware vCAT: Architecting a vSphere Compute Platform, 8.1.8 Heartbeat Datastores "
+            "(vSAN: datastore heartbeats are no longer relevant)",
+            "https://download3.vmware.com/vcat/vmw-vcloud-architecture-toolkit-spv1-webworks/"
+            "Core%20Platform/Architecting%20a%20vSphere%20Compute%20Platform/"
+            "Architecting%20a%20vSphere%20Compute%20Platform.1.068.html",
         ),
         (
             "vSphere Automation API: HA heartbeat datastore policy",
@@ -303,56 +320,116 @@ def _heartbeat_candidates(ctx: Context, cluster: Cluster) -> list[str]:
     return [
         d.name
         for d in ctx.facts.cluster_datastores(cluster.name)
-        if d.type.lower() != "vsan" and ctx.facts.shared_in_cluster(d.name, cluster.name)
+        if not _is_vsan(d) and ctx.facts.shared_in_cluster(d.name, cluster.name)
     ]
+
+
+def _is_vsan(datastore: Datastore) -> bool:
+    return datastore.type.lower() == "vsan"
+
+
+def _only_vsan_shared(ctx: Context, cluster: Cluster) -> list[str]:
+    """The cluster's shared datastores when every one of them is vSAN, else []."""
+    shared = [
+        d
+        for d in ctx.facts.cluster_datastores(cluster.name)
+        if ctx.facts.shared_in_cluster(d.name, cluster.name)
+    ]
+    return [d.name for d in shared] if shared and all(_is_vsan(d) for d in shared) else []
+
+
+def wanted_per_host(cluster: Cluster) -> tuple[int | None, str]:
+    """How many heartbeat datastores vCenter selects per host, and why: the default 2, or
+    das.heartbeatdsperhost when it is 2 to 5; None for another value, whose effect no
+    VMware document gives."""
+    value = cluster.ha_option(HEARTBEAT_PER_HOST)
+    if value is None:
+        return HEARTBEAT_DATASTORES, f"the default of {HEARTBEAT_PER_HOST}"
+    text = value.strip()
+    if text.isdigit() and HEARTBEAT_DATASTORES <= int(text) <= MAX_HEARTBEAT_DATASTORES:
+        return int(text), f"{HEARTBEAT_PER_HOST} = {text}"
+    return None, f"{HEARTBEAT_PER_HOST} = {value!r}, outside the valid 2 to 5"
 
 
 def heartbeat_datastores(ctx: Context, cluster: Cluster) -> Outcome | None:
     if not _ha_watches(cluster) or cluster.heartbeat_policy is None:
         return None
+    wanted, wanted_from = wanted_per_host(cluster)
+    silenced = (cluster.ha_option(IGNORE_INSUFFICIENT) or "").strip().lower() == "true"
     candidates = _heartbeat_candidates(ctx, cluster)
-    per_host = {
-        h.name: sorted(c for c in candidates if ctx.facts.can_access(h.name, c))
-        for h in ctx.facts.active_hosts(cluster.name)
-    }
-    short = {
-        name: len(found) for name, found in per_host.items() if len(found) < HEARTBEAT_DATASTORES
-    }
-    evidence = {
+    evidence: dict[str, object] = {
         "policy": cluster.heartbeat_policy,
         "preferred": cluster.heartbeat_datastores,
         "candidates": candidates,
-        "short_hosts": short,
+        "wanted_per_host": wanted,
+        "wanted_from": wanted_from,
+        "ignore_insufficient": silenced,
     }
+    vsan = _only_vsan_shared(ctx, cluster)
+    if vsan:
+        evidence["vsan_only"] = vsan
+        message = (
+            f"the only shared datastores are vSAN ({', '.join(vsan)}): HA's agents talk over "
+            "the vSAN network, and datastore heartbeats are not relevant"
+        )
+        return Outcome(True, message, evidence)
+    counts = {
+        h.name: sum(1 for c in candidates if ctx.facts.can_access(h.name, c))
+        for h in ctx.facts.active_hosts(cluster.name)
+    }
+    # Fewer than the default is short whatever the option; with an option whose effect is
+    # unknown, a count from 2 to 4 may or may not be short.
+    short = {n: k for n, k in counts.items() if k < (wanted or HEARTBEAT_DATASTORES)}
+    unsure = {n: k for n, k in counts.items() if wanted is None and n not in short}
+    unsure = {n: k for n, k in unsure.items() if k < MAX_HEARTBEAT_DATASTORES}
+    evidence["short_hosts"] = short
+    silenced_note = (
+        f"; {IGNORE_INSUFFICIENT} is true: it silences vCenter's warning, not the risk"
+        if silenced
+        else ""
+    )
     if cluster.heartbeat_policy == "userSelectedDs" and not candidates:
         message = "the policy allows only user-selected heartbeat datastores and none is listed"
-    elif short:
+        return Outcome(False, message + silenced_note, evidence)
+    if short:
         listed = ", ".join(f"{n} ({k})" for n, k in short.items())
-        message = f"fewer than {HEARTBEAT_DATASTORES} heartbeat datastores on {listed}"
-    else:
-        message = (
-            f"every host has at least {HEARTBEAT_DATASTORES} heartbeat datastores "
-            f"({cluster.heartbeat_policy}: {', '.join(candidates)})"
-        )
-    return Outcome(not short and bool(candidates), message, evidence)
+        want = wanted or HEARTBEAT_DATASTORES
+        message = f"fewer than {want} heartbeat datastores ({wanted_from}) on {listed}"
+        return Outcome(False, message + silenced_note, evidence)
+    if unsure:
+        listed = ", ".join(f"{n} ({k})" for n, k in unsure.items())
+        reason = f"{wanted_from}: how many heartbeat datastores vCenter wants is not known"
+        return not_proven(f"{listed} heartbeat datastores; {reason}", reason, evidence)
+    message = (
+        f"every host has at least {wanted or MAX_HEARTBEAT_DATASTORES} heartbeat datastores "
+        f"({wanted_from}; {cluster.heartbeat_policy}: {', '.join(candidates)})"
+    )
+    return Outcome(True, message, evidence)
 
 
 rule(
     id="HA-12",
-    title="A host of a GPU cluster has fewer than two heartbeat datastores",
+    title="A host of a GPU cluster has fewer heartbeat datastores than vSphere HA selects",
     category="ha",
     severity="medium",
     scope=scopes.CLUSTERS_WITH_GPU_VMS,
     rationale="""When the HA master loses a host's network heartbeats, it reads the host's
         datastore heartbeats to tell a failed host (restart its VMs) from an isolated or
-        partitioned one (leave them). vCenter picks two heartbeat datastores per host by
-        default, from the datastores that two or more hosts share (vSAN datastores are never
-        used), or only from the user's list under the "user selected" policy. With fewer
-        than two, one storage fault makes HA take a live host for dead and restart GPU VMs
-        that are still running, or hesitate over a dead one.""",
-    remediation="""Share at least two datastores (not vSAN, ideally on different arrays) with
-        every host of the cluster, and let vCenter choose among them ("use datastores from
-        the specified list and complement automatically") or list at least two.""",
+        partitioned one (leave them). vCenter picks heartbeat datastores per host from the
+        datastores that two or more hosts share (vSAN datastores are never used), or only
+        from the user's list under the "user selected" policy: two by default, or the
+        number the HA advanced option das.heartbeatdsperhost sets (at most five; another
+        value is not documented, and then only fewer than two fails and up to four is not
+        proven). With fewer, one storage fault makes HA take a live host for dead and
+        restart GPU VMs that are still running, or hesitate over a dead one. The option
+        das.ignoreInsufficientHbDatastore silences vCenter's warning about it, not the
+        risk: the finding names it. Where the only shared datastores are vSAN, HA's agents
+        talk over the vSAN network and datastore heartbeats are not relevant (VMware vCAT):
+        the cluster passes.""",
+    remediation="""Share at least as many datastores as das.heartbeatdsperhost asks (two by
+        default; not vSAN, ideally on different arrays) with every host of the cluster,
+        and let vCenter choose among them ("use datastores from the specified list and
+        complement automatically") or list enough.""",
     references=REFERENCES["HA-12"],
 )(heartbeat_datastores)
 

@@ -151,6 +151,19 @@ NVIDIA_SUPPORT_MATRIX = Reference(
     "NVIDIA Virtual GPU Software Product Support Matrix",
     "https://docs.nvidia.com/vgpu/latest/product-support-matrix/index.html",
 )
+NVIDIA_VGPU_RELEASES = Reference(
+    "NVIDIA Virtual GPU (vGPU) Software: active and older releases, branch types, end of support",
+    "https://docs.nvidia.com/vgpu/index.html",
+)
+NVIDIA_VGPU_19_VSPHERE_NOTES = Reference(
+    "NVIDIA Virtual GPU Software R580 for VMware vSphere Release Notes (vGPU 19.0)",
+    "https://docs.nvidia.com/vgpu/19.0/grid-vgpu-release-notes-vmware-vsphere/index.html",
+)
+NVIDIA_BULLETIN_MAY_2026 = Reference(
+    "NVIDIA Security Bulletin: GPU Display Driver - May 2026 (5821): Virtual GPU Manager "
+    "fixes for vGPU 16, 19 and 20",
+    "https://github.com/NVIDIA/product-security/blob/main/2026/5821/5821.md",
+)
 NVIDIA_DCGM = Reference(
     "NVIDIA Data Center GPU Manager (DCGM) User Guide",
     "https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/index.html",

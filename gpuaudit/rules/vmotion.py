@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from gpuaudit import facts as F
+from gpuaudit import vgpu_branches as B
 from gpuaudit import vgpu_releases as R
-from gpuaudit.inventory import Cluster, Host, VCenter, Vm
+from gpuaudit.inventory import VGPU_MANAGER_PRIVILEGE, Cluster, Host, VCenter, Vm
 from gpuaudit.rules import scopes, sources
 from gpuaudit.rules.registry import Context, Outcome, name_few, not_proven, rule
 
@@ -221,6 +222,27 @@ rule(
 )(migrate_supported)
 
 
+def _branch_support(host: Host, release: R.Release) -> tuple[B.Known, dict[str, object]]:
+    """Whether the host's vGPU branch lists its ESXi release (None: not known, with the
+    missing fact), and the evidence."""
+    branch = B.branch_for(host.vgpu_manager_version)
+    evidence: dict[str, object]
+    if branch is not None:
+        # Where NVIDIA lists the branch's ESXi releases: the page to check a verdict against.
+        evidence = {"vgpu_branch": branch.number, "vgpu_release_notes": branch.notes}
+        return branch.lists(release), evidence
+    # Which branches list the release says what to look for; it proves nothing.
+    evidence = {"listing_vgpu_branches": [b.number for b in B.listing_branches(release)]}
+    if host.vgpu_manager_version:
+        why = f"vGPU manager {host.vgpu_manager_version} is of no driver branch in gpuaudit's data"
+    else:
+        why = (
+            f"the vGPU manager version is not known (reading it needs {VGPU_MANAGER_PRIVILEGE}):"
+            f" ESXi {release} cannot be checked against its vGPU branch"
+        )
+    return B.Known(None, why), evidence
+
+
 def esxi_version(ctx: Context, host: Host) -> Outcome | None:
     f = ctx.facts
     vcenter = f.inventory.vcenter
@@ -240,38 +262,27 @@ def esxi_version(ctx: Context, host: Host) -> Outcome | None:
     if release is None:
         message = f"the ESXi release of version {host.version!r} build {host.build!r} is unknown"
         return Outcome(False, message, evidence)
-    problems, notes = [], []
+    problems, notes, unknown = [], [], []
     if release < R.VGPU_VMOTION:
         problems.append(f"ESXi {release} is older than 6.7 U1: no vGPU vMotion")
-    branch = R.branch_for(host.vgpu_manager_version)
-    if branch is not None:
-        evidence["vgpu_branch"] = branch.number
-        if branch.supports(release):
-            notes.append(f"ESXi {release} is supported by {branch}")
-        else:
-            problems.append(
-                f"ESXi {release} is not supported by {branch} (it supports {branch.supported()})"
-            )
+    support, branch_evidence = _branch_support(host, release)
+    evidence.update(branch_evidence)
+    if support.value is False:
+        problems.append(support.why)
+    elif support.value is None:
+        unknown.append(support.why)
     else:
-        fits = R.branches_for(release)
-        evidence["fitting_vgpu_branches"] = [b.number for b in fits]
-        known = (
-            f"vGPU manager {host.vgpu_manager_version} is of no catalogued branch"
-            if host.vgpu_manager_version
-            else "the vGPU manager version is not known"
-        )
-        if fits:
-            names = ", ".join(str(b.number) for b in fits)
-            notes.append(f"ESXi {release} fits vGPU branches {names} ({known})")
-        else:
-            problems.append(f"ESXi {release} fits none of vGPU branches 13 to 18 ({known})")
+        notes.append(support.why)
     if vc_release is None:
-        notes.append(f"vCenter version {vcenter.version!r} is unknown")
+        unknown.append(f"the vCenter release of version {vcenter.version!r} is unknown")
     elif vc_release < R.VGPU_VMOTION:
         problems.append(f"vCenter {vc_release} is older than 6.7 U1: no vGPU vMotion")
     elif vc_release < R.STUN_TIME_ESTIMATES:
         notes.append(f"vCenter {vc_release} predates 8.0 U2: no stun-time estimates")
-    return Outcome(not problems, "; ".join(problems + notes), evidence)
+    message = "; ".join(problems + unknown + notes)
+    if problems or not unknown:
+        return Outcome(not problems, message, evidence)
+    return not_proven(message, "; ".join(unknown), evidence)
 
 
 rule(
@@ -281,19 +292,26 @@ rule(
     severity="medium",
     scope=scopes.CONNECTED_HOSTS,
     rationale="""vMotion of vGPU VMs needs ESXi and vCenter 6.7 Update 1 or later, and each NVIDIA
-        vGPU software branch supports only the ESXi releases its release notes list (vGPU 16,
-        R535: ESXi 7.0 and 8.0; vGPU 18, R570: ESXi 8.0 and 9.0). A host outside its branch's
-        list runs an unsupported combination. The branch comes from the vGPU manager version
-        when it is known; otherwise the finding names the branches the host's release fits.
-        vCenter 8.0 Update 2 or later adds stun-time estimates and per-VM stun-time limits.""",
+        vGPU software branch supports only the ESXi releases its release notes list
+        ("Hypervisor Software Releases"). The branch comes from the vGPU manager version.
+        The verdict is not proven, never a pass, when that version is not known (the
+        Read-only role cannot read it), when it is of no branch gpuaudit knows, when
+        gpuaudit holds no ESXi list for the branch (vGPU 19 and 20), or when the host's
+        release is later than those it holds for the branch: no NVIDIA text read says
+        that a branch supports the later updates of an ESXi line it lists. vCenter 8.0
+        Update 2 or later adds stun-time estimates and per-VM stun-time limits.""",
     remediation="""Keep each host's ESXi release within the releases its NVIDIA vGPU branch
-        supports (upgrade ESXi or the vGPU manager together), and vCenter at 6.7 U1 or later
-        (8.0 U2 or later for stun-time estimates).""",
+        lists (upgrade ESXi or the vGPU manager together), and vCenter at 6.7 U1 or later
+        (8.0 U2 or later for stun-time estimates). Where the verdict is not proven, check
+        the host's release against the "Hypervisor Software Releases" section of the
+        release notes of its branch, and waive the finding with that page as the
+        reason.""",
     references=(
         sources.VGPU_VMOTION_67,
         sources.VGPU_VMOTION_7,
         R.REFERENCES["vgpu_vmotion"],
         sources.VGPU_STUN_TIME_LIMIT,
+        sources.NVIDIA_VGPU_RELEASES,
     ),
 )(esxi_version)
 

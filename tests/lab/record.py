@@ -47,6 +47,7 @@ RECORDED = (
     "sharing",
     "drsrules",
     "failclosed-capacity",
+    "failclosed-rules",
 )
 
 # Values a server chooses afresh in every session: they differ between two
