@@ -282,9 +282,7 @@ class _Reader:
             board=d["board"],
             name=d["name"],
             device_ids=_ints(d.get("pci_device_ids"), f"{self.key}: pci_device_ids") or (),
-            subsystems=tuple(
-                (int(a), int(b)) for a, b in (d.get("pci_subsystems") or [])
-            ),
+            subsystems=tuple((int(a), int(b)) for a, b in (d.get("pci_subsystems") or [])),
             frame_buffer_mb=fb,
             gpus_per_board=_int(d.get("gpus_per_board", 1), self.key) or 1,
             architecture=d["architecture"],
