@@ -1901,7 +1901,7 @@ class _Normaliser:
             e,
             "an expect entry",
             line,
-            ("rule", "fail", "pass", "cluster", "scenario", "severity"),
+            ("rule", "fail", "pass", "unproven", "cluster", "scenario", "severity"),
             ("rule",),
         )
         rule = self.string(e, "rule", "an expect entry")
@@ -1917,7 +1917,7 @@ class _Normaliser:
             | {"vCenter"}
         )
         result: dict[str, Any] = {"rule": rule}
-        for key in ("fail", "pass"):
+        for key in ("fail", "pass", "unproven"):
             names = []
             for name, name_line, _ in self.items(e, key, what):
                 if not isinstance(name, str) or name not in known:
