@@ -148,6 +148,7 @@ def test_rules_of_every_module_are_registered() -> None:
             "monitoring",
             "storage",
             "stun",
+            "vgpu_options",
             "vmotion",
         )
     }

@@ -37,6 +37,7 @@ HAHEALTH = SCENARIOS / "hahealth.yaml"
 DEVICES = SCENARIOS / "devices.yaml"
 DRIFT = SCENARIOS / "drift.yaml"
 STUNTIME = SCENARIOS / "stuntime.yaml"
+FAILCLOSED_VMOTION = SCENARIOS / "failclosed-vmotion.yaml"
 TODAY = date(2027, 1, 15)
 
 # The intent that broken.yaml's DS-02 expectations assume (see its header).
@@ -143,6 +144,7 @@ TWIN_SCENARIOS: dict[Path, Callable[[], Policy | None]] = {
     DEVICES: lambda: None,
     DRIFT: lambda: None,
     STUNTIME: lambda: None,
+    FAILCLOSED_VMOTION: lambda: None,
 }
 
 

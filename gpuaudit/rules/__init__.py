@@ -23,6 +23,7 @@ from gpuaudit.rules import (  # noqa: F401
     monitoring,
     storage,
     stun,
+    vgpu_options,
     vmotion,
 )
 from gpuaudit.rules.registry import Context, Outcome, RuleSpec, Scope, Verdict, registered, rule

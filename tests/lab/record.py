@@ -46,6 +46,7 @@ RECORDED = (
     "mig",
     "sharing",
     "drsrules",
+    "failclosed-vmotion",
 )
 
 # Values a server chooses afresh in every session: they differ between two
