@@ -223,6 +223,17 @@ def test_a_vgpu_of_unknown_size_is_not_proven() -> None:
     assert "for vGPU data of unknown size and 16 GB of VM memory" in outcome.message
 
 
+def test_any_vm_memory_above_0_mb_is_a_size() -> None:
+    # 0 MB is config.hardware.memoryMB not read; 1 MB is a (tiny) size, below the table's
+    # first column: at most 8 GB / 4 GB, 24 s.
+    e = estate("grid_l40s-8q")
+    vm_named(e, "v1").memory_mb = 1
+    outcome = judge(e.inv, vm_named(e, "v1"))
+    assert (outcome.evidence["stun_s_at_least"], outcome.evidence["stun_s_at_most"]) == (None, 24)
+    assert "for 8 GB of vGPU data and 0.000976562 GB of VM memory at 10 Gb/s" in outcome.message
+    assert stun.vm_memory_gb(vm_named(e, "v1")) == 1 / 1024
+
+
 def test_an_unread_vm_memory_is_stated_unknown() -> None:
     e = estate("grid_l40s-8q")
     vm_named(e, "v1").memory_mb = 0

@@ -95,9 +95,14 @@ def by_vcenter(host: Host, vgpus: list[GpuAttachment], bandwidth_mbps: int) -> B
     return combined([vcenter_bounds(table[p], bandwidth_mbps) for p in wanted], add_lows=True)
 
 
+def vm_memory_gb(vm: Vm) -> float | None:
+    """The VM's memory in GB; None when config.hardware.memoryMB was not read (0)."""
+    return vm.memory_mb / 1024 if vm.memory_mb > 0 else None
+
+
 def by_table(table: StunTable, vm: Vm, vgpus: list[GpuAttachment], bandwidth_mbps: int) -> Bounds:
     """The table's bounds for the VM's vGPUs on a path of ``bandwidth_mbps``."""
-    memory_gb = vm.memory_mb / 1024 if vm.memory_mb > 0 else None  # 0: not read
+    memory_gb = vm_memory_gb(vm)
     parts = []
     for attachment in vgpus:
         data_mb, _ = migrate_data_mb(attachment)
@@ -138,13 +143,12 @@ def on_path(host: Host, vm: Vm, vgpus: list[GpuAttachment], bandwidth_mbps: int)
     table = table_for(R.esxi_release(host.version, host.build))
     if table is None:
         return Estimate(Bounds(None, None, (f"the ESXi release of {host.name} is unknown",)))
-    sizes = [migrate_data_mb(a)[0] for a in vgpus]
-    data = (
-        "vGPU data of unknown size"
-        if None in sizes
-        else f"{sum(mb or 0 for mb in sizes) / 1024:g} GB of vGPU data"
-    )
-    memory = f"{vm.memory_mb / 1024:g} GB of" if vm.memory_mb > 0 else "unknown"
+    sizes = [mb for a in vgpus if (mb := migrate_data_mb(a)[0]) is not None]
+    data = f"{sum(sizes) / 1024:g} GB of vGPU data"
+    if len(sizes) < len(vgpus):
+        data = "vGPU data of unknown size"
+    memory_gb = vm_memory_gb(vm)
+    memory = "unknown" if memory_gb is None else f"{memory_gb:g} GB of"
     path = f"for {data} and {memory} VM memory {speed}"
     return Estimate(by_table(table, vm, vgpus, bandwidth_mbps), table.name, path)
 
