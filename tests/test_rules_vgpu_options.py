@@ -101,6 +101,15 @@ def test_vm11_a_value_nvidia_does_not_document_is_not_proven() -> None:
     )
 
 
+def test_vm11_names_every_unclear_value() -> None:
+    options = {"pciPassthru1.cfg.enable_uvm": "on", "pciPassthru0.cfg.enable_debugging": ""}
+    outcome = judge(healthy(), options)
+    assert outcome.unproven == (
+        "pciPassthru0.cfg.enable_debugging = '', pciPassthru1.cfg.enable_uvm = 'on': "
+        "NVIDIA documents 1 (enabled) and 0 (disabled) only"
+    )
+
+
 def test_vm11_an_enabled_feature_fails_whatever_else_is_unclear() -> None:
     options = {"pciPassthru0.cfg.enable_uvm": "yes", "pciPassthru0.cfg.enable_profiling": "1"}
     outcome = judge(healthy(), options)
@@ -115,6 +124,7 @@ def test_vm11_an_unread_extra_config_is_not_proven() -> None:
     e.inv.gaps.append(Gap("v3", "HostSystem", "config.extraConfig", "NoPermission"))
     outcome = judge(e, {})
     assert outcome.unproven == "the VM's config.extraConfig could not be read"
+    assert outcome.evidence == {"options": {}, "enabled": [], "unclear": []}
     assert outcome.message == (
         "the VM's config.extraConfig could not be read: its vGPU plugin parameters are unknown"
     )
