@@ -357,7 +357,7 @@ def test_two_processes_writing_at_once_both_land(tmp_path: Path) -> None:
         assert len(out.split()) == 15
     store = history.open_store(location)
     assert len(store.scans("vc01")) == len(store.scans("vc02")) == 15
-    kept = sum(f.status in ("fail", "waived") for f in demo_result().findings)
+    kept = sum(f.status in ("fail", "unproven", "waived") for f in demo_result().findings)
     assert {store.count_findings(s.id or 0) for s in store.scans()} == {kept}
 
 
@@ -375,7 +375,7 @@ def test_a_writer_killed_mid_write_loses_nothing_recorded_before(tmp_path: Path)
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         assert db.execute("PRAGMA foreign_key_check").fetchall() == []
     store = history.open_store(location)
-    kept = sum(f.status in ("fail", "waived") for f in demo_result().findings)
+    kept = sum(f.status in ("fail", "unproven", "waived") for f in demo_result().findings)
     stored = {s.id: s for s in store.scans("vc01")}
     assert set(committed) <= set(stored)
     for scan_id in stored:  # every scan there is whole: none half-written
