@@ -382,6 +382,9 @@ class Vm:
     # The pciPassthru.use64bitMMIO and pciPassthru.64bitMMIOSizeGB entries of
     # config.extraConfig, as set (only those keys are kept).
     mmio_options: dict[str, str] = field(default_factory=dict)
+    # The NVIDIA vGPU plugin parameters of config.extraConfig that disable live migration
+    # when 1: pciPassthru<N>.cfg.enable_uvm, .enable_debugging, .enable_profiling, as set.
+    vgpu_plugin_options: dict[str, str] = field(default_factory=dict)
     min_evc_mode: str | None = None  # runtime.minRequiredEVCModeKey
     # The join keys of other inventories (RVTools' "VM UUID"): empty when not read.
     bios_uuid: str = ""  # config.uuid

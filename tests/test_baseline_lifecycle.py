@@ -36,8 +36,7 @@ def failed_pairs(report: Path) -> set[tuple[str, str]]:
 
 
 def open_pairs(report: Path) -> set[tuple[str, str]]:
-    """The findings `policy waive` offers: failed or not proven (the demo's VM-06, whose
-    hosts carry no vGPU manager version)."""
+    """The findings a waiver can accept: the failed ones and those not proven."""
     data = json.loads(report.read_text(encoding="utf-8"))
     statuses = ("fail", "unproven")
     return {(f["rule"], f["object"]) for f in data["findings"] if f["status"] in statuses}

@@ -149,6 +149,7 @@ def test_rules_of_every_module_are_registered() -> None:
             "storage",
             "stun",
             "vgpu_manager",
+            "vgpu_options",
             "vmotion",
         )
     }

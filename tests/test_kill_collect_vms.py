@@ -18,6 +18,7 @@ from gpuaudit.collect.vms import (
     gpu_attachment,
     mmio_options,
     needs_devices,
+    vgpu_plugin_options,
 )
 from gpuaudit.inventory import (
     AdmissionControl,
@@ -79,6 +80,7 @@ def test_a_whole_vm_is_read_field_by_field() -> None:
             _option("PCIPASSTHRU.USE64BITMMIO", "TRUE"),
             _option("pciPassthru.64bitMMIOSizeGB", "128"),
             _option("svga.present", "TRUE"),
+            _option("PCIPASSTHRU0.CFG.ENABLE_UVM", "1"),
         ],
         "runtime.minRequiredEVCModeKey": "intel-icelake",
         "config.uuid": "4212-bios",
@@ -112,6 +114,7 @@ def test_a_whole_vm_is_read_field_by_field() -> None:
         ],
         firmware="efi",
         mmio_options={"pciPassthru.use64bitMMIO": "TRUE", "pciPassthru.64bitMMIOSizeGB": "128"},
+        vgpu_plugin_options={"pciPassthru0.cfg.enable_uvm": "1"},
         min_evc_mode="intel-icelake",
         bios_uuid="4212-bios",
         instance_uuid="5012-instance",
@@ -129,6 +132,27 @@ def test_mmio_options() -> None:
     assert mmio_options(None) == {}
     assert mmio_options([_option("pcipassthru.64bitmmiosizegb", "64")]) == {
         "pciPassthru.64bitMMIOSizeGB": "64"
+    }
+
+
+def test_vgpu_plugin_options_keep_the_three_that_disable_migration() -> None:
+    # NVIDIA vGPU User Guide 17: pciPassthru<vgpu-id>.cfg.enable_uvm (6.4.3),
+    # .enable_debugging (6.5.1), .enable_profiling (6.5.2.4).
+    assert vgpu_plugin_options(None) == {}
+    extra = [
+        _option("pciPassthru0.cfg.enable_uvm", "1"),
+        _option("pcipassthru1.CFG.Enable_Debugging", "0"),
+        _option("pciPassthru12.cfg.enable_profiling", "TRUE"),
+        _option("pciPassthru0.cfg.frame_rate_limiter", "0"),  # not a migration blocker
+        _option("pciPassthru.cfg.enable_uvm", "1"),  # no vGPU index
+        _option("pciPassthru0.cfg.enable_uvm_extra", "1"),
+        _option("xpciPassthru0.cfg.enable_uvm", "1"),
+        _option("pciPassthru0.use64bitMMIO", "TRUE"),
+    ]
+    assert vgpu_plugin_options(extra) == {
+        "pciPassthru0.cfg.enable_uvm": "1",
+        "pciPassthru1.cfg.enable_debugging": "0",
+        "pciPassthru12.cfg.enable_profiling": "TRUE",
     }
 
 

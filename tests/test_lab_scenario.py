@@ -653,3 +653,14 @@ def test_esxi_without_hosts_is_refused(tmp_path: Path) -> None:
     text = ESXI.split("  - standalone_hosts:")[0] + "  - datastores: []\n"
     with pytest.raises(sc.ScenarioError, match="exactly one standalone host"):
         load(tmp_path, text)
+
+
+def test_an_expectation_lists_the_objects_not_proven(tmp_path: Path) -> None:
+    text = BASE + "expect:\n  - {rule: VM-10, fail: [vm2], unproven: [vm1]}\n  - {rule: HA-01}\n"
+    assert load(tmp_path, text)["expect"] == [
+        {"rule": "VM-10", "fail": ["vm2"], "pass": [], "unproven": ["vm1"]},
+        {"rule": "HA-01", "fail": [], "pass": [], "unproven": []},
+    ]
+    wrong = BASE + "expect:\n  - {rule: VM-10, unproven: [vm9]}\n"
+    with pytest.raises(sc.ScenarioError, match="names 'vm9', which is not in the scenario"):
+        load(tmp_path, wrong)

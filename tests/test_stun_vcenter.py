@@ -1,5 +1,5 @@
 """vCenter's own vGPU stun time estimates (8.0 U2): how the collector asks for them and
-how VM-10 uses them in place of its model.
+how VM-10 uses them in place of VMware's table.
 
 Expected values are written out by hand from the points given, or read from the
 numbers of tests/scenarios/stuntime.yaml, never computed by the code under test.
@@ -19,6 +19,7 @@ from gpuaudit.collect import stunestimates
 from gpuaudit.inventory import GpuAttachment, Host, Inventory, StunEstimate
 from gpuaudit.rules import stun
 from gpuaudit.rules.registry import Outcome
+from gpuaudit.rules.stun_bounds import Bounds, interpolate, vcenter_bounds
 from tests.builders import Estate, context
 from tests.conftest import CASSETTES, SCENARIOS
 from tests.lab.scenario import ScenarioError, load_scenario
@@ -28,24 +29,43 @@ POINTS = [StunEstimate(10_000, 80), StunEstimate(25_000, 35), StunEstimate(100_0
 
 def test_between_two_points_the_time_is_interpolated_linearly() -> None:
     # 17.5 Gb/s is halfway from 10 to 25 Gb/s: halfway from 80 s to 35 s.
-    assert stun.interpolate(POINTS, 17_500) == pytest.approx(57.5)
+    assert interpolate(POINTS, 17_500) == pytest.approx(57.5)
 
 
 def test_at_a_published_point_the_time_is_that_point() -> None:
-    assert stun.interpolate(POINTS, 25_000) == pytest.approx(35)
+    assert interpolate(POINTS, 25_000) == pytest.approx(35)
 
 
 def test_above_the_highest_point_the_highest_points_time_stays() -> None:
-    assert stun.interpolate(POINTS, 400_000) == pytest.approx(12)
+    assert interpolate(POINTS, 400_000) == pytest.approx(12)
 
 
 def test_below_the_lowest_point_the_time_scales_up_with_the_bandwidth() -> None:
     # 5 Gb/s is half of 10 Gb/s: twice 80 s.
-    assert stun.interpolate(POINTS, 5_000) == pytest.approx(160)
+    assert interpolate(POINTS, 5_000) == pytest.approx(160)
 
 
 def test_the_points_need_not_come_sorted() -> None:
-    assert stun.interpolate(list(reversed(POINTS)), 17_500) == pytest.approx(57.5)
+    assert interpolate(list(reversed(POINTS)), 17_500) == pytest.approx(57.5)
+
+
+def test_at_a_published_point_vcenter_gives_the_time_exactly() -> None:
+    assert vcenter_bounds(POINTS, 25_000) == Bounds(35, 35)
+
+
+def test_between_two_points_the_faster_points_time_bounds_it_from_below() -> None:
+    # 17.5 Gb/s: at least 35 s (25 Gb/s), at most the straight line's 57.5 s.
+    assert vcenter_bounds(list(reversed(POINTS)), 17_500) == Bounds(35, 57.5)
+
+
+def test_below_the_lowest_point_its_time_bounds_it_from_below() -> None:
+    assert vcenter_bounds(POINTS, 5_000) == Bounds(80, 160)
+
+
+def test_above_the_highest_point_nothing_bounds_it_from_below() -> None:
+    assert vcenter_bounds(POINTS, 400_000) == Bounds(
+        None, 12, ("vCenter estimates no bandwidth at or above 400 Gb/s",)
+    )
 
 
 def estate(profile: str, estimates: dict[str, list[StunEstimate]]) -> Estate:
@@ -72,33 +92,34 @@ def judge(e: Estate) -> Outcome:
 
 
 def test_vm10_passes_a_48_gb_profile_that_vcenter_estimates_within_the_tolerance() -> None:
-    # The model gives 2.0 + 2.8 * 48 = 136 s at 10 Gb/s; vCenter says 80 s.
+    # VMware's table ends at 32 GB of vGPU memory; vCenter says 80 s.
     e = estate("grid_l40s-48q", {"grid_l40s-48q": [StunEstimate(10_000, 80)]})
     outcome = judge(e)
-    assert outcome.passed
-    assert outcome.evidence["estimated_stun_s"] == 80
+    assert outcome.passed and not outcome.unproven
+    assert (outcome.evidence["stun_s_at_least"], outcome.evidence["stun_s_at_most"]) == (80, 80)
     assert outcome.evidence["estimate_source"] == "vCenter's estimate"
     assert outcome.evidence["vcenter_estimates_from"] == "h1"
     assert "(vCenter's estimate)" in outcome.message
 
 
 def test_vm10_fails_a_24_gb_profile_that_vcenter_estimates_over_the_tolerance() -> None:
-    # The model gives 2.0 + 2.8 * 24 = 69 s at 10 Gb/s; vCenter says 120 s.
+    # VMware's table puts 24 GB in a 16 GB VM between 50 and 95 s; vCenter says 120 s.
     e = estate("grid_l40s-24q", {"GRID_L40S-24Q": [StunEstimate(10_000, 120)]})
     outcome = judge(e)
     assert not outcome.passed
-    assert outcome.evidence["estimated_stun_s"] == 120
+    assert outcome.evidence["stun_s_at_least"] == 120
     assert "estimated stun time 120 s (vCenter's estimate)" in outcome.message
 
 
-def test_vm10_keeps_its_model_where_vcenter_gives_no_estimate_for_the_profile() -> None:
+def test_vm10_reads_the_table_where_vcenter_gives_no_estimate_for_the_profile() -> None:
     e = estate("grid_l40s-24q", {"grid_l40s-48q": [StunEstimate(10_000, 80)]})
     outcome = judge(e)
-    assert outcome.passed
-    assert outcome.evidence["estimated_stun_s"] == 69
-    assert outcome.evidence["estimate_source"] == "gpuaudit's model"
+    assert outcome.passed and not outcome.unproven
+    # 24 GB in a 16 GB VM: at least 16 GB / 16 GB (50 s), at most 32 GB / 16 GB (95 s).
+    assert (outcome.evidence["stun_s_at_least"], outcome.evidence["stun_s_at_most"]) == (50, 95)
+    assert outcome.evidence["estimate_source"] == "VMware's ESXi 7.0 table"
     assert outcome.evidence["vcenter_estimates_from"] is None
-    assert "(gpuaudit's model)" in outcome.message
+    assert "(VMware's ESXi 7.0 table)" in outcome.message
 
 
 def test_vm10_sums_vcenters_estimates_over_the_vms_vgpus() -> None:
@@ -107,7 +128,7 @@ def test_vm10_sums_vcenters_estimates_over_the_vms_vgpus() -> None:
     vm.gpus.append(GpuAttachment(kind="vgpu", label="PCI device 1", profile="grid_l40s-24q"))
     outcome = judge(e)
     assert not outcome.passed
-    assert outcome.evidence["estimated_stun_s"] == 120  # 60 s + 60 s
+    assert outcome.evidence["stun_s_at_least"] == 120  # 60 s + 60 s
 
 
 def test_vm10_reads_vcenters_estimate_at_the_slowest_destinations_bandwidth() -> None:
@@ -117,7 +138,11 @@ def test_vm10_reads_vcenters_estimate_at_the_slowest_destinations_bandwidth() ->
     e.inv.hosts[2].vmotion_nics[0].uplink_speed_mbps = 17_500
     outcome = judge(e)
     assert outcome.evidence["slowest_destination"] == "h3"
-    assert outcome.evidence["estimated_stun_s"] == 58  # 57.5 s, halfway from 80 to 35
+    # Halfway from 80 s to 35 s at most; at least the 35 s of 25 Gb/s.
+    assert (outcome.evidence["stun_s_at_least"], outcome.evidence["stun_s_at_most"]) == (
+        35,
+        57.5,
+    )
 
 
 # The collector.
@@ -247,22 +272,31 @@ def test_vm10_judges_the_recorded_estate_by_vcenters_estimate(
     outcome = stun.stun_time(context(recorded), vm)
     assert outcome is not None
     # Every stun-vc host's vMotion uplink runs at 10 Gb/s; vc-esx01 is the host asked.
-    assert outcome.evidence["estimated_stun_s"] == scenario_estimate("vc-esx01", profile, 10_000)
+    expected = scenario_estimate("vc-esx01", profile, 10_000)
+    assert (outcome.evidence["stun_s_at_least"], outcome.evidence["stun_s_at_most"]) == (
+        expected,
+        expected,
+    )
     assert outcome.evidence["estimate_source"] == "vCenter's estimate"
     assert outcome.passed is passed
 
 
-def test_the_recorded_model_verdicts_would_have_been_the_opposite(recorded: Inventory) -> None:
-    # 2.0 + 2.8 * 48 = 136 s and 2.0 + 2.8 * 24 = 69 s at 10 Gb/s: vc-big would fail and
-    # vc-mid pass by the model, so vCenter's estimate is what decides both.
+def test_without_vcenters_estimates_the_table_would_not_decide_vc_big(
+    recorded: Inventory,
+) -> None:
+    # VMware's table ends at 32 GB of vGPU memory: vc-big's 48 GB would be not proven;
+    # vc-mid's 24 GB in 16 GB of memory lies between 50 s and 95 s and would pass. So
+    # vCenter's estimate is what decides both.
+    for h in recorded.hosts:
+        h.stun_estimates = {}
+    verdicts = {}
     for vm in recorded.vms:
         if vm.name.startswith("vc-"):
-            for h in recorded.hosts:
-                h.stun_estimates = {}
             outcome = stun.stun_time(context(recorded), vm)
             assert outcome is not None
-            assert outcome.passed is (vm.name == "vc-mid")
-            assert outcome.evidence["estimate_source"] == "gpuaudit's model"
+            assert outcome.evidence["estimate_source"] == "VMware's ESXi 7.0 table"
+            verdicts[vm.name] = (outcome.passed, bool(outcome.unproven))
+    assert verdicts == {"vc-big": (True, True), "vc-mid": (True, False)}
 
 
 # The lab: the patched simulator serves the estimates over SOAP.

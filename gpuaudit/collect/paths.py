@@ -54,8 +54,9 @@ VM_PATHS = (
 )
 
 # The first path is the device list. extraConfig (for the 64-bit MMIO options of
-# large-BAR GPUs) cannot be narrowed to two keys in a property path, so it is read
-# here, for the few VMs that may hold a GPU, rather than for every VM.
+# large-BAR GPUs, and the vGPU plugin parameters that disable migration) cannot be
+# narrowed to a few keys in a property path, so it is read here, for the few VMs that
+# may hold a GPU, rather than for every VM.
 VM_DEVICE_PATHS = ("config.hardware.device", "config.extraConfig")
 
 # summary is read whole: ClusterComputeResource.summary is declared as

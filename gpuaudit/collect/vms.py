@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,6 +34,7 @@ def build_vm(obj: ObjectProps, host_names: dict[str, str], ds_names: dict[str, s
         ],
         firmware=obj.get("config.firmware") or None,
         mmio_options=mmio_options(obj.get("config.extraConfig", [])),
+        vgpu_plugin_options=vgpu_plugin_options(obj.get("config.extraConfig", [])),
         min_evc_mode=obj.get("runtime.minRequiredEVCModeKey") or None,
         bios_uuid=str(obj.get("config.uuid") or ""),
         instance_uuid=str(obj.get("config.instanceUuid") or ""),
@@ -51,6 +53,25 @@ def mmio_options(extra_config: Any) -> dict[str, str]:
         key = wanted.get(str(option.key).lower())
         if key is not None:
             found[key] = str(option.value)
+    return found
+
+
+# The vGPU plugin parameters that disable a VM's live migration when set to 1 (NVIDIA
+# Virtual GPU Software User Guide 17: 6.4.3 unified memory, 6.5.1 CUDA debuggers, 6.5.2.4
+# CUDA profilers), pciPassthru<vgpu-id>.cfg.<name>, one per vGPU of the VM.
+PLUGIN_OPTION = re.compile(
+    r"pcipassthru(\d+)\.cfg\.(enable_uvm|enable_debugging|enable_profiling)", re.IGNORECASE
+)
+
+
+def vgpu_plugin_options(extra_config: Any) -> dict[str, str]:
+    """The migration-disabling vGPU plugin parameters of a VM's extraConfig, under their
+    documented spelling; keys match case-insensitively, as the VMX file's do."""
+    found = {}
+    for option in extra_config or []:
+        match = PLUGIN_OPTION.fullmatch(str(option.key))
+        if match is not None:
+            found[f"pciPassthru{match[1]}.cfg.{match[2].lower()}"] = str(option.value)
     return found
 
 

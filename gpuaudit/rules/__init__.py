@@ -24,6 +24,7 @@ from gpuaudit.rules import (  # noqa: F401
     storage,
     stun,
     vgpu_manager,
+    vgpu_options,
     vmotion,
 )
 from gpuaudit.rules.registry import Context, Outcome, RuleSpec, Scope, Verdict, registered, rule

@@ -1,69 +1,51 @@
-"""vMotion stun time of vGPU VMs: will a vGPU VM's stun time stay within the tolerance?
+"""vMotion stun time of vGPU VMs: will a vGPU VM's stun time stay below the tolerance?
 
 During a vGPU vMotion the VM is stunned while its vGPU state (mostly the frame
-buffer) crosses the vMotion network: the stun time grows with the data and shrinks
-with the bandwidth. The model, per GB of vGPU migration data at 10 Gb/s, is a
-straight line fitted to VMware's published figures for a full frame buffer:
+buffer) and the last of its memory cross the vMotion network. gpuaudit does not
+model that time: it reads it from what vCenter and VMware publish
+(gpuaudit/rules/stun_bounds.py), which bound it rather than give it exactly:
 
-- ESXi 6.7 (vCenter Server and Host Management 6.7, first edition, 10 GbE):
-  1 GB 9.0 s, 8 GB 61.3 s, 12 GB 91.2 s, 16 GB or more over 100 s.
-  Model: 1.5 s + 7.5 s per GB.
-- ESXi 7.0 and later (vCenter Server and Host Management 7.0, estimated worst-case
-  stun times at 10 GbE, VM memory 4 GB): 1 GB 5 s, 2 GB 7 s, 4 GB 13 s, 8 GB 24 s,
-  16 GB 47 s, 32 GB 91 s. Model: 2.0 s + 2.8 s per GB. The same page's expected
-  times (8 GB 12 s, 32 GB 39 s) are for a partly used frame buffer and stay below it.
+1. vCenter's own estimates (8.0 U2 and later), where the VM's host has them for
+   every vGPU of the VM: vCenter's answer is preferred to a table.
+2. Otherwise VMware's published table for the source host's ESXi release, at
+   10 Gb/s, by vGPU data and (ESXi 7.0 and later) VM memory.
 
-The per-GB term scales with 10 Gb/s over the bandwidth of the migration, which is
-the slower of the source host's vMotion uplink and the destination's; the
-destination is the slowest eligible host, because DRS or maintenance mode may pick
-any of them (the stun-time limit page of vSphere 8.0 U2 says the estimate follows
-the destination's bandwidth at migration time). tests/test_rules_stun.py checks
-that the model reproduces every figure above within 1 s.
+The path's bandwidth is the slower of the source host's vMotion uplink and the
+slowest eligible destination's, because DRS or maintenance mode may pick any of
+them (the stun-time limit page of vSphere 8.0 U2 says the estimate follows the
+destination's bandwidth at migration time); a destination whose bandwidth is not
+known leaves the time unbounded from above.
 
-vCenter 8.0 U2 and later publishes its own estimates per vGPU profile (C- and
-Q-series) at a few bandwidths: where the VM's host has them for every vGPU of the
-VM, they replace the model, summed over the VM's vGPUs as vCenter sums them.
-Between two published bandwidths the time is interpolated linearly in the
-bandwidth: the stun time falls like a fixed part plus a part over the bandwidth,
-a convex curve, so the straight line between two points lies above it and never
-makes the estimate optimistic. Above the highest bandwidth the highest point's
-time stays (no extrapolation downward); below the lowest, its time scales up
-with the lowest bandwidth over the path's, as the whole time were transfer.
+DRS automates a vGPU VM's vMotion only when its estimated stun time is lower than
+the limit (Broadcom KB 313479), and a stun time limit "must be higher than the
+estimated maximum stun time" (vSphere 8.0). So the VM passes when the upper bound
+is below the tolerance, fails when the lower bound reaches it, and is otherwise not
+proven, naming what is not known.
 """
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 
 from gpuaudit import catalog
 from gpuaudit import facts as F
 from gpuaudit import vgpu_releases as R
-from gpuaudit.inventory import Cluster, GpuAttachment, Host, StunEstimate, Vm
+from gpuaudit.inventory import Cluster, GpuAttachment, Host, Vm
 from gpuaudit.results import Reference
 from gpuaudit.rules import scopes, sources
 from gpuaudit.rules.drs import DEFAULT_STUN_TOLERATED_S, REFERENCES, STUN_TOLERATED
-from gpuaudit.rules.registry import Context, Outcome, rule
+from gpuaudit.rules.registry import Context, Outcome, name_few, not_proven, rule
+from gpuaudit.rules.stun_bounds import (
+    TABLE_67,
+    TABLE_70,
+    Bounds,
+    StunTable,
+    at_bandwidth,
+    combined,
+    vcenter_bounds,
+)
 
-REFERENCE_BANDWIDTH_MBPS = 10_000
 VCENTER = "vCenter's estimate"
-MODEL = "gpuaudit's model"
-
-
-@dataclass(frozen=True)
-class StunModel:
-    """Stun time at 10 Gb/s: a fixed part plus a part per GB of vGPU migration data."""
-
-    fixed_s: float
-    per_gb_s: float
-
-    def seconds(self, data_gb: float, bandwidth_mbps: int) -> float:
-        scale = REFERENCE_BANDWIDTH_MBPS / bandwidth_mbps
-        return self.fixed_s + self.per_gb_s * data_gb * scale
-
-
-ESXI_67 = StunModel(fixed_s=1.5, per_gb_s=7.5)
-ESXI_70 = StunModel(fixed_s=2.0, per_gb_s=2.8)
 
 API_VGPU_PROFILE_INFO = Reference(
     "vSphere API reference: VirtualMachineVgpuProfileInfo (stunTimeEstimates, 8.0.2)",
@@ -72,11 +54,20 @@ API_VGPU_PROFILE_INFO = Reference(
 )
 
 
-def model_for(release: R.Release | None) -> StunModel:
-    """The model of a source host's release; an unknown release gets the current one."""
-    if release is not None and release < R.Release(7, 0):
-        return ESXI_67
-    return ESXI_70
+@dataclass(frozen=True)
+class Estimate:
+    """A VM's stun time bounds, the source that gave them and the path they hold for."""
+
+    bounds: Bounds
+    source: str = ""  # VCENTER or a table's name; "" when nothing could be read
+    path: str = ""  # "for 8 GB of vGPU data and 16 GB of VM memory at 10 Gb/s"
+
+
+def table_for(release: R.Release | None) -> StunTable | None:
+    """VMware's table for a source host's ESXi release; None when the release is unknown."""
+    if release is None:
+        return None
+    return TABLE_67 if release < R.Release(7, 0) else TABLE_70
 
 
 def migrate_data_mb(attachment: GpuAttachment) -> tuple[int | None, str]:
@@ -95,31 +86,32 @@ def vmotion_bandwidth_mbps(host: Host) -> int | None:
     return max(speeds) if speeds else None
 
 
-def interpolate(points: list[StunEstimate], bandwidth_mbps: int) -> float:
-    """vCenter's stun time at ``bandwidth_mbps`` from its points (see the module docstring)."""
-    ordered = sorted(points, key=lambda p: p.bandwidth_mbps)
-    low, high = ordered[0], ordered[-1]
-    if bandwidth_mbps >= high.bandwidth_mbps:
-        return float(high.stun_s)
-    if bandwidth_mbps <= low.bandwidth_mbps:
-        return low.stun_s * low.bandwidth_mbps / bandwidth_mbps
-    for left, right in itertools.pairwise(ordered):
-        if left.bandwidth_mbps <= bandwidth_mbps <= right.bandwidth_mbps:
-            share = (bandwidth_mbps - left.bandwidth_mbps) / (
-                right.bandwidth_mbps - left.bandwidth_mbps
-            )
-            return left.stun_s + share * (right.stun_s - left.stun_s)
-    return float(low.stun_s)  # not reached: the points cover the range
-
-
-def vcenter_seconds(host: Host, vgpus: list[GpuAttachment], bandwidth_mbps: int) -> float | None:
-    """vCenter's stun time of the VM's vGPUs on ``host``, summed; None unless it gives
-    estimates for every one of them."""
+def by_vcenter(host: Host, vgpus: list[GpuAttachment], bandwidth_mbps: int) -> Bounds | None:
+    """vCenter's bounds for the VM's vGPUs on ``host``; None unless it estimates every one."""
     table = {name.lower(): points for name, points in host.stun_estimates.items() if points}
     wanted = [(a.profile or "").lower() for a in vgpus]
     if not table or not all(p in table for p in wanted):
         return None
-    return sum(interpolate(table[p], bandwidth_mbps) for p in wanted)
+    return combined([vcenter_bounds(table[p], bandwidth_mbps) for p in wanted], add_lows=True)
+
+
+def vm_memory_gb(vm: Vm) -> float | None:
+    """The VM's memory in GB; None when config.hardware.memoryMB was not read (0)."""
+    return vm.memory_mb / 1024 if vm.memory_mb > 0 else None
+
+
+def by_table(table: StunTable, vm: Vm, vgpus: list[GpuAttachment], bandwidth_mbps: int) -> Bounds:
+    """The table's bounds for the VM's vGPUs on a path of ``bandwidth_mbps``."""
+    memory_gb = vm_memory_gb(vm)
+    parts = []
+    for attachment in vgpus:
+        data_mb, _ = migrate_data_mb(attachment)
+        if data_mb is None:
+            why = f"the frame buffer of vGPU profile {attachment.profile!r} is unknown"
+            parts.append(Bounds(None, None, (why,)))
+        else:
+            parts.append(at_bandwidth(table.bounds(data_mb / 1024, memory_gb), bandwidth_mbps))
+    return combined(parts, add_lows=False)
 
 
 def tolerated_s(cluster: Cluster | None) -> tuple[int, str]:
@@ -131,6 +123,36 @@ def tolerated_s(cluster: Cluster | None) -> tuple[int, str]:
         return DEFAULT_STUN_TOLERATED_S, "default"
 
 
+def stated(bounds: Bounds) -> str:
+    """The bounds in words: "28 s", "at most 32 s", "between 50 and 95 s", "unknown"."""
+    low, high = bounds.low, bounds.high
+    if low is not None and high is not None:
+        return f"{low:g} s" if low == high else f"between {low:g} and {high:g} s"
+    if high is not None:
+        return f"at most {high:g} s"
+    return "unknown" if low is None else f"at least {low:g} s"
+
+
+def on_path(host: Host, vm: Vm, vgpus: list[GpuAttachment], bandwidth_mbps: int) -> Estimate:
+    """The bounds for the VM's vGPUs on a path of ``bandwidth_mbps`` from ``host``: vCenter's
+    where it estimates every vGPU, else the table of the host's release."""
+    speed = f"at {bandwidth_mbps / 1000:g} Gb/s"
+    from_vcenter = by_vcenter(host, vgpus, bandwidth_mbps)
+    if from_vcenter is not None:
+        return Estimate(from_vcenter, VCENTER, speed)
+    table = table_for(R.esxi_release(host.version, host.build))
+    if table is None:
+        return Estimate(Bounds(None, None, (f"the ESXi release of {host.name} is unknown",)))
+    sizes = [mb for a in vgpus if (mb := migrate_data_mb(a)[0]) is not None]
+    data = f"{sum(sizes) / 1024:g} GB of vGPU data"
+    if len(sizes) < len(vgpus):
+        data = "vGPU data of unknown size"
+    memory_gb = vm_memory_gb(vm)
+    memory = "unknown" if memory_gb is None else f"{memory_gb:g} GB of"
+    path = f"for {data} and {memory} VM memory {speed}"
+    return Estimate(by_table(table, vm, vgpus, bandwidth_mbps), table.name, path)
+
+
 def stun_time(ctx: Context, vm: Vm) -> Outcome | None:
     f = ctx.facts
     vgpus = [a for a in vm.gpus if a.kind == "vgpu"]
@@ -138,86 +160,96 @@ def stun_time(ctx: Context, vm: Vm) -> Outcome | None:
     cluster_name = f.vm_cluster(vm)
     if f.inventory.vcenter.standalone_esxi or not vgpus or host is None or not cluster_name:
         return None  # vMotion needs a vCenter and a cluster to move within
-    sizes = [migrate_data_mb(a) for a in vgpus]
-    source_bw = vmotion_bandwidth_mbps(host)
-    if source_bw is None:
-        return None  # VM-04 and VM-07 judge the missing bandwidth
+    if not host.vmotion_nics:
+        return None  # VM-04 judges a host that cannot vMotion at all
     wanted = tuple(p.lower() for p in F.profiles(vm))
     targets = [h for h in f.hosts_offering(cluster_name, wanted) if h.name != vm.host]
     if not targets:
         return None  # VM-02 judges a VM with no host to move to
-    known = [(vmotion_bandwidth_mbps(h), h.name) for h in targets]
-    destinations = sorted((bw, name) for bw, name in known if bw is not None)
-    # With no destination's bandwidth known, the source's still bounds the estimate below.
-    dest_bw, dest = destinations[0] if destinations else (None, None)
-    bandwidth = min(source_bw, dest_bw or source_bw)
-    by_vcenter = vcenter_seconds(host, vgpus, bandwidth)
-    if by_vcenter is None and any(mb is None for mb, _ in sizes):
-        return None  # an unknown profile, and no estimate of vCenter's for it
-    data_mb = sum(mb or 0 for mb, _ in sizes)
-    if by_vcenter is not None:
-        estimate, estimated_by = round(by_vcenter), VCENTER
+    source_bw = vmotion_bandwidth_mbps(host)
+    speeds = [(vmotion_bandwidth_mbps(h), h.name) for h in targets]
+    known = sorted((bw, name) for bw, name in speeds if bw is not None)
+    unknown_hosts = [name for bw, name in speeds if bw is None]
+    dest_bw, dest = known[0] if known else (None, None)
+    if source_bw is None:
+        estimate = Estimate(
+            Bounds(None, None, (f"the vMotion bandwidth of {host.name} is unknown",))
+        )
     else:
-        model = model_for(R.esxi_release(host.version, host.build))
-        estimate, estimated_by = round(model.seconds(data_mb / 1024, bandwidth)), MODEL
+        estimate = on_path(host, vm, vgpus, min(source_bw, dest_bw or source_bw))
+    bounds = estimate.bounds
+    if unknown_hosts:
+        # A destination of unknown bandwidth may be the slowest: nothing bounds it above.
+        why = f"the vMotion bandwidth of {name_few(unknown_hosts)} is unknown"
+        bounds = Bounds(bounds.low, None, (*bounds.unknown, why))
+    sizes = [migrate_data_mb(a) for a in vgpus]
     cluster = next((c for c in f.inventory.clusters if c.name == cluster_name), None)
     limit, limit_source = tolerated_s(cluster)
     evidence = {
-        "migrate_data_mb": data_mb,
+        "migrate_data_mb": sum(mb or 0 for mb, _ in sizes),
         "data_source": sorted({source for _, source in sizes}),
+        "vm_memory_mb": vm.memory_mb,
         "source_bandwidth_mbps": source_bw,
         "slowest_destination": dest,
         "destination_bandwidth_mbps": dest_bw,
-        "estimated_stun_s": estimate,
-        "estimate_source": estimated_by,
-        "vcenter_estimates_from": host.stun_estimates_host if by_vcenter is not None else None,
+        "stun_s_at_least": bounds.low,
+        "stun_s_at_most": bounds.high,
+        "estimate_source": estimate.source,
+        "vcenter_estimates_from": host.stun_estimates_host if estimate.source == VCENTER else None,
+        "unknown": list(bounds.unknown),
         "tolerated_s": limit,
         "tolerated_from": limit_source,
-        "destinations_bandwidth_unknown": [name for bw, name in known if bw is None],
+        "destinations_bandwidth_unknown": unknown_hosts,
     }
-    if by_vcenter is not None:
-        path = f"at {bandwidth / 1000:g} Gb/s"
-    else:
-        path = f"for {data_mb / 1024:g} GB of vGPU data at {bandwidth / 1000:g} Gb/s"
-    if dest is None:
-        if estimate <= limit:
-            return None  # VM-07 reports the unknown bandwidth of the destinations
-        message = (
-            f"estimated stun time at least {estimate} s ({estimated_by}) {path} (the vMotion "
-            f"bandwidth of every destination is unknown) exceeds the tolerated {limit} s"
+    told = " ".join(
+        part
+        for part in (
+            f"estimated stun time {stated(bounds)}",
+            f"({estimate.source})" if estimate.source else "",
+            estimate.path,
+            f"to {dest}" if dest else "",
         )
-        return Outcome(False, message, evidence)
-    stated = f"estimated stun time {estimate} s ({estimated_by}) {path} to {dest}"
-    if estimate > limit:
-        return Outcome(False, f"{stated} exceeds the tolerated {limit} s", evidence)
-    return Outcome(True, f"{stated} is within the tolerated {limit} s", evidence)
+        if part
+    )
+    if bounds.high is not None and bounds.high < limit:
+        return Outcome(True, f"{told} is below the tolerated {limit} s", evidence)
+    if bounds.low is not None and bounds.low >= limit:
+        return Outcome(False, f"{told} is not below the tolerated {limit} s", evidence)
+    reason = "; ".join(bounds.unknown) or f"the published figures put it {stated(bounds)}"
+    message = f"{told}: not proven below the tolerated {limit} s: {reason}"
+    return not_proven(message, reason, evidence)
 
 
 rule(
     id="VM-10",
-    title="A vGPU VM's estimated vMotion stun time exceeds the tolerated stun time",
+    title="A vGPU VM's vMotion stun time is not proven below the tolerated stun time",
     category="vmotion",
     severity="medium",
     scope=scopes.GPU_VMS,
-    rationale=f"""A vGPU VM is stunned while its vGPU state crosses the vMotion network. The
-        estimate takes the vGPU's migration data (vgpuMigrateDataSizeMB of its backing, from
-        vSphere 8.0 U1; otherwise the profile's frame buffer, an upper bound), the slower of the
-        vMotion uplinks of its host and of the slowest host that offers its profile, and a
-        model fitted to VMware's published stun times (ESXi 6.7: about 7.5 s per GB at 10 GbE;
-        ESXi 7.0 and later, worst case: about 2.8 s per GB). DRS and maintenance mode skip a
-        VM whose stun time exceeds {STUN_TOLERATED} (default {DEFAULT_STUN_TOLERATED_S} s),
-        and ESXi 6.7 U1 and U2 abort such a vMotion. Where vCenter 8.0 U2 or later publishes
-        its own estimate for the VM's profiles (stunTimeEstimates of
-        EnvironmentBrowser.QueryConfigTarget, read once per cluster, ESXi build and GPU
-        model), that estimate is used instead, interpolated linearly between its bandwidths,
-        never below the time of its highest bandwidth and scaled up below its lowest; the
-        message says which source it used. The per-VM stun time limit of 8.0 U2 is no
-        documented API property (VirtualMachineConfigInfo in pyVmomi 9 has none), so the
-        cluster's tolerance is the limit judged.""",
+    rationale=f"""A vGPU VM is stunned while its vGPU state crosses the vMotion network. Where
+        vCenter 8.0 U2 or later publishes its own estimates for the VM's profiles
+        (stunTimeEstimates of EnvironmentBrowser.QueryConfigTarget, read once per cluster,
+        ESXi build and GPU model), they decide; otherwise VMware's published worst-case table
+        does (ESXi 7.0 and later: by vGPU memory, 1 to 32 GB, and VM memory, 4 to 32 GB, at
+        10 GbE; ESXi 6.7: by frame buffer). The vGPU data is the backing's
+        vgpuMigrateDataSizeMB (vSphere 8.0 U1 and later), else the profile's frame buffer; the
+        path runs at the slower of the vMotion uplinks of the VM's host and of the slowest
+        other host offering its profiles. The figures bound the time rather than give it:
+        between published points it lies between their times, and a faster link never stuns
+        longer; beyond the table, on a link slower than 10 GbE, or where a bandwidth is
+        unknown, nothing bounds it from above. DRS automates a vGPU VM's vMotion only when its
+        estimated stun time is lower than {STUN_TOLERATED} (default
+        {DEFAULT_STUN_TOLERATED_S} s), and ESXi 6.7 U1 and U2 abort a longer one: the VM passes
+        when its stun time is proven below the tolerance, fails when it is proven not to be,
+        and is not proven otherwise, naming what is unknown. The per-VM stun time limit of 8.0
+        U2 is no documented API property (VirtualMachineConfigInfo in pyVmomi 9 has none), so
+        the cluster's tolerance is the limit judged.""",
     remediation=f"""Put the vMotion network of the VM's host and of the hosts offering its
         profile on 25 GbE or faster (or several vMotion adapters), use a smaller profile, or
         raise {STUN_TOLERATED} (and the VM's stun time limit) above the estimate if the
-        workload tolerates the pause.""",
+        workload tolerates the pause. Where the time is not proven (a VM beyond VMware's
+        table, or a link other than 10 GbE), vCenter and ESXi 8.0 U2 or later give their own
+        estimate, which decides.""",
     references=(
         sources.VGPU_VMOTION_67,
         sources.VGPU_VMOTION_7,

@@ -744,6 +744,7 @@ def _vm(
         instance_uuid=uuid_from("vm-instance", vm["name"]),
         firmware=vm.get("firmware"),
         mmio_options=_mmio_options(vm) if _devices_read(vm) else {},
+        vgpu_plugin_options=_vgpu_plugin_options(vm) if _devices_read(vm) else {},
         min_evc_mode=vm.get("min_evc_mode"),
     )
 
@@ -778,6 +779,18 @@ def _mmio_options(vm: dict[str, Any]) -> dict[str, str]:
         for key, value in vm.get("extra_config", {}).items()
         if key.lower() in names
     }
+
+
+def _vgpu_plugin_options(vm: dict[str, Any]) -> dict[str, str]:
+    """The extraConfig entries pciPassthru<N>.cfg.enable_uvm, .enable_debugging and
+    .enable_profiling, under NVIDIA's spelling (vGPU User Guide 17, 6.4.3 and 6.5)."""
+    found = {}
+    for key, value in vm.get("extra_config", {}).items():
+        prefix, _, name = key.lower().partition(".cfg.")
+        index = prefix.removeprefix("pcipassthru")
+        if index.isdigit() and name in ("enable_uvm", "enable_debugging", "enable_profiling"):
+            found[f"pciPassthru{index}.cfg.{name}"] = str(value)
+    return found
 
 
 def comparable(inv: Inventory) -> dict[str, Any]:

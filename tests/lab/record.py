@@ -48,6 +48,7 @@ RECORDED = (
     "drsrules",
     "failclosed-capacity",
     "failclosed-rules",
+    "failclosed-vmotion",
 )
 
 # Values a server chooses afresh in every session: they differ between two
