@@ -178,7 +178,18 @@ def test_base_loads_with_every_default(tmp_path: Path) -> None:
     assert esx02["gpus"][0]["pci_id"] == "0000:41:00.0"
     assert esx02["gpus"][0]["graphics_type"] == "direct"  # passthrough enabled
     assert esx02["gpus"][0]["passthrough"]["active"] is True  # follows enabled
-    assert esx01["vgpu_profiles"] == [{"name": "grid_l4-4q", "migrate": True, "suspend": True}]
+    assert esx01["vgpu_profiles"] == [
+        {
+            "name": "grid_l4-4q",
+            "migrate": True,
+            "suspend": True,
+            # vgpuProfileInfo as the name gives it: 4 GiB, time-sliced, Q series.
+            "fb_gib": 4,
+            "sharing": "timeSliced",
+            "class": "quadro",
+            "device_vendor_id": 0x27B8 << 16 | 0x10DE,  # the host's L4, 10de:27b8
+        }
+    ]
     local, fc = esx01["adapters"]
     assert local == {
         "device": "vmhba0",
@@ -392,6 +403,13 @@ ERRORS = [
         "'vgpu_profiles' of host esx01 must be a list, not a mapping",
         "vgpu_profiles: {name: grid_l4-4q}",
         id="not-a-list",
+    ),
+    pytest.param(
+        "vgpu_profiles: [{name: grid_l4-4q}]",
+        "vgpu_profiles: [{name: grid_l4-4q, sharing: shared}]",
+        "'sharing' of vGPU profile grid_l4-4q of host esx01 must be one of timeSliced, mig",
+        "sharing: shared",
+        id="profile-sharing",
     ),
     pytest.param(
         "  - name: DC1\n",
@@ -653,3 +671,25 @@ def test_esxi_without_hosts_is_refused(tmp_path: Path) -> None:
     text = ESXI.split("  - standalone_hosts:")[0] + "  - datastores: []\n"
     with pytest.raises(sc.ScenarioError, match="exactly one standalone host"):
         load(tmp_path, text)
+
+
+# vCenter's facts of a vGPU profile, as the lab derives them from its name where the
+# scenario says nothing: frame buffer in GiB, MIG slicing, class by series.
+@pytest.mark.parametrize(
+    ("name", "facts"),
+    [
+        ("nvidia_l40s-24q", (24, "timeSliced", "quadro")),
+        ("grid_a100-3-20c", (20, "mig", "compute")),
+        ("grid_a100-1-5cme", (5, "mig", "compute")),
+        ("grid_a100-4c", (4, "timeSliced", "compute")),
+        ("grid_rtx6000-ada-48q", (48, "timeSliced", "quadro")),
+        ("grid_a16-2b", (2, "timeSliced", "quadro")),
+        ("GRID_L4-8A", (8, "timeSliced", "quadro")),
+        ("vgpu-of-another-form", (0, "timeSliced", "quadro")),
+    ],
+)
+def test_profile_facts_default_to_what_the_name_says(
+    name: str, facts: tuple[int, str, str]
+) -> None:
+    defaults = sc.profile_defaults(name)
+    assert (defaults["fb_gib"], defaults["sharing"], defaults["class"]) == facts

@@ -168,7 +168,7 @@ func (e *estate) build() error {
 	e.addSettings()
 	e.installTelemetry()
 	e.installLicences()
-	e.installStunEstimates()
+	e.installConfigTarget()
 	return nil
 }
 

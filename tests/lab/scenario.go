@@ -220,6 +220,12 @@ type VgpuProfile struct {
 	Name    string `json:"name"`
 	Migrate bool   `json:"migrate"`
 	Suspend bool   `json:"suspend"`
+	// vCenter's description of the profile, served by QueryConfigTarget (configtarget.go):
+	// fbSizeInGib, profileSharing, profileClass and deviceVendorId.
+	FbGiB          int64  `json:"fb_gib"`
+	Sharing        string `json:"sharing"`
+	Class          string `json:"class"`
+	DeviceVendorID int64  `json:"device_vendor_id"`
 	// vCenter's stun time estimates for the profile (8.0 U2), served by QueryConfigTarget.
 	StunEstimates []StunEstimate `json:"stun_estimates"`
 }
