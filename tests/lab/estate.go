@@ -169,6 +169,7 @@ func (e *estate) build() error {
 	e.installTelemetry()
 	e.installLicences()
 	e.installConfigTarget()
+	e.installDirectPathProfiles()
 	return nil
 }
 

@@ -228,6 +228,18 @@ type VgpuProfile struct {
 	DeviceVendorID int64  `json:"device_vendor_id"`
 	// vCenter's stun time estimates for the profile (8.0 U2), served by QueryConfigTarget.
 	StunEstimates []StunEstimate `json:"stun_estimates"`
+	// vCenter's answer to QueryCapacity for the profile (directpath.go); nil below API 9.0.
+	Capacity *ProfileCapacity `json:"capacity"`
+}
+
+// ProfileCapacity is either the four counts of a CapacityInfo or, with Unknown set, a
+// CapacityUnknown carrying those faults.
+type ProfileCapacity struct {
+	Max               int32    `json:"max"`
+	Consumed          int32    `json:"consumed"`
+	Remaining         int32    `json:"remaining"`
+	UnusedReservation int32    `json:"unused_reservation"`
+	Unknown           []string `json:"unknown"`
 }
 
 type StunEstimate struct {

@@ -196,6 +196,10 @@ VGPU_MODES = ("none", "sameSize", "mixedSize", "multiInstanceGpu")
 # vgpuProfileInfo's enums (VirtualMachineVgpuProfileInfoProfileSharing, ...ProfileClass).
 PROFILE_SHARING = ("timeSliced", "mig")
 PROFILE_CLASSES = ("compute", "quadro")
+# DirectPathProfileManager.QueryCapacity (vSphere 9.0): the API that serves it, and the
+# faults an unknown answer may carry; a profile that declares none gets the first.
+CAPACITY_API = (9, 0, 0, 0)
+CAPACITY_FAULTS = ("NotSupported", "InvalidState", "NotFound", "InvalidArgument")
 ADAPTER_TYPES = ("fc", "fcoe", "iscsi", "sas", "block")
 LOCAL_ADAPTER_TYPES = ("sas", "block")
 ADAPTER_STATUSES = ("online", "offline", "unknown")
@@ -299,6 +303,10 @@ def _catalogue_model(gpu: dict[str, Any]) -> Any:
     )
 
 
+def _api_numbers(version: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in version.split("."))
+
+
 def _kind(value: Any) -> str:
     if value is None:
         return "empty"
@@ -384,6 +392,7 @@ class _Normaliser:
         self.datacenters: set[str] = set()
         self.device_lines: dict[int, int | None] = {}  # id(VM GPU device) -> its line
         self.esxi_about: dict[Any, Any] = {}  # the vcenter section of a kind esxi scenario
+        self.serves_capacity = False  # a vCenter of API 9.0 or later: QueryCapacity
 
     # -- reporting ----------------------------------------------------------
 
@@ -529,6 +538,7 @@ class _Normaliser:
         description = self.string(top, "description", "the scenario", "")
         vcenter = self.vcenter(top)
         esxi = vcenter["kind"] == "esxi"
+        self.serves_capacity = not esxi and _api_numbers(vcenter["api_version"]) >= CAPACITY_API
         dcs = self.items(top, "datacenters", "the scenario")
         if not dcs:
             self.fail(_line_of(top, "datacenters"), "the scenario needs at least one datacenter")
@@ -1196,7 +1206,7 @@ class _Normaliser:
                 line,
                 (
                     "name", "migrate", "suspend", "stun_estimates", "fb_gib", "sharing", "class",
-                    "device_vendor_id",
+                    "device_vendor_id", "capacity",
                 ),
                 ("name",),
                 kind=f"{what}: vGPU profile",
@@ -1219,12 +1229,59 @@ class _Normaliser:
                 "device_vendor_id": self.integer(
                     p, "device_vendor_id", about, None, maximum=0xFFFFFFFF, hex_ok=True
                 ),
+                "capacity": self.capacity(p, about),
             }
             estimates = self.stun_estimates(p, about)
             if estimates:  # only where given: most scenarios have none
                 profile["stun_estimates"] = estimates
             profiles.append(profile)
         return profiles
+
+    def capacity(self, p: dict[Any, Any], what: str) -> dict[str, Any] | None:
+        """vCenter's answer to QueryCapacity for the profile (API 9.0 and later): the four
+        counts, or ``unknown`` and its faults; an unknown answer when none is declared."""
+        raw, line, given = self.get(p, "capacity", None)
+        if not self.serves_capacity:
+            if given:
+                self.fail(
+                    line,
+                    f"'capacity' of {what} needs a vCenter of api_version 9.0.0.0 or later, "
+                    "which serves DirectPathProfileManager",
+                )
+            return None
+        if not given:
+            return {"unknown": [CAPACITY_FAULTS[0]]}
+        label = f"the capacity of {what}"
+        c = self.mapping(
+            raw, label, line, ("max", "consumed", "remaining", "unused_reservation", "unknown")
+        )
+        if "unknown" in c:
+            if len(c) > 1:
+                self.fail(line, f"{label} is either 'unknown' or counts, not both")
+            faults, fault_line, _ = self.get(c, "unknown", [])
+            faults = faults if isinstance(faults, list) else [faults]
+            if not faults or any(f not in CAPACITY_FAULTS for f in faults):
+                self.fail(
+                    fault_line,
+                    f"'unknown' of {label} must name faults among {', '.join(CAPACITY_FAULTS)}",
+                )
+            return {"unknown": list(faults)}
+        maximum = self.integer(c, "max", label)
+        consumed = self.integer(c, "consumed", label, 0)
+        reserved = self.integer(c, "unused_reservation", label, 0)
+        remaining = self.integer(c, "remaining", label, max(0, maximum - consumed - reserved))
+        if consumed + remaining + reserved > maximum:
+            self.fail(
+                line,
+                f"{label} does not add up: consumed + remaining + unused_reservation "
+                f"({consumed + remaining + reserved}) is more than max ({maximum})",
+            )
+        return {
+            "max": maximum,
+            "consumed": consumed,
+            "remaining": remaining,
+            "unused_reservation": reserved,
+        }
 
     def stun_estimates(self, p: dict[Any, Any], what: str) -> list[dict[str, int]]:
         """vCenter's stun time estimates of a profile: (bandwidth_mbps, stun_s) points."""
