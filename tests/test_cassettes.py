@@ -63,14 +63,15 @@ def test_request_count_is_bounded(name: str) -> None:
     # vgpu.hotmigrate.enabled, and the QueryPerf limit when there are GPU counters to read.
     limit_read = inventory.telemetry.metrics_per_query is not None
     assert soap.count("QueryOptions") == (0 if esxi else 1 + limit_read)
-    # vCenter's stun time estimates: one QueryConfigTarget per (cluster, ESXi build, GPU
-    # model) among the connected 8.0.2+ GPU hosts of the clusters running a vGPU VM.
-    assert soap.count("QueryConfigTarget") == _stun_estimate_groups(inventory)
+    # vCenter's description of the vGPU profiles: one QueryConfigTarget per (cluster,
+    # ESXi build, GPU model) among the connected 7.0.3+ GPU hosts of the clusters running
+    # a vGPU VM.
+    assert soap.count("QueryConfigTarget") == _config_target_groups(inventory)
     assert soap[-1] == "Logout"  # the session is always ended
 
 
-def _stun_estimate_groups(inventory: Inventory) -> int:
-    if inventory.vcenter.standalone_esxi or _numbers(inventory.vcenter.api_version) < (8, 0, 2):
+def _config_target_groups(inventory: Inventory) -> int:
+    if inventory.vcenter.standalone_esxi or _numbers(inventory.vcenter.api_version) < (7, 0, 3):
         return 0
     clusters = {
         vm.cluster
@@ -81,7 +82,7 @@ def _stun_estimate_groups(inventory: Inventory) -> int:
         {
             (h.cluster, h.build, frozenset(g.model for g in h.gpus))
             for h in inventory.hosts
-            if h.cluster in clusters and h.connected and h.gpus and _numbers(h.version) >= (8, 0, 2)
+            if h.cluster in clusters and h.connected and h.gpus and _numbers(h.version) >= (7, 0, 3)
         }
     )
 
