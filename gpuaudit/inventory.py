@@ -195,6 +195,23 @@ class Gpu:
 
 
 @dataclass
+class ProfileCapacity:
+    """vCenter's count of one vGPU profile on one host (DirectPathProfileManager.QueryCapacity,
+    vSphere 9.0): how many vGPUs of the profile, each a unit.
+
+    ``max`` is the host's theoretical capacity with no VM running; ``consumed`` the units
+    the powered-on VMs hold; ``remaining`` the units not yet assigned to any powered-on VM;
+    ``unused_reservation`` the units reserved but not yet assigned. vCenter keeps
+    max >= consumed + remaining + unused_reservation.
+    """
+
+    max: int  # DirectPathProfileManagerCapacityInfo.max
+    consumed: int
+    remaining: int
+    unused_reservation: int  # unusedReservation
+
+
+@dataclass
 class VgpuProfile:
     name: str
     migrate_supported: bool | None = None
@@ -206,6 +223,9 @@ class VgpuProfile:
     profile_class: str | None = None  # profileClass: compute / quadro
     # deviceVendorId: the PCI vendor id in the low 16 bits, the device id in the next 16.
     device_vendor_id: int | None = None
+    # vCenter's capacity of the profile on this host (vSphere 9.0); None when not asked,
+    # or when vCenter could not say (a gap then says why).
+    capacity: ProfileCapacity | None = None
 
 
 @dataclass

@@ -4,7 +4,8 @@
 SOAP requests, whatever its size, and returns a plain-data Inventory; vCenter's
 description of the vGPU profiles (with its stun time estimates) adds one
 QueryConfigTarget call per (cluster, ESXi build, GPU model) of the vGPU clusters on
-7.0.3 or later (collect.configtarget). What it
+7.0.3 or later (collect.configtarget), and on vSphere 9.0 its count of the vGPUs each
+host can take one QueryCapacity call per vGPU host (collect.capacity). What it
 cannot read (a disconnected host, a property the account may not see, a field
 the negotiated API version lacks) becomes a Gap in the inventory, never an
 exception.
@@ -17,6 +18,7 @@ from typing import Any
 
 from pyVmomi import VmomiSupport, vim
 
+from gpuaudit.collect.capacity import collect_capacity
 from gpuaudit.collect.configtarget import collect_config_target
 from gpuaudit.collect.hahealth import add_cluster_health, add_host_health
 from gpuaudit.collect.hosts import build_host, vmotion_gaps
@@ -73,6 +75,7 @@ def collect(
         }
         del objects
     collect_config_target(si._stub, inv, browsers, si._stub.version)
+    collect_capacity(si._stub, content, inv, si._stub.version, say)
     say("reading GPU telemetry and licences")
     collect_operations(si, content, inv, telemetry_window, say)
     _version_gaps(inv, si._stub.version)

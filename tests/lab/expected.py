@@ -34,6 +34,7 @@ from gpuaudit.inventory import (
     Licence,
     Licensing,
     LunPath,
+    ProfileCapacity,
     StorageAdapter,
     StunEstimate,
     Telemetry,
@@ -157,6 +158,8 @@ def expected_inventory(scenario: dict[str, Any]) -> Inventory:
     api = _numbers(vc.get("api_version", ""))
     if not esxi and api >= (7, 0, 3):
         _add_config_target(inv, scenario, with_estimates=api >= (8, 0, 2))
+    if not esxi and api >= (9, 0):
+        _add_capacity(inv, scenario)
     # ESXi's licence is its host's own: there is no vCenter licence.
     vcenter_licence = None if esxi else _licence(vc["licence"])
     inv.licensing = Licensing(collected=True, vcenter=vcenter_licence)
@@ -215,6 +218,25 @@ def _add_config_target(inv: Inventory, scenario: dict[str, Any], with_estimates:
             if p.get("stun_estimates")
         }
         host.stun_estimates_host = asked if host.stun_estimates else None
+
+
+def _add_capacity(inv: Inventory, scenario: dict[str, Any]) -> None:
+    """vCenter's capacity (vSphere 9.0): each connected GPU host offering vGPU profiles is
+    asked about each of them; a declared count is kept, an unknown answer (declared, or
+    for a profile declaring nothing, NotSupported) is a gap naming its faults."""
+    specs = _specs(scenario)
+    for host in inv.hosts:
+        if not host.connected or not host.gpus or not host.vgpu_profiles:
+            continue
+        declared = {p["name"]: p["capacity"] for p in specs[host.name]["vgpu_profiles"]}
+        for profile in host.vgpu_profiles:
+            answer = declared[profile.name]
+            if "unknown" in answer:
+                reason = ", ".join(sorted(set(answer["unknown"])))
+                path = f"directPathProfileManager.QueryCapacity({profile.name})"
+                inv.gaps.append(Gap(host.name, "HostSystem", path, reason))
+            else:
+                profile.capacity = ProfileCapacity(**answer)
 
 
 def _query_metric_limit(settings: dict[str, Any]) -> int | None:
