@@ -47,6 +47,7 @@ RECORDED = (
     "sharing",
     "drsrules",
     "failclosed-capacity",
+    "vcenter-answers",
 )
 
 # Values a server chooses afresh in every session: they differ between two
