@@ -197,7 +197,8 @@ class Gpu:
 @dataclass
 class ProfileCapacity:
     """vCenter's count of one vGPU profile on one host (DirectPathProfileManager.QueryCapacity,
-    vSphere 9.0): how many vGPUs of the profile, each a unit.
+    vSphere 9.0), in the API's units: read as vGPUs of the profile (the API reference
+    does not define a unit further).
 
     ``max`` is the host's theoretical capacity with no VM running; ``consumed`` the units
     the powered-on VMs hold; ``remaining`` the units not yet assigned to any powered-on VM;
