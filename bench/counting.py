@@ -22,10 +22,13 @@ PAGE_OPERATION = "ContinueRetrievePropertiesEx"
 # QueryPerf calls after the first are pages of one query: the server's
 # maxQueryMetrics decides how many hosts each carries.
 PAGED_QUERY = "QueryPerf"
-# QueryConfigTarget asks for vCenter's stun time estimates once per (vGPU cluster,
-# ESXi build, GPU model): it grows with the clusters, not with the VMs, and is
-# counted beside the pages, not in the fixed bound.
+# QueryConfigTarget asks for vCenter's description of the vGPU profiles (and its stun
+# time estimates) once per (vGPU cluster, ESXi build, GPU model): it grows with the
+# clusters, not with the VMs, and is counted beside the pages, not in the fixed bound.
 PER_GROUP_CALL = "QueryConfigTarget"
+# On vSphere 9.0, QueryCapacity (on the wire DirectPathProfileManagerQueryCapacity) asks
+# once per vGPU host: counted beside the pages too.
+PER_HOST_CALL = "DirectPathProfileManagerQueryCapacity"
 
 
 @dataclass
@@ -42,11 +45,13 @@ class Traffic:
         soap = {k: v for k, v in ops.items() if not k.startswith("GET ")}
         pages = soap.get(PAGE_OPERATION, 0) + max(0, soap.get(PAGED_QUERY, 0) - 1)
         per_group = soap.get(PER_GROUP_CALL, 0)
+        per_host = soap.get(PER_HOST_CALL, 0)
         return {
             "soap_requests": sum(soap.values()),
             "pages": pages,
             "stun_estimate_calls": per_group,
-            "requests_less_pages": sum(soap.values()) - pages - per_group,
+            "capacity_calls": per_host,
+            "requests_less_pages": sum(soap.values()) - pages - per_group - per_host,
             "http_gets": sum(v for k, v in ops.items() if k.startswith("GET ")),
             "bytes_received": self.bytes_received - earlier.bytes_received,
             "bytes_sent": self.bytes_sent - earlier.bytes_sent,

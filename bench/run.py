@@ -435,7 +435,8 @@ def markdown(report: dict[str, Any], command: str) -> str:
         "brackets: ContinueRetrievePropertiesEx, and every QueryPerf after the first (each",
         "carries as many hosts' GPU counters as the server's maxQueryMetrics allows).",
         "The bound leaves out QueryConfigTarget, one call per vGPU cluster, ESXi build",
-        "and GPU model for vCenter's stun time estimates.",
+        "and GPU model for vCenter's description of the vGPU profiles and its stun time",
+        "estimates, and on vSphere 9.0 QueryCapacity, one call per vGPU host.",
         "",
     ]
     if len(scales) > 1:

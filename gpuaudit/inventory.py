@@ -201,10 +201,38 @@ class Gpu:
 
 
 @dataclass
+class ProfileCapacity:
+    """vCenter's count of one vGPU profile on one host (DirectPathProfileManager.QueryCapacity,
+    vSphere 9.0), in the API's units: read as vGPUs of the profile (the API reference
+    does not define a unit further).
+
+    ``max`` is the host's theoretical capacity with no VM running; ``consumed`` the units
+    the powered-on VMs hold; ``remaining`` the units not yet assigned to any powered-on VM;
+    ``unused_reservation`` the units reserved but not yet assigned. vCenter keeps
+    max >= consumed + remaining + unused_reservation.
+    """
+
+    max: int  # DirectPathProfileManagerCapacityInfo.max
+    consumed: int
+    remaining: int
+    unused_reservation: int  # unusedReservation
+
+
+@dataclass
 class VgpuProfile:
     name: str
     migrate_supported: bool | None = None
     suspend_supported: bool | None = None
+    # vCenter's description of the profile (ConfigTarget.vgpuProfileInfo, API 7.0.3.0),
+    # from the host named by Host.vgpu_profile_info_host; None where vCenter gave none.
+    frame_buffer_gib: int | None = None  # fbSizeInGib; 0 is kept as None
+    sharing: str | None = None  # profileSharing: timeSliced / mig
+    profile_class: str | None = None  # profileClass: compute / quadro
+    # deviceVendorId: the PCI vendor id in the low 16 bits, the device id in the next 16.
+    device_vendor_id: int | None = None
+    # vCenter's capacity of the profile on this host (vSphere 9.0); None when not asked,
+    # or when vCenter could not say (a gap then says why).
+    capacity: ProfileCapacity | None = None
 
 
 @dataclass
@@ -304,6 +332,14 @@ class Host:
     # cluster; {} and None when vCenter was not asked or gave none.
     stun_estimates: dict[str, list[StunEstimate]] = field(default_factory=dict)
     stun_estimates_host: str | None = None
+    # The host of the same cluster, ESXi build and GPU models whose QueryConfigTarget
+    # answer gave vgpu_profiles their frame_buffer_gib, sharing, profile_class and
+    # device_vendor_id; None when vCenter was not asked or listed no profile.
+    vgpu_profile_info_host: str | None = None
+    # Profiles vCenter's vgpuProfileInfo lists for this host (it is the host asked) that
+    # its config.sharedPassthruGpuTypes does not: with vCenter's description, kept apart
+    # from vgpu_profiles, which stays what the host offers.
+    unlisted_vgpu_profiles: list[VgpuProfile] = field(default_factory=list)
 
     @property
     def connected(self) -> bool:

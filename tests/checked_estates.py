@@ -10,6 +10,7 @@ which takes seconds where serving it through the lab takes minutes.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 from gpuaudit import scan
 from gpuaudit.check import run_checks
@@ -27,3 +28,13 @@ def recorded(name: str) -> AuditResult:
 def large() -> AuditResult:
     """The checked result of the large generated estate (tests/large_estate.py)."""
     return large_estate_result()
+
+
+def assert_expectations(result: AuditResult, expect: list[dict[str, Any]]) -> None:
+    """Each entry of a scenario's ``expect``: its rule fails and passes where listed."""
+    for entry in expect:
+        found = {f.object: f.status for f in result.findings if f.rule == entry["rule"]}
+        for name in entry["fail"]:
+            assert found.get(name) == "fail", (entry["rule"], name)
+        for name in entry["pass"]:
+            assert found.get(name) == "pass", (entry["rule"], name)

@@ -47,6 +47,9 @@ NAME_FIELDS = {
     "datacenters",
     "object",
     "failover_hosts",
+    # the host whose QueryConfigTarget answer a host carries
+    "stun_estimates_host",
+    "vgpu_profile_info_host",
 }
 
 

@@ -22,7 +22,8 @@ from tests.lab.scenario import load_scenario
 # A full collection, whatever the estate's size, makes at most this many SOAP
 # requests plus pages: the ContinueRetrievePropertiesEx calls, and every QueryPerf
 # after the first (the server's maxQueryMetrics sets how many hosts one carries),
-# plus one QueryConfigTarget per (vGPU cluster, ESXi build, GPU model).
+# plus one QueryConfigTarget per (vGPU cluster, ESXi build, GPU model) and, on
+# vSphere 9.0, one QueryCapacity per vGPU host.
 REQUEST_BOUND = 25
 # The telemetry's own bound: at most one QueryPerf call per 50 GPU hosts at the default limit.
 HOSTS_PER_QUERY = 50
@@ -47,7 +48,8 @@ def test_request_count_is_bounded(name: str) -> None:
     batches = soap.count("QueryPerf")
     pages = soap.count("ContinueRetrievePropertiesEx") + max(0, batches - 1)
     per_group = soap.count("QueryConfigTarget")  # bounded below, per cluster and build
-    assert len(soap) - pages - per_group <= REQUEST_BOUND, soap
+    per_host = soap.count(CAPACITY_CALL)  # bounded below, per vGPU host
+    assert len(soap) - pages - per_group - per_host <= REQUEST_BOUND, soap
     # QueryPerf grows by one call per 50 connected GPU hosts, never one per host.
     inventory = expected_inventory(load_scenario(SCENARIOS / f"{name}.yaml"))
     gpu_hosts = sum(1 for h in inventory.hosts if h.gpus and h.connected)
@@ -63,14 +65,23 @@ def test_request_count_is_bounded(name: str) -> None:
     # vgpu.hotmigrate.enabled, and the QueryPerf limit when there are GPU counters to read.
     limit_read = inventory.telemetry.metrics_per_query is not None
     assert soap.count("QueryOptions") == (0 if esxi else 1 + limit_read)
-    # vCenter's stun time estimates: one QueryConfigTarget per (cluster, ESXi build, GPU
-    # model) among the connected 8.0.2+ GPU hosts of the clusters running a vGPU VM.
-    assert soap.count("QueryConfigTarget") == _stun_estimate_groups(inventory)
+    # vCenter's description of the vGPU profiles: one QueryConfigTarget per (cluster,
+    # ESXi build, GPU model) among the connected 7.0.3+ GPU hosts of the clusters running
+    # a vGPU VM.
+    assert soap.count("QueryConfigTarget") == _config_target_groups(inventory)
+    # vCenter's capacity (9.0): one QueryCapacity per connected GPU host with profiles.
+    vgpu_hosts = sum(1 for h in inventory.hosts if h.connected and h.gpus and h.vgpu_profiles)
+    capacity_asked = not esxi and _numbers(inventory.vcenter.api_version) >= (9, 0)
+    assert per_host == (vgpu_hosts if capacity_asked else 0)
     assert soap[-1] == "Logout"  # the session is always ended
 
 
-def _stun_estimate_groups(inventory: Inventory) -> int:
-    if inventory.vcenter.standalone_esxi or _numbers(inventory.vcenter.api_version) < (8, 0, 2):
+# QueryCapacity on the wire (pyVmomi calls it QueryDirectPathProfileCapacity).
+CAPACITY_CALL = "DirectPathProfileManagerQueryCapacity"
+
+
+def _config_target_groups(inventory: Inventory) -> int:
+    if inventory.vcenter.standalone_esxi or _numbers(inventory.vcenter.api_version) < (7, 0, 3):
         return 0
     clusters = {
         vm.cluster
@@ -81,7 +92,7 @@ def _stun_estimate_groups(inventory: Inventory) -> int:
         {
             (h.cluster, h.build, frozenset(g.model for g in h.gpus))
             for h in inventory.hosts
-            if h.cluster in clusters and h.connected and h.gpus and _numbers(h.version) >= (8, 0, 2)
+            if h.cluster in clusters and h.connected and h.gpus and _numbers(h.version) >= (7, 0, 3)
         }
     )
 

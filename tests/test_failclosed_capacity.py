@@ -23,6 +23,7 @@ from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory
 from gpuaudit.results import AuditResult
 from gpuaudit.simulate import simulate_cluster
+from tests.checked_estates import assert_expectations
 from tests.conftest import CASSETTES
 from tests.lab.scenario import load_scenario
 
@@ -54,12 +55,7 @@ def running(host: str) -> list[str]:
 
 
 def test_the_expectations_of_the_scenario_hold(result: AuditResult) -> None:
-    for expect in scenario()["expect"]:
-        found = {f.object: f.status for f in result.findings if f.rule == expect["rule"]}
-        for name in expect["fail"]:
-            assert found.get(name) == "fail", (expect["rule"], name)
-        for name in expect["pass"]:
-            assert found.get(name) == "pass", (expect["rule"], name)
+    assert_expectations(result, scenario()["expect"])
 
 
 def test_an_eighth_mig_1g_10gb_is_refused_on_an_h100(inventory: Inventory) -> None:

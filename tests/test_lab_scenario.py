@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import textwrap
 from contextlib import redirect_stdout
 from pathlib import Path
@@ -178,7 +179,19 @@ def test_base_loads_with_every_default(tmp_path: Path) -> None:
     assert esx02["gpus"][0]["pci_id"] == "0000:41:00.0"
     assert esx02["gpus"][0]["graphics_type"] == "direct"  # passthrough enabled
     assert esx02["gpus"][0]["passthrough"]["active"] is True  # follows enabled
-    assert esx01["vgpu_profiles"] == [{"name": "grid_l4-4q", "migrate": True, "suspend": True}]
+    assert esx01["vgpu_profiles"] == [
+        {
+            "name": "grid_l4-4q",
+            "migrate": True,
+            "suspend": True,
+            # vgpuProfileInfo as the name gives it: 4 GiB, time-sliced, Q series.
+            "fb_gib": 4,
+            "sharing": "timeSliced",
+            "class": "quadro",
+            "device_vendor_id": 0x27B8 << 16 | 0x10DE,  # the host's L4, 10de:27b8
+            "capacity": None,  # an 8.0.3 vCenter has no DirectPathProfileManager
+        }
+    ]
     local, fc = esx01["adapters"]
     assert local == {
         "device": "vmhba0",
@@ -392,6 +405,21 @@ ERRORS = [
         "'vgpu_profiles' of host esx01 must be a list, not a mapping",
         "vgpu_profiles: {name: grid_l4-4q}",
         id="not-a-list",
+    ),
+    pytest.param(
+        "vgpu_profiles: [{name: grid_l4-4q}]",
+        "vgpu_profiles: [{name: grid_l4-4q, capacity: {max: 6}}]",
+        "'capacity' of vGPU profile grid_l4-4q of host esx01 needs a vCenter of api_version "
+        "9.0.0.0 or later",
+        "capacity: {max: 6}",
+        id="capacity-before-9",
+    ),
+    pytest.param(
+        "vgpu_profiles: [{name: grid_l4-4q}]",
+        "vgpu_profiles: [{name: grid_l4-4q, sharing: shared}]",
+        "'sharing' of vGPU profile grid_l4-4q of host esx01 must be one of timeSliced, mig",
+        "sharing: shared",
+        id="profile-sharing",
     ),
     pytest.param(
         "  - name: DC1\n",
@@ -664,3 +692,112 @@ def test_an_expectation_lists_the_objects_not_proven(tmp_path: Path) -> None:
     wrong = BASE + "expect:\n  - {rule: VM-10, unproven: [vm9]}\n"
     with pytest.raises(sc.ScenarioError, match="names 'vm9', which is not in the scenario"):
         load(tmp_path, wrong)
+# vCenter's facts of a vGPU profile, as the lab derives them from its name where the
+# scenario says nothing: frame buffer in GiB, MIG slicing, class by series.
+@pytest.mark.parametrize(
+    ("name", "facts"),
+    [
+        ("nvidia_l40s-24q", (24, "timeSliced", "quadro")),
+        ("grid_a100-3-20c", (20, "mig", "compute")),
+        ("grid_a100-1-5cme", (5, "mig", "compute")),
+        ("grid_a100-4c", (4, "timeSliced", "compute")),
+        ("grid_rtx6000-ada-48q", (48, "timeSliced", "quadro")),
+        ("grid_a16-2b", (2, "timeSliced", "quadro")),
+        ("GRID_L4-8A", (8, "timeSliced", "quadro")),
+        ("vgpu-of-another-form", (0, "timeSliced", "quadro")),
+    ],
+)
+def test_profile_facts_default_to_what_the_name_says(
+    name: str, facts: tuple[int, str, str]
+) -> None:
+    defaults = sc.profile_defaults(name)
+    assert (defaults["fb_gib"], defaults["sharing"], defaults["class"]) == facts
+
+
+API9 = """\
+description: a vSphere 9 vCenter
+vcenter: {version: 9.0.0, api_version: 9.0.0.0}
+datacenters:
+  - name: DC1
+    clusters:
+      - name: c1
+        hosts:
+          - name: esx01
+            graphics: {default_type: sharedDirect}
+            gpus:
+              - {pci_id: "0000:3b:00.0", device_id: 0x27b8}
+              - {pci_id: "0000:5e:00.0", device_id: 0x26b9}
+            vgpu_profiles:
+              - {name: nvidia_l40s-24q, capacity: {max: 2, consumed: 1, unused_reservation: 1}}
+              - name: nvidia_l40s-12q
+                fb_gib: 11
+                sharing: mig
+                class: compute
+                capacity: {max: 4, remaining: 1}
+              - {name: nvidia_l4-4q, capacity: {unknown: InvalidState}}
+              - {name: nvidia_l4-8q, device_vendor_id: "0x12345678"}
+"""
+
+
+def test_profile_facts_and_capacity_as_declared_or_derived(tmp_path: Path) -> None:
+    host = load(tmp_path, API9)["datacenters"][0]["clusters"][0]["hosts"][0]
+    facts = {
+        p["name"]: (p["fb_gib"], p["sharing"], p["class"], p["device_vendor_id"], p["capacity"])
+        for p in host["vgpu_profiles"]
+    }
+    l40s, l4 = 0x26B9 << 16 | 0x10DE, 0x27B8 << 16 | 0x10DE
+    assert facts == {
+        # remaining defaults to what max leaves: 2 - 1 - 1 = 0.
+        "nvidia_l40s-24q": (
+            24,
+            "timeSliced",
+            "quadro",
+            l40s,  # the host's L40S, though its first GPU is an L4
+            {"max": 2, "consumed": 1, "remaining": 0, "unused_reservation": 1},
+        ),
+        "nvidia_l40s-12q": (
+            11,
+            "mig",
+            "compute",
+            l40s,
+            {"max": 4, "consumed": 0, "remaining": 1, "unused_reservation": 0},
+        ),
+        "nvidia_l4-4q": (4, "timeSliced", "quadro", l4, {"unknown": ["InvalidState"]}),
+        # No capacity declared: vCenter cannot count it.
+        "nvidia_l4-8q": (8, "timeSliced", "quadro", 0x12345678, {"unknown": ["NotSupported"]}),
+    }
+
+
+@pytest.mark.parametrize(
+    ("capacity", "message"),
+    [
+        ("{max: 2, consumed: 2, remaining: 1}", "does not add up"),
+        ("{max: 2, unknown: NotSupported}", "either 'unknown' or counts"),
+        ("{unknown: [NoPermission]}", "must name faults among NotSupported"),
+        ("{unknown: []}", "must name faults among"),
+        ("{consumed: 1}", "has no 'max'"),
+        ("{max: -1}", "'max' of the capacity of vGPU profile nvidia_l4-4q"),
+    ],
+)
+def test_capacity_errors(tmp_path: Path, capacity: str, message: str) -> None:
+    text = API9.replace("capacity: {unknown: InvalidState}", f"capacity: {capacity}")
+    with pytest.raises(sc.ScenarioError, match=re.escape(message)):
+        load(tmp_path, text)
+
+
+def test_a_standalone_esxi_host_serves_no_capacity(tmp_path: Path) -> None:
+    text = """\
+description: an ESXi 9 host
+vcenter: {kind: esxi, api_version: 9.0.0.0}
+datacenters:
+  - standalone_hosts:
+      - name: esx01
+        gpus: [{pci_id: "0000:3b:00.0", device_id: 0x27b8}]
+        vgpu_profiles: [{name: nvidia_l4-4q, capacity: {max: 6}}]
+"""
+    with pytest.raises(sc.ScenarioError, match=r"needs a vCenter of api_version 9\.0\.0\.0"):
+        load(tmp_path, text)
+    host = load(tmp_path, text.replace(", capacity: {max: 6}", ""))["datacenters"][0][
+        "standalone_hosts"
+    ][0]
+    assert host["vgpu_profiles"][0]["capacity"] is None

@@ -15,7 +15,7 @@ from pyVim.connect import Disconnect, SmartConnect
 from pyVmomi import vim, vmodl
 
 from gpuaudit import scan
-from gpuaudit.collect import stunestimates
+from gpuaudit.collect import configtarget
 from gpuaudit.inventory import GpuAttachment, Host, Inventory, StunEstimate
 from gpuaudit.rules import stun
 from gpuaudit.rules.registry import Outcome
@@ -175,7 +175,7 @@ def target(profile: str, points: list[tuple[int, int]]) -> Any:
 
 def mixed_estate() -> Inventory:
     """Cluster c1: h1 and h2 (L40S, build 24022510), h3 (L40S, another build), h4 (L4),
-    h5 (8.0.1, too old to ask); a vGPU VM runs on h1."""
+    h5 (8.0.1: asked for its profiles, too old for estimates); a vGPU VM runs on h1."""
     e = Estate()
     e.cluster("c1")
     hosts = [e.host(f"h{i}", "c1", profiles=("grid_l40s-8q",)) for i in (1, 2, 3, 4, 5)]
@@ -195,9 +195,9 @@ def by_name(inv: Inventory) -> dict[str, Host]:
 def test_the_collector_asks_once_per_esxi_build_and_gpu_model() -> None:
     inv = mixed_estate()
     browser = Browser(target("grid_l40s-8q", [(25_000, 9), (10_000, 20)]))
-    stunestimates.collect_stun_estimates(None, inv, {"c1": browser}, "vim.version.v8_0_3_0")
+    configtarget.collect_config_target(None, inv, {"c1": browser}, "vim.version.v8_0_3_0")
     hosts = by_name(inv)
-    assert browser.asked == [hosts["h1"].moref, hosts["h3"].moref, hosts["h4"].moref]
+    assert browser.asked == [h.moref for h in (hosts["h1"], hosts["h3"], hosts["h4"], hosts["h5"])]
     assert hosts["h2"].stun_estimates_host == "h1"
     assert hosts["h2"].stun_estimates == {
         "grid_l40s-8q": [StunEstimate(10_000, 20), StunEstimate(25_000, 9)]
@@ -210,32 +210,39 @@ def test_the_collector_asks_nothing_of_a_cluster_without_a_running_vgpu_vm() -> 
     inv = mixed_estate()
     inv.vms[0].power_state = "poweredOff"
     browser = Browser(target("grid_l40s-8q", [(10_000, 20)]))
-    stunestimates.collect_stun_estimates(None, inv, {"c1": browser}, "vim.version.v8_0_3_0")
+    configtarget.collect_config_target(None, inv, {"c1": browser}, "vim.version.v8_0_3_0")
     assert browser.asked == []
 
 
-def test_the_collector_asks_nothing_when_the_api_predates_the_estimates() -> None:
+def test_the_collector_keeps_no_estimates_when_the_api_predates_them() -> None:
     inv = mixed_estate()
     browser = Browser(target("grid_l40s-8q", [(10_000, 20)]))
-    stunestimates.collect_stun_estimates(None, inv, {"c1": browser}, "vim.version.v8_0_1_0")
-    assert browser.asked == []
+    configtarget.collect_config_target(None, inv, {"c1": browser}, "vim.version.v8_0_1_0")
+    assert len(browser.asked) == 4  # for the profiles (API 7.0.3), not the estimates
     assert all(h.stun_estimates == {} for h in inv.hosts)
+
+
+def test_the_collector_asks_nothing_when_the_api_predates_the_profiles() -> None:
+    inv = mixed_estate()
+    browser = Browser(target("grid_l40s-8q", [(10_000, 20)]))
+    configtarget.collect_config_target(None, inv, {"c1": browser}, "vim.version.v7_0_2_0")
+    assert browser.asked == []
 
 
 def test_a_refused_query_is_a_gap_on_the_cluster_not_an_exception() -> None:
     inv = mixed_estate()
     browser = Browser(vim.fault.NoPermission(privilegeId="System.View"))
-    stunestimates.collect_stun_estimates(None, inv, {"c1": browser}, "vim.version.v8_0_3_0")
+    configtarget.collect_config_target(None, inv, {"c1": browser}, "vim.version.v8_0_3_0")
     assert [(g.object, g.kind, g.reason) for g in inv.gaps] == [
         ("c1", "ClusterComputeResource", "NoPermission")
-    ] * 3
+    ] * 4
     assert all(h.stun_estimates == {} for h in inv.hosts)
 
 
 def test_an_unsupported_query_leaves_the_estimates_absent_without_a_gap() -> None:
     inv = mixed_estate()
     browser = Browser(vmodl.fault.NotSupported())
-    stunestimates.collect_stun_estimates(None, inv, {"c1": browser}, "vim.version.v8_0_3_0")
+    configtarget.collect_config_target(None, inv, {"c1": browser}, "vim.version.v8_0_3_0")
     assert not inv.gaps
     assert all(h.stun_estimates == {} for h in inv.hosts)
 

@@ -2,8 +2,10 @@
 
 ``collect(si)`` reads a vCenter (or a standalone ESXi host) in a fixed number of
 SOAP requests, whatever its size, and returns a plain-data Inventory; vCenter's
-vGPU stun time estimates add one QueryConfigTarget call per (cluster, ESXi build,
-GPU model) of the vGPU clusters on 8.0.2 or later (collect.stunestimates). What it
+description of the vGPU profiles (with its stun time estimates) adds one
+QueryConfigTarget call per (cluster, ESXi build, GPU model) of the vGPU clusters on
+7.0.3 or later (collect.configtarget), and on vSphere 9.0 its count of the vGPUs each
+host can take one QueryCapacity call per vGPU host (collect.capacity). What it
 cannot read (a disconnected host, a property the account may not see, a field
 the negotiated API version lacks) becomes a Gap in the inventory, never an
 exception.
@@ -16,6 +18,8 @@ from typing import Any
 
 from pyVmomi import VmomiSupport, vim
 
+from gpuaudit.collect.capacity import collect_capacity
+from gpuaudit.collect.configtarget import collect_config_target
 from gpuaudit.collect.hahealth import add_cluster_health, add_host_health
 from gpuaudit.collect.hosts import build_host, vmotion_gaps
 from gpuaudit.collect.operations import collect_operations
@@ -29,7 +33,6 @@ from gpuaudit.collect.retrieve import (
     retrieve_objects,
 )
 from gpuaudit.collect.storage import HostLunPaths, build_datastore, host_lun_paths
-from gpuaudit.collect.stunestimates import collect_stun_estimates
 from gpuaudit.collect.vms import build_cluster, build_vm, device_candidates
 from gpuaudit.inventory import (
     VGPU_MANAGER_CALL,
@@ -71,7 +74,8 @@ def collect(
             if o.kind == "ClusterComputeResource" and o.get("environmentBrowser") is not None
         }
         del objects
-    collect_stun_estimates(si._stub, inv, browsers, si._stub.version)
+    collect_config_target(si._stub, inv, browsers, si._stub.version)
+    collect_capacity(si._stub, content, inv, si._stub.version, say)
     say("reading GPU telemetry and licences")
     collect_operations(si, content, inv, telemetry_window, say)
     _version_gaps(inv, si._stub.version)

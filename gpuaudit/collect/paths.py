@@ -61,7 +61,8 @@ VM_DEVICE_PATHS = ("config.hardware.device", "config.extraConfig")
 
 # summary is read whole: ClusterComputeResource.summary is declared as
 # ComputeResourceSummary, so vCenter refuses "summary.currentEVCModeKey".
-# environmentBrowser is the reference to ask for vCenter's stun time estimates.
+# environmentBrowser is the reference to ask for vCenter's description of the vGPU
+# profiles and its stun time estimates (collect/configtarget.py).
 CLUSTER_PATHS = (
     "name",
     "parent",

@@ -4,9 +4,11 @@
 # Debian packages govmomi 0.24.2 as Go source; that release predates three fields
 # the lab must serve (HostGraphicsInfo.vgpuMode, 8.0 U3, and
 # VirtualPCIPassthroughVmiopBackingInfo.migrateSupported, 7.0 U2, and its
-# vgpuMigrateDataSizeMB, 8.0 U1), and the types of vCenter's vGPU stun time
-# estimates (ConfigTarget.vgpuProfileInfo, 7.0 U3, and its stunTimeEstimates,
-# 8.0 U2). We copy the
+# vgpuMigrateDataSizeMB, 8.0 U1), the types of vCenter's description of vGPU
+# profiles (ConfigTarget.vgpuProfileInfo, 7.0 U3, and its stunTimeEstimates,
+# 8.0 U2), and vSphere 9.0's DirectPathProfileManager (ServiceContent's
+# directPathProfileManager, the QueryCapacity request and the data types it
+# takes and returns). We copy the
 # tree into tests/lab/.gopath, add the fields with govmomi-fields.patch and build
 # in GOPATH mode with the copy ahead of /usr/share/gocode.
 #
@@ -59,7 +61,9 @@ if [ ! -f "$GOPATH_DIR/.stamp" ] || [ "$(cat "$GOPATH_DIR/.stamp")" != "$stamp" 
     elif grep -q 'xml:"vgpuMode,omitempty"' "$types_go" &&
         grep -q 'xml:"migrateSupported,omitempty"' "$types_go" &&
         grep -q 'xml:"vgpuMigrateDataSizeMB,omitempty"' "$types_go" &&
-        grep -q 'xml:"stunTimeEstimates,omitempty"' "$types_go"; then
+        grep -q 'xml:"stunTimeEstimates,omitempty"' "$types_go" &&
+        grep -q 'xml:"directPathProfileManager,omitempty"' "$types_go" &&
+        grep -q 'DirectPathProfileManagerQueryCapacityResponse struct' "$types_go"; then
         echo "build.sh: this govmomi already has the fields; not patching" >&2
     else
         echo "build.sh: govmomi-fields.patch does not apply to $GOVMOMI_SRC" >&2

@@ -168,7 +168,8 @@ func (e *estate) build() error {
 	e.addSettings()
 	e.installTelemetry()
 	e.installLicences()
-	e.installStunEstimates()
+	e.installConfigTarget()
+	e.installDirectPathProfiles()
 	return nil
 }
 

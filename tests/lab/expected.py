@@ -34,6 +34,7 @@ from gpuaudit.inventory import (
     Licence,
     Licensing,
     LunPath,
+    ProfileCapacity,
     StorageAdapter,
     StunEstimate,
     Telemetry,
@@ -154,8 +155,11 @@ def expected_inventory(scenario: dict[str, Any]) -> Inventory:
     for dc in scenario["datacenters"]:
         _add_datacenter(inv, dc)
     _add_telemetry(inv, scenario)
-    if not esxi and _numbers(vc.get("api_version", "")) >= (8, 0, 2):
-        _add_stun_estimates(inv, scenario)
+    api = _numbers(vc.get("api_version", ""))
+    if not esxi and api >= (7, 0, 3):
+        _add_config_target(inv, scenario, with_estimates=api >= (8, 0, 2))
+    if not esxi and api >= (9, 0):
+        _add_capacity(inv, scenario)
     # ESXi's licence is its host's own: there is no vCenter licence.
     vcenter_licence = None if esxi else _licence(vc["licence"])
     inv.licensing = Licensing(collected=True, vcenter=vcenter_licence)
@@ -166,13 +170,20 @@ def _numbers(version: str) -> tuple[int, ...]:
     return tuple(int(n) for n in str(version).split(".") if n.isdigit())
 
 
-def _add_stun_estimates(inv: Inventory, scenario: dict[str, Any]) -> None:
-    """vCenter's stun time estimates: in each cluster running a powered-on vGPU VM, the
-    connected 8.0.2+ GPU hosts of one ESXi build and GPU model all get the estimates
-    the scenario gives the first of them by name."""
-    specs = {
-        h["name"]: h for dc in scenario["datacenters"] for c in dc["clusters"] for h in c["hosts"]
+def _specs(scenario: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {
+        h["name"]: h
+        for dc in scenario["datacenters"]
+        for h in [*(h for c in dc["clusters"] for h in c["hosts"]), *dc["standalone_hosts"]]
     }
+
+
+def _add_config_target(inv: Inventory, scenario: dict[str, Any], with_estimates: bool) -> None:
+    """vCenter's description of the vGPU profiles: in each cluster running a powered-on
+    vGPU VM, the connected 7.0.3+ GPU hosts of one ESXi build and GPU model all get what
+    the scenario says of the profiles of the first of them by name, each for the profiles
+    of its own name; and the stun time estimates where that host runs 8.0.2 or later."""
+    specs = _specs(scenario)
     vgpu_clusters = {
         vm.cluster
         for vm in inv.vms
@@ -182,19 +193,50 @@ def _add_stun_estimates(inv: Inventory, scenario: dict[str, Any]) -> None:
     for host in sorted(inv.hosts, key=lambda h: h.name):
         if host.cluster not in vgpu_clusters or not host.connected or not host.gpus:
             continue
-        if _numbers(host.version) < (8, 0, 2):
+        if _numbers(host.version) < (7, 0, 3):
             continue
         models = ",".join(sorted({g.model for g in host.gpus}))
         asked = first.setdefault((host.cluster, host.build, models), host.name)
+        served = specs[asked].get("vgpu_profiles", [])
+        described = {p["name"].lower(): p for p in served}
+        for profile in host.vgpu_profiles:
+            fact = described.get(profile.name.lower())
+            if fact is not None:
+                profile.frame_buffer_gib = fact["fb_gib"] or None
+                profile.sharing = fact["sharing"]
+                profile.profile_class = fact["class"]
+                profile.device_vendor_id = fact["device_vendor_id"] or None
+        host.vgpu_profile_info_host = asked if served else None
+        if not with_estimates or _numbers(specs[asked]["version"]) < (8, 0, 2):
+            continue
         host.stun_estimates = {
             p["name"]: [
                 StunEstimate(**e)
                 for e in sorted(p["stun_estimates"], key=lambda e: e["bandwidth_mbps"])
             ]
-            for p in specs[asked].get("vgpu_profiles", [])
+            for p in served
             if p.get("stun_estimates")
         }
         host.stun_estimates_host = asked if host.stun_estimates else None
+
+
+def _add_capacity(inv: Inventory, scenario: dict[str, Any]) -> None:
+    """vCenter's capacity (vSphere 9.0): each connected GPU host offering vGPU profiles is
+    asked about each of them; a declared count is kept, an unknown answer (declared, or
+    for a profile declaring nothing, NotSupported) is a gap naming its faults."""
+    specs = _specs(scenario)
+    for host in inv.hosts:
+        if not host.connected or not host.gpus or not host.vgpu_profiles:
+            continue
+        declared = {p["name"]: p["capacity"] for p in specs[host.name]["vgpu_profiles"]}
+        for profile in host.vgpu_profiles:
+            answer = declared[profile.name]
+            if "unknown" in answer:
+                reason = ", ".join(sorted(set(answer["unknown"])))
+                path = f"directPathProfileManager.QueryCapacity({profile.name})"
+                inv.gaps.append(Gap(host.name, "HostSystem", path, reason))
+            else:
+                profile.capacity = ProfileCapacity(**answer)
 
 
 def _query_metric_limit(settings: dict[str, Any]) -> int | None:

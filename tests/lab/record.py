@@ -49,6 +49,7 @@ RECORDED = (
     "failclosed-capacity",
     "failclosed-rules",
     "failclosed-vmotion",
+    "vcenter-answers",
 )
 
 # Values a server chooses afresh in every session: they differ between two

@@ -220,8 +220,26 @@ type VgpuProfile struct {
 	Name    string `json:"name"`
 	Migrate bool   `json:"migrate"`
 	Suspend bool   `json:"suspend"`
+	// vCenter's description of the profile, served by QueryConfigTarget (configtarget.go):
+	// fbSizeInGib, profileSharing, profileClass and deviceVendorId.
+	FbGiB          int64  `json:"fb_gib"`
+	Sharing        string `json:"sharing"`
+	Class          string `json:"class"`
+	DeviceVendorID int64  `json:"device_vendor_id"`
 	// vCenter's stun time estimates for the profile (8.0 U2), served by QueryConfigTarget.
 	StunEstimates []StunEstimate `json:"stun_estimates"`
+	// vCenter's answer to QueryCapacity for the profile (directpath.go); nil below API 9.0.
+	Capacity *ProfileCapacity `json:"capacity"`
+}
+
+// ProfileCapacity is either the four counts of a CapacityInfo or, with Unknown set, a
+// CapacityUnknown carrying those faults.
+type ProfileCapacity struct {
+	Max               int32    `json:"max"`
+	Consumed          int32    `json:"consumed"`
+	Remaining         int32    `json:"remaining"`
+	UnusedReservation int32    `json:"unused_reservation"`
+	Unknown           []string `json:"unknown"`
 }
 
 type StunEstimate struct {

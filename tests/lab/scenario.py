@@ -193,6 +193,13 @@ EXPECTED_SEVERITIES = ("critical", "high", "medium", "low", "info")
 # A GPU's own entry in graphicsConfig.deviceType; "none" gives it no entry.
 GPU_DEVICE_TYPES = ("shared", "sharedDirect", "none")
 VGPU_MODES = ("none", "sameSize", "mixedSize", "multiInstanceGpu")
+# vgpuProfileInfo's enums (VirtualMachineVgpuProfileInfoProfileSharing, ...ProfileClass).
+PROFILE_SHARING = ("timeSliced", "mig")
+PROFILE_CLASSES = ("compute", "quadro")
+# DirectPathProfileManager.QueryCapacity (vSphere 9.0): the API that serves it, and the
+# faults an unknown answer may carry; a profile that declares none gets the first.
+CAPACITY_API = (9, 0, 0, 0)
+CAPACITY_FAULTS = ("NotSupported", "InvalidState", "NotFound", "InvalidArgument")
 ADAPTER_TYPES = ("fc", "fcoe", "iscsi", "sas", "block")
 LOCAL_ADAPTER_TYPES = ("sas", "block")
 ADAPTER_STATUSES = ("online", "offline", "unknown")
@@ -266,6 +273,14 @@ _HBA = re.compile(r"^vmhba[0-9]+$")
 _VMK = re.compile(r"^vmk[1-9][0-9]*$")
 _WWN = re.compile(r"^[0-9a-f]{2}(?::[0-9a-f]{2}){7}$")
 _API_VERSION = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$")
+# A vGPU profile name as vCenter reads its facts from it: board, MIG slices (MIG-backed
+# profiles only), frame buffer in GiB, series, and the media extensions of a MIG profile
+# (grid_l40s-24q, nvidia_a100d-3-40c, grid_a100-1-5cme, grid_rtx6000-ada-48q). The lab's
+# own reading, standing in for vCenter's; gpuaudit's is gpuaudit/catalog.py.
+_PROFILE_NAME = re.compile(
+    r"^(?:grid|nvidia)_(?P<board>[a-z0-9]+(?:-[a-z][a-z0-9]*)*)-"
+    r"(?:(?P<slices>[0-9]+)-)?(?P<gib>[0-9]+)(?P<series>[a-z])(?:me)?$"
+)
 # vCenter escapes '/', '\' and '%' in entity names as %2f, %5c and %25, except a
 # '%' that already starts one of those sequences: such a name cannot round-trip.
 _ESCAPE_SEQUENCE = re.compile(r"%(?:2f|5c|25)", re.IGNORECASE)
@@ -275,6 +290,21 @@ _ESCAPE_SEQUENCE = re.compile(r"%(?:2f|5c|25)", re.IGNORECASE)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 _DAY = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 _LICENCE_KEY = re.compile(r"^[0-9A-Z]{5}(?:-[0-9A-Z]{5}){4}$")
+
+
+def _catalogue_model(gpu: dict[str, Any]) -> Any:
+    """The catalogue's model of a normalised GPU, or None."""
+    return catalog.model_for(
+        gpu["vendor_id"],
+        gpu["device_id"],
+        gpu["device_name"],
+        sub_vendor_id=gpu["sub_vendor_id"],
+        sub_device_id=gpu["sub_device_id"],
+    )
+
+
+def _api_numbers(version: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in version.split("."))
 
 
 def _kind(value: Any) -> str:
@@ -311,6 +341,31 @@ def default_licence_key(edition: str, expires: str | None) -> str:
     return "-".join(digits[i : i + 5] for i in range(0, 25, 5))
 
 
+def profile_defaults(name: str) -> dict[str, Any]:
+    """What vCenter's vgpuProfileInfo says of a profile the scenario describes no further:
+    the frame buffer and MIG slicing its name gives, class compute for the C series and
+    quadro for the others; for a name of another form 0 GiB, timeSliced, quadro."""
+    match = _PROFILE_NAME.match(name.lower())
+    if match is None:
+        return {"fb_gib": 0, "sharing": "timeSliced", "class": "quadro"}
+    return {
+        "fb_gib": int(match["gib"]),
+        "sharing": "mig" if match["slices"] else "timeSliced",
+        "class": "compute" if match["series"] == "c" else "quadro",
+    }
+
+
+def profile_board(name: str) -> str | None:
+    """The board a profile name is for (grid_l40s-24q -> l40s), None for another form."""
+    match = _PROFILE_NAME.match(name.lower())
+    return match["board"] if match else None
+
+
+def device_vendor_id(vendor_id: int, device_id: int) -> int:
+    """deviceVendorId: the PCI vendor id in the low 16 bits, the device id in the next 16."""
+    return (device_id & 0xFFFF) << 16 | (vendor_id & 0xFFFF)
+
+
 def default_wwn(kind: str, port: bool, host: str, device: str) -> str:
     prefix = _WWN_PREFIXES[kind][0 if port else 1]
     return prefix + ":" + ":".join(_hash_hex("wwn", host, device)[i : i + 2] for i in (0, 2, 4))
@@ -337,6 +392,7 @@ class _Normaliser:
         self.datacenters: set[str] = set()
         self.device_lines: dict[int, int | None] = {}  # id(VM GPU device) -> its line
         self.esxi_about: dict[Any, Any] = {}  # the vcenter section of a kind esxi scenario
+        self.serves_capacity = False  # a vCenter of API 9.0 or later: QueryCapacity
 
     # -- reporting ----------------------------------------------------------
 
@@ -482,6 +538,7 @@ class _Normaliser:
         description = self.string(top, "description", "the scenario", "")
         vcenter = self.vcenter(top)
         esxi = vcenter["kind"] == "esxi"
+        self.serves_capacity = not esxi and _api_numbers(vcenter["api_version"]) >= CAPACITY_API
         dcs = self.items(top, "datacenters", "the scenario")
         if not dcs:
             self.fail(_line_of(top, "datacenters"), "the scenario needs at least one datacenter")
@@ -1051,6 +1108,9 @@ class _Normaliser:
             if any(g["pci_id"] == normalised["pci_id"] for g in gpus):
                 self.fail(gpu_line, f"{what} has two GPUs at {normalised['pci_id']}")
             gpus.append(normalised)
+        for profile in profiles:
+            if profile["device_vendor_id"] is None:
+                profile["device_vendor_id"] = self.profile_gpu_ids(profile["name"], gpus)
         result = {
             "name": name,
             "version": self.string(h, "version", what, "8.0.3"),
@@ -1096,6 +1156,20 @@ class _Normaliser:
         self.host_cluster[name] = cluster
         return result
 
+    @staticmethod
+    def profile_gpu_ids(profile: str, gpus: list[dict[str, Any]]) -> int:
+        """deviceVendorId of a profile: the PCI ids of the host's first GPU of the board the
+        profile is for (by the catalogue's model), else of its first GPU; NVIDIA's vendor
+        id alone on a host without a GPU."""
+        board = profile_board(profile)
+        for gpu in gpus:
+            model = _catalogue_model(gpu)
+            if model is not None and model.profile_prefix == board:
+                return device_vendor_id(gpu["vendor_id"], gpu["device_id"])
+        if gpus:
+            return device_vendor_id(gpus[0]["vendor_id"], gpus[0]["device_id"])
+        return device_vendor_id(catalog.NVIDIA, 0)
+
     def bios(self, h: dict[Any, Any], what: str) -> dict[str, str]:
         """hardware.biosInfo: its version and release date (YYYY-MM-DD)."""
         bios = self.section(h, "bios", what, ("version", "release_date"))
@@ -1130,25 +1204,84 @@ class _Normaliser:
                 p,
                 label,
                 line,
-                ("name", "migrate", "suspend", "stun_estimates"),
+                (
+                    "name", "migrate", "suspend", "stun_estimates", "fb_gib", "sharing", "class",
+                    "device_vendor_id", "capacity",
+                ),
                 ("name",),
                 kind=f"{what}: vGPU profile",
-            )
+            )  # fmt: skip
             name = self.string(p, "name", label)
             if not name:
                 self.fail(line, f"{label} has an empty name")
             if any(q["name"] == name for q in profiles):
                 self.fail(line, f"{what} lists vGPU profile {name!r} twice")
+            about = f"vGPU profile {name} of {what}"
+            derived = profile_defaults(name)
             profile = {
                 "name": name,
-                "migrate": self.boolean(p, "migrate", f"vGPU profile {name} of {what}", True),
-                "suspend": self.boolean(p, "suspend", f"vGPU profile {name} of {what}", True),
+                "migrate": self.boolean(p, "migrate", about, True),
+                "suspend": self.boolean(p, "suspend", about, True),
+                "fb_gib": self.integer(p, "fb_gib", about, derived["fb_gib"]),
+                "sharing": self.string(p, "sharing", about, derived["sharing"], PROFILE_SHARING),
+                "class": self.string(p, "class", about, derived["class"], PROFILE_CLASSES),
+                # None until the host's GPUs are known (host fills it in).
+                "device_vendor_id": self.integer(
+                    p, "device_vendor_id", about, None, maximum=0xFFFFFFFF, hex_ok=True
+                ),
+                "capacity": self.capacity(p, about),
             }
-            estimates = self.stun_estimates(p, f"vGPU profile {name} of {what}")
+            estimates = self.stun_estimates(p, about)
             if estimates:  # only where given: most scenarios have none
                 profile["stun_estimates"] = estimates
             profiles.append(profile)
         return profiles
+
+    def capacity(self, p: dict[Any, Any], what: str) -> dict[str, Any] | None:
+        """vCenter's answer to QueryCapacity for the profile (API 9.0 and later): the four
+        counts, or ``unknown`` and its faults; an unknown answer when none is declared."""
+        raw, line, given = self.get(p, "capacity", None)
+        if not self.serves_capacity:
+            if given:
+                self.fail(
+                    line,
+                    f"'capacity' of {what} needs a vCenter of api_version 9.0.0.0 or later, "
+                    "which serves DirectPathProfileManager",
+                )
+            return None
+        if not given:
+            return {"unknown": [CAPACITY_FAULTS[0]]}
+        label = f"the capacity of {what}"
+        c = self.mapping(
+            raw, label, line, ("max", "consumed", "remaining", "unused_reservation", "unknown")
+        )
+        if "unknown" in c:
+            if len(c) > 1:
+                self.fail(line, f"{label} is either 'unknown' or counts, not both")
+            faults, fault_line, _ = self.get(c, "unknown", [])
+            faults = faults if isinstance(faults, list) else [faults]
+            if not faults or any(f not in CAPACITY_FAULTS for f in faults):
+                self.fail(
+                    fault_line,
+                    f"'unknown' of {label} must name faults among {', '.join(CAPACITY_FAULTS)}",
+                )
+            return {"unknown": list(faults)}
+        maximum = self.integer(c, "max", label)
+        consumed = self.integer(c, "consumed", label, 0)
+        reserved = self.integer(c, "unused_reservation", label, 0)
+        remaining = self.integer(c, "remaining", label, max(0, maximum - consumed - reserved))
+        if consumed + remaining + reserved > maximum:
+            self.fail(
+                line,
+                f"{label} does not add up: consumed + remaining + unused_reservation "
+                f"({consumed + remaining + reserved}) is more than max ({maximum})",
+            )
+        return {
+            "max": maximum,
+            "consumed": consumed,
+            "remaining": remaining,
+            "unused_reservation": reserved,
+        }
 
     def stun_estimates(self, p: dict[Any, Any], what: str) -> list[dict[str, int]]:
         """vCenter's stun time estimates of a profile: (bandwidth_mbps, stun_s) points."""
@@ -1870,13 +2003,7 @@ class _Normaliser:
         if gpu["passthrough"]["enabled"]:
             return "it is enabled for passthrough"
         info = catalog.parse_profile(profile)
-        model = catalog.model_for(
-            gpu["vendor_id"],
-            gpu["device_id"],
-            gpu["device_name"],
-            sub_vendor_id=gpu["sub_vendor_id"],
-            sub_device_id=gpu["sub_device_id"],
-        )
+        model = _catalogue_model(gpu)
         if info is not None and model is not None and info.gpu != model.profile_prefix:
             return f"{profile} is not a profile of the {model.name}"
         mode = gpu["vgpu_mode"]

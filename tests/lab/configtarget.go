@@ -1,14 +1,16 @@
 package main
 
-// vCenter's vGPU stun time estimates (8.0 U2): EnvironmentBrowser.QueryConfigTarget
+// vCenter's description of a host's vGPU profiles: EnvironmentBrowser.QueryConfigTarget
 // of a cluster, asked for one of its hosts, lists the host's vGPU profiles in
-// vgpuProfileInfo, each with the stunTimeEstimates the scenario gives it
-// (migrationBW in Mbps, stunTime in seconds). A profile without estimates is
-// listed without them, as vCenter does for the B- and A-series.
+// vgpuProfileInfo (7.0 U3), each with the facts the normalised scenario gives it
+// (fbSizeInGib, profileSharing, profileClass, deviceVendorId: tests/lab/scenario.py
+// derives them from the profile's name and the host's GPUs where the scenario says
+// nothing) and the stunTimeEstimates it gives it (8.0 U2: migrationBW in Mbps,
+// stunTime in seconds). A profile without estimates is listed without them, as
+// vCenter does for the B- and A-series. As a vCenter of the scenario's api_version
+// would, the lab lists no profiles before 7.0.3.0 and no estimates before 8.0.2.0.
 
 import (
-	"strings"
-
 	"github.com/vmware/govmomi/simulator"
 	"github.com/vmware/govmomi/vim25/methods"
 	"github.com/vmware/govmomi/vim25/soap"
@@ -18,10 +20,11 @@ import (
 type labEnvironmentBrowser struct {
 	simulator.EnvironmentBrowser
 	hosts map[types.ManagedObjectReference]*Host
+	api   apiVersion
 }
 
-// installStunEstimates serves each cluster's hosts' vGPU profiles from its environment browser.
-func (e *estate) installStunEstimates() {
+// installConfigTarget serves each cluster's hosts' vGPU profiles from its environment browser.
+func (e *estate) installConfigTarget() {
 	for _, c := range e.clusters {
 		ref := c.obj.EnvironmentBrowser
 		if ref == nil {
@@ -31,7 +34,7 @@ func (e *estate) installStunEstimates() {
 		if !ok {
 			continue
 		}
-		browser := &labEnvironmentBrowser{EnvironmentBrowser: *orig, hosts: map[types.ManagedObjectReference]*Host{}}
+		browser := &labEnvironmentBrowser{EnvironmentBrowser: *orig, hosts: map[types.ManagedObjectReference]*Host{}, api: e.api}
 		for i := range c.spec.Hosts {
 			h := e.hosts[c.spec.Hosts[i].Name]
 			browser.hosts[h.obj.Self] = h.spec
@@ -47,18 +50,23 @@ func (b *labEnvironmentBrowser) QueryConfigTarget(ctx *simulator.Context, req *t
 		return res
 	}
 	spec := b.hosts[*req.Host]
-	if spec == nil {
+	if spec == nil || !b.api.atLeast(7, 0, 3, 0) {
 		return res
 	}
+	estimates := b.api.atLeast(8, 0, 2, 0)
 	for _, p := range spec.VgpuProfiles {
 		info := types.VirtualMachineVgpuProfileInfo{
 			VirtualMachineTargetInfo: types.VirtualMachineTargetInfo{Name: p.Name},
 			ProfileName:              p.Name,
-			DeviceVendorId:           0x10de,
-			ProfileSharing:           "timeSliced",
-			ProfileClass:             profileClass(p.Name),
+			DeviceVendorId:           p.DeviceVendorID,
+			FbSizeInGib:              p.FbGiB,
+			ProfileSharing:           p.Sharing,
+			ProfileClass:             p.Class,
 		}
 		for _, s := range p.StunEstimates {
+			if !estimates {
+				break
+			}
 			info.StunTimeEstimates = append(info.StunTimeEstimates, types.VirtualMachineVMotionStunTimeInfo{
 				VirtualMachineTargetInfo: types.VirtualMachineTargetInfo{Name: p.Name},
 				MigrationBW:              s.BandwidthMbps,
@@ -68,12 +76,4 @@ func (b *labEnvironmentBrowser) QueryConfigTarget(ctx *simulator.Context, req *t
 		body.Res.Returnval.VgpuProfileInfo = append(body.Res.Returnval.VgpuProfileInfo, info)
 	}
 	return body
-}
-
-// profileClass is "compute" for a C-series profile, "quadro" otherwise.
-func profileClass(name string) string {
-	if strings.HasSuffix(strings.ToLower(name), "c") {
-		return "compute"
-	}
-	return "quadro"
 }
