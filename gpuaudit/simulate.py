@@ -96,7 +96,7 @@ import dataclasses
 import functools
 import itertools
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -213,6 +213,7 @@ class Slot:
     """One physical GPU and what runs on it."""
 
     __slots__ = (
+        "caps",
         "device",
         "host",
         "label",
@@ -233,9 +234,18 @@ class Slot:
         "vgpus",
     )
 
-    def __init__(self, host: Host, gpu: Gpu, ledger: Ledger | None = None) -> None:
-        """The GPU as its host reports it, with nothing placed on it yet."""
+    def __init__(
+        self,
+        host: Host,
+        gpu: Gpu,
+        ledger: Ledger | None = None,
+        caps: Mapping[str, int] | None = None,
+    ) -> None:
+        """The GPU as its host reports it, with nothing placed on it yet. ``caps``: how
+        many more vGPUs of each profile (lower case) vCenter says the whole host takes
+        (vcenter_room), shared by the host's GPUs."""
         self.host = host.name
+        self.caps: Mapping[str, int] = caps if caps is not None else {}
         self.pci_id = gpu.pci_id
         self.model = gpu.model or f"{gpu.vendor_id:04x}:{gpu.device_id:04x}"
         self.prefix = gpu_prefix(gpu)
@@ -264,6 +274,7 @@ class Slot:
             self.share.board.key if self.share.board is not None else "",
             self.subsystem,
             self.label,
+            tuple(sorted(self.caps.items())),
         )
         self.owner: str | None = None  # the passthrough VM that holds it
         self.vgpus: list[tuple[str, str, int]] = []  # (vm, profile, frame buffer)
@@ -281,6 +292,7 @@ class Slot:
         new.pt_ok, new.static, new.owner = self.pt_ok, self.static, self.owner
         new.vgpus, new.used = list(self.vgpus), self.used
         new.share, new.ledger, new.seated = self.share, self.ledger, self.seated
+        new.caps = self.caps
         return new
 
     @property
@@ -317,13 +329,17 @@ class Slot:
             )
         return not d.allowed or (self.vendor, self.device) in d.allowed
 
-    def fits(self, d: Demand) -> bool:
+    def fits(self, d: Demand, vouched: bool = False) -> bool:
+        """Could the GPU take the device now? ``vouched``: vCenter says its host takes one
+        more of the profile (_vouched), which decides where NVIDIA's figures do not."""
         if self.owner is not None or not self.compatible(d):
             return False
         if d.kind == "dynamic":
             return not self.vgpus
         answer = sharing.judge(self.share, self.vgpus, d.profile or "", self.seated)
-        if answer is None:  # NVIDIA's figures do not decide it: the ledger's bound does
+        if answer is None:  # NVIDIA's figures do not decide it: vCenter, or the ledger's bound
+            if vouched:
+                return True
             return self.ledger.undecided(self.share, self.vgpus, d.profile or "", self.seated)
         return answer
 
@@ -451,7 +467,8 @@ class ClusterModel:
             node.memory = UNLIMITED if memory is None else memory
             node.policy = host.assignment_policy or PERFORMANCE
             self.nodes[host.name] = node
-            self.initial[host.name] = [Slot(host, g, self.ledger) for g in host.gpus]
+            caps = vcenter_room(host)
+            self.initial[host.name] = [Slot(host, g, self.ledger, caps) for g in host.gpus]
             self.free[host.name] = node.memory - facts.host_memory_used_mb(host.name)
             sig: tuple[Any, ...] = (
                 node.active,
@@ -871,6 +888,7 @@ class ClusterModel:
         if roomy:
             parts.append(f"no GPU capacity left for {need} on {', '.join(_few(roomy))}")
             parts.extend(_sharing_refusals(guest, roomy, outcome.state))
+            parts.extend(_vcenter_refusals(guest, roomy, outcome.state))
         return (
             "; ".join(parts) + " (counting the VMs running there and restarts of equal or "
             "higher priority)"
@@ -1033,10 +1051,13 @@ def _best_on(
     """Greedy: the best distinct GPU for each device in turn."""
     chosen: list[int] = []
     total = (0, 0)
-    for d in demands:
+    for j, d in enumerate(demands):
+        if _capped(slots, d, demands[:j]):
+            return None
+        vouched = _vouched(slots, d, demands[:j])
         pick = None
         for i, slot in enumerate(slots):
-            if i in chosen or not slot.fits(d):
+            if i in chosen or not slot.fits(d, vouched):
                 continue
             score = slot.score(d)
             if pick is None or score < pick[0]:
@@ -1057,8 +1078,11 @@ def _policy_choice(
     ``consolidation`` the one with the most; the first in the host's order on a tie.
     """
     chosen: list[int] = []
-    for d in demands:
-        fitting = [i for i, slot in enumerate(slots) if i not in chosen and slot.fits(d)]
+    for j, d in enumerate(demands):
+        if _capped(slots, d, demands[:j]):
+            return None
+        vouched = _vouched(slots, d, demands[:j])
+        fitting = [i for i, slot in enumerate(slots) if i not in chosen and slot.fits(d, vouched)]
         if not fitting:
             return None
         sign = -1 if policy == CONSOLIDATION else 1
@@ -1068,6 +1092,57 @@ def _policy_choice(
 
 def _residents(slot: Slot) -> int:
     return len(slot.vgpus) + (slot.owner is not None)
+
+
+def vcenter_room(host: Host) -> dict[str, int]:
+    """How many more vGPUs of each profile (lower case) vCenter says the host takes:
+    ``remaining`` of DirectPathProfileManager.QueryCapacity (vSphere 9.0), for the
+    profiles it answered. Units reserved for other VMs (``unusedReservation``) are not
+    room. Empty where vCenter was not asked."""
+    return {
+        p.name.lower(): max(p.capacity.remaining, 0)
+        for p in host.vgpu_profiles
+        if p.capacity is not None
+    }
+
+
+def _arrivals(slots: Sequence[Slot]) -> Iterator[str]:
+    """The profiles (lower case) of the vGPUs placed on the host since it was read."""
+    for slot in slots:
+        for _, profile, _ in slot.vgpus[slot.seated :]:
+            yield profile.lower()
+
+
+def _left(slots: Sequence[Slot], d: Demand, earlier: Sequence[Demand] = ()) -> int | None:
+    """How many more of the device's profile vCenter lets the host take now (its count
+    less the arrivals of that profile and the VM's ``earlier`` devices of it); None when
+    vCenter gave no count."""
+    if d.kind != "vgpu" or not slots:
+        return None
+    profile = (d.profile or "").lower()
+    count = slots[0].caps.get(profile)
+    if count is None:
+        return None
+    arrived = sum(1 for p in _arrivals(slots) if p == profile)
+    arrived += sum(1 for e in earlier if (e.profile or "").lower() == profile)
+    return max(count - arrived, 0)
+
+
+def _capped(slots: Sequence[Slot], d: Demand, earlier: Sequence[Demand] = ()) -> bool:
+    """vCenter says the host takes no more of the device's profile."""
+    return _left(slots, d, earlier) == 0
+
+
+def _vouched(slots: Sequence[Slot], d: Demand, earlier: Sequence[Demand] = ()) -> bool:
+    """vCenter's count proves room for the device on the host: it counts room left, and
+    nothing but vGPUs of that profile arrived since vCenter counted (an arrival of
+    another profile may take what it counted)."""
+    left = _left(slots, d, earlier)
+    if not left:
+        return False
+    profile = (d.profile or "").lower()
+    mine = [*_arrivals(slots), *((e.profile or "").lower() for e in earlier)]
+    return all(p == profile for p in mine)
 
 
 def _assignments(
@@ -1085,9 +1160,12 @@ def _assignments(
             out.append((score, tuple(used)))
             return first_only
         d = demands[j]
+        if _capped(slots, d):  # the devices placed so far are on the GPUs already
+            return False
+        vouched = _vouched(slots, d)
         keys: set[tuple[Any, ...]] = set()
         for i, slot in enumerate(slots):
-            if i in used or not slot.fits(d):
+            if i in used or not slot.fits(d, vouched):
                 continue
             key = slot.key()
             if key in keys:
@@ -1128,13 +1206,20 @@ def _pool_capacity(pool: tuple[Any, ...], state: State, nodes: dict[str, Node]) 
     for host, slots in state.items():
         if not nodes[host].active:
             continue
+        vouched = _vouched(slots, d)
+        room = 0
         for slot in slots:
-            if not slot.fits(d):
+            if not slot.fits(d, vouched):
                 continue
             if kind != "vgpu":
-                total += 1
+                room += 1
                 continue
-            total += slot.room(d)
+            room += slot.room(d)
+        left = _left(slots, d)
+        if left is not None:
+            # vCenter's count bounds the host; where it vouches, it is the room.
+            room = left if vouched else min(room, left)
+        total += room
     return total
 
 
@@ -1212,6 +1297,51 @@ def _sharing_refusals(guest: Guest, hosts: list[str], state: State) -> list[str]
     return _few(sorted(set(out)), 2)
 
 
+def _vcenter_refusals(guest: Guest, hosts: list[str], state: State) -> list[str]:
+    """Where vCenter's own count (QueryCapacity, vSphere 9.0) leaves no room for the VM's
+    vGPUs."""
+    out = []
+    for d in guest.demands:
+        for host in hosts:
+            slots = state.get(host, [])
+            if _left(slots, d) == 0:
+                count = slots[0].caps[(d.profile or "").lower()]
+                out.append(
+                    f"{host}: vCenter's QueryCapacity counts room for {count} more "
+                    f"{d.profile}, and restarts took it"
+                    if count
+                    else f"{host}: vCenter's QueryCapacity counts no room for {d.profile}"
+                )
+    return _few(sorted(set(out)), 2)
+
+
+def _vcenter_notes(model: ClusterModel) -> list[str]:
+    """Where vCenter's count and NVIDIA's figures disagree about a host's room for a
+    profile, and which the simulation takes: the stricter."""
+    notes = []
+    for host, slots in model.initial.items():
+        usable = [s for s in slots if s.vgpu_ok]
+        if not usable or len({s.model for s in usable}) > 1:
+            continue  # NVIDIA's room for a profile is only clear on one model's GPUs
+        for profile, count in sorted(usable[0].caps.items()):
+            proven = sum(sharing.room(s.share, s.vgpus, profile, seated=s.seated) for s in usable)
+            loose = sum(
+                sharing.room(s.share, s.vgpus, profile, optimistic=True, seated=s.seated)
+                for s in usable
+            )
+            if count < proven:
+                notes.append(
+                    f"{host}: vCenter's QueryCapacity counts room for {count} more {profile}, "
+                    f"NVIDIA's figures for {proven}: the simulation takes vCenter's count"
+                )
+            elif count > loose:
+                notes.append(
+                    f"{host}: vCenter's QueryCapacity counts room for {count} more {profile}, "
+                    f"NVIDIA's figures for at most {loose}: the simulation takes NVIDIA's"
+                )
+    return notes
+
+
 def _capacity(slot: Slot) -> int:
     """The vGPUs the GPU holds with more of its smallest profile added while they fit,
     as far as NVIDIA's published figures prove it."""
@@ -1271,6 +1401,7 @@ def simulate_cluster_notes(
             "vSphere HA is off or host monitoring is disabled: no VM is restarted after a "
             "host failure; the placements show where a manual restart would fit"
         )
+    out.notes.extend(_vcenter_notes(model))
     if model.unsized:
         out.notes.append(
             f"memory not checked on {', '.join(_few(model.unsized))}: the host's memory size "

@@ -692,6 +692,8 @@ def test_an_expectation_lists_the_objects_not_proven(tmp_path: Path) -> None:
     wrong = BASE + "expect:\n  - {rule: VM-10, unproven: [vm9]}\n"
     with pytest.raises(sc.ScenarioError, match="names 'vm9', which is not in the scenario"):
         load(tmp_path, wrong)
+
+
 # vCenter's facts of a vGPU profile, as the lab derives them from its name where the
 # scenario says nothing: frame buffer in GiB, MIG slicing, class by series.
 @pytest.mark.parametrize(

@@ -267,7 +267,10 @@ rule(
         as such. How many vGPUs share a GPU is NVIDIA's published figure for the type (its
         maximum per GPU, its mixed-size placements, its MIG geometry), never frame buffer
         arithmetic; a restart that rests on a figure NVIDIA does not publish, or on where ESXi
-        placed the vGPUs already running, is not proven, never a pass. {_INTENT_NOTE}""",
+        placed the vGPUs already running, is not proven, never a pass. On vSphere 9.0 vCenter
+        counts the vGPUs of each profile a host still takes (DirectPathProfileManager
+        QueryCapacity, remaining): a restart never takes more than that, and where NVIDIA's
+        figures decide nothing, the count does. {_INTENT_NOTE}""",
     remediation="""Keep spare GPU capacity of the same model and profile on other hosts (N+1),
         offer the profile on more hosts, share the VM's datastores, or lower the priority of less
         important GPU VMs so this one is restarted first.""",
@@ -276,6 +279,7 @@ rule(
         sources.PCI_DEVICES_7,
         sources.HA_ADMISSION_CONTROL,
         sources.API_ASSIGNMENT_POLICY,
+        sources.DIRECTPATH_CAPACITY,
         *REFERENCES["HA-05"],
     ),
 )(restart_room)

@@ -195,3 +195,9 @@ NVIDIA_GPU_OPERATOR_MIG = Reference(
     "NVIDIA GPU Operator: GPU Operator with MIG (MIG strategies and resources)",
     "https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-mig.html",
 )
+DIRECTPATH_CAPACITY = Reference(
+    "vSphere API 9.0: DirectPathProfileManagerCapacityInfo (QueryCapacity: max, consumed, "
+    "remaining, unusedReservation per profile and host)",
+    "https://developer.broadcom.com/xapis/virtual-infrastructure-json-api/latest/"
+    "data-structures/DirectPathProfileManagerCapacityInfo",
+)
