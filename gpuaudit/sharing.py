@@ -79,13 +79,40 @@ _MIG_FORM = re.compile(r"^(?:(?:grid|nvidia)_)?[a-z0-9]+(?:-[a-z][a-z0-9]*)*-\d+
 
 
 @dataclass(frozen=True)
+class Told:
+    """What vCenter itself says of a vGPU profile (QueryConfigTarget's vgpuProfileInfo):
+    its frame buffer in MB and whether it is MIG-backed; None where it says nothing."""
+
+    frame_buffer_mb: int | None
+    mig: bool | None
+
+
+@dataclass(frozen=True)
 class GpuRule:
-    """What decides what one GPU may run: ESXi's rule, the mode, its board's facts."""
+    """What decides what one GPU may run: ESXi's rule, the mode, its board's facts, and
+    what vCenter says of the host's profiles."""
 
     rule: str
     known: bool  # the host reports the GPU's vGPU mode (ESXi 8.0 U3 and later)
     memory: int  # nominal frame buffer in MB
     board: BoardFacts | None  # NVIDIA's published figures; None: no data file
+    told: tuple[tuple[str, Told], ...] = ()  # by profile name, lower case (vcenter_told)
+
+    def says(self, profile: str) -> Told | None:
+        """What vCenter says of the profile; None where it says nothing."""
+        key = profile.lower()
+        return next((t for name, t in self.told if name == key), None)
+
+
+def vcenter_told(host: Host) -> tuple[tuple[str, Told], ...]:
+    """What vCenter says of each vGPU profile the host offers, by lower-case name."""
+    told = []
+    for p in host.vgpu_profiles:
+        fb = p.frame_buffer_gib * 1024 if p.frame_buffer_gib else None
+        mig = {"mig": True, "timeSliced": False}.get(p.sharing or "")
+        if fb is not None or mig is not None:
+            told.append((p.name.lower(), Told(fb, mig)))
+    return tuple(sorted(told))
 
 
 def policy(host: Host, gpu: Gpu) -> str:
@@ -139,11 +166,23 @@ def frame_buffer(board: BoardFacts | None, profile: str) -> int | None:
     return mig.frame_buffer_mb if mig is not None else None
 
 
-def _mig_side(board: BoardFacts | None, profile: str) -> bool:
-    """Whether a profile is MIG-backed: the board's facts say, else its name's form."""
-    if _mig(board, profile) is not None:
+def frame_buffer_of(gpu: GpuRule, profile: str) -> int | None:
+    """A vGPU's frame buffer in MB: NVIDIA's figure and vCenter's, the larger where both
+    are known (the stricter for capacity); None when neither is."""
+    told = gpu.says(profile)
+    figures = [f for f in (frame_buffer(gpu.board, profile), told and told.frame_buffer_mb) if f]
+    return max(figures) if figures else None
+
+
+def _mig_side(gpu: GpuRule, profile: str) -> bool:
+    """Whether a profile is MIG-backed: vCenter says (profileSharing), else the board's
+    facts, else its name's form."""
+    told = gpu.says(profile)
+    if told is not None and told.mig is not None:
+        return told.mig
+    if _mig(gpu.board, profile) is not None:
         return True
-    if _time_sliced(board, profile) is not None:
+    if _time_sliced(gpu.board, profile) is not None:
         return False
     return is_mig(profile)
 
@@ -166,10 +205,10 @@ def _judge(
     gpu: GpuRule, running: tuple[str, ...], arrived: tuple[str, ...], profile: str
 ) -> Answer:
     profiles = [*running, *arrived]
-    mig_new = _mig_side(gpu.board, profile)
-    mig_any = any(_mig_side(gpu.board, p) for p in profiles)
+    mig_new = _mig_side(gpu, profile)
+    mig_any = any(_mig_side(gpu, p) for p in profiles)
     if gpu.rule == MIG or (not gpu.known and (mig_new or mig_any)):
-        if not mig_new or not all(_mig_side(gpu.board, p) for p in profiles):
+        if not mig_new or not all(_mig_side(gpu, p) for p in profiles):
             return False  # a GPU runs either MIG-backed or time-sliced vGPUs
         return True if not profiles else _judge_mig(gpu.board, profiles, profile, len(running))
     if mig_new:
@@ -184,7 +223,7 @@ def _judge(
 def _judge_equal(gpu: GpuRule, profiles: list[str], profile: str) -> Answer:
     if gpu.rule == EXACT and any(p != profile for p in profiles):
         return False  # before 8.0 U2 the first vGPU locks the GPU to its profile
-    sizes = [frame_buffer(gpu.board, p) for p in [*profiles, profile]]
+    sizes = [frame_buffer_of(gpu, p) for p in [*profiles, profile]]
     if any(s is None for s in sizes):
         return None
     if len(set(sizes)) > 1:
@@ -346,9 +385,9 @@ def refusal(gpu: GpuRule, placed: Placed, profile: str, seated: int | None = Non
     if not placed or judge(gpu, placed, profile, seated) is not False:
         return ""
     running = sorted({p for _, p, _ in placed})
-    mig_new = _mig_side(gpu.board, profile)
-    if gpu.rule == MIG or (not gpu.known and (mig_new or any(is_mig(p) for p in running))):
-        if not mig_new or not all(_mig_side(gpu.board, p) for p in running):
+    mig_new = _mig_side(gpu, profile)
+    if gpu.rule == MIG or (not gpu.known and (mig_new or any(_mig_side(gpu, p) for p in running))):
+        if not mig_new or not all(_mig_side(gpu, p) for p in running):
             return "a GPU runs either MIG-backed or time-sliced vGPUs, not both"
         return f"no MIG placement left next to {', '.join(running)} (NVIDIA's MIG geometry)"
     if mig_new:
@@ -365,7 +404,7 @@ def refusal(gpu: GpuRule, placed: Placed, profile: str, seated: int | None = Non
             f"no placement left for {profile} next to {', '.join(running)} (NVIDIA's placement IDs)"
         )
     if gpu.rule == EXACT and any(p != profile for p in running):
-        if len({frame_buffer(gpu.board, p) for p in [*running, profile]}) == 1:
+        if len({frame_buffer_of(gpu, p) for p in [*running, profile]}) == 1:
             return f"it runs {', '.join(running)}, and before ESXi 8.0 U2 a GPU runs one profile"
         return ""
     if facts is not None and facts.max_per_gpu is not None and len(placed) >= facts.max_per_gpu:

@@ -258,7 +258,11 @@ class Slot:
         self.vgpu_ok = gpu.graphics_type == SHARED_DIRECT and not gpu.passthrough_active
         # What may share the GPU: ESXi's rule, the vGPU mode, NVIDIA's figures for the board.
         self.share = sharing.GpuRule(
-            sharing.policy(host, gpu), sharing.mode_known(gpu), self.memory, gpu_board(gpu)
+            sharing.policy(host, gpu),
+            sharing.mode_known(gpu),
+            self.memory,
+            gpu_board(gpu),
+            sharing.vcenter_told(host),
         )
         self.ledger = ledger or Ledger()
         self.static: tuple[Any, ...] = (
@@ -368,7 +372,7 @@ class Slot:
     def frame_buffer(self, profile: str) -> int:
         """A vGPU's frame buffer on this GPU: NVIDIA's figure for the type; where NVIDIA's
         data has none, the whole GPU for a proof of a pass, nothing for one of a failure."""
-        size = sharing.frame_buffer(self.share.board, profile)
+        size = sharing.frame_buffer_of(self.share, profile)
         if size is not None:
             return size
         return 0 if self.ledger.optimistic else self.memory
@@ -1323,6 +1327,14 @@ def _vcenter_notes(model: ClusterModel) -> list[str]:
         usable = [s for s in slots if s.vgpu_ok]
         if not usable or len({s.model for s in usable}) > 1:
             continue  # NVIDIA's room for a profile is only clear on one model's GPUs
+        share = usable[0].share
+        for profile, told in share.told:
+            table = sharing.frame_buffer(share.board, profile)
+            if told.frame_buffer_mb and table and abs(told.frame_buffer_mb - table) >= 1024:
+                notes.append(
+                    f"{host}: vCenter gives {profile} {told.frame_buffer_mb} MB of frame "
+                    f"buffer, NVIDIA's figures {table} MB: the simulation takes the larger"
+                )
         for profile, count in sorted(usable[0].caps.items()):
             proven = sum(sharing.room(s.share, s.vgpus, profile, seated=s.seated) for s in usable)
             loose = sum(

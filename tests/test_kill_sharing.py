@@ -350,3 +350,55 @@ def test_mig_refusals_and_unknowns_name_the_reason() -> None:
         "whether grid_y-4-20c fits next to grid_y-1-5c on Test MIG board with 40 GB depends "
         "on where ESXi placed each of them, which no API reports"
     )
+
+
+# What vCenter says of a profile ----------------------------------------------------
+
+
+def told(**profiles: sharing.Told) -> GpuRule:
+    return GpuRule(SAME_SIZE, True, 48 * GB, BOARD, tuple(sorted(profiles.items())))
+
+
+def test_vcenters_frame_buffer_is_taken_where_larger_or_alone() -> None:
+    rule = told(
+        **{"grid_x-24q": sharing.Told(48 * GB, False), "grid_x-99q": sharing.Told(8 * GB, None)}
+    )
+    assert rule.says("GRID_X-24Q") == sharing.Told(48 * GB, False)
+    assert rule.says("grid_x-4q") is None
+    assert sharing.frame_buffer_of(rule, "grid_x-24q") == 48 * GB  # vCenter's, the larger
+    assert sharing.frame_buffer_of(rule, "grid_x-99q") == 8 * GB  # vCenter's alone
+    assert sharing.frame_buffer_of(rule, "grid_x-4q") == 4 * GB  # NVIDIA's alone
+    assert sharing.frame_buffer_of(rule, "grid_x-98q") is None
+    smaller = told(**{"grid_x-24q": sharing.Told(16 * GB, None)})
+    assert sharing.frame_buffer_of(smaller, "grid_x-24q") == 24 * GB  # NVIDIA's, the larger
+    # One 24Q of 48 GB fills the GPU; an 8 GB type of another size never joins a 24Q.
+    assert judge(rule, on("grid_x-24q"), "grid_x-24q") is False
+    assert judge(rule, on("grid_x-24q"), "grid_x-99q") is False
+
+
+def test_vcenter_says_which_profiles_are_mig_backed() -> None:
+    rule = told(**{"grid_x-99q": sharing.Told(None, True), "grid_x-4q": sharing.Told(None, True)})
+    assert sharing._mig_side(rule, "grid_x-99q") is True
+    assert sharing._mig_side(rule, "grid_x-4q") is True  # vCenter's word over the table's
+    assert sharing._mig_side(rule, "grid_x-8q") is False  # the table's
+    assert sharing._mig_side(rule, "grid_x-2-10c") is True  # the name's form
+    assert judge(rule, on("grid_x-8q"), "grid_x-99q") is False
+
+
+def test_what_vcenter_says_of_a_hosts_profiles() -> None:
+    from gpuaudit.inventory import Host, VgpuProfile
+
+    host = Host(
+        name="h",
+        moref="h",
+        vgpu_profiles=[
+            VgpuProfile("GRID_X-8Q", frame_buffer_gib=8, sharing="timeSliced"),
+            VgpuProfile("grid_x-2-10c", sharing="mig"),
+            VgpuProfile("grid_x-4q"),
+            VgpuProfile("grid_x-1q", frame_buffer_gib=0, sharing="other"),
+        ],
+    )
+    assert sharing.vcenter_told(host) == (
+        ("grid_x-2-10c", sharing.Told(None, True)),
+        ("grid_x-8q", sharing.Told(8 * GB, False)),
+    )

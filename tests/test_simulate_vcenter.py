@@ -154,3 +154,56 @@ def test_spare_capacity_never_exceeds_vcenters_count() -> None:
     assert {(s.model, s.family): s.spare for s in simulate_cluster(e.inv, "c1").spare}[
         ("NVIDIA L40S", "l40s q")
     ] == 2
+
+
+def tell(host: Host, profile: str, gib: int, sharing: str = "timeSliced") -> None:
+    """What vCenter's QueryConfigTarget says of the profile (vgpuProfileInfo)."""
+    for p in host.vgpu_profiles:
+        if p.name == profile:
+            p.frame_buffer_gib, p.sharing = gib, sharing
+
+
+def test_vcenters_frame_buffer_decides_what_nvidias_tables_do_not() -> None:
+    # h1's VM runs a type NVIDIA's tables do not list; h2's L40S, in equal-size mode,
+    # runs a 24Q. Without a frame buffer its restart on h2 is not proven; vCenter says
+    # 16 GiB, and equal-size mode runs one size per GPU: it is refused.
+    e, h1, h2 = l40s_pair()
+    e.inv.vms[0].gpus[0].profile = UNLISTED
+    h1.gpus[0].vms = ["v1"]
+    lost = failure(e, "h1")
+    assert [p.vm for p in lost.unproven] == ["v1"]
+    e, h1, h2 = l40s_pair()
+    e.inv.vms[0].gpus[0].profile = UNLISTED
+    for h in (h1, h2):
+        tell(h, UNLISTED, 16)
+    lost = failure(e, "h1")
+    assert [p.vm for p in lost.unplaced] == ["v1"] and lost.unproven == []
+
+
+def test_where_vcenter_gives_a_larger_frame_buffer_the_larger_holds() -> None:
+    # NVIDIA: L40S-24Q has 24 GB, two per GPU. vCenter says 48 GiB: one per GPU.
+    e, h1, h2 = l40s_pair()
+    for h in (h1, h2):
+        tell(h, L40S_24Q, 48)
+    assert [p.vm for p in failure(e, "h1").unplaced] == ["v1"]
+    notes = simulate_cluster_notes(e.inv, "c1").notes
+    assert (
+        "h2: vCenter gives nvidia_l40s-24q 49152 MB of frame buffer, NVIDIA's figures "
+        "24576 MB: the simulation takes the larger"
+    ) in notes
+    # Agreeing figures change nothing.
+    e, h1, h2 = l40s_pair()
+    for h in (h1, h2):
+        tell(h, L40S_24Q, 24)
+    assert [p.vm for p in failure(e, "h1").placed] == ["v1"]
+    assert not [n for n in simulate_cluster_notes(e.inv, "c1").notes if "vCenter" in n]
+
+
+def test_vcenter_says_whether_a_profile_is_mig_backed() -> None:
+    # An unlisted profile vCenter calls MIG-backed never joins a time-sliced GPU.
+    e, h1, h2 = l40s_pair()
+    e.inv.vms[0].gpus[0].profile = UNLISTED
+    for h in (h1, h2):
+        tell(h, UNLISTED, 8, sharing="mig")
+    lost = failure(e, "h1")
+    assert [p.vm for p in lost.unplaced] == ["v1"] and lost.unproven == []
