@@ -58,6 +58,8 @@ X_TYPES: list[tuple[str, int, object, object, object, object]] = [
     ("X-2Q", 2048, 24, NOT_ALLOWED, UNKNOWN, UNKNOWN),
     ("X-6Q", 6144, 8, 3, UNKNOWN, UNKNOWN),
     ("X-1Q", 1024, 32, 4, 1, [0, 8, 16, 24, 32, 40]),
+    ("X-7Q", 7168, 6, 6, 8, UNKNOWN),
+    ("X-5Q", UNKNOWN, 9, UNKNOWN, UNKNOWN, UNKNOWN),
 ]
 
 
@@ -247,6 +249,7 @@ Y_MIGS: list[tuple[str, str, int, int, int, int, object, bool]] = [
     ("4g.20gb", "Y-4-20C", 20480, 4, 4, 1, [0], False),
     ("7g.40gb", "Y-7-40C", 40960, 7, 8, 1, [0], False),
     ("2g.12gb", "Y-2-12C", 12288, 2, 2, 3, UNKNOWN, False),
+    ("4g.10gb", "Y-4-10C", 10240, 4, 2, 2, [0, 2, 4, 6], False),
 ]
 MIG_BOARD = board(
     "y",
@@ -401,4 +404,64 @@ def test_what_vcenter_says_of_a_hosts_profiles() -> None:
     assert sharing.vcenter_told(host) == (
         ("grid_x-2-10c", sharing.Told(None, True)),
         ("grid_x-8q", sharing.Told(8 * GB, False)),
+    )
+
+
+# More edges -----------------------------------------------------------------------
+
+
+def test_equal_size_maximum_below_what_the_frame_buffer_holds() -> None:
+    # X-1Q: 1 GB each, at most 32 per GPU though 48 would fit the frame buffer.
+    assert judge(gpu(SAME_SIZE), on(*["grid_x-1q"] * 31), "grid_x-1q") is True
+    assert judge(gpu(SAME_SIZE), on(*["grid_x-1q"] * 32), "grid_x-1q") is False
+
+
+def test_mixed_frame_buffer_beyond_the_gpu_is_refused_without_placements() -> None:
+    # 24 + 24 + 6 > 48, although X-6Q has no published placements.
+    assert judge(gpu(MIXED_SIZE), on("grid_x-24q", "grid_x-24q"), "grid_x-6q") is False
+
+
+def test_a_placement_size_without_placement_ids_places_nothing() -> None:
+    assert judge(gpu(MIXED_SIZE), on("grid_x-24q"), "grid_x-7q") is None
+    assert sharing.unknown(gpu(MIXED_SIZE), on("grid_x-24q"), "grid_x-7q") == (
+        "NVIDIA publishes no mixed-size placements for grid_x-24q, grid_x-7q on Test board "
+        "with 48 GB"
+    )
+
+
+def test_compute_slices_alone_refuse_an_instance() -> None:
+    # Two Y-4-10C: 4 of 8 memory slices, but 8 compute slices of 7.
+    assert judge(mig(), on("grid_y-4-10c"), "grid_y-4-10c") is False
+    assert judge(mig(), on("grid_y-4-10c"), "grid_y-2-10c") is True
+
+
+def test_unknown_is_empty_where_the_figures_decide() -> None:
+    assert sharing.unknown(gpu(SAME_SIZE), on("grid_x-4q"), "grid_x-4q") == ""
+    assert sharing.unknown(gpu(SAME_SIZE), [], "grid_x-99q") == ""
+
+
+def test_unknown_names_every_missing_type_and_every_running_profile() -> None:
+    assert sharing.unknown(gpu(MIXED_SIZE), on("grid_x-98q"), "grid_x-99q") == (
+        "NVIDIA's Test board with 48 GB vGPU types include no grid_x-98q, grid_x-99q"
+    )
+    assert sharing.unknown(gpu(SAME_SIZE), on("grid_x-5q"), "grid_x-5q") == (
+        "NVIDIA publishes no frame buffer for grid_x-5q on Test board with 48 GB"
+    )
+    assert sharing.unknown(gpu(SAME_SIZE), on("grid_x-4q"), "grid_x-5q") == (
+        "NVIDIA publishes no frame buffer for grid_x-4q, grid_x-5q on Test board with 48 GB"
+    )
+    running = on("grid_y-1-5c", "grid_y-2-10c")
+    assert judge(mig(), running, "grid_y-4-20c") is None
+    assert sharing.unknown(mig(), running, "grid_y-4-20c") == (
+        "whether grid_y-4-20c fits next to grid_y-1-5c, grid_y-2-10c on Test MIG board with "
+        "40 GB depends on where ESXi placed each of them, which no API reports"
+    )
+
+
+def test_unknown_on_a_gpu_whose_mode_is_not_reported() -> None:
+    # Before 8.0 U3 the mode is unreadable: MIG-form names mean MIG all the same.
+    assert judge(mig(known=False), on("grid_y-1-5c"), "grid_y-4-20c") is None
+    assert sharing.unknown(mig(known=False), on("grid_y-1-5c"), "grid_y-4-20c") == (
+        "whether grid_y-4-20c fits next to grid_y-1-5c on Test MIG board with 40 GB depends "
+        "on where ESXi placed each of them, which no API reports"
     )
