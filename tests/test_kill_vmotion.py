@@ -92,6 +92,22 @@ def test_vm02_a_profile_of_the_same_name_on_another_board_is_no_target() -> None
     assert outcome.message == "nvidia_dc-16c is also offered by h3"
 
 
+def test_vm02_one_host_offering_the_profile_on_another_board_is_named_alone() -> None:
+    e = healthy()
+    v1 = e.inv.vms[0]
+    v1.gpus[0].profile = "nvidia_dc-16c"
+    _blackwell(e, RTX_PRO_6000_BSE, 0)
+    _blackwell(e, RTX_PRO_4500_BSE, 1)
+    e.inv.hosts[2].vgpu_profiles = []
+    outcome = vmotion.profile_elsewhere(context(e.inv), v1)
+    assert outcome is not None and not outcome.passed
+    assert outcome.message == (
+        "h2 offers nvidia_dc-16c only on another type of GPU (the VM's: "
+        "NVIDIA RTX PRO 6000 Blackwell Server Edition): NVIDIA moves a vGPU only to a GPU "
+        "of the same type: no vMotion or HA target"
+    )
+
+
 def test_vm02_is_not_proven_when_the_vms_own_gpu_is_unknown() -> None:
     e = healthy()
     v1 = e.inv.vms[0]
