@@ -49,6 +49,7 @@ RECORDED = (
     "failclosed-capacity",
     "failclosed-rules",
     "failclosed-vmotion",
+    "failclosed-gputype",
 )
 
 # Values a server chooses afresh in every session: they differ between two
