@@ -21,8 +21,22 @@ Sources:
 - ESXi releases: the "Hypervisor Software Releases" section of each branch's release
   notes for VMware vSphere (``VgpuBranch.notes``). gpuaudit holds, for vGPU 13 to 18,
   the first release of each ESXi line those notes list; for vGPU 19 and 20 it holds
-  none. No NVIDIA text read says that a branch supports the later updates of a line it
-  lists, so a later update is not proven supported.
+  none. The full lists, and how they change between the point releases of a branch,
+  were not read for any branch: of the vGPU 19.0 notes only the opening was, which
+  sends the reader to "Hypervisor Software Releases" "For details of which VMware
+  vSphere releases are supported" without listing them, and neither the notes of vGPU
+  16, 17, 18 and 20 nor an NVIDIA AI Enterprise support matrix naming ESXi updates
+  were. So a release between the first of a line and a later line held is not proven
+  for vGPU 13 to 18, and no release is for 19 and 20.
+- Patches and later updates: no NVIDIA text read says whether a listed release covers
+  its patches or the later updates of its line. A patch build of ESXi 7.0 or 8.0
+  reports its update's version (8.0 U3e is 8.0.3: Broadcom KB 395110, see
+  gpuaudit/vgpu_releases.py), so it is a release of the update listed; a later update
+  is not proven supported. An ESX 9 maintenance release (9.0.1) is a release of its
+  own, later than 9.0. A deployment guide that is not NVIDIA's reports that the vGPU
+  20 notes ask for ESXi 8.0 Update 3 "P06 and later updates": read from no NVIDIA page,
+  it is not used, but it warns that a list may name a patch within an update, which a
+  ``Release`` (an update) cannot hold; such an entry would need the patch's build.
 - Guest driver compatibility: "Virtual GPU Software R580 for VMware vSphere Release
   Notes" (vGPU 19.0), 1.2 "Compatibility Requirements for the NVIDIA vGPU Manager and
   Guest VM Driver", https://docs.nvidia.com/vgpu/19.0/grid-vgpu-release-notes-vmware-vsphere/index.html:

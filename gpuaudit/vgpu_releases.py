@@ -1,7 +1,22 @@
 """ESXi and vCenter releases, and the vCenter releases vGPU vMotion features need.
 
 ESXi and vCenter 6.x report every update as version 6.x.0: their build tells the
-update apart. The ESXi releases each NVIDIA vGPU branch supports are in
+update apart. From 7.0 the version names the update (summary.config.product.version
+8.0.3 is 8.0 Update 3), and every patch of an update keeps it: Broadcom KB 395110,
+"Unified VCF Versioning in ESXi Release" (https://knowledge.broadcom.com/external/article/395110),
+gives ESXi 7.0/8.0 versions as "<Major>.<Minor>.<Update release> - <Internal quarter
+identifier>.<Patch identifier>.<Buildnumber>", for example "ESXi 8.0 Update 3e has a
+version string of 8.0.3-0.70.24674464", and an 8.0 U2b patch (8.0.2-0.30.23305546) and
+an 8.0 U2c express patch (8.0.2-0.40.23825572) those of 8.0 U2. A release here is the
+update, so a patch build is of its update.
+
+From 9.0 the fields are "<Major version>.<Minor version>.<Maintenance version>.<Express/
+hot patch identifier>.<Buildnumber>", and "User facing release aliases such as Update 2a
+or U3b ... are discontinued" (the same KB): a release of 9.x is named by its version,
+9.0.1, never "9.0 U1". Its third number is a maintenance release, which the KB sets
+beside an 8.0 patch release ("8.0 U2b / P03" beside "9.2.1.0"); whether NVIDIA's
+listing of 9.0 covers 9.0.1 no NVIDIA text read says, so 9.0.1 stays a release of its
+own, later than 9.0. The ESXi releases each NVIDIA vGPU branch supports are in
 gpuaudit/vgpu_branches.py.
 """
 
@@ -19,7 +34,10 @@ class Release:
 
     def __str__(self) -> str:
         base = f"{self.major}.{self.minor}"
-        return f"{base} U{self.update}" if self.update else base
+        if not self.update:
+            return base
+        # 9.x has no updates by name: 9.0.1 is a maintenance release (KB 395110).
+        return f"{base}.{self.update}" if self.major >= 9 else f"{base} U{self.update}"
 
     def line(self) -> tuple[int, int]:
         return self.major, self.minor

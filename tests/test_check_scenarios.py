@@ -38,6 +38,7 @@ DEVICES = SCENARIOS / "devices.yaml"
 DRIFT = SCENARIOS / "drift.yaml"
 STUNTIME = SCENARIOS / "stuntime.yaml"
 FAILCLOSED_VMOTION = SCENARIOS / "failclosed-vmotion.yaml"
+FAILCLOSED_GPUTYPE = SCENARIOS / "failclosed-gputype.yaml"
 TODAY = date(2027, 1, 15)
 
 # The intent that broken.yaml's DS-02 expectations assume (see its header).
@@ -148,6 +149,7 @@ TWIN_SCENARIOS: dict[Path, Callable[[], Policy | None]] = {
     DRIFT: lambda: None,
     STUNTIME: lambda: None,
     FAILCLOSED_VMOTION: lambda: None,
+    FAILCLOSED_GPUTYPE: lambda: None,
 }
 
 

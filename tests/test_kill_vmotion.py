@@ -92,6 +92,22 @@ def test_vm02_a_profile_of_the_same_name_on_another_board_is_no_target() -> None
     assert outcome.message == "nvidia_dc-16c is also offered by h3"
 
 
+def test_vm02_one_host_offering_the_profile_on_another_board_is_named_alone() -> None:
+    e = healthy()
+    v1 = e.inv.vms[0]
+    v1.gpus[0].profile = "nvidia_dc-16c"
+    _blackwell(e, RTX_PRO_6000_BSE, 0)
+    _blackwell(e, RTX_PRO_4500_BSE, 1)
+    e.inv.hosts[2].vgpu_profiles = []
+    outcome = vmotion.profile_elsewhere(context(e.inv), v1)
+    assert outcome is not None and not outcome.passed
+    assert outcome.message == (
+        "h2 offers nvidia_dc-16c only on another type of GPU (the VM's: "
+        "NVIDIA RTX PRO 6000 Blackwell Server Edition): NVIDIA moves a vGPU only to a GPU "
+        "of the same type: no vMotion or HA target"
+    )
+
+
 def test_vm02_is_not_proven_when_the_vms_own_gpu_is_unknown() -> None:
     e = healthy()
     v1 = e.inv.vms[0]
@@ -103,6 +119,67 @@ def test_vm02_is_not_proven_when_the_vms_own_gpu_is_unknown() -> None:
         "same type"
     )
     assert outcome.message == "grid_l4-8q is also offered by h2, h3"
+    assert outcome.evidence == {
+        "profiles": ["grid_l4-8q"],
+        "hosts_offering_count": 0,
+        "gpu_types": [],
+    }
+
+
+def test_vm02_a_running_vm_is_of_the_type_it_runs_on_not_of_its_hosts_others() -> None:
+    # h1 holds the RTX PRO 6000 v1 runs on and an RTX PRO 4500; h2 offers nvidia_dc-16c on
+    # an RTX PRO 4500 only, h3 nothing.
+    e = healthy()
+    v1 = e.inv.vms[0]
+    v1.gpus[0].profile = "nvidia_dc-16c"
+    _blackwell(e, RTX_PRO_6000_BSE, 0)
+    other = e.gpu(e.inv.hosts[0], pci_id="0000:5e:00.0")
+    other.device_id, other.model, other.device_name, other.known_model = (
+        RTX_PRO_4500_BSE,
+        "",
+        "",
+        False,
+    )
+    _blackwell(e, RTX_PRO_4500_BSE, 1)
+    e.inv.hosts[2].vgpu_profiles = []
+    outcome = vmotion.profile_elsewhere(context(e.inv), v1)
+    assert outcome is not None and outcome.passed is False and not outcome.unproven
+    assert outcome.evidence["gpu_types"] == ["NVIDIA RTX PRO 6000 Blackwell Server Edition"]
+    # v1 runs on no GPU (powered off): it takes its host's types, both, and h2 has one.
+    for g in e.inv.hosts[0].gpus:
+        g.vms = []
+    outcome = vmotion.profile_elsewhere(context(e.inv), v1)
+    assert outcome is not None and outcome.passed is True
+    assert outcome.evidence["gpu_types"] == [
+        "NVIDIA RTX PRO 4500 Blackwell Server Edition",
+        "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+    ]
+
+
+def test_vm02_names_every_type_of_the_vms_host_when_none_is_a_target() -> None:
+    # v1 runs on no GPU of h1, which holds an L4 and a GPU of device 10de:1234; h2 and h3
+    # offer grid_l4-8q on GPUs of device 10de:5678.
+    e = healthy()
+    v1 = e.inv.vms[0]
+    unknown = e.gpu(e.inv.hosts[0], pci_id="0000:5e:00.0")
+    unknown.device_id, unknown.model, unknown.device_name, unknown.known_model = (
+        0x1234,
+        "",
+        "",
+        False,
+    )
+    for g in e.inv.hosts[0].gpus:
+        g.vms = []
+    for host in e.inv.hosts[1:]:
+        for g in host.gpus:
+            g.device_id, g.model, g.device_name, g.known_model = 0x5678, "", "", False
+    outcome = vmotion.profile_elsewhere(context(e.inv), v1)
+    assert outcome is not None and outcome.passed is False
+    assert outcome.message == (
+        "h2, h3 offer grid_l4-8q only on another type of GPU (the VM's: NVIDIA L4, "
+        "PCI 10de:1234): NVIDIA moves a vGPU only to a GPU of the same type: no vMotion or "
+        "HA target"
+    )
 
 
 def test_vm03_messages() -> None:

@@ -328,3 +328,44 @@ def test_vm10_a_destination_of_unknown_bandwidth_leaves_it_not_proven() -> None:
     outcome = judge(e.inv, vm_named(e, "v1"))
     assert outcome.unproven == "the vMotion bandwidth of h3 is unknown"
     assert outcome.evidence["slowest_destination"] == "h2"
+
+
+# PCI device ids (pci.ids): 2bb5 RTX PRO 6000 Blackwell Server Edition, 2c3a RTX PRO 4500
+# Blackwell Server Edition. NVIDIA gives both the vGPU type DC-16C ("Blackwell
+# Architecture vGPU Types", NVIDIA AI Enterprise release 8), and migrates a vGPU only to
+# "a physical GPU of the same type" (Virtual GPU Software User Guide).
+PRO_6000, PRO_4500 = 0x2BB5, 0x2C3A
+
+
+def blackwell(boards: tuple[int, int, int], speeds: tuple[int, int, int]) -> Estate:
+    """estate() with nvidia_dc-16c, the hosts' GPUs of the given PCI device ids."""
+    e = estate("nvidia_dc-16c", speeds=speeds)
+    for host, device in zip(e.inv.hosts, boards, strict=True):
+        for g in host.gpus:
+            g.device_id, g.device_name, g.model, g.known_model = device, "", "", False
+    return e
+
+
+def test_vm10_a_host_offering_the_profile_on_another_board_is_no_destination() -> None:
+    # h2 offers nvidia_dc-16c on an RTX PRO 4500 at 1 Gb/s: no destination of v1's, so
+    # the path is h3's 10 Gb/s: 16 GB / 16 GB, 50 s.
+    e = blackwell((PRO_6000, PRO_4500, PRO_6000), (10_000, 1_000, 10_000))
+    outcome = judge(e.inv, vm_named(e, "v1"))
+    assert outcome.passed and not outcome.unproven
+    assert outcome.evidence["slowest_destination"] == "h3"
+    assert bounds_of(outcome) == (50, 50)
+
+
+def test_vm10_judges_no_vm_whose_profile_only_another_board_offers() -> None:
+    e = blackwell((PRO_6000, PRO_4500, PRO_4500), (10_000, 10_000, 10_000))
+    assert stun.stun_time(context(e.inv), vm_named(e, "v1")) is None  # VM-02 judges it
+
+
+def test_vm10_where_the_vms_own_board_is_unknown_every_host_offering_it_counts() -> None:
+    # No type to compare (VM-02 is then not proven): the slowest host offering the
+    # profile, h2 at 1 Gb/s, sets the path, which is slower than VMware's table.
+    e = blackwell((PRO_6000, PRO_4500, PRO_6000), (10_000, 1_000, 10_000))
+    e.inv.hosts[0].gpus = []  # v1's host reports no GPU: its type is not known
+    outcome = judge(e.inv, vm_named(e, "v1"))
+    assert outcome.evidence["slowest_destination"] == "h2"
+    assert outcome.unproven == "VMware publishes stun times at 10 Gb/s only, not at 1 Gb/s"

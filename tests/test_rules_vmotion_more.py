@@ -292,7 +292,7 @@ def test_vm09_does_not_apply_without_drs() -> None:
 
 def _expectations() -> list[dict[str, Any]]:
     expect = load_scenario(SCENARIOS / "vmotion.yaml")["expect"]
-    assert {e["rule"] for e in expect} == {"VM-06", "VM-07", "VM-09"}
+    assert {e["rule"] for e in expect} == {"VM-06", "VM-07", "VM-09", "VM-10"}
     return list(expect)
 
 

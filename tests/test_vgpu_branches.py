@@ -21,6 +21,17 @@ from gpuaudit's table:
   major release branch with guest VM drivers from the previous branch; NVIDIA vGPU
   Manager from a later long-term support branch with guest VM drivers from the previous
   long-term support branch".
+- Broadcom KB 395110, "Unified VCF Versioning in ESXi Release": ESXi 7.0 and 8.0 versions
+  are "<Major version field 1>.<Minor version/Major version field 2>.<Update release> -
+  <Internal quarter identifier>.<Patch identifier>.<Buildnumber>"; "8.0 GA |
+  8.0.0-1.0.20513097", "8.0 U2 / Update 2 | 8.0.2-0.0.22380479", "8.0 U2b / P03 |
+  8.0.2-0.30.23305546", "8.0 U2c / EP2 | 8.0.2-0.40.23825572", "8.0 U2b Hot Patch 1 |
+  8.0.2-0.30.23465881", and "ESXi 8.0 Update 3e has a version string of
+  8.0.3-0.70.24674464". From 9.0, "<Major version>.<Minor version>.<Maintenance
+  version>.<Express/hot patch identifier>.<Buildnumber>", and "User facing release aliases
+  such as Update 2a or U3b that were used for previous vSphere releases are discontinued".
+  A host reports the first three numbers as summary.config.product.version and the build
+  number as its build.
 """
 
 from __future__ import annotations
@@ -37,7 +48,7 @@ from gpuaudit.vgpu_branches import (
     guest_meets_manager,
     listing_branches,
 )
-from gpuaudit.vgpu_releases import Release
+from gpuaudit.vgpu_releases import Release, esxi_release
 
 
 def branch(number: int) -> VgpuBranch:
@@ -119,6 +130,56 @@ def test_an_earlier_release_than_listed_is_not_supported() -> None:
     )
     assert branch(18).lists(Release(7, 0, 3)).value is False  # 8.0 and 9.0 only
     assert branch(16).lists(Release(6, 7, 3)).value is False
+
+
+# --- an update's patches are that update; a later update is not --------------------------
+
+
+@pytest.mark.parametrize(
+    ("version", "build", "release"),
+    [
+        ("8.0.0", "20513097", Release(8, 0)),  # 8.0 GA
+        ("8.0.2", "22380479", Release(8, 0, 2)),  # 8.0 U2
+        ("8.0.2", "23305546", Release(8, 0, 2)),  # 8.0 U2b, patch P03
+        ("8.0.2", "23825572", Release(8, 0, 2)),  # 8.0 U2c, express patch EP2
+        ("8.0.2", "23465881", Release(8, 0, 2)),  # 8.0 U2b Hot Patch 1
+        ("8.0.3", "24674464", Release(8, 0, 3)),  # 8.0 U3e
+    ],
+)
+def test_a_patch_build_is_a_release_of_its_update(
+    version: str, build: str, release: Release
+) -> None:
+    assert esxi_release(version, build) == release
+
+
+def test_a_listed_update_holds_its_patches_and_a_later_update_is_not_known() -> None:
+    # A branch whose notes list ESXi 8.0 Update 2 alone.
+    listing = VgpuBranch(99, 999, None, None, (Release(8, 0, 2),), "")
+    for build in ("22380479", "23305546", "23825572", "23465881"):
+        assert listing.lists(esxi_release("8.0.2", build)).value is True, build
+    # 8.0 U3e is of a later update: no NVIDIA text read says a listed update covers it.
+    assert listing.lists(esxi_release("8.0.3", "24674464")) == (
+        None,
+        "ESXi 8.0 U3 is later than the releases gpuaudit holds for vGPU 99 (R999) "
+        "(ESXi 8.0 U2): whether NVIDIA lists it is not known",
+    )
+
+
+def test_a_release_of_esx_9_is_named_by_its_version() -> None:
+    # No "Update" names from 9.0: 9.0.1 is a maintenance release of 9.0.
+    assert [str(r) for r in (Release(9, 0), Release(9, 0, 1), Release(8, 0, 3))] == [
+        "9.0",
+        "9.0.1",
+        "8.0 U3",
+    ]
+    # The KB's sample version 9.0.1.0101.12345678, with or without its patch field.
+    assert esxi_release("9.0.1", "12345678") == Release(9, 0, 1)
+    assert esxi_release("9.0.1.0101", "12345678") == Release(9, 0, 1)
+    # vGPU 18 holds 9.0: 9.0.1, a later release of the line, is not known to be listed.
+    assert branch(18).lists(Release(9, 0, 1)).why == (
+        "ESXi 9.0.1 is later than the releases gpuaudit holds for vGPU 18 (R570) "
+        "(ESXi 8.0, 9.0): whether NVIDIA lists it is not known"
+    )
 
 
 @pytest.mark.parametrize("number", [19, 20])

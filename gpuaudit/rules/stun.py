@@ -32,7 +32,7 @@ from gpuaudit import facts as F
 from gpuaudit import vgpu_releases as R
 from gpuaudit.inventory import Cluster, GpuAttachment, Host, Vm
 from gpuaudit.results import Reference
-from gpuaudit.rules import scopes, sources
+from gpuaudit.rules import scopes, sources, vmotion
 from gpuaudit.rules.drs import DEFAULT_STUN_TOLERATED_S, REFERENCES, STUN_TOLERATED
 from gpuaudit.rules.registry import Context, Outcome, name_few, not_proven, rule
 from gpuaudit.rules.stun_bounds import (
@@ -163,7 +163,10 @@ def stun_time(ctx: Context, vm: Vm) -> Outcome | None:
     if not host.vmotion_nics:
         return None  # VM-04 judges a host that cannot vMotion at all
     wanted = tuple(p.lower() for p in F.profiles(vm))
-    targets = [h for h in f.hosts_offering(cluster_name, wanted) if h.name != vm.host]
+    offering = [h for h in f.hosts_offering(cluster_name, wanted) if h.name != vm.host]
+    # Only a host with a GPU of the VM's type is a destination (NVIDIA's "a physical GPU
+    # of the same type"): a profile of the same name on another board is none.
+    targets = vmotion.same_type(f, vm, offering)
     if not targets:
         return None  # VM-02 judges a VM with no host to move to
     source_bw = vmotion_bandwidth_mbps(host)
@@ -234,7 +237,9 @@ rule(
         10 GbE; ESXi 6.7: by frame buffer). The vGPU data is the backing's
         vgpuMigrateDataSizeMB (vSphere 8.0 U1 and later), else the profile's frame buffer; the
         path runs at the slower of the vMotion uplinks of the VM's host and of the slowest
-        other host offering its profiles. The figures bound the time rather than give it:
+        other host offering its profiles on a GPU of the VM's type (NVIDIA migrates a vGPU
+        only to a physical GPU of the same type; where the VM's type is unknown, every host
+        offering them). The figures bound the time rather than give it:
         between published points it lies between their times, and a faster link never stuns
         longer; beyond the table, on a link slower than 10 GbE, or where a bandwidth is
         unknown, nothing bounds it from above. DRS automates a vGPU VM's vMotion only when its

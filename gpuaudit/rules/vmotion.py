@@ -47,7 +47,7 @@ rule(
 )(hotmigrate)
 
 
-def _source_types(f: F.Facts, vm: Vm) -> set[str]:
+def source_types(f: F.Facts, vm: Vm) -> set[str]:
     """The physical GPU types the VM's vGPUs run on; for a VM not running, those of its
     host's GPUs. Empty when its host is not in the inventory."""
     host = f.hosts.get(vm.host or "")
@@ -55,6 +55,13 @@ def _source_types(f: F.Facts, vm: Vm) -> set[str]:
         return set()
     running = {F.gpu_type(g) for g in host.gpus if vm.name in g.vms}
     return running or set(f.gpu_types(host))
+
+
+def same_type(f: F.Facts, vm: Vm, hosts: list[Host]) -> list[Host]:
+    """The hosts NVIDIA could move the VM's vGPUs to: those with a GPU of the type they run
+    on. Where that type is not known, every host given (VM-02 is then not proven)."""
+    source = source_types(f, vm)
+    return [h for h in hosts if not source or source & f.gpu_types(h)]
 
 
 def profile_elsewhere(ctx: Context, vm: Vm) -> Outcome | None:
@@ -66,7 +73,7 @@ def profile_elsewhere(ctx: Context, vm: Vm) -> Outcome | None:
     offering = [h for h in f.hosts_offering(cluster, wanted) if h.name != vm.host]
     # NVIDIA moves a vGPU only to a physical GPU of the same type, and a type name is not
     # always one board's: the RTX PRO 6000 and 4500 Blackwell both offer DC-16C.
-    source = _source_types(f, vm)
+    source = source_types(f, vm)
     targets = [h.name for h in offering if source & f.gpu_types(h)]
     profiles = ", ".join(F.profiles(vm))
     # The count, not the names: in a large cluster the list repeats for every VM.
@@ -86,8 +93,9 @@ def profile_elsewhere(ctx: Context, vm: Vm) -> Outcome | None:
             evidence,
         )
     if others:
+        offer = "offers" if len(others) == 1 else "offer"
         message = (
-            f"{name_few(others)} offer {profiles} only on another type of GPU (the VM's: "
+            f"{name_few(others)} {offer} {profiles} only on another type of GPU (the VM's: "
             f"{', '.join(sorted(source))}): NVIDIA moves a vGPU only to a GPU of the same type"
         )
     else:
@@ -294,12 +302,16 @@ rule(
     rationale="""vMotion of vGPU VMs needs ESXi and vCenter 6.7 Update 1 or later, and each NVIDIA
         vGPU software branch supports only the ESXi releases its release notes list
         ("Hypervisor Software Releases"). The branch comes from the vGPU manager version.
-        The verdict is not proven, never a pass, when that version is not known (the
-        Read-only role cannot read it), when it is of no branch gpuaudit knows, when
-        gpuaudit holds no ESXi list for the branch (vGPU 19 and 20), or when the host's
-        release is later than those it holds for the branch: no NVIDIA text read says
-        that a branch supports the later updates of an ESXi line it lists. vCenter 8.0
-        Update 2 or later adds stun-time estimates and per-VM stun-time limits.""",
+        A release is an update: a patch build reports its update's version (ESXi 8.0 U3e
+        is 8.0.3, 8.0 U3) and is judged as that update; ESX 9 names no updates, and 9.0.1
+        is a release later than 9.0. gpuaudit holds the first listed release of each ESXi
+        line for vGPU 13 to 18 and no list for vGPU 19 and 20. The verdict is not proven,
+        never a pass, when the vGPU manager version is not known (the Read-only role
+        cannot read it), when it is of no branch gpuaudit knows, when gpuaudit holds no
+        ESXi list for the branch, or when the host's release is later than those it holds
+        for the branch: no NVIDIA text read says that a branch supports the later updates
+        of an ESXi line it lists. vCenter 8.0 Update 2 or later adds stun-time estimates
+        and per-VM stun-time limits.""",
     remediation="""Keep each host's ESXi release within the releases its NVIDIA vGPU branch
         lists (upgrade ESXi or the vGPU manager together), and vCenter at 6.7 U1 or later
         (8.0 U2 or later for stun-time estimates). Where the verdict is not proven, check

@@ -50,6 +50,7 @@ RECORDED = (
     "failclosed-rules",
     "failclosed-vmotion",
     "vcenter-answers",
+    "failclosed-gputype",
 )
 
 # Values a server chooses afresh in every session: they differ between two
