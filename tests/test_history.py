@@ -229,6 +229,29 @@ def test_new_and_resolved_findings_since_the_last_scan(tmp_path: Path) -> None:
     assert any(line.split()[:1] == ["resolved"] and gone.rule in line for line in lines)
 
 
+def test_not_proven_reads_as_a_baseline_reads_it(tmp_path: Path) -> None:
+    """Not proven last time and failed now is known, not new; not proven last time and
+    passed now is resolved; failed last time and only not proven now is not resolved."""
+    store = store_at(tmp_path)
+    first = demo_result("2026-11-01T00:00:00Z")
+    passed = [f for f in first.findings if f.status == "pass"]
+    confirmed, cleared = passed[0], passed[1]
+    weakened = next(f for f in first.findings if f.status == "fail")
+    confirmed.status = cleared.status = "unproven"
+    history.record(store, first)
+    second = demo_result("2026-11-02T00:00:00Z")
+    now = {(f.rule, f.object): f for f in second.findings}
+    now[(confirmed.rule, confirmed.object)].status = "fail"
+    now[(cleared.rule, cleared.object)].status = "pass"
+    now[(weakened.rule, weakened.object)].status = "unproven"
+    history.annotate(store, second)
+    summary = render_json(second)["summary"]["since_last_scan"]
+    assert summary["new"] == []
+    assert [(r["rule"], r["object"]) for r in summary["resolved"]] == [
+        (cleared.rule, cleared.object)
+    ]
+
+
 def test_the_console_says_what_changed_since_the_last_scan(tmp_path: Path) -> None:
     store = str(tmp_path / "h.sqlite")
     first = run("scan", "--demo", "-f", "json", "-o", str(tmp_path), "--history", store)

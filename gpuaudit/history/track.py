@@ -16,6 +16,7 @@ from gpuaudit.history.store import (
 )
 from gpuaudit.report.actions import finding_id
 from gpuaudit.results import (
+    OPEN_STATUSES,
     SEVERITIES,
     AuditResult,
     ClusterSimulation,
@@ -84,18 +85,20 @@ def annotate(
     history = ScanHistory(trend=trend(store, result))
     if last is not None:
         history.previous_checked_at = iso(last.checked_at)
+        # The same reading as a baseline's: a finding open last time (failed or not
+        # proven) is known, so it is not new when it fails now; and a finding only not
+        # proven now is not resolved, since nothing shows it passes.
         failed_now = {finding_id(f): f for f in result.findings if f.failed}
-        failed_then = {f.id: f for f in last.findings if f.status == "fail"}
+        open_then = {f.id: f for f in last.findings if f.status in OPEN_STATUSES}
         history.new = [
             FindingRef(key, f.rule, f.object, f.severity, f.status)
             for key, f in failed_now.items()
-            if key not in failed_then
+            if key not in open_then
         ]
-        # A failure that is now only not proven is not resolved: nothing shows it passes.
         open_now = {finding_id(f) for f in result.findings if f.open}
         history.resolved = [
             FindingRef(key, f.rule, f.object, f.severity, f.status)
-            for key, f in failed_then.items()
+            for key, f in open_then.items()
             if key not in open_now
         ]
     result.history = history
