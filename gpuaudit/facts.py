@@ -344,9 +344,9 @@ class Facts:
         gpu = self.gpu_of_vm(vm)
         memory = gpu_memory(gpu) if gpu is not None else 0
         if memory <= 0:
-            memory = next(
-                (m.memory_mb for m in catalog.MODELS.values() if m.profile_prefix == info.gpu), 0
-            )
+            # Only a prefix that tells the frame buffer: Blackwell's "dc" names several boards.
+            sizes = {m.memory_mb for m in catalog.MODELS.values() if m.profile_prefix == info.gpu}
+            memory = sizes.pop() if len(sizes) == 1 else 0
         return min(1.0, info.memory_mb / memory) if memory > 0 else 1.0
 
 

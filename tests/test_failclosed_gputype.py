@@ -75,7 +75,7 @@ HA05 = {
     "bw-trap-vm": (
         "fail",
         "nowhere to restart if bw-esx01 fails: no surviving host can take it (bw-esx02: no "
-        "Shared Direct GPU of model GB202GL [RTX PRO 6000 Blackwell Server Edition])",
+        f"Shared Direct GPU of model {PRO_6000})",
     ),
     "bw-twin-vm": ("pass", "can restart on bw-esx04 (0000:3b:00.0) if bw-esx03 fails"),
     "hp-trap-vm": (

@@ -2,7 +2,8 @@
 
 The property paths and enum values are the vSphere API's (HostSystem.hardware,
 config.graphicsInfo, config.network, ...); PCI ids are pci.ids' (10de NVIDIA, 26b9
-L40S, 25b6 A2/A16 told apart by subsystem 157e/14a9, 8086 Intel).
+L40S, 25b6 A2/A16 told apart by subsystem 157e/14a9, 1b06 GeForce GTX 1080 Ti, 8086
+Intel).
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ def _host_props() -> dict[str, Any]:
             ),
             _pci("0000:5e:00.0", 0x25B6, 0x157E, name="GA107GL [A2 / A16]"),
             # An id the catalogue does not know keeps the host's name for it.
-            _pci("0000:af:00.0", 0x1DB6, name="GV100GL [Tesla V100 PCIe 32GB]"),
+            _pci("0000:af:00.0", 0x1B06, name="GP102 [GeForce GTX 1080 Ti]"),
         ],
         "config.pciPassthruInfo": [
             vim.host.SriovInfo(
@@ -285,10 +286,10 @@ EXPECTED_GPUS = [
     Gpu(
         pci_id="0000:af:00.0",
         vendor_id=0x10DE,
-        device_id=0x1DB6,
+        device_id=0x1B06,
         vendor_name="NVIDIA Corporation",
-        device_name="GV100GL [Tesla V100 PCIe 32GB]",
-        model="GV100GL [Tesla V100 PCIe 32GB]",
+        device_name="GP102 [GeForce GTX 1080 Ti]",
+        model="GP102 [GeForce GTX 1080 Ti]",
         known_model=False,
         memory_mb=0,
     ),

@@ -76,6 +76,49 @@ _GPU_MODELS: dict[int, tuple[str, int]] = {
     0x20B7: ("NVIDIA A30", 24),  # GA100GL [A30 PCIe]
     0x2335: ("NVIDIA H200 SXM", 141),  # GH100 [H200 SXM 141GB]
     0x233B: ("NVIDIA H200 NVL", 141),  # GH100 [H200 NVL]
+    0x13F3: ("NVIDIA M6", 8),  # GM204GL [Tesla M6]
+    0x1BB3: ("NVIDIA P4", 8),  # GP104GL [Tesla P4]
+    0x1BB4: ("NVIDIA P6", 16),  # GP104GL [Tesla P6]
+    0x1B38: ("NVIDIA P40", 24),  # GP102GL [Tesla P40]
+    0x15F7: ("NVIDIA P100 PCIe 12GB", 12),  # GP100GL [Tesla P100 PCIe 12GB]
+    0x15F8: ("NVIDIA P100 PCIe 16GB", 16),  # GP100GL [Tesla P100 PCIe 16GB]
+    0x15F9: ("NVIDIA P100 SXM2 16GB", 16),  # GP100GL [Tesla P100 SXM2 16GB]
+    0x1DB1: ("NVIDIA V100 SXM2 16GB", 16),  # GV100GL [Tesla V100 SXM2 16GB]
+    0x1DF5: ("NVIDIA V100 SXM2 16GB", 16),  # GV100GL [Tesla V100 SXM2 16GB]
+    0x1DB3: ("NVIDIA V100 FHHL 16GB", 16),  # GV100GL [Tesla V100 FHHL 16GB]
+    0x1DB4: ("NVIDIA V100 PCIe 16GB", 16),  # GV100GL [Tesla V100 PCIe 16GB]
+    0x1DB5: ("NVIDIA V100 SXM2 32GB", 32),  # GV100GL [Tesla V100 SXM2 32GB]
+    0x1DB6: ("NVIDIA V100 PCIe 32GB", 32),  # GV100GL [Tesla V100 PCIe 32GB]
+    0x1DF6: ("NVIDIA V100S PCIe 32GB", 32),  # GV100GL [Tesla V100S PCIe 32GB]
+    0x1E36: ("NVIDIA Quadro RTX 6000", 24),  # TU102GL [Quadro RTX 6000]
+    0x2230: ("NVIDIA RTX A6000", 48),  # GA102GL [RTX A6000]
+    0x2231: ("NVIDIA RTX A5000", 24),  # GA102GL [RTX A5000]
+    0x2233: ("NVIDIA RTX A5500", 24),  # GA102GL [RTX A5500]
+    0x27B6: ("NVIDIA L2", 24),  # AD104GL [L2]
+    0x26B7: ("NVIDIA L20", 48),  # AD102GL [L20]
+    0x26BA: ("NVIDIA L20", 48),  # AD102GL [L20]
+    0x26B2: ("NVIDIA RTX 5000 Ada Generation", 32),  # AD102GL [RTX 5000 Ada Generation]
+    0x26B3: ("NVIDIA RTX 5880 Ada Generation", 48),  # AD102GL [RTX 5880 Ada Generation]
+    0x2337: ("NVIDIA H100 SXM5 64GB", 64),  # GH100 [H100 SXM5 64GB]
+    0x2339: ("NVIDIA H100 SXM5 94GB", 94),  # GH100 [H100 SXM5 94GB]
+    0x2322: ("NVIDIA H800 PCIe", 80),  # GH100 [H800 PCIe]
+    0x2324: ("NVIDIA H800 SXM5", 80),  # GH100 [H800]
+    0x233A: ("NVIDIA H800 NVL", 94),  # GH100 [H800L 94GB]
+    0x2329: ("NVIDIA H20", 96),  # GH100 [H20]
+    0x232C: ("NVIDIA H20 HBM3e", 141),  # GH100 [H20 HBM3e]
+    # GB202GL [RTX PRO 6000 Blackwell Server Edition]; 96 GB from NVIDIA's product page
+    0x2BB5: ("NVIDIA RTX PRO 6000 Blackwell Server Edition", 96),
+    0x2C3A: ("NVIDIA RTX PRO 4500 Blackwell Server Edition", 32),  # GB203GL [...]
+    0x2901: ("NVIDIA B200", 180),  # GB100 [B200]; NVIDIA's HGX B200 180GB
+}
+# pci.ids: 1e30 and 1e78 "TU102GL [Quadro RTX 6000/8000]", told apart by subsystem
+# ("10de 12ba  Quadro RTX 6000", "10de 129e  Quadro RTX 8000" under 1e30; "10de 13d9
+# Quadro RTX 6000", "10de 13d8  Quadro RTX 8000" under 1e78).
+_BY_SUBSYSTEM: dict[tuple[int, int, int], tuple[str, int]] = {
+    (0x1E30, 0x10DE, 0x12BA): ("NVIDIA Quadro RTX 6000", 24),
+    (0x1E30, 0x10DE, 0x129E): ("NVIDIA Quadro RTX 8000", 48),
+    (0x1E78, 0x10DE, 0x13D9): ("NVIDIA Quadro RTX 6000", 24),
+    (0x1E78, 0x10DE, 0x13D8): ("NVIDIA Quadro RTX 8000", 48),
 }
 # pci.ids: "A16 - 25B6 10DE 14A9 / A2 - 25B6 10DE 157E".
 _A16_SUBSYSTEM = (0x25B6, 0x10DE, 0x14A9)
@@ -96,6 +139,9 @@ def _known_gpu(
     vendor: int, device: int, device_name: str, sub_vendor: int, sub_device: int
 ) -> tuple[str, int] | None:
     """(display name, frame buffer in MB) of a GPU gpuaudit knows, else None."""
+    if vendor == _NVIDIA and (device, sub_vendor, sub_device) in _BY_SUBSYSTEM:
+        name, gigabytes = _BY_SUBSYSTEM[(device, sub_vendor, sub_device)]
+        return name, gigabytes * 1024
     if vendor != _NVIDIA or device not in _GPU_MODELS:
         return None
     name, gigabytes = _GPU_MODELS[device]
