@@ -485,7 +485,20 @@ def _history_location(given: str | None, off: bool) -> str | None:
         raise click.UsageError("--history and --no-history cannot be combined")
     if off:
         return None
+    _check_history(given)
     return given or default_location()
+
+
+def _check_history(given: str | None) -> None:
+    """A --history URL that can never work is a usage error, before anything is scanned."""
+    if not given:
+        return
+    from gpuaudit.history import HistoryError, check_location
+
+    try:
+        check_location(given)
+    except HistoryError as exc:
+        raise click.UsageError(f"--history {exc}") from None
 
 
 @main.command(epilog=EXIT_STATUS_HELP)
@@ -978,6 +991,7 @@ def history_command(
     from gpuaudit.history import HistoryError, default_location
     from gpuaudit.history.listing import export
 
+    _check_history(history)
     try:
         text = export(history or default_location(), server, limit, fmt.lower())
     except HistoryError as exc:

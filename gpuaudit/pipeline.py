@@ -164,7 +164,7 @@ class Keeper:
         if self._store is None:
             try:
                 self._store = history.open_store(self.location)
-            except history.HistoryError as exc:
+            except Exception as exc:  # any failure of an optional store is one warning
                 self._fail("cannot open", exc)
         return self._store
 
@@ -172,6 +172,9 @@ class Keeper:
         from gpuaudit import history
 
         reason = str(exc) if isinstance(exc, history.HistoryError) else history.reason(exc)
+        expected = ("sqlalchemy", "sqlite3", "psycopg", "alembic", "gpuaudit.history")
+        if not isinstance(exc, OSError) and not type(exc).__module__.startswith(expected):
+            reason = f"{type(exc).__name__}: {reason}"  # a bug, not the store's state
         where = history.shown(self.location or "")
         if not reason.startswith(where):
             reason = f"{where}: {reason}"
