@@ -583,6 +583,13 @@ def _check_history(given: str | None) -> None:
     help="The webhooks' JSON shape, unless a URL says format=... in its query.",
 )
 @click.option(
+    "--notify-timeout",
+    type=Seconds(),
+    default=60.0,
+    show_default=True,
+    help="Seconds each notification may take in all, however slowly its server answers.",
+)
+@click.option(
     "--kubernetes",
     "kubernetes",
     multiple=True,
@@ -616,6 +623,7 @@ def scan_command(
     latest: bool,
     notify: tuple[str, ...],
     notify_format: str,
+    notify_timeout: float,
     targets: str | None,
     history: str | None,
     no_history: bool,
@@ -699,9 +707,9 @@ def scan_command(
     shown: contextlib.AbstractContextManager[Any] = (
         contextlib.redirect_stdout(sys.stderr) if to_stdout else contextlib.nullcontext()
     )
-    with shown:
+    with shown, during("printing the summary"):
         console.print_summary(done.summary, done.reports)
-    _send_notifications(console, notify_targets, done, scan.server_name(source))
+    _send_notifications(console, notify_targets, done, scan.server_name(source), notify_timeout)
     sys.exit(exit_code(done))
 
 
@@ -718,7 +726,9 @@ def _notify_targets(urls: Sequence[str], fmt: str) -> list[Any]:
         raise click.UsageError(f"--notify {exc}") from exc
 
 
-def _send_notifications(console: Console, targets: list[Any], done: Any, server: str) -> None:
+def _send_notifications(
+    console: Console, targets: list[Any], done: Any, server: str, deadline: float = 60.0
+) -> None:
     """Send the summary; a failure is one warning line, and the exit status stays the scan's."""
     if not targets:
         return
@@ -726,17 +736,18 @@ def _send_notifications(console: Console, targets: list[Any], done: Any, server:
     from gpuaudit.console import summary_text
     from gpuaudit.outcome import verdict
 
-    summary = done.summary
-    counts = summary.new if summary.new is not None else summary.failed
-    label = "new failed findings" if summary.new is not None else "failed findings"
-    data = {"server": server, **summary.to_dict(), "reports": [str(p) for p in done.reports]}
-    message = notify.Message(
-        subject=f"gpuaudit {server}: {verdict(summary)}, {sum(counts.values())} {label}",
-        text=summary_text(summary, done.reports),
-        data=data,
-        html=next((p for p in done.reports if p.suffix == ".html"), None),
-    )
-    for failure in notify.send_all(targets, message):
+    with during("composing the notification"):
+        summary = done.summary
+        counts = summary.new if summary.new is not None else summary.failed
+        label = "new failed findings" if summary.new is not None else "failed findings"
+        data = {"server": server, **summary.to_dict(), "reports": [str(p) for p in done.reports]}
+        message = notify.Message(
+            subject=f"gpuaudit {server}: {verdict(summary)}, {sum(counts.values())} {label}",
+            text=summary_text(summary, done.reports),
+            data=data,
+            html=next((p for p in done.reports if p.suffix == ".html"), None),
+        )
+    for failure in notify.send_all(targets, message, deadline):
         console.warn(failure)
 
 
