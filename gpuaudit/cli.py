@@ -11,6 +11,8 @@ Exit status, for people and for scheduled jobs:
      inventory, cassette)
   3  the server cannot be reached, TLS verification failed, login failed, or
      the server's answers failed for good or could not be understood mid-scan
+  70  a bug: an unexpected exception; one line names what failed and the
+      crash file that holds the traceback (-v: on standard error too)
   130  interrupted (Ctrl-C)
   143  stopped by SIGTERM (129: by SIGHUP), after cleaning up
 
@@ -33,7 +35,7 @@ import click
 
 from gpuaudit import __version__, connect, credentials, interrupts, logs, scan
 from gpuaudit.console import Console, colour_allowed
-from gpuaudit.errors import AuditError, ExitCode, InputError, exit_code
+from gpuaudit.errors import AuditError, ExitCode, InputError, during, exit_code
 from gpuaudit.outcome import FAIL_ON_CHOICES
 from gpuaudit.results import SEVERITIES
 from gpuaudit.terminal import printable
@@ -52,6 +54,8 @@ Exit status:
   3  server unreachable, TLS verification failed, login failed, or an
      answer that failed for good or could not be understood mid-scan
      (with --targets: the worst status of any target)
+  70  a bug in gpuaudit: one line names what failed and the crash file
+      with the traceback; reports and history written before it are kept
   130  interrupted (Ctrl-C)
   143  stopped by SIGTERM (129: by SIGHUP), after cleaning up
   A history store that cannot be opened or written changes none of these:
@@ -64,6 +68,7 @@ Exit status:
      an inventory that cannot be written
   3  server unreachable, TLS verification failed, login failed, or an
      answer that failed for good or could not be understood mid-collection
+  70  a bug in gpuaudit (one line names the crash file)
   130  interrupted (Ctrl-C)
   143  stopped by SIGTERM (129: by SIGHUP), after cleaning up"""
 
@@ -71,14 +76,16 @@ HISTORY_EXIT_STATUS_HELP = """\b
 Exit status:
   0  the scans were listed or exported
   2  usage error, a history store that cannot be read, or an output file
-     that cannot be written"""
+     that cannot be written
+  70  a bug in gpuaudit (one line names the crash file)"""
 
 DIFF_EXIT_STATUS_HELP = """\b
 Exit status:
   0  no new failed or not-proven finding at or above --fail-on (always 0
      without it)
   1  a new failed or not-proven finding at or above --fail-on
-  2  usage error, or a file that is neither a JSON report nor an inventory"""
+  2  usage error, or a file that is neither a JSON report nor an inventory
+  70  a bug in gpuaudit (one line names the crash file)"""
 
 
 def fail(message: str, code: int) -> NoReturn:
@@ -162,6 +169,16 @@ class Gpuaudit(click.Group):
         cmd.params.extend(_global_options())
         super().add_command(cmd, name)
 
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().main(*args, **kwargs)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise  # only without standalone mode: the caller's to handle
+        except Exception as exc:  # before or after a subcommand ran: still a crash
+            arguments = kwargs.get("args") or (args[0] if args else None) or sys.argv[1:]
+            verbose = any(_is_verbose(str(a)) for a in arguments)
+            _crashed(exc, verbose, " ".join(map(str, arguments)))
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             with interrupts.stop_on_signals():
@@ -173,6 +190,35 @@ class Gpuaudit(click.Group):
             _stopped(ctx, "interrupted", ExitCode.INTERRUPTED)
         except interrupts.Stopped as exc:
             _stopped(ctx, f"stopped by {exc}", exc.exit_code)
+        except (click.ClickException, click.exceptions.Exit):
+            raise
+        except Exception as exc:  # a bug: never the status of findings
+            with contextlib.suppress(Exception):
+                _done(ctx)
+            given = ctx.meta.get(GLOBALS, GlobalOptions())
+            _crashed(exc, given.verbose > 0, ctx.command_path)
+
+
+def _is_verbose(argument: str) -> bool:
+    return argument == "--verbose" or (
+        argument.startswith("-") and not argument.startswith("--") and set(argument[1:]) == {"v"}
+    )
+
+
+def _crashed(exc: BaseException, verbose: bool, command: str) -> NoReturn:
+    """An unexpected exception: one line naming what failed, exit status 70.
+
+    The traceback goes to a crash file whose path the line gives, and with -v to
+    standard error as well. Whatever was written before (reports, history) stays.
+    """
+    from gpuaudit import crash
+
+    path = crash.write_crash_file(exc, command)
+    if verbose or path is None:
+        with contextlib.suppress(Exception):
+            click.echo(crash.traceback_text(exc), err=True, nl=False)
+    click.echo(f"gpuaudit: crash: {printable(crash.crash_line(exc, path))}", err=True)
+    sys.exit(ExitCode.CRASH)
 
 
 def _done(ctx: click.Context) -> None:
@@ -439,7 +485,20 @@ def _history_location(given: str | None, off: bool) -> str | None:
         raise click.UsageError("--history and --no-history cannot be combined")
     if off:
         return None
+    _check_history(given)
     return given or default_location()
+
+
+def _check_history(given: str | None) -> None:
+    """A --history URL that can never work is a usage error, before anything is scanned."""
+    if not given:
+        return
+    from gpuaudit.history import HistoryError, check_location
+
+    try:
+        check_location(given)
+    except HistoryError as exc:
+        raise click.UsageError(f"--history {exc}") from None
 
 
 @main.command(epilog=EXIT_STATUS_HELP)
@@ -524,6 +583,13 @@ def _history_location(given: str | None, off: bool) -> str | None:
     help="The webhooks' JSON shape, unless a URL says format=... in its query.",
 )
 @click.option(
+    "--notify-timeout",
+    type=Seconds(),
+    default=60.0,
+    show_default=True,
+    help="Seconds each notification may take in all, however slowly its server answers.",
+)
+@click.option(
     "--kubernetes",
     "kubernetes",
     multiple=True,
@@ -557,6 +623,7 @@ def scan_command(
     latest: bool,
     notify: tuple[str, ...],
     notify_format: str,
+    notify_timeout: float,
     targets: str | None,
     history: str | None,
     no_history: bool,
@@ -640,9 +707,9 @@ def scan_command(
     shown: contextlib.AbstractContextManager[Any] = (
         contextlib.redirect_stdout(sys.stderr) if to_stdout else contextlib.nullcontext()
     )
-    with shown:
+    with shown, during("printing the summary"):
         console.print_summary(done.summary, done.reports)
-    _send_notifications(console, notify_targets, done, scan.server_name(source))
+    _send_notifications(console, notify_targets, done, scan.server_name(source), notify_timeout)
     sys.exit(exit_code(done))
 
 
@@ -659,7 +726,9 @@ def _notify_targets(urls: Sequence[str], fmt: str) -> list[Any]:
         raise click.UsageError(f"--notify {exc}") from exc
 
 
-def _send_notifications(console: Console, targets: list[Any], done: Any, server: str) -> None:
+def _send_notifications(
+    console: Console, targets: list[Any], done: Any, server: str, deadline: float = 60.0
+) -> None:
     """Send the summary; a failure is one warning line, and the exit status stays the scan's."""
     if not targets:
         return
@@ -667,17 +736,18 @@ def _send_notifications(console: Console, targets: list[Any], done: Any, server:
     from gpuaudit.console import summary_text
     from gpuaudit.outcome import verdict
 
-    summary = done.summary
-    counts = summary.new if summary.new is not None else summary.failed
-    label = "new failed findings" if summary.new is not None else "failed findings"
-    data = {"server": server, **summary.to_dict(), "reports": [str(p) for p in done.reports]}
-    message = notify.Message(
-        subject=f"gpuaudit {server}: {verdict(summary)}, {sum(counts.values())} {label}",
-        text=summary_text(summary, done.reports),
-        data=data,
-        html=next((p for p in done.reports if p.suffix == ".html"), None),
-    )
-    for failure in notify.send_all(targets, message):
+    with during("composing the notification"):
+        summary = done.summary
+        counts = summary.new if summary.new is not None else summary.failed
+        label = "new failed findings" if summary.new is not None else "failed findings"
+        data = {"server": server, **summary.to_dict(), "reports": [str(p) for p in done.reports]}
+        message = notify.Message(
+            subject=f"gpuaudit {server}: {verdict(summary)}, {sum(counts.values())} {label}",
+            text=summary_text(summary, done.reports),
+            data=data,
+            html=next((p for p in done.reports if p.suffix == ".html"), None),
+        )
+    for failure in notify.send_all(targets, message, deadline):
         console.warn(failure)
 
 
@@ -741,7 +811,8 @@ def collect(
     source = _live_source(console, opts, record, anonymize, telemetry_window)
     inventory = pipeline.obtain(source, console.progress)
     console.done()
-    data = inventory.to_json().encode("utf-8")
+    with during("encoding the inventory"):
+        data = inventory.to_json().encode("utf-8")
     if output == "-":  # a pipe: the inventory and nothing else on standard output
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
@@ -819,10 +890,12 @@ def diff(old: str, new: str, fmt: str, fail_on: str | None) -> None:
     from gpuaudit.diff import format_text
 
     done = pipeline.compare(old, new, fail_on)
-    if fmt == "json":
-        click.echo(json.dumps(done.diff.to_dict(), indent=1, ensure_ascii=False, allow_nan=False))
-    else:
-        click.echo(format_text(done.diff))
+    with during("printing the differences"):
+        if fmt == "json":
+            text = json.dumps(done.diff.to_dict(), indent=1, ensure_ascii=False, allow_nan=False)
+        else:
+            text = format_text(done.diff)
+        click.echo(text)
     sys.exit(exit_code(done))
 
 
@@ -929,6 +1002,7 @@ def history_command(
     from gpuaudit.history import HistoryError, default_location
     from gpuaudit.history.listing import export
 
+    _check_history(history)
     try:
         text = export(history or default_location(), server, limit, fmt.lower())
     except HistoryError as exc:

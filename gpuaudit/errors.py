@@ -3,13 +3,17 @@
 The library never exits. It returns an outcome or raises one of the errors
 below; the command line turns either into the process's exit status through
 ``exit_code``, the one place that picks it. A fleet scan records each target's
-status the same way and exits with the worst.
+status the same way and exits with the worst. An exception none of these
+expected (a bug) is ``ExitCode.CRASH``, never FINDINGS: ``during`` names the
+stage it broke out of, for the one line the command line prints.
 """
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import signal
+from collections.abc import Iterator
 from typing import Protocol
 
 
@@ -20,6 +24,7 @@ class ExitCode(enum.IntEnum):
     FINDINGS = 1  # such a finding, or nothing was examined (DATA-02)
     INPUT = 2  # usage error, or an input file that cannot be used
     CONNECT = 3  # server unreachable, TLS or login failed, answers failed for good
+    CRASH = 70  # EX_SOFTWARE (sysexits.h): an unexpected exception, a bug in gpuaudit
     HANGUP = 128 + signal.SIGHUP  # 129
     INTERRUPTED = 128 + signal.SIGINT  # 130: Ctrl-C
     TERMINATED = 128 + signal.SIGTERM  # 143
@@ -64,3 +69,29 @@ def exit_code(ending: Concluded | AuditError) -> ExitCode:
     if isinstance(ending, AuditError):  # an input, or a report that cannot be written
         return ExitCode.INPUT
     return ExitCode.FINDINGS if ending.blocking else ExitCode.OK
+
+
+_STAGE = "gpuaudit_stage"  # the attribute ``during`` leaves on an exception
+
+
+@contextlib.contextmanager
+def during(stage: str) -> Iterator[None]:
+    """Name ``stage`` on any unexpected exception raised inside it (the innermost wins).
+
+    An ``AuditError`` is expected and says what failed itself; it is left alone.
+    """
+    try:
+        yield
+    except AuditError:
+        raise
+    except Exception as exc:
+        if stage_of(exc) is None:
+            with contextlib.suppress(AttributeError, TypeError):
+                setattr(exc, _STAGE, stage)
+        raise
+
+
+def stage_of(exc: BaseException) -> str | None:
+    """The stage an unexpected exception broke out of, if ``during`` named one."""
+    stage = getattr(exc, _STAGE, None)
+    return stage if isinstance(stage, str) else None

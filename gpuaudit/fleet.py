@@ -3,7 +3,7 @@
 One target's failure (unreachable, bad login, timeout, a bad policy) is recorded
 as that target's outcome and never stops, delays past its own timeout, or loses
 the reports of the others. The exit status of a fleet scan is the worst of its
-targets' (3 > 2 > 1 > 0).
+targets' (70 > 3 > 2 > 1 > 0).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pydantic import Field, model_validator
 
 from gpuaudit import connect, scan
 from gpuaudit.credentials import CredentialError, Credentials, read_password_file
-from gpuaudit.errors import AuditError, ExitCode, ReportWriteError, exit_code
+from gpuaudit.errors import AuditError, ExitCode, ReportWriteError, exit_code, stage_of
 from gpuaudit.files import write_new
 from gpuaudit.outcome import verdict
 from gpuaudit.results import AuditResult
@@ -209,9 +209,11 @@ def scan_target(
         return TargetOutcome(target, exit_code(exc), "ERROR", error=error)
     except AuditError as exc:
         return TargetOutcome(target, exit_code(exc), "ERROR", error=str(exc))
-    except Exception as exc:  # a broken session must not take the fleet down
-        message = f"scan failed: {exc.__class__.__name__}: {exc}"
-        return TargetOutcome(target, ExitCode.CONNECT, "ERROR", error=message)
+    except Exception as exc:  # a bug in one target's scan must not take the fleet down
+        stage = stage_of(exc) or "the scan"
+        message = f"{stage} failed unexpectedly: {exc.__class__.__name__}: {exc}"
+        log.debug("%s: %s", target.name, message, exc_info=exc)
+        return TargetOutcome(target, ExitCode.CRASH, "ERROR", error=message)
     inventory = done.inventory
     summary = done.summary
     return TargetOutcome(
@@ -259,7 +261,7 @@ def scan_fleet(
 
 
 def fleet_exit_code(outcomes: Sequence[TargetOutcome]) -> ExitCode:
-    """The worst target's exit status (3 > 2 > 1 > 0)."""
+    """The worst target's exit status (70 > 3 > 2 > 1 > 0)."""
     return max((o.exit_code for o in outcomes), default=ExitCode.OK)
 
 

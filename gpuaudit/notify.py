@@ -11,33 +11,39 @@ Targets are URLs (docs/scheduling.md):
   in its query, or the default format given by the caller.
 
 A notification that fails is returned as a one-line message: it never stops the
-others, and never touches the reports already written.
+others, and never touches the reports already written. Each one has a total
+deadline (``DEADLINE`` unless given), however slowly a server answers, and at
+most ``MAX_ANSWER`` bytes of a webhook's answer are read.
 """
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import json
 import os
 import smtplib
 import ssl
+import threading
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
-from gpuaudit import __version__
+from gpuaudit import __version__, urls
 from gpuaudit.debuglog import add_secret, redact
 
 PASSWORD_ENV = "GPUAUDIT_SMTP_PASSWORD"
 WEBHOOK_FORMATS = ("json", "slack", "teams")
 MAIL_SCHEMES = ("smtp", "smtps")
 WEB_SCHEMES = ("https", "http")
-TIMEOUT = 30.0
+TIMEOUT = 30.0  # seconds for any one answer
+DEADLINE = 60.0  # seconds for a whole notification (--notify-timeout)
+MAX_ANSWER = 64 * 1024  # bytes of a webhook's answer read at most
 
 
 class NotifyError(ValueError):
@@ -71,42 +77,49 @@ class Message:
 
 
 def parse_target(url: str, default_format: str = "json") -> Target:
-    """A notification target from its URL; raises NotifyError."""
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    query = parse_qs(parts.query)
+    """A notification target from its URL; raises NotifyError, which never quotes
+    the URL's password, path or query."""
+    scheme = urls.scheme_of(url)
+    if scheme not in MAIL_SCHEMES + WEB_SCHEMES:
+        raise NotifyError(
+            f"{urls.shown(url)}: a notification URL starts with smtp://, smtps://, https:// "
+            "or http://"
+        )
+    try:
+        parsed = urls.parse(url)
+    except urls.URLError as exc:
+        raise NotifyError(f"{urls.shown(url)}: {exc}") from None
+    add_secret(parsed.password)
+    query = parse_qs(parsed.query)
     if scheme in MAIL_SCHEMES:
-        return _mail_target(url, scheme, parts, query)
-    if scheme in WEB_SCHEMES:
-        if not parts.hostname:
-            raise NotifyError(f"{_shown(parts)}: a webhook URL needs a host")
-        if scheme == "http" and not is_loopback(parts.hostname):
-            raise NotifyError(f"{_shown(parts)}: http:// only to this machine; use https://")
-        fmt = query.pop("format", [default_format])[-1].lower()
-        if fmt not in WEBHOOK_FORMATS:
-            raise NotifyError(
-                f"{_shown(parts)}: format={fmt} is not one of {', '.join(WEBHOOK_FORMATS)}"
-            )
-        rest = urlencode(query, doseq=True)
-        posted = urlunsplit((parts.scheme, parts.netloc, parts.path, rest, ""))
-        return Target(scheme, posted, _shown(parts), fmt)
-    raise NotifyError(
-        f"{_shown(parts)}: a notification URL starts with smtp://, smtps://, https:// or http://"
-    )
+        return _mail_target(url, parsed, query)
+    shown = parsed.shown()
+    if not parsed.host:
+        raise NotifyError(f"{shown}: a webhook URL needs a host")
+    if scheme == "http" and not is_loopback(parsed.host):
+        raise NotifyError(f"{shown}: http:// only to this machine; use https://")
+    fmt = query.pop("format", [default_format])[-1].lower()
+    if fmt not in WEBHOOK_FORMATS:
+        shown_fmt = fmt if fmt.isascii() and fmt.isalnum() else "..."
+        raise NotifyError(f"{shown}: format={shown_fmt} is not one of {', '.join(WEBHOOK_FORMATS)}")
+    parts = urlsplit(url)
+    rest = urlencode(query, doseq=True)
+    posted = urlunsplit((parts.scheme, parts.netloc, parts.path, rest, ""))
+    return Target(scheme, posted, shown, fmt)
 
 
-def _mail_target(url: str, scheme: str, parts: Any, query: dict[str, list[str]]) -> Target:
+def _mail_target(url: str, parsed: urls.URL, query: dict[str, list[str]]) -> Target:
+    shown = parsed.shown(path=True)
     recipients = tuple(r for given in query.get("to", []) for r in given.split(",") if r)
-    if not parts.hostname or not recipients:
-        raise NotifyError(f"{_shown(parts)}: an email URL needs a host and ?to=ADDRESS")
-    user = unquote(parts.username) if parts.username else None
-    password = unquote(parts.password) if parts.password else os.environ.get(PASSWORD_ENV)
+    if not parsed.host or not recipients:
+        raise NotifyError(f"{shown}: an email URL needs a host and ?to=ADDRESS")
+    password = parsed.password if parsed.password else os.environ.get(PASSWORD_ENV)
     add_secret(password)
-    sender = query.get("from", [f"gpuaudit@{parts.hostname}"])[-1]
-    port = parts.port or (465 if scheme == "smtps" else 25)
+    sender = query.get("from", [f"gpuaudit@{parsed.host}"])[-1]
+    port = parsed.port or (465 if parsed.scheme == "smtps" else 25)
     return Target(
-        scheme, url, _shown(parts), "email", parts.hostname, port, user, password, sender,
-        recipients,
+        parsed.scheme, url, shown, "email", parsed.host, port, parsed.user or None, password,
+        sender, recipients,
     )  # fmt: skip
 
 
@@ -120,31 +133,61 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def _shown(parts: Any) -> str:
-    """The URL as it may be logged: no password, no query (webhook URLs carry tokens)."""
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    user = f"{parts.username}@" if parts.username else ""
-    return f"{parts.scheme}://{user}{host}{parts.path if parts.scheme.startswith('smtp') else ''}"
-
-
-def send_all(targets: Sequence[Target], message: Message) -> list[str]:
-    """Send ``message`` to every target; return one line for each that failed."""
+def send_all(targets: Sequence[Target], message: Message, deadline: float = DEADLINE) -> list[str]:
+    """Send ``message`` to every target, each within ``deadline`` seconds; return one
+    line for each that failed. No failure, of any kind, stops the next target."""
     failures = []
     for target in targets:
         try:
-            if target.scheme in MAIL_SCHEMES:
-                send_mail(target, message)
-            else:
-                post_webhook(target, message)
-        except (OSError, smtplib.SMTPException, ValueError) as exc:
-            reason = redact(" ".join(str(exc).split()) or type(exc).__name__)
-            failures.append(f"notification to {target.shown} failed: {reason}")
+            within(deadline, functools.partial(_send, target, message, min(TIMEOUT, deadline)))
+        except Exception as exc:  # each target is independent of the others
+            failures.append(f"notification to {target.shown} failed: {_reason(exc, target)}")
     return failures
 
 
-def send_mail(target: Target, message: Message) -> None:
+def _send(target: Target, message: Message, timeout: float) -> None:
+    if target.scheme in MAIL_SCHEMES:
+        send_mail(target, message, timeout)
+    else:
+        post_webhook(target, message, timeout)
+
+
+def within(deadline: float, action: Callable[[], None]) -> None:
+    """Run ``action`` and wait for it at most ``deadline`` seconds in all.
+
+    A server that trickles its answer a byte at a time meets no socket timeout; past
+    the deadline the action is left to end by itself (it reads a bounded answer) and
+    TimeoutError is raised.
+    """
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            action()
+        except BaseException as exc:  # handed to the caller's thread
+            failed.append(exc)
+
+    worker = threading.Thread(target=run, name="notify", daemon=True)
+    worker.start()
+    worker.join(deadline)
+    if worker.is_alive():
+        raise TimeoutError(f"not done within {deadline:g} s (--notify-timeout)")
+    if failed:
+        raise failed[0]
+
+
+def _reason(exc: BaseException, target: Target) -> str:
+    """The failure in one line, without the password, nor a webhook's path or query."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    if target.scheme in WEB_SCHEMES:
+        parts = urlsplit(target.url)
+        for secret in (parts.path, parts.query):
+            if len(secret) > 1:
+                text = text.replace(secret, "/...")
+    return redact(text)
+
+
+def send_mail(target: Target, message: Message, timeout: float = TIMEOUT) -> None:
     mail = EmailMessage()
     mail["Subject"] = message.subject
     mail["From"] = target.sender
@@ -162,9 +205,9 @@ def send_mail(target: Target, message: Message) -> None:
     context = ssl.create_default_context()
     smtp: smtplib.SMTP
     if target.scheme == "smtps":
-        smtp = smtplib.SMTP_SSL(target.host, target.port, timeout=TIMEOUT, context=context)
+        smtp = smtplib.SMTP_SSL(target.host, target.port, timeout=timeout, context=context)
     else:
-        smtp = smtplib.SMTP(target.host, target.port, timeout=TIMEOUT)
+        smtp = smtplib.SMTP(target.host, target.port, timeout=timeout)
     with smtp:
         smtp.ehlo()
         if target.scheme == "smtp" and smtp.has_extn("starttls"):
@@ -204,7 +247,7 @@ def webhook_body(fmt: str, message: Message) -> dict[str, Any]:
     return {"subject": message.subject, "summary": message.data}
 
 
-def post_webhook(target: Target, message: Message) -> None:
+def post_webhook(target: Target, message: Message, timeout: float = TIMEOUT) -> None:
     body = json.dumps(webhook_body(target.fmt, message), ensure_ascii=False).encode("utf-8")
     request = urllib.request.Request(
         target.url,
@@ -213,7 +256,7 @@ def post_webhook(target: Target, message: Message) -> None:
         method="POST",
     )
     try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT) as answer:
-            answer.read()
+        with urllib.request.urlopen(request, timeout=timeout) as answer:
+            answer.read(MAX_ANSWER)  # what it says beyond that is not read
     except urllib.error.HTTPError as exc:
         raise OSError(f"HTTP {exc.code} {exc.reason}") from exc

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from gpuaudit import connect, scan
-from gpuaudit.errors import ConnectionFailed, InputError, ReportWriteError
+from gpuaudit.errors import ConnectionFailed, InputError, ReportWriteError, during
 from gpuaudit.inventory import Inventory
 from gpuaudit.outcome import Summary, baseline_keys, failed_keys, summarise
 from gpuaudit.progress import Progress
@@ -84,10 +84,13 @@ def audit(
     Raises InputError, ConnectionFailed or ReportWriteError.
     """
     say = progress or (lambda _m: None)
-    loaded_policy = load_policy(policy)
-    clusters = load_kubernetes(kubernetes)
+    with during("reading the policy"):
+        loaded_policy = load_policy(policy)
+    with during("reading the Kubernetes files"):
+        clusters = load_kubernetes(kubernetes)
     bootstrap = bool(create_baseline and baseline and not Path(baseline).exists())
-    known = None if bootstrap else load_baseline(baseline)
+    with during("reading the baseline"):
+        known = None if bootstrap else load_baseline(baseline)
     inventory = obtain(source, say)
     say("checking")
     result = check(inventory, loaded_policy, policy, say, clusters)
@@ -97,17 +100,20 @@ def audit(
     name = server if server is not None else scan.server_name(source)
     reports = write(result, out, formats, name, now)
     scan_id = keeper.record(result)
-    done = ScanOutcome(
-        result=result,
-        summary=summarise(result, fail_on, known),
-        reports=reports,
-        warnings=keeper.warnings,
-        scan_id=scan_id,
-    )
+    with during("summarising the findings"):
+        done = ScanOutcome(
+            result=result,
+            summary=summarise(result, fail_on, known),
+            reports=reports,
+            warnings=keeper.warnings,
+            scan_id=scan_id,
+        )
     if bootstrap and baseline:
-        _bootstrap_baseline(done, Path(baseline), fail_on)
+        with during("writing the baseline"):
+            _bootstrap_baseline(done, Path(baseline), fail_on)
     if isinstance(out, Path):
-        _tidy(done, out, name, keep, latest)
+        with during("keeping the newest reports and the latest names"):
+            _tidy(done, out, name, keep, latest)
     return done
 
 
@@ -158,7 +164,7 @@ class Keeper:
         if self._store is None:
             try:
                 self._store = history.open_store(self.location)
-            except history.HistoryError as exc:
+            except Exception as exc:  # any failure of an optional store is one warning
                 self._fail("cannot open", exc)
         return self._store
 
@@ -166,6 +172,9 @@ class Keeper:
         from gpuaudit import history
 
         reason = str(exc) if isinstance(exc, history.HistoryError) else history.reason(exc)
+        expected = ("sqlalchemy", "sqlite3", "psycopg", "alembic", "gpuaudit.history")
+        if not isinstance(exc, OSError) and not type(exc).__module__.startswith(expected):
+            reason = f"{type(exc).__name__}: {reason}"  # a bug, not the store's state
         where = history.shown(self.location or "")
         if not reason.startswith(where):
             reason = f"{where}: {reason}"
@@ -254,7 +263,8 @@ def obtain(source: scan.Source, progress: Progress | None = None) -> Inventory:
     from gpuaudit.inventory import InventoryError
 
     try:
-        return scan.obtain_inventory(source, progress=progress)
+        with during("collecting the inventory"):
+            return scan.obtain_inventory(source, progress=progress)
     except connect.ConnectError as exc:
         raise ConnectionFailed(str(exc)) from exc
     except CassetteError as exc:
@@ -273,7 +283,8 @@ def check(
 ) -> AuditResult:
     from gpuaudit.check import run_checks
 
-    result = run_checks(inventory, policy, progress=progress, kubernetes=kubernetes)
+    with during("checking the inventory"):
+        result = run_checks(inventory, policy, progress=progress, kubernetes=kubernetes)
     result.policy_source = policy_source
     return result
 
@@ -293,8 +304,9 @@ def write(
         if len(wanted) != 1 or wanted[0] not in STREAMABLE_FORMATS:
             raise ValueError(f"a stream takes one of {', '.join(STREAMABLE_FORMATS)}: {wanted}")
         try:
-            out.write(RENDERERS[wanted[0]](result))
-            out.flush()
+            with during(f"writing the {wanted[0]} report"):
+                out.write(RENDERERS[wanted[0]](result))
+                out.flush()
         except OSError as exc:
             raise ReportWriteError("standard output", exc.strerror or str(exc)) from exc
         return []
@@ -318,7 +330,8 @@ def compare(old: str | Path, new: str | Path, fail_on: str | None = None) -> Dif
     from gpuaudit.results import at_or_above
 
     try:
-        result = diff_reports(load_side(old), load_side(new))
+        with during("comparing the reports"):
+            result = diff_reports(load_side(old), load_side(new))
     except DiffInputError as exc:
         raise InputError(str(exc)) from exc
     blocking = fail_on is not None and any(

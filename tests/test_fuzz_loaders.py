@@ -205,3 +205,43 @@ def test_cassette_check_from_any_text(text: str) -> None:
         path.write_text(text, encoding="utf-8", errors="surrogatepass")
         problem = check_cassette(path)
         assert problem is None or problem.startswith(str(path))
+
+
+URL_TEXT = st.text(alphabet=st.sampled_from("aZ09:/?#@[]%. -_\t\u202e"), max_size=12)
+
+
+@FUZZ
+@given(
+    st.sampled_from(["postgresql", "postgresql+psycopg2", "postgresql+asyncpg", "sqlite"]),
+    URL_TEXT,
+    URL_TEXT,
+    URL_TEXT,
+)
+def test_a_history_url_with_any_password_is_checked_without_showing_it(
+    scheme: str, password: str, host: str, rest: str
+) -> None:
+    from gpuaudit.history import HistoryError, check_location, shown
+
+    secret = f"PwX9{password}Zq7K"
+    url = f"{scheme}://audit:{secret}@{host}{rest}"
+    try:
+        check_location(url)
+    except HistoryError as exc:
+        assert "PwX9" not in str(exc) and "Zq7K" not in str(exc)
+    assert "PwX9" not in shown(url) and "Zq7K" not in shown(url)
+
+
+@FUZZ
+@given(st.sampled_from(["smtp", "smtps", "https", "http"]), URL_TEXT, URL_TEXT, URL_TEXT)
+def test_a_notify_url_with_any_password_is_checked_without_showing_it(
+    scheme: str, password: str, host: str, rest: str
+) -> None:
+    from gpuaudit.notify import NotifyError, parse_target
+
+    url = f"{scheme}://mailer:PwX9{password}Zq7K@{host}{rest}?to=a@b.c"
+    try:
+        target = parse_target(url)
+    except NotifyError as exc:
+        assert "PwX9" not in str(exc) and "Zq7K" not in str(exc)
+    else:
+        assert "PwX9" not in target.shown and "Zq7K" not in target.shown

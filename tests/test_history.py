@@ -9,6 +9,8 @@ import json
 import os
 import signal
 import sqlite3
+import subprocess
+import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -563,3 +565,115 @@ def test_a_vcenter_named_like_another_server_keeps_its_own_history(tmp_path: Pat
     assert mine.history is not None and mine.history.previous_checked_at is None
     listed = run("history", "--history", str(tmp_path / "history.sqlite"), "--server", "vc02")
     assert "vc01" in listed.stdout  # a person may look a vCenter up by its own name
+
+
+# Defects of issue 38: a store newer than the program, URLs that can never work,
+# a store this user may not read or write
+
+
+def _at_revision(location: Path, revision: str) -> None:
+    with sqlite3.connect(location) as db:
+        db.execute("UPDATE alembic_version SET version_num = ?", (revision,))
+
+
+def test_a_store_newer_than_the_program_is_refused_naming_both_versions(tmp_path: Path) -> None:
+    location = tmp_path / "history.sqlite"
+    store = store_at(tmp_path)
+    history.record(store, demo_result())
+    store.close()
+    _at_revision(location, "0003")
+    out = tmp_path / "out"
+    done = run(
+        "--no-color", "scan", "--demo", "-f", "json", "-o", str(out), "--history", str(location)
+    )
+    assert done.exit_code == 1  # the findings' status, as without history
+    assert len(list(out.glob("gpuaudit-demo-*.json"))) == 1
+    (warning,) = [line for line in done.stderr.splitlines() if "history" in line]
+    assert warning.startswith(
+        f"warning: history: cannot open {location}: its schema is at revision 0003, newer than 0002"
+    )
+    listed = run("history", "--history", str(location))
+    assert listed.exit_code == 2
+    assert listed.stderr.startswith(f"gpuaudit: error: {location}: its schema is at revision 0003")
+    assert listed.stderr.count("\n") == 1 and "Traceback" not in listed.output
+    with sqlite3.connect(location) as db:  # refused as it is: nothing changed
+        assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0003",)]
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("postgresql://audit:Pg@S3cr:MyLongSecretTail@db.example.com:5432/ga", "ends it early"),
+        ("postgresql://audit:Pg/S3cr:MyLongSecretTail@db.example.com/ga", "ends it early"),
+        ("postgresql://audit:Pg#S3cr:MyLongSecretTail@db.example.com/ga", "ends it early"),
+        ("postgresql://audit:Pg?S3cr:MyLongSecretTail@db.example.com/ga", "ends it early"),
+        ("postgresql+psycopg2://audit:MyLongSecretTail@db.example.com/ga", "is not installed"),
+        ("postgresql+asyncpg://audit:MyLongSecretTail@db.example.com/ga", "asyncio driver"),
+        ("postgresql://audit:MyLongSecretTail@[::1/ga", "no closing ]"),
+        ("postgresql://audit:MyLongSecretTail@[fe80::zz]/ga", "not an IPv6 address"),
+        ("postgresql://audit:MyLongSecretTail@db.example.com:99999/ga", "port is not a number"),
+        ("postgresql://audit:MyLongSecretTail@db.example.com:x5/ga", "port is not a number"),
+        ("mysql://audit:MyLongSecretTail@db.example.com/ga", "SQLite file or a postgresql://"),
+    ],
+)
+def test_a_history_url_that_can_never_work_is_a_usage_error_without_the_password(
+    tmp_path: Path, url: str, why: str
+) -> None:
+    out = tmp_path / "out"
+    for args in (["scan", "--demo", "-o", str(out)], ["history"]):
+        done = run(*args, "--history", url)
+        assert done.exit_code == 2, done.output
+        assert why in done.stderr and "--history " in done.stderr
+        for part in ("MyLongSecretTail", "S3cr", "Pg@", "Traceback"):
+            assert part not in done.output + done.stderr
+    assert not out.exists()  # refused before the scan
+
+
+def _without_root_powers() -> list[str]:
+    """Run as this user, but without root's power to read and write any file."""
+    if os.geteuid() != 0:
+        return []
+    return ["setpriv", "--bounding-set=-dac_override,-dac_read_search"]
+
+
+def _history_command(*args: str) -> subprocess.CompletedProcess[str]:
+    command = [*_without_root_powers(), sys.executable, "-m", "gpuaudit", "history", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_history_of_an_unreadable_store_is_exit_2_with_one_line(tmp_path: Path) -> None:
+    folder = tmp_path / "state"
+    folder.mkdir()
+    location = folder / "h.sqlite"
+    store = history.open_store(str(location))
+    history.record(store, demo_result())
+    store.close()
+    try:
+        for blocked, mode in ((folder, 0o000), (location, 0o000)):
+            blocked.chmod(mode)
+            done = _history_command("--history", str(location))
+            assert done.returncode == 2, done.stderr
+            assert done.stderr.startswith(f"gpuaudit: error: {location}: ")
+            assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+            blocked.chmod(0o700 if blocked == folder else 0o600)
+    finally:
+        folder.chmod(0o700)
+
+
+def test_history_of_a_store_in_a_folder_this_user_cannot_write_is_listed(tmp_path: Path) -> None:
+    folder = tmp_path / "state"
+    folder.mkdir()
+    location = folder / "h.sqlite"
+    store = history.open_store(str(location))
+    history.record(store, demo_result("2026-11-02T00:00:00Z"))
+    store.close()
+    folder.chmod(0o555)
+    location.chmod(0o444)
+    try:
+        done = _history_command("--history", str(location), "-f", "json")
+    finally:
+        folder.chmod(0o700)
+    assert done.returncode == 0, done.stderr
+    scans = json.loads(done.stdout)["scans"]
+    assert [(s["vcenter"], s["checked_at"]) for s in scans] == [("vc01", "2026-11-02T00:00:00Z")]
+    assert sorted(p.name for p in folder.iterdir()) == ["h.sqlite"]  # no WAL files made

@@ -104,3 +104,25 @@ def test_a_writer_killed_mid_write_loses_nothing_recorded_before(url: str) -> No
     for scan_id in stored:
         assert store.count_findings(scan_id or 0) == kept()
     assert history.record(store, demo_result(source="vc01")) > max(committed)
+
+
+def test_a_postgresql_store_newer_than_the_program_is_refused_naming_both_versions(
+    url: str, tmp_path: Path
+) -> None:
+    store = history.open_store(url)
+    history.record(store, demo_result())
+    with store.engine.begin() as conn:
+        conn.exec_driver_sql("UPDATE alembic_version SET version_num = '0003'")
+    store.close()
+    out = tmp_path / "out"
+    done = CliRunner().invoke(
+        main, ["--no-color", "scan", "--demo", "-f", "json", "-o", str(out), "--history", url]
+    )
+    assert done.exit_code == 1
+    assert len(list(out.glob("gpuaudit-demo-*.json"))) == 1
+    (warning,) = [line for line in done.stderr.splitlines() if "history" in line]
+    assert "its schema is at revision 0003, newer than 0002" in warning
+    listed = CliRunner().invoke(main, ["history", "--history", url])
+    assert listed.exit_code == 2
+    assert "its schema is at revision 0003, newer than 0002" in listed.stderr
+    assert "Traceback" not in listed.output

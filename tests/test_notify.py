@@ -12,6 +12,7 @@ import http.server
 import json
 import ssl
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from email.message import EmailMessage
@@ -310,3 +311,138 @@ def test_a_password_is_never_sent_in_clear_beyond_this_machine(
     assert mailbox.logins == [] and mailbox.messages == []
     assert "the password is not sent in clear (use smtps://)" in result.output
     assert result.exit_code == 1 and len(reports(tmp_path)) == 2
+
+
+# Defects of issue 38: URLs that can never work, answers without end, slow sinks
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("smtp://mailuser:S3cr3t/PwTail@mail.example.com/?to=a@b.c", "ends it early"),
+        ("smtp://mailuser:S3cr3t#PwTail@mail.example.com/?to=a@b.c", "ends it early"),
+        ("smtp://mailuser:S3cr3t?PwTail@mail.example.com/?to=a@b.c", "ends it early"),
+        ("smtp://mailuser:S3cr3t@PwTail@mail.example.com/?to=a@b.c", "ends it early"),
+        ("smtp://mailuser:S3cr3tPwTail@mail.example.com:99999/?to=a@b.c", "port is not a number"),
+        ("smtp://mailuser:S3cr3tPwTail@mail.example.com:x25/?to=a@b.c", "port is not a number"),
+        ("smtp://mailuser:S3cr3tPwTail/?to=a@b.c", "port is not a number"),
+        ("smtps://mailuser:S3cr3tPwTail@[::1/?to=a@b.c", "no closing ]"),
+        ("smtps://mailuser:S3cr3tPwTail@[::zz]/?to=a@b.c", "not an IPv6 address"),
+        ("https://hooks.example.com/services/S3cr3t PwTail", "a space or a control character"),
+        ("https://hooks.example.com/services/S3cr3t\x07PwTail", "a space or a control character"),
+        ("https://hooks.example.com/services/S3cr3t\u202ePwTail", "a space or a control character"),
+        ("https://hooks.example.com/services/S3cr3t\nPwTail", "a space or a control character"),
+    ],
+)
+def test_a_notify_url_that_can_never_work_is_a_usage_error_without_its_secrets(
+    tmp_path: Path, url: str, why: str
+) -> None:
+    result = scan(tmp_path, "--notify", f"{WEBHOOK_BASE}/ok", "--notify", url)
+    assert result.exit_code == 2, result.output
+    assert why in result.stderr and "--notify " in result.stderr
+    for part in ("S3cr3t", "PwTail", "services", "Traceback"):
+        assert part not in result.output + result.stderr
+    assert not (tmp_path / "r").exists()  # refused before the scan
+
+
+WEBHOOK_BASE = "https://hooks.example.com"
+
+
+@dataclass
+class Sink:
+    """What a misbehaving webhook sink sent before the client hung up."""
+
+    sent: int = 0
+    stop: threading.Event = field(default_factory=threading.Event)
+
+
+def start_sink(behaviour: str) -> tuple[http.server.ThreadingHTTPServer, str, Sink]:
+    """A sink that answers 200 with a body that never ends, or one byte every 2 s."""
+    sink = Sink()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(200)
+            self.end_headers()  # no length: the body ends when the connection does
+            chunk = b"x" * 65536 if behaviour == "endless" else b"x"
+            try:
+                while not sink.stop.is_set() and sink.sent < 1 << 30:
+                    self.wfile.write(chunk)
+                    self.wfile.flush()
+                    sink.sent += len(chunk)
+                    if behaviour == "trickle":
+                        sink.stop.wait(2)
+            except OSError:
+                pass  # the client hung up
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}", sink
+
+
+@pytest.fixture
+def sinks() -> Iterator[Any]:
+    started: list[tuple[http.server.ThreadingHTTPServer, str, Sink]] = []
+
+    def start(behaviour: str) -> tuple[str, Sink]:
+        started.append(start_sink(behaviour))
+        return started[-1][1], started[-1][2]
+
+    yield start
+    for server, _, sink in started:
+        sink.stop.set()
+        server.shutdown()
+        server.server_close()
+
+
+def test_an_endless_answer_is_read_only_up_to_the_cap(
+    tmp_path: Path, sinks: Any, webhook: tuple[Received, str]
+) -> None:
+    from gpuaudit.notify import MAX_ANSWER
+
+    base, sink = sinks("endless")
+    received, next_base = webhook
+    result = scan(tmp_path, "--notify", f"{base}/hook", "--notify", f"{next_base}/next")
+    assert result.exit_code == 1, result.output
+    assert [line for line in result.stderr.splitlines() if line.startswith("warning:")] == []
+    assert len(received.posts) == 1  # the next target too
+    # The client read at most the cap and hung up; the sink stopped soon after
+    # (what the socket buffers hold besides), far from the gigabyte it offered.
+    time.sleep(0.5)
+    assert MAX_ANSWER <= sink.sent < 64 * MAX_ANSWER
+
+
+def test_a_trickling_sink_ends_at_the_deadline_and_the_next_target_gets_it(
+    tmp_path: Path, sinks: Any, webhook: tuple[Received, str]
+) -> None:
+    base, _ = sinks("trickle")
+    received, next_base = webhook
+    started = time.monotonic()
+    result = scan(
+        tmp_path,
+        "--notify-timeout",
+        "3",
+        "--notify",
+        f"{base}/hook/T0K3N",
+        "--notify",
+        f"{next_base}/next",
+    )
+    took = time.monotonic() - started
+    assert result.exit_code == 1, result.output
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert warnings == [
+        f"warning: notification to {base} failed: not done within 3 s (--notify-timeout)"
+    ]
+    assert len(received.posts) == 1
+    assert took < 20  # the scan, about 3 s for the sink, and the next target
+    assert "T0K3N" not in result.output + result.stderr
+
+
+def test_the_notify_deadline_is_a_usage_error_outside_a_second_to_a_day(tmp_path: Path) -> None:
+    for value in ("0", "nan", "-1", "100000", "x"):
+        result = scan(tmp_path, "--notify-timeout", value)
+        assert result.exit_code == 2 and "--notify-timeout" in result.stderr

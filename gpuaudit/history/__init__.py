@@ -17,6 +17,8 @@ logging.getLogger("alembic").setLevel(logging.WARNING)
 from gpuaudit.history.store import (  # noqa: E402
     HistoryError,
     Store,
+    StoreTooNew,
+    check_location,
     open_store,
     reason,
     shown,
@@ -31,8 +33,10 @@ from gpuaudit.history.track import (  # noqa: E402
 __all__ = [
     "HistoryError",
     "Store",
+    "StoreTooNew",
     "annotate",
     "baseline_first_seen",
+    "check_location",
     "default_location",
     "open_store",
     "reason",

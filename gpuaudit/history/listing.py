@@ -8,9 +8,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy.engine import make_url
-
-from gpuaudit.history.store import HistoryError, ScanRecord, open_store, to_url
+from gpuaudit.history.store import (
+    HistoryError,
+    ScanRecord,
+    Store,
+    StoreTooNew,
+    engine_url,
+    open_store,
+    shown,
+)
 from gpuaudit.history.track import iso
 from gpuaudit.results import SEVERITIES
 from gpuaudit.terminal import printable
@@ -34,7 +40,24 @@ def rows(location: str, server: str | None, limit: int) -> list[dict[str, Any]]:
     """The newest ``limit`` scans of each vCenter (or of ``server``), vCenter by vCenter."""
     if _missing_sqlite(location):
         return []  # nothing recorded yet: listing creates no store
-    store = open_store(location)
+    try:
+        store = open_store(location)
+    except StoreTooNew:
+        raise
+    except HistoryError:
+        if not _sqlite(location):
+            raise
+        try:  # a file this user may read but not write (nor its folder)
+            store = open_store(location, read_only=True)
+        except HistoryError:
+            pass
+        else:
+            return _listed(store, location, server, limit)
+        raise
+    return _listed(store, location, server, limit)
+
+
+def _listed(store: Store, location: str, server: str | None, limit: int) -> list[dict[str, Any]]:
     try:
         found: list[dict[str, Any]] = []
         if server:
@@ -45,20 +68,33 @@ def rows(location: str, server: str | None, limit: int) -> list[dict[str, Any]]:
     except HistoryError:
         raise
     except Exception as exc:  # any database error is one line
-        from gpuaudit.history.store import reason, shown
+        from gpuaudit.history.store import reason
 
         raise HistoryError(f"{shown(location)}: {reason(exc)}") from exc
     finally:
         store.close()
 
 
+def _sqlite(location: str) -> bool:
+    try:
+        url = engine_url(location)
+    except ValueError:
+        return False
+    return url.get_backend_name() == "sqlite" and bool(url.database)
+
+
 def _missing_sqlite(location: str) -> bool:
-    url = make_url(to_url(location))
-    return (
-        url.get_backend_name() == "sqlite"
-        and bool(url.database)
-        and not Path(str(url.database)).exists()
-    )
+    """A SQLite file that does not exist; HistoryError if that cannot even be known."""
+    try:
+        url = engine_url(location)
+    except ValueError as exc:
+        raise HistoryError(f"{shown(location)}: {exc}") from None
+    if url.get_backend_name() != "sqlite" or not url.database:
+        return False
+    try:
+        return not Path(str(url.database)).exists()
+    except OSError as exc:  # a folder on the way this user may not enter
+        raise HistoryError(f"{shown(location)}: {exc.strerror or exc}") from None
 
 
 def _row(scan: ScanRecord) -> dict[str, Any]:

@@ -29,10 +29,11 @@ from sqlalchemy import (
     select,
     text,
 )
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError
 from tenacity import retry, retry_if_exception, stop_after_delay, wait_exponential
 
+from gpuaudit import __version__, urls
 from gpuaudit.history import schema
 from gpuaudit.results import SEVERITIES
 
@@ -46,6 +47,10 @@ SCHEMA_HEAD = "0002"
 
 class HistoryError(Exception):
     """The store cannot be opened, read or written; the message names it, without password."""
+
+
+class StoreTooNew(HistoryError):
+    """The store's schema is newer than this program's: written by a later gpuaudit."""
 
 
 @dataclass
@@ -118,30 +123,83 @@ def to_url(location: str) -> str:
 
 
 def shown(location: str) -> str:
-    """The location for messages: a path as given, a URL with its password masked."""
+    """The location for messages: a path as given; a URL with its password masked and
+    without its query, or only its scheme when it cannot be parsed."""
     if "://" not in location:
         return location
+    return urls.shown(location, path=True, mark="***")
+
+
+def engine_url(location: str) -> URL:
+    """The SQLAlchemy URL of a path or URL; raises ValueError, never quoting a password."""
+    if "://" in location:
+        try:
+            urls.parse(location)
+        except urls.URLError as exc:
+            raise ValueError(str(exc)) from None
     try:
-        return make_url(to_url(location)).render_as_string(hide_password=True)
-    except ArgumentError:
-        return location.split("@")[-1]
+        url = make_url(to_url(location))
+    except (ArgumentError, ValueError):
+        raise ValueError("not a database URL: sqlite:///PATH or postgresql://HOST/DB") from None
+    if url.drivername in ("postgresql", "postgres"):  # psycopg 3 is the driver shipped
+        url = url.set(drivername="postgresql+psycopg")
+    if url.get_backend_name() not in ("sqlite", "postgresql"):
+        raise ValueError("a history store is a SQLite file or a postgresql:// URL")
+    return url
+
+
+def check_location(location: str) -> None:
+    """Refuse, before any scan, a location that can never work: a URL that cannot be
+    parsed, another database, a driver that is not installed or is asyncio's.
+    A store that merely cannot be reached now is left to fail when it is used.
+    Raises HistoryError naming the location without its password."""
+    try:
+        url = engine_url(location)
+        if isinstance(url.password, str):
+            from gpuaudit.debuglog import add_secret
+
+            add_secret(url.password)
+        try:
+            dialect = url.get_dialect()
+        except ArgumentError:
+            raise ValueError(f"no database driver {url.drivername!r}") from None
+        if getattr(dialect, "is_async", False):
+            raise ValueError(
+                f"{url.drivername} is an asyncio driver, which gpuaudit does not use: "
+                "write postgresql:// (psycopg)"
+            )
+        try:
+            dialect.import_dbapi()
+        except ImportError:
+            raise ValueError(
+                f"the driver of {url.drivername} is not installed: write postgresql:// "
+                "(psycopg, installed with gpuaudit)"
+            ) from None
+    except ValueError as exc:
+        raise HistoryError(f"{shown(location)}: {exc}") from None
 
 
 class Store:
     """An open history store whose schema is at the newest version."""
 
-    def __init__(self, location: str) -> None:
+    def __init__(self, location: str, read_only: bool = False) -> None:
         self.location = shown(location)
-        url = make_url(to_url(location))
-        if url.drivername in ("postgresql", "postgres"):  # psycopg 3 is the driver shipped
-            url = url.set(drivername="postgresql+psycopg")
-        if url.get_backend_name() not in ("sqlite", "postgresql"):
-            raise ValueError("a history store is a SQLite file or a postgresql:// URL")
+        url = engine_url(location)
         self.sqlite = url.get_backend_name() == "sqlite"
+        args: dict[str, Any] = {"timeout": BUSY_TIMEOUT} if self.sqlite else {"connect_timeout": 10}
+        if read_only and self.sqlite and url.database:
+            # A SQLite file in a folder this user cannot write: read as it is, without
+            # the WAL files SQLite would otherwise create beside it.
+            query = {"mode": "ro", "immutable": "1", "uri": "true"}
+            url = url.set(database=f"file:{Path(url.database).resolve()}", query=query)
+            self.engine: Engine = create_engine(url, connect_args=args)
+            found = self.schema_version()
+            if found != SCHEMA_HEAD:
+                raise HistoryError(f"read-only, and its schema ({found}) is not {SCHEMA_HEAD}")
+            return
         if self.sqlite and url.database:
             Path(url.database).parent.mkdir(parents=True, exist_ok=True)
-        args: dict[str, Any] = {"timeout": BUSY_TIMEOUT} if self.sqlite else {"connect_timeout": 10}
-        self.engine: Engine = create_engine(url, connect_args=args)
+        self.engine = create_engine(url, connect_args=args)
         if self.sqlite:
             _serialise_sqlite_writers(self.engine)
         self._migrate()
@@ -155,8 +213,13 @@ class Store:
             yield conn
 
     def _migrate(self) -> None:
-        """Bring the schema to the newest version, once however many processes start."""
-        if self.schema_version() == SCHEMA_HEAD:
+        """Bring the schema to the newest version, once however many processes start.
+
+        A store at a revision this program does not know (written by a newer
+        gpuaudit) is refused as it is: StoreTooNew, and nothing is changed.
+        """
+        found = self.schema_version()
+        if found == SCHEMA_HEAD:
             return
         from alembic import command
         from alembic.config import Config
@@ -164,11 +227,14 @@ class Store:
 
         config = Config()
         config.set_main_option("script_location", str(MIGRATIONS))
+        _refuse_unknown(found, config)
         with self._transaction() as conn:
             if not self.sqlite:
                 conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_MIGRATION_LOCK})")
-            if MigrationContext.configure(conn).get_current_revision() == SCHEMA_HEAD:
+            found = MigrationContext.configure(conn).get_current_revision()
+            if found == SCHEMA_HEAD:
                 return  # another process has just migrated it
+            _refuse_unknown(found, config)
             config.attributes["connection"] = conn
             command.upgrade(config, "head")
 
@@ -333,6 +399,27 @@ class Store:
             return int(conn.execute(query).scalar_one())
 
 
+def known_revisions(config: Any) -> set[str]:
+    """The migration revisions this program ships."""
+    from alembic.script import ScriptDirectory
+
+    return {script.revision for script in ScriptDirectory.from_config(config).walk_revisions()}
+
+
+def _refuse_unknown(found: str | None, config: Any) -> None:
+    if found is None or found in known_revisions(config):
+        return
+    raise StoreTooNew(
+        f"its schema is at revision {_printable(found)}, newer than {SCHEMA_HEAD}, the newest "
+        f"gpuaudit {__version__} knows (a newer gpuaudit wrote it): upgrade gpuaudit, or "
+        "give another --history"
+    )
+
+
+def _printable(text: str) -> str:
+    return text if text.isascii() and text.isprintable() and len(text) <= 40 else repr(text[:40])
+
+
 def _scan(row: Any) -> ScanRecord:
     return ScanRecord(
         id=row["id"],
@@ -395,11 +482,15 @@ def _serialise_sqlite_writers(engine: Engine) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE")
 
 
-def open_store(location: str) -> Store:
-    """Open (and create or upgrade) the store at a path or URL; raises HistoryError."""
+def open_store(location: str, read_only: bool = False) -> Store:
+    """Open (and create or upgrade) the store at a path or URL; raises HistoryError,
+    whatever went wrong (Alembic's and the drivers' errors included). ``read_only``
+    opens a SQLite file as it is: no upgrade, no write."""
     try:
-        return Store(location)
-    except (SQLAlchemyError, OSError, ValueError) as exc:
+        return Store(location, read_only)
+    except HistoryError as exc:
+        raise type(exc)(f"{shown(location)}: {exc}") from exc
+    except Exception as exc:  # any failure of an optional store is one line
         raise HistoryError(f"{shown(location)}: {reason(exc)}") from exc
 
 

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from gpuaudit.errors import during
 from gpuaudit.files import write_new
 from gpuaudit.report.html import render_html
 from gpuaudit.report.json_report import (
@@ -94,5 +95,8 @@ def write_reports(
         raise ValueError(f"unknown report format {unknown[0]!r}; known: {', '.join(FORMATS)}")
     wanted = list(dict.fromkeys(formats))
     stem = report_stem(server, now or datetime.now(UTC))
-    files = [(f".{EXTENSIONS[fmt]}", RENDERERS[fmt](result)) for fmt in wanted]
+    files = []
+    for fmt in wanted:
+        with during(f"writing the {fmt} report"):
+            files.append((f".{EXTENSIONS[fmt]}", RENDERERS[fmt](result)))
     return write_new(Path(output_dir), stem, files)
