@@ -179,3 +179,9 @@ def test_a_group_holding_more_than_gpus_is_not_proven(devices: int) -> None:
 def test_a_group_of_only_gpus_is_judged_on_its_links() -> None:
     need = GroupNeed(NVLINK, 7, gpus=2, devices=2)
     assert unproven(need, OFFER, gpus(SXM5, True, True, True)) == ""
+
+
+def test_a_host_with_fewer_gpus_than_the_group_is_not_proven() -> None:
+    # The simulation never asks (the host has too few GPUs for the VM), but one free GPU
+    # is not every GPU a group of two takes.
+    assert unproven(PAIR, OFFER, gpus(PCIE, False, True)) != ""
