@@ -244,6 +244,30 @@ class StunEstimate:
 
 
 @dataclass
+class DeviceGroupComponent:
+    """One device of a vendor device group a host offers
+    (VirtualMachineVendorDeviceGroupInfoComponentDeviceInfo)."""
+
+    type: str  # pciPassthru, nvidiaVgpu, sriovNic or dvx, as vCenter sends it
+    vendor: str = ""  # vendorName
+    device: str = ""  # deviceName
+    configurable: bool = False  # isConfigurable
+    # nvidiaVgpu: the vGPU profile its device template's VmiopBackingInfo names; else None.
+    vgpu_profile: str | None = None
+
+
+@dataclass
+class VendorDeviceGroup:
+    """A vendor device group a host offers (ConfigTarget.vendorDeviceGroupInfo, API
+    8.0.0.1): devices that "must be allocated to a virtual machine as a unit", typically
+    because "a physical link connects the devices" (NVLink-connected GPUs)."""
+
+    name: str  # deviceGroupName
+    description: str = ""  # deviceGroupDescription
+    components: list[DeviceGroupComponent] = field(default_factory=list)
+
+
+@dataclass
 class StorageAdapter:
     device: str  # vmhbaN
     kind: str  # fc, fcoe, iscsi, sas, block, pscsi, pcie, rdma, tcp, other
@@ -340,6 +364,11 @@ class Host:
     # its config.sharedPassthruGpuTypes does not: with vCenter's description, kept apart
     # from vgpu_profiles, which stays what the host offers.
     unlisted_vgpu_profiles: list[VgpuProfile] = field(default_factory=list)
+    # The vendor device groups vCenter says the host offers (vendorDeviceGroupInfo of the
+    # QueryConfigTarget answer about device_groups_host, API 8.0.0.1): [] when it lists
+    # none; None when not read (vCenter not asked, an older API, or no answer).
+    device_groups: list[VendorDeviceGroup] | None = None
+    device_groups_host: str | None = None
 
     @property
     def connected(self) -> bool:
@@ -397,6 +426,18 @@ class GpuAttachment:
     allowed_sub_ids: list[tuple[int, int] | None] = field(default_factory=list)
     # vgpuMigrateDataSizeMB of the vGPU backing (vSphere 8.0 U1 and later); None when absent.
     migrate_data_mb: int | None = None
+    # The groupInstanceKey of the vendor device group the device belongs to (its
+    # deviceGroupInfo, API 8.0.0.1; Vm.device_groups names it); None when in none.
+    device_group: int | None = None
+
+
+@dataclass
+class VmDeviceGroup:
+    """A vendor device group a VM uses (config.deviceGroups.deviceGroup[], API 8.0.0.1)."""
+
+    name: str  # deviceGroupName; "" when a device names a group config.deviceGroups lacks
+    key: int  # groupInstanceKey
+    devices: int = 0  # the VM's devices whose deviceGroupInfo names the group, GPUs or not
 
 
 @dataclass
@@ -425,6 +466,9 @@ class Vm:
     # The join keys of other inventories (RVTools' "VM UUID"): empty when not read.
     bios_uuid: str = ""  # config.uuid
     instance_uuid: str = ""  # config.instanceUuid
+    # The vendor device groups the VM uses, by groupInstanceKey; a GPU attachment's
+    # device_group names its group. Read with the devices; [] when none or not read.
+    device_groups: list[VmDeviceGroup] = field(default_factory=list)
 
     @property
     def powered_on(self) -> bool:

@@ -44,7 +44,10 @@ is "not proven" (HostFailure.unproven), and the N+k only that reading reaches is
   the label is not checked.
 - Fixed DirectPath: never; the VM is bound to a device of the failed host.
 
-The devices of one VM go to distinct GPUs of one host.
+The devices of one VM go to distinct GPUs of one host. Devices that form a vendor
+device group (NVLink-connected GPUs) go only to a host that offers a group of that
+name, on GPUs the host links; where that is not proven (gpuaudit.device_groups), the
+Ledger reads it as the figures NVIDIA does not publish.
 
 DRS rules bind the placement as vSphere HA honours them (gpuaudit.placement_rules,
 after VMware's "vSphere Availability", "vSphere HA and DRS Affinity Rules"): an
@@ -101,7 +104,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from gpuaudit import catalog, sharing
+from gpuaudit import catalog, device_groups, sharing
 from gpuaudit.facts import (
     PRIORITIES,
     SHARED_DIRECT,
@@ -144,6 +147,8 @@ class Demand:
     # Dynamic DirectPath entries with sub ids: (vendor, device, sub vendor, sub device),
     # -1 for any; empty when no allowed entry gives sub ids (then ``allowed`` decides).
     allowed_sub: tuple[tuple[int, int, int, int], ...] = ()
+    # The vendor device group the device belongs to: its GPUs go to GPUs the host links.
+    group: device_groups.GroupNeed | None = None
 
 
 @dataclass(frozen=True)
@@ -200,6 +205,11 @@ class Ledger:
         self.reasons.setdefault(_unknown_reason(share, *key, profile))
         return self.optimistic
 
+    def unknown(self, reason: str) -> bool:
+        """A fact outside NVIDIA's figures is not known (``reason``): read as the others."""
+        self.reasons.setdefault(reason)
+        return self.optimistic
+
 
 @functools.lru_cache(maxsize=4096)
 def _unknown_reason(
@@ -215,6 +225,7 @@ class Slot:
     __slots__ = (
         "caps",
         "device",
+        "groups",
         "host",
         "label",
         "ledger",
@@ -246,6 +257,8 @@ class Slot:
         (vcenter_room), shared by the host's GPUs."""
         self.host = host.name
         self.caps: Mapping[str, int] = caps if caps is not None else {}
+        # The names of the vendor device groups the host offers; None when not read.
+        self.groups = device_groups.offered(host)
         self.pci_id = gpu.pci_id
         self.model = gpu.model or f"{gpu.vendor_id:04x}:{gpu.device_id:04x}"
         self.prefix = gpu_prefix(gpu)
@@ -279,6 +292,8 @@ class Slot:
             self.subsystem,
             self.label,
             tuple(sorted(self.caps.items())),
+            self.groups is None,
+            tuple(sorted(self.groups or ())),
         )
         self.owner: str | None = None  # the passthrough VM that holds it
         self.vgpus: list[tuple[str, str, int]] = []  # (vm, profile, frame buffer)
@@ -296,7 +311,7 @@ class Slot:
         new.pt_ok, new.static, new.owner = self.pt_ok, self.static, self.owner
         new.vgpus, new.used = list(self.vgpus), self.used
         new.share, new.ledger, new.seated = self.share, self.ledger, self.seated
-        new.caps = self.caps
+        new.caps, new.groups = self.caps, self.groups
         return new
 
     @property
@@ -531,10 +546,13 @@ class ClusterModel:
             by_id = {s.pci_id: s for s in slots}
             gpus = self.facts.hosts[vm.host or ""].gpus
             listed = [s for s, g in zip(slots, gpus, strict=True) if vm.name in g.vms]
+            needs = device_groups.needs_of(vm)
             demands: list[Demand] = []
             missing = []
             for j, att in enumerate(vm.gpus):
                 d = _dynamic_wants(_demand(att.kind, att.profile, att.pci_id, att.allowed), att)
+                if att.device_group is not None:
+                    d = dataclasses.replace(d, group=needs[att.device_group])
                 slot = None
                 if att.kind in ("passthrough", "dynamic") and att.pci_id in by_id:
                     slot = by_id[att.pci_id]
@@ -616,6 +634,8 @@ class ClusterModel:
                     return f"no Shared Direct GPU of model {d.model or d.prefix or '?'}"
                 label = f" labelled '{d.label}'" if d.label is not None else ""
                 return f"no passthrough-active GPU{label} matching the allowed devices"
+            if d.group is not None and (why := device_groups.refusal(d.group, slots[0].groups)):
+                return why
         if sum(1 for s in slots if any(s.compatible(d) for d in guest.demands)) < len(
             guest.demands
         ):
@@ -892,6 +912,7 @@ class ClusterModel:
         if roomy:
             parts.append(f"no GPU capacity left for {need} on {', '.join(_few(roomy))}")
             parts.extend(_sharing_refusals(guest, roomy, outcome.state))
+            parts.extend(_link_refusals(guest, roomy, outcome.state))
             parts.extend(_vcenter_refusals(guest, roomy, outcome.state))
         return (
             "; ".join(parts) + " (counting the VMs running there and restarts of equal or "
@@ -1053,6 +1074,8 @@ def _best_on(
     slots: list[Slot], demands: tuple[Demand, ...]
 ) -> tuple[tuple[int, int], tuple[int, ...]] | None:
     """Greedy: the best distinct GPU for each device in turn."""
+    if _unlinked(slots, demands):
+        return None
     chosen: list[int] = []
     total = (0, 0)
     for j, d in enumerate(demands):
@@ -1081,6 +1104,8 @@ def _policy_choice(
     ``performance`` takes the GPU with the fewest VMs that can take the device,
     ``consolidation`` the one with the most; the first in the host's order on a tie.
     """
+    if _unlinked(slots, demands):
+        return None
     chosen: list[int] = []
     for j, d in enumerate(demands):
         if _capped(slots, d, demands[:j]):
@@ -1092,6 +1117,25 @@ def _policy_choice(
         sign = -1 if policy == CONSOLIDATION else 1
         chosen.append(min(fitting, key=lambda i: sign * _residents(slots[i])))
     return tuple(chosen)
+
+
+def _unlinked(slots: Sequence[Slot], demands: tuple[Demand, ...]) -> bool:
+    """A vendor device group of the devices is not proven to get GPUs the host links
+    (device_groups.unproven), and the ledger reads that as a no."""
+    for need in dict.fromkeys(d.group for d in demands if d.group is not None):
+        why = device_groups.unproven(need, slots[0].groups, [_host_gpu(s) for s in slots])
+        if why and not slots[0].ledger.unknown(why):
+            return True
+    return False
+
+
+def _host_gpu(slot: Slot) -> device_groups.HostGpu:
+    board = slot.share.board
+    return device_groups.HostGpu(
+        board=board.name if board is not None else None,
+        nvswitch=board is not None and board.nvswitch,
+        free=not slot.vgpus and slot.owner is None,
+    )
 
 
 def _residents(slot: Slot) -> int:
@@ -1157,6 +1201,8 @@ def _assignments(
     GPUs in the same state are interchangeable, so only the first of them is tried.
     """
     out: list[tuple[tuple[int, int], tuple[int, ...]]] = []
+    if _unlinked(slots, demands):
+        return out
     used: list[int] = []
 
     def walk(j: int, score: tuple[int, int]) -> bool:
@@ -1299,6 +1345,19 @@ def _sharing_refusals(guest: Guest, hosts: list[str], state: State) -> list[str]
                 if why:
                     out.append(f"{host} {slot.pci_id}: {why}")
     return _few(sorted(set(out)), 2)
+
+
+def _link_refusals(guest: Guest, hosts: list[str], state: State) -> list[str]:
+    """Where the VM's vendor device group is not proven to get linked GPUs."""
+    out = []
+    for need in dict.fromkeys(d.group for d in guest.demands if d.group is not None):
+        for host in hosts:
+            slots = state[host]
+            gpus = [_host_gpu(s) for s in slots]
+            why = device_groups.unproven(need, slots[0].groups, gpus)
+            if why:
+                out.append(f"{host}: {why}")
+    return _few(out, 2)
 
 
 def _vcenter_refusals(guest: Guest, hosts: list[str], state: State) -> list[str]:

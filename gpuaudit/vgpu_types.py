@@ -32,6 +32,8 @@ from gpuaudit import catalog
 T = TypeVar("T")
 
 UNKNOWN = "unknown"  # how a data file says NVIDIA publishes no figure
+NVSWITCH = "nvswitch"  # an NVLink fabric that links every GPU of the system to every other
+FABRICS = (NVSWITCH,)  # the NVLink fabrics a data file may name
 NOT_ALLOWED = "none"  # a type NVIDIA does not allow in mixed-size mode
 DATA = "data/vgpu-types"
 _PREFIX = re.compile(r"^(?:grid|nvidia)_")
@@ -131,6 +133,15 @@ class BoardFacts:
     types: Mapping[str, TypeFacts]  # by lower-case type name
     mig: MigFacts | None
     sources: Mapping[str, Source] = field(default_factory=dict)
+    # The NVLink fabric between the board's GPUs in one system: "nvswitch" (a crossbar:
+    # every GPU reaches every other); None where NVIDIA's documents do not say.
+    nvlink_fabric: Fact[str] = Fact(None)
+
+    @property
+    def nvswitch(self) -> bool:
+        """NVIDIA says the board's GPUs are on an NVSwitch fabric: in one system, every
+        GPU of the board reaches every other over NVLink."""
+        return self.nvlink_fabric.value == NVSWITCH
 
     def type_for(self, profile: str) -> TypeFacts | None:
         """The time-sliced type of an ESXi profile name (grid_l40s-4q), or None."""
@@ -299,7 +310,23 @@ class _Reader:
             types={t.key: t for t in types},
             mig=self.mig(),
             sources=dict(self.sources),
+            nvlink_fabric=self.fabric(),
         )
+
+    def fabric(self) -> Fact[str]:
+        """The NVLink fabric the nvlink row names (``fabric``), with its own source
+        (``fabric_source``); unknown where the row names none."""
+        item = self.data.get("nvlink")
+        if not isinstance(item, dict) or item.get("fabric", UNKNOWN) == UNKNOWN:
+            return Fact(None)
+        value = item["fabric"]
+        if value not in FABRICS:
+            known = ", ".join(FABRICS)
+            raise VgpuDataError(f"{self.key}: nvlink: fabric {value!r} is not {known} or 'unknown'")
+        name = item.get("fabric_source")
+        if name not in self.sources:
+            raise VgpuDataError(f"{self.key}: nvlink: a fabric without a source the file lists")
+        return Fact(value, self.sources[name])
 
 
 def parse_board(key: str, text: str) -> BoardFacts:

@@ -14,8 +14,9 @@ from typing import Any
 
 from gpuaudit import scan
 from gpuaudit.check import run_checks
+from gpuaudit.inventory import Inventory
 from gpuaudit.results import AuditResult
-from tests.conftest import CASSETTES
+from tests.conftest import CASSETTES, SCENARIOS
 from tests.large_estate import large_estate_result
 
 
@@ -23,6 +24,25 @@ from tests.large_estate import large_estate_result
 def recorded(name: str) -> AuditResult:
     """The checked result of a recorded scenario, replayed from its cassette."""
     return run_checks(scan.obtain_inventory(scan.Replay(CASSETTES / f"{name}.yaml")))
+
+
+def scenario_inventory(name: str, source: str) -> Inventory:
+    """A recorded scenario's inventory from ``source``: "oracle", what a correct collector
+    builds from the scenario file (tests/lab/expected.py), or "cassette", the recorded
+    session replayed through the collector."""
+    if source == "oracle":
+        from tests.lab.expected import expected_inventory
+        from tests.lab.scenario import load_scenario
+
+        return expected_inventory(load_scenario(SCENARIOS / f"{name}.yaml"))
+    return scan.obtain_inventory(scan.Replay(CASSETTES / f"{name}.yaml"))
+
+
+def checked(inventory: Inventory) -> AuditResult:
+    """The rules' result on an inventory, which must raise no rule error."""
+    result = run_checks(inventory)
+    assert result.errors == []
+    return result
 
 
 def large() -> AuditResult:

@@ -50,6 +50,7 @@ NAME_FIELDS = {
     # the host whose QueryConfigTarget answer a host carries
     "stun_estimates_host",
     "vgpu_profile_info_host",
+    "device_groups_host",
 }
 
 

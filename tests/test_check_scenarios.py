@@ -39,6 +39,7 @@ DRIFT = SCENARIOS / "drift.yaml"
 STUNTIME = SCENARIOS / "stuntime.yaml"
 FAILCLOSED_VMOTION = SCENARIOS / "failclosed-vmotion.yaml"
 FAILCLOSED_GPUTYPE = SCENARIOS / "failclosed-gputype.yaml"
+FAILCLOSED_NVLINK = SCENARIOS / "failclosed-nvlink.yaml"
 TODAY = date(2027, 1, 15)
 
 # The intent that broken.yaml's DS-02 expectations assume (see its header).
@@ -150,6 +151,7 @@ TWIN_SCENARIOS: dict[Path, Callable[[], Policy | None]] = {
     STUNTIME: lambda: None,
     FAILCLOSED_VMOTION: lambda: None,
     FAILCLOSED_GPUTYPE: lambda: None,
+    FAILCLOSED_NVLINK: lambda: None,
 }
 
 

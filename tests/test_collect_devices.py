@@ -15,6 +15,7 @@ from pyVmomi import vim, vmodl
 
 from gpuaudit import connect
 from gpuaudit.collect import _read_devices, collect
+from gpuaudit.collect.paths import device_paths
 from gpuaudit.collect.retrieve import ObjectProps, retrieve_objects
 from gpuaudit.collect.vms import device_candidates, needs_devices
 
@@ -92,14 +93,16 @@ def test_graphics_users_and_unread_hosts_are_read() -> None:
 class _Collector:
     """A property collector whose VM ``gone`` was deleted after the first read."""
 
-    def __init__(self, gone: str) -> None:
+    def __init__(self, gone: str = "") -> None:
         self.gone = gone
         self.asked: list[list[str]] = []
+        self.paths: list[list[str]] = []
         self._stub = None
 
     def RetrievePropertiesEx(self, specSet: list[Any], options: Any) -> Any:
         keys = [spec.obj._moId for spec in specSet[0].objectSet]
         self.asked.append(keys)
+        self.paths.append(list(specSet[0].propSet[0].pathSet))
         if self.gone in keys:
             raise vmodl.fault.ManagedObjectNotFound(obj=vim.VirtualMachine(self.gone))
         pc = vmodl.query.PropertyCollector
@@ -128,6 +131,23 @@ def test_a_vm_deleted_between_the_reads_is_stepped_round() -> None:
     assert objects["vm-2"].missing == {"config.hardware.device": "ManagedObjectNotFound"}
     assert objects["vm-2"].name == "vm-2"
     assert objects["vm-1"].props["config.hardware.device"] == [] and not objects["vm-1"].missing
+
+
+def test_vendor_device_groups_are_read_with_the_devices_from_api_8_0_0_1() -> None:
+    # VirtualMachineConfigInfo.deviceGroups is "Since vSphere API Release 8.0.0.1"; a
+    # server negotiating an older API does not know the path.
+    base = ("config.hardware.device", "config.extraConfig")
+    assert device_paths("vim.version.v8_0_0_0") == base
+    assert device_paths("vim.version.v7_0_3_0") == base
+    for api in ("vim.version.v8_0_0_1", "vim.version.v8_0_3_0", "vim.version.v9_0_0_0"):
+        assert device_paths(api) == (*base, "config.deviceGroups")
+    collector = _Collector()
+    content = type("Content", (), {"propertyCollector": collector})()
+    objects = {"vm-1": _vm("vm-1", runtime__powerState="poweredOff")}
+    _read_devices(content, objects, lambda _message: None, device_paths("vim.version.v8_0_3_0"))
+    assert collector.paths == [
+        ["config.deviceGroups", "config.extraConfig", "config.hardware.device"]
+    ]
 
 
 @pytest.mark.live

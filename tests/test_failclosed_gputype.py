@@ -26,12 +26,10 @@ from __future__ import annotations
 
 import pytest
 
-from gpuaudit import scan
-from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory
 from gpuaudit.results import AuditResult
-from tests.conftest import CASSETTES, SCENARIOS
-from tests.lab.expected import expected_inventory
+from tests.checked_estates import checked, scenario_inventory
+from tests.conftest import SCENARIOS
 from tests.lab.scenario import load_scenario
 
 NAME = "failclosed-gputype"
@@ -93,16 +91,12 @@ TRAPS_AND_TWINS = {"bw-trap-vm": "bw-twin-vm", "hp-trap-vm": "hp-twin-vm"}
 
 @pytest.fixture(scope="module", params=["oracle", "cassette"])
 def inventory(request: pytest.FixtureRequest) -> Inventory:
-    if request.param == "oracle":
-        return expected_inventory(load_scenario(SCENARIOS / f"{NAME}.yaml"))
-    return scan.obtain_inventory(scan.Replay(CASSETTES / f"{NAME}.yaml"))
+    return scenario_inventory(NAME, request.param)
 
 
 @pytest.fixture(scope="module")
 def result(inventory: Inventory) -> AuditResult:
-    checked = run_checks(inventory)
-    assert checked.errors == []
-    return checked
+    return checked(inventory)
 
 
 def findings(result: AuditResult, rule: str) -> dict[str, tuple[str, str]]:

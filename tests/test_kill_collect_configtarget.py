@@ -5,7 +5,8 @@ in EnvironmentBrowser.QueryConfigTarget(host).vgpuProfileInfo[]
 (VirtualMachineVgpuProfileInfo: profileName, deviceVendorId, fbSizeInGib, profileSharing
 timeSliced or mig, profileClass compute or quadro), and from 8.0 U2 (vim.version.v8_0_2_0)
 its stun time estimates in stunTimeEstimates (VirtualMachineVMotionStunTimeInfo:
-migrationBW in Mb/s, stunTime in seconds).
+migrationBW in Mb/s, stunTime in seconds); from API 8.0.0.1 the vendor device groups the
+host offers in vendorDeviceGroupInfo (below).
 """
 
 from __future__ import annotations
@@ -18,19 +19,23 @@ from gpuaudit.collect.configtarget import (
     collect_config_target,
     config_target_groups,
     describe,
+    device_groups_of,
     estimates_of,
     profile_facts,
 )
 from gpuaudit.inventory import (
     Cluster,
+    DeviceGroupComponent,
     Gap,
     Gpu,
     GpuAttachment,
     Host,
     Inventory,
     StunEstimate,
+    VendorDeviceGroup,
     VgpuProfile,
     Vm,
+    VmDeviceGroup,
 )
 
 API = "vim.version.v8_0_3_0"
@@ -381,3 +386,180 @@ def test_an_answer_listing_no_profile_names_no_host() -> None:
     describe(host, [], "a", unlisted=True)
     assert host.vgpu_profile_info_host is None
     assert host.unlisted_vgpu_profiles == []
+
+
+# Vendor device groups (API vim.version.v8_0_0_1): ConfigTarget.vendorDeviceGroupInfo[] is
+# VirtualMachineVendorDeviceGroupInfo (deviceGroupName, deviceGroupDescription,
+# componentDeviceInfo[]), each component a
+# VirtualMachineVendorDeviceGroupInfoComponentDeviceInfo (type: pciPassthru, nvidiaVgpu,
+# sriovNic or dvx; vendorName, deviceName, isConfigurable, device: a VirtualDevice).
+DEVICE_GROUPS_PATH = "environmentBrowser.QueryConfigTarget().vendorDeviceGroupInfo"
+NVLINK = "NVIDIA H100XM 2-GPU NVLink"
+PT = vim.vm.device.VirtualPCIPassthrough
+
+
+def _component(
+    kind: str, device: str, backing: Any = None, configurable: bool = False, vendor: str = "NV"
+) -> Any:
+    return vim.vm.VendorDeviceGroupInfo.ComponentDeviceInfo(
+        type=kind,
+        vendorName=vendor,
+        deviceName=device,
+        isConfigurable=configurable,
+        device=PT(key=0, backing=backing),
+    )
+
+
+def _group(name: str, *components: Any, description: str = "") -> Any:
+    return vim.vm.VendorDeviceGroupInfo(
+        name="target",
+        deviceGroupName=name,
+        deviceGroupDescription=description,
+        componentDeviceInfo=list(components),
+    )
+
+
+def _nvlink_target() -> Any:
+    vgpu = PT.VmiopBackingInfo(vgpu="grid_h100xm-80c")
+    return vim.vm.ConfigTarget(
+        vendorDeviceGroupInfo=[
+            _group(
+                NVLINK,
+                _component("nvidiaVgpu", "H100XM-80C", vgpu),
+                _component("nvidiaVgpu", "H100XM-80C", vgpu, configurable=True),
+                description="two H100 SXM5 linked by NVLink",
+            )
+        ]
+    )
+
+
+def test_vendor_device_groups_in_vcenters_order_with_their_components() -> None:
+    target = vim.vm.ConfigTarget(
+        vendorDeviceGroupInfo=[
+            *_nvlink_target().vendorDeviceGroupInfo,
+            _group("", _component("nvidiaVgpu", "x")),  # no name: no VM can name it
+            _group(
+                "GPU-NIC",
+                _component("nvidiaVgpu", "H100XM-80C"),  # a device without a backing
+                # A profile only for an nvidiaVgpu component.
+                _component("sriovNic", "ConnectX-7", PT.VmiopBackingInfo(vgpu="grid_x-1c")),
+                _component("pciPassthru", "H100", PT.DynamicBackingInfo(allowedDevice=[])),
+                _component("nvidiaVgpu", "H100XM", PT.VmiopBackingInfo()),  # names none
+            ),
+        ]
+    )
+    assert device_groups_of(target) == [
+        VendorDeviceGroup(
+            name=NVLINK,
+            description="two H100 SXM5 linked by NVLink",
+            components=[
+                DeviceGroupComponent("nvidiaVgpu", "NV", "H100XM-80C", False, "grid_h100xm-80c"),
+                DeviceGroupComponent("nvidiaVgpu", "NV", "H100XM-80C", True, "grid_h100xm-80c"),
+            ],
+        ),
+        VendorDeviceGroup(
+            name="GPU-NIC",
+            components=[
+                DeviceGroupComponent("nvidiaVgpu", "NV", "H100XM-80C"),
+                DeviceGroupComponent("sriovNic", "NV", "ConnectX-7"),
+                DeviceGroupComponent("pciPassthru", "NV", "H100"),
+                DeviceGroupComponent("nvidiaVgpu", "NV", "H100XM"),
+            ],
+        ),
+    ]
+    assert device_groups_of(vim.vm.ConfigTarget()) == []
+
+
+def _linked_estate() -> Inventory:
+    """Cluster c5 runs a VM whose two vGPUs form a vendor device group; c1 a vGPU VM."""
+    inv = Inventory(
+        hosts=[
+            _host("p1", "c5", models=("NVIDIA H100 SXM5",)),
+            _host("p2", "c5", models=("NVIDIA H100 SXM5",)),
+            _host("p3", "c5", models=("NVIDIA H100 SXM5",)),
+            _host("p4", "c5", models=("NVIDIA H100 SXM5",)),
+            _host("q1", "c1"),
+            _host("q2", "c1"),
+        ],
+        vms=[
+            Vm(
+                name="llm",
+                moref="vm-llm",
+                cluster="c5",
+                power_state="poweredOn",
+                gpus=[
+                    GpuAttachment(kind="vgpu", profile="grid_h100xm-80c", device_group=7),
+                    GpuAttachment(kind="vgpu", profile="grid_h100xm-80c", device_group=7),
+                ],
+                device_groups=[VmDeviceGroup(NVLINK, 7, 2)],
+            ),
+            _vm("v1", "c1"),
+        ],
+        clusters=[Cluster(name=c, moref=f"domain-{c}") for c in ("c1", "c5")],
+    )
+    return inv
+
+
+def test_each_gpu_host_of_a_cluster_using_a_device_group_is_asked_on_its_own() -> None:
+    inv = _linked_estate()
+    assert _names(config_target_groups(inv)) == {
+        "c1": [["q1", "q2"]],
+        "c5": [["p1"], ["p2"], ["p3"], ["p4"]],
+    }
+    # A powered-off VM using a group, or one in a cluster running no vGPU VM: as before.
+    inv.vms[0].power_state = "poweredOff"
+    assert _names(config_target_groups(inv)) == {"c1": [["q1", "q2"]]}
+    inv = _linked_estate()
+    inv.vms[0].gpus = [GpuAttachment(kind="dynamic", device_group=7)]
+    assert _names(config_target_groups(inv))["c5"] == [["p1"], ["p2"], ["p3"], ["p4"]]
+
+
+def test_each_host_keeps_the_device_groups_of_its_own_answer() -> None:
+    inv = _linked_estate()
+    browser = _Browser(
+        {
+            "host-p1": _nvlink_target(),
+            "host-p2": vim.vm.ConfigTarget(),  # offers none
+            "host-p3": vmodl.fault.NotSupported(),
+            "host-p4": vim.fault.NoPermission(privilegeId="System.Read"),
+        }
+    )
+    other = _Browser({"host-q1": _nvlink_target()})
+    collect_config_target(None, inv, {"c5": browser, "c1": other}, API)
+    assert browser.asked == ["host-p1", "host-p2", "host-p3", "host-p4"]
+    assert other.asked == ["host-q1"]
+    hosts = _by_name(inv)
+    assert {
+        n: ([g.name for g in h.device_groups or []], h.device_groups_host) for n, h in hosts.items()
+    } == {
+        "p1": ([NVLINK], "p1"),
+        "p2": ([], "p2"),
+        "p3": ([], None),
+        "p4": ([], None),
+        "q1": ([NVLINK], "q1"),
+        "q2": ([NVLINK], "q1"),  # a group's answer, with the host it is about
+    }
+    assert hosts["p3"].device_groups is None and hosts["p4"].device_groups is None
+    assert hosts["q1"].device_groups is not hosts["q2"].device_groups
+    # NotSupported: absent, no gap; another fault: the cluster's gap, and the host's.
+    assert inv.gaps == [
+        Gap("c5", "ClusterComputeResource", GAP_PATH, "NoPermission", moref="domain-c5"),
+        Gap("p4", "HostSystem", DEVICE_GROUPS_PATH, "NoPermission", moref="host-p4"),
+    ]
+
+
+def test_no_device_groups_before_api_8_0_0_1_and_no_host_gap_where_no_vm_uses_one() -> None:
+    inv = _linked_estate()
+    browser = _Browser({f"host-p{i}": _nvlink_target() for i in (1, 2, 3, 4)})
+    other = _Browser({"host-q1": vim.fault.NoPermission(privilegeId="System.Read")})
+    collect_config_target(None, inv, {"c5": browser, "c1": other}, "vim.version.v8_0_0_0")
+    assert all(h.device_groups is None and h.device_groups_host is None for h in inv.hosts)
+    assert inv.gaps == [
+        Gap("c1", "ClusterComputeResource", GAP_PATH, "NoPermission", moref="domain-c1")
+    ]
+    inv = _linked_estate()
+    collect_config_target(None, inv, {"c5": browser, "c1": other}, "vim.version.v8_0_0_1")
+    assert [h.device_groups_host for h in inv.hosts] == ["p1", "p2", "p3", "p4", None, None]
+    assert inv.gaps == [
+        Gap("c1", "ClusterComputeResource", GAP_PATH, "NoPermission", moref="domain-c1")
+    ]

@@ -2,6 +2,11 @@
 
 Property paths, backing classes and enum values are the vSphere API's
 (VirtualPCIPassthrough.VmiopBackingInfo, ClusterDasVmSettings.restartPriority, ...).
+Vendor device groups (API 8.0.0.1): a VM's ``config.deviceGroups`` is a
+VirtualMachineVirtualDeviceGroups whose ``deviceGroup[]`` are
+VirtualMachineVirtualDeviceGroupsVendorDeviceGroup (``groupInstanceKey``,
+``deviceGroupName``), and each member device carries ``deviceGroupInfo``
+(VirtualDeviceDeviceGroupInfo: ``groupInstanceKey``, ``sequenceId``).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from gpuaudit.collect.vms import (
     build_cluster,
     build_vm,
     device_candidates,
+    device_groups,
     gpu_attachment,
     mmio_options,
     needs_devices,
@@ -25,6 +31,7 @@ from gpuaudit.inventory import (
     Cluster,
     GpuAttachment,
     Vm,
+    VmDeviceGroup,
     VmHostRule,
     VmVmRule,
 )
@@ -119,6 +126,60 @@ def test_a_whole_vm_is_read_field_by_field() -> None:
         bios_uuid="4212-bios",
         instance_uuid="5012-instance",
     )
+
+
+def _member(device: Any, key: int, sequence: int) -> Any:
+    device.deviceGroupInfo = vim.vm.device.VirtualDevice.DeviceGroupInfo(
+        groupInstanceKey=key, sequenceId=sequence
+    )
+    return device
+
+
+def _vendor_group(key: int, name: str) -> Any:
+    return vim.vm.VirtualDeviceGroups.VendorDeviceGroup(groupInstanceKey=key, deviceGroupName=name)
+
+
+def test_a_vm_s_vendor_device_groups_and_the_gpus_in_each() -> None:
+    nvlink = "NVIDIA H100XM 2-GPU NVLink"
+    devices = [
+        _member(_device(PT.VmiopBackingInfo(vgpu="grid_h100xm-80c"), "PCI device 0"), 7, 0),
+        _member(_device(PT.VmiopBackingInfo(vgpu="grid_h100xm-80c"), "PCI device 1"), 7, 1),
+        _device(PT.VmiopBackingInfo(vgpu="grid_h100xm-40c"), "PCI device 2"),  # in no group
+        # A NIC of a GPU-NIC group: a member, but not a GPU.
+        _member(vim.vm.device.VirtualSriovEthernetCard(key=4001), 9, 1),
+        _member(_device(PT.DynamicBackingInfo(allowedDevice=[]), "PCI device 3"), 9, 0),
+        # A member of a group config.deviceGroups does not list: kept, without a name.
+        _member(_device(PT.DeviceBackingInfo(id="0000:3b:00.0"), "PCI device 4"), 4, 0),
+    ]
+    groups = vim.vm.VirtualDeviceGroups(
+        deviceGroup=[_vendor_group(9, "GPU-NIC"), _vendor_group(7, nvlink), _vendor_group(8, "")]
+    )
+    props = {"name": "llm", "config.hardware.device": devices, "config.deviceGroups": groups}
+    vm = build_vm(ObjectProps("vm-40", "VirtualMachine", props), HOST_NAMES, DS_NAMES)
+    assert vm.device_groups == [
+        VmDeviceGroup(name="GPU-NIC", key=9, devices=2),
+        VmDeviceGroup(name=nvlink, key=7, devices=2),
+        VmDeviceGroup(name="", key=8, devices=0),  # listed, no device names it
+        VmDeviceGroup(name="", key=4, devices=1),
+    ]
+    assert [(g.label, g.device_group) for g in vm.gpus] == [
+        ("PCI device 0", 7),
+        ("PCI device 1", 7),
+        ("PCI device 2", None),
+        ("PCI device 3", 9),
+        ("PCI device 4", 4),
+    ]
+
+
+def test_device_groups_of_nothing_read_or_of_members_only() -> None:
+    assert device_groups(None, None) == []
+    assert device_groups(vim.vm.VirtualDeviceGroups(), []) == []
+    members = [_member(vim.vm.device.VirtualE1000e(key=k), key, 0) for k, key in ((1, 5), (2, 3))]
+    members.append(_member(vim.vm.device.VirtualE1000e(key=3), 5, 1))
+    assert device_groups(None, members) == [
+        VmDeviceGroup(name="", key=3, devices=1),
+        VmDeviceGroup(name="", key=5, devices=2),
+    ]
 
 
 def test_a_vm_with_nothing_read_keeps_the_defaults() -> None:

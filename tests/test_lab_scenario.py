@@ -174,6 +174,7 @@ def test_base_loads_with_every_default(tmp_path: Path) -> None:
     assert esx01["gpu_counter_instances"] == "pci"
     assert esx01["licence"]["edition"] == "esx.enterprisePlus.cpuPackageCoreLimited"
     assert esx01["max_evc_mode"] == "intel-sapphirerapids"
+    assert esx01["device_groups"] == []
     assert "vgpu" in [f["key"] for f in esx01["licence"]["features"]]
     # An unquoted PCI id stays a string (YAML 1.1 would read a sexagesimal float).
     assert esx02["gpus"][0]["pci_id"] == "0000:41:00.0"
@@ -235,6 +236,7 @@ def test_base_loads_with_every_default(tmp_path: Path) -> None:
         "firmware": "efi",
         "extra_config": {},
         "min_evc_mode": None,
+        "device_groups": [],
     }
     assert vm2["gpus"] == [{"passthrough": "0000:41:00.0"}]
     assert s["expect"] == []
@@ -803,3 +805,123 @@ datacenters:
         "standalone_hosts"
     ][0]
     assert host["vgpu_profiles"][0]["capacity"] is None
+
+
+NVLINK = """\
+description: vendor device groups
+datacenters:
+  - name: DC1
+    clusters:
+      - name: c1
+        hosts:
+          - name: esx01
+            graphics: {default_type: sharedDirect}
+            gpus:
+              - {pci_id: "0000:18:00.0", device_id: 0x2330}
+              - {pci_id: "0000:2a:00.0", device_id: 0x2330}
+              - {pci_id: "0000:3a:00.0", device_id: 0x2330}
+            vgpu_profiles: [{name: grid_h100xm-80c}]
+            device_groups:
+              - name: two-linked
+                components: [{vgpu: grid_h100xm-80c}, {vgpu: grid_h100xm-80c, configurable: true}]
+              - name: gpu-nic
+                description: a GPU and its NIC
+                components: [{type: sriovNic, vendor: Mellanox, device: ConnectX-7}, {}]
+    vms:
+      - name: llm
+        host: esx01
+        gpus: [{vgpu: grid_h100xm-80c}, {vgpu: grid_h100xm-80c}, {vgpu: grid_h100xm-80c}]
+        device_groups: [{name: two-linked, gpus: [2, 0]}]
+"""
+
+
+def test_device_groups_of_a_host_and_of_a_vm(tmp_path: Path) -> None:
+    dc = load(tmp_path, NVLINK)["datacenters"][0]
+    host = dc["clusters"][0]["hosts"][0]
+    vgpu = {"type": "nvidiaVgpu", "vendor": "NVIDIA Corporation", "device": "grid_h100xm-80c"}
+    assert host["device_groups"] == [
+        {
+            "name": "two-linked",
+            "description": "",
+            "components": [
+                {**vgpu, "configurable": False, "vgpu": "grid_h100xm-80c"},
+                {**vgpu, "configurable": True, "vgpu": "grid_h100xm-80c"},
+            ],
+        },
+        {
+            "name": "gpu-nic",
+            "description": "a GPU and its NIC",
+            "components": [
+                {
+                    "type": "sriovNic",
+                    "vendor": "Mellanox",
+                    "device": "ConnectX-7",
+                    "configurable": False,
+                    "vgpu": None,
+                },
+                {
+                    "type": "nvidiaVgpu",
+                    "vendor": "NVIDIA Corporation",
+                    "device": "",
+                    "configurable": False,
+                    "vgpu": None,
+                },
+            ],
+        },
+    ]
+    assert dc["vms"][0]["device_groups"] == [{"name": "two-linked", "key": 1, "gpus": [2, 0]}]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("gpus: [2, 0]", "gpus: [2, 3]", "names GPU 3, but VM llm has 3"),
+        ("gpus: [2, 0]", "gpus: [2, 2]", "GPU 2 of VM llm is in two device groups"),
+        ("gpus: [2, 0]", "gpus: []", "device group #1 of VM llm has no GPU"),
+        ("gpus: [2, 0]", "gpus: [true]", "lists GPU indices, not a boolean"),
+        (
+            "name: two-linked, gpus",
+            "name: three-linked, gpus",
+            "VM llm is powered on with device group 'three-linked', which its host esx01 "
+            "does not offer",
+        ),
+        (
+            "gpus: [2, 0]}]",
+            "gpus: [2], key: 4}, {name: gpu-nic, gpus: [1], key: 4}]",
+            "VM llm has two device groups of key 4",
+        ),
+        ("- name: gpu-nic\n", "- name: two-linked\n", "host esx01 offers device group"),
+        ("{type: sriovNic, vendor", "{type: nic, vendor", "must be one of pciPassthru"),
+        ("{}]", "{type: sriovNic, vgpu: grid_h100xm-80c}]", "'vgpu' of component #2"),
+        (
+            "components: [{type: sriovNic, vendor: Mellanox, device: ConnectX-7}, {}]",
+            "components: []",
+            "device group 'gpu-nic' of host esx01 has no components",
+        ),
+    ],
+)
+def test_device_group_errors(tmp_path: Path, old: str, new: str, message: str) -> None:
+    assert old in NVLINK
+    with pytest.raises(sc.ScenarioError, match=re.escape(message)):
+        load(tmp_path, NVLINK.replace(old, new, 1))
+
+
+def test_device_groups_need_api_8_0_0_1_and_a_host_s_a_vcenter(tmp_path: Path) -> None:
+    old = NVLINK.replace("datacenters:", "vcenter: {api_version: 8.0.0.0}\ndatacenters:", 1)
+    with pytest.raises(sc.ScenarioError, match=r"needs a vCenter of api_version 8\.0\.0\.1"):
+        load(tmp_path, old)
+    host_groups = NVLINK[NVLINK.index("            device_groups:") : NVLINK.index("    vms:")]
+    with pytest.raises(sc.ScenarioError, match=r"VM llm needs a server of api_version 8\.0\.0\.1"):
+        load(tmp_path, old.replace(host_groups, ""))
+    esxi = """\
+description: an ESXi host offering a device group
+vcenter: {kind: esxi}
+datacenters:
+  - standalone_hosts:
+      - name: esx01
+        gpus: [{pci_id: "0000:3b:00.0", device_id: 0x2330}]
+        vgpu_profiles: [{name: grid_h100xm-80c}]
+        device_groups: [{name: g, components: [{}]}]
+"""
+    with pytest.raises(sc.ScenarioError, match=r"'device_groups' of host esx01 needs a vCenter"):
+        load(tmp_path, esxi)

@@ -10,7 +10,10 @@ The expectations quote NVIDIA's tables directly:
   and time-sliced C-series types) and Table 18, "GPUs Requiring 64GB or More of MMIO
   Space";
 - NVIDIA Multi-Instance GPU User Guide, "Supported MIG Profiles" and the
-  ``nvidia-smi mig -lgipp`` listing for an A100 40GB.
+  ``nvidia-smi mig -lgipp`` listing for an A100 40GB;
+- NVIDIA AI Enterprise 8.0, "NVIDIA NVSwitch": "a high-bandwidth, low-latency fabric that
+  connects multiple GPUs in one system ... The switch behaves as a crossbar", supported on
+  the "NVIDIA HGX B300, B200, H200, H100, H800, A100 8-GPU baseboard[s]".
 """
 
 from __future__ import annotations
@@ -188,6 +191,41 @@ def test_mmio_of_c_series_vgpus_per_nvidia_s_table() -> None:
     for key, gb in published.items():
         assert board(key).mmio_c_series_gb.value == gb, key
     assert board("l40s").mmio_c_series_gb.value is None
+
+
+def test_the_hgx_boards_are_on_an_nvswitch_fabric_and_pcie_boards_are_not_said_to_be() -> None:
+    # AI Enterprise 8.0, "Platform Support for NVIDIA NVSwitch": the HGX B300, B200, H200,
+    # H100, H800 and A100 8-GPU baseboards. Their GPUs' boards in the data:
+    hgx = (
+        "b300-hgx",
+        "b200-hgx",
+        "h200-sxm-141gb",
+        "h100-sxm5-80gb",
+        "h800-sxm5-80gb",
+        "a100-hgx-40gb",
+        "a100-hgx-80gb",
+    )
+    for key in hgx:
+        assert board(key).nvswitch, key
+        assert board(key).nvlink_fabric.source.key == "aie8-nvswitch", key  # type: ignore[union-attr]
+    # The page lists no PCIe board: which of their GPUs are linked is not said.
+    pcie = ("h100-pcie-80gb", "h100-nvl-94gb", "h200-nvl-141gb", "l40s", "l4", "a100-pcie-80gb")
+    for key in pcie:
+        assert not board(key).nvswitch, key
+        assert board(key).nvlink_fabric.value is None, key
+
+
+def test_a_fabric_that_is_not_known_or_has_no_source_is_refused() -> None:
+    text = (DATA / "h100-sxm5-80gb.yaml").read_text("utf-8")
+    assert "fabric: nvswitch, fabric_source: aie8-nvswitch" in text
+    with pytest.raises(VgpuDataError, match="fabric 'mesh' is not nvswitch"):
+        parse_board("h100", text.replace("fabric: nvswitch,", "fabric: mesh,", 1))
+    with pytest.raises(VgpuDataError, match="is not a source"):
+        parse_board("h100", text.replace("fabric_source: aie8-nvswitch", "fabric_source: x", 1))
+    with pytest.raises(VgpuDataError, match="a fabric without a source"):
+        parse_board("h100", text.replace(" fabric_source: aie8-nvswitch,", "", 1))
+    unknown = parse_board("h100", text.replace("fabric: nvswitch,", "fabric: unknown,", 1))
+    assert not unknown.nvswitch and not unknown.nvlink_fabric.known
 
 
 def test_a_board_is_found_by_its_pci_ids_and_the_a2_and_a16_by_subsystem() -> None:

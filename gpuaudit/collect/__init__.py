@@ -23,7 +23,7 @@ from gpuaudit.collect.configtarget import collect_config_target
 from gpuaudit.collect.hahealth import add_cluster_health, add_host_health
 from gpuaudit.collect.hosts import build_host, vmotion_gaps
 from gpuaudit.collect.operations import collect_operations
-from gpuaudit.collect.paths import SPECS, VERSIONED_FIELDS, VM_DEVICE_PATHS
+from gpuaudit.collect.paths import SPECS, VERSIONED_FIELDS, VM_DEVICE_PATHS, device_paths
 from gpuaudit.collect.retrieve import (
     ObjectProps,
     OnPage,
@@ -65,7 +65,7 @@ def collect(
     with gc_paused():
         objects = retrieve(content, SPECS, on_page=_pages(say, "reading inventory"))
         say(f"read {len(objects)} objects")
-        _read_devices(content, objects, say)
+        _read_devices(content, objects, say, device_paths(si._stub.version))
         inv.vcenter.vgpu_hotmigrate_enabled = _hotmigrate(content, inv)
         _assemble(inv, objects)
         browsers = {
@@ -105,8 +105,14 @@ def _vcenter(about: Any) -> VCenter:
     )
 
 
-def _read_devices(content: Any, objects: dict[str, ObjectProps], say: Progress) -> None:
-    """Add the device lists of the VMs that may hold a GPU (vms.device_candidates)."""
+def _read_devices(
+    content: Any,
+    objects: dict[str, ObjectProps],
+    say: Progress,
+    paths: tuple[str, ...] = VM_DEVICE_PATHS,
+) -> None:
+    """Add the device lists (``paths``) of the VMs that may hold a GPU
+    (vms.device_candidates)."""
     wanted = device_candidates(objects)
     if not wanted:
         return
@@ -114,7 +120,7 @@ def _read_devices(content: Any, objects: dict[str, ObjectProps], say: Progress) 
     phase = f"reading the devices of {len(wanted)} of {vms} VMs"
     say(phase)
     devices = retrieve_objects(
-        content, vim.VirtualMachine, wanted, VM_DEVICE_PATHS, on_page=_pages(say, phase)
+        content, vim.VirtualMachine, wanted, paths, on_page=_pages(say, phase)
     )
     merge_into(objects, devices)
     for key in wanted:

@@ -23,9 +23,19 @@ A profile vCenter lists that the host asked does not offer (its
 ``config.sharedPassthruGpuTypes`` lacks it) is kept apart, in the host's
 ``unlisted_vgpu_profiles``: ``vgpu_profiles`` stays what the host offers.
 
+The same answer lists, from API 8.0.0.1, the vendor device groups the host offers
+(``vendorDeviceGroupInfo``): devices that must be allocated to a VM as a unit, such as
+NVLink-connected GPUs. Which devices a host links is its own hardware, not its build's
+or its GPU model's, so in a cluster that runs a powered-on VM using a vendor device
+group every GPU host is asked on its own: one call per such host, where a group of
+hosts would share one answer elsewhere. Every host of a group keeps the groups of the
+answer with the host asked (``device_groups_host``).
+
 NotSupported means this vCenter offers no such answer; any other fault (NoPermission,
-...) becomes a gap on the cluster. Either way the hosts keep no description and no
-estimates: VM-10 falls back to its own model, and capacity to NVIDIA's figures.
+...) becomes a gap on the cluster, and, where a VM of the cluster uses a device group,
+on the host asked for its device groups. Either way the hosts keep no description, no
+estimates and no device groups: VM-10 falls back to its own model, capacity to NVIDIA's
+figures, and a restart that needs a device group is not proven on them.
 """
 
 from __future__ import annotations
@@ -36,13 +46,25 @@ from typing import Any
 from pyVmomi import VmomiSupport, vim, vmodl
 
 from gpuaudit import vgpu_releases as R
-from gpuaudit.inventory import Gap, Host, Inventory, StunEstimate, VgpuProfile
+from gpuaudit.inventory import (
+    DeviceGroupComponent,
+    Gap,
+    Host,
+    Inventory,
+    StunEstimate,
+    VendorDeviceGroup,
+    VgpuProfile,
+)
 
 PROFILE_INFO_API = "vim.version.v7_0_3_0"
 STUN_ESTIMATES_API = "vim.version.v8_0_2_0"
+DEVICE_GROUPS_API = "vim.version.v8_0_0_1"  # vendorDeviceGroupInfo, config.deviceGroups
 FIRST_RELEASE = R.Release(7, 0, 3)  # the first to describe its vGPU profiles
 FIRST_STUN_RELEASE = R.Release(8, 0, 2)  # the first whose description holds stun estimates
+NVIDIA_VGPU = "nvidiaVgpu"  # a device group component's type: an NVIDIA vGPU
+_VMIOP = vim.vm.device.VirtualPCIPassthrough.VmiopBackingInfo
 GAP_PATH = "environmentBrowser.QueryConfigTarget().vgpuProfileInfo"
+DEVICE_GROUPS_GAP_PATH = "environmentBrowser.QueryConfigTarget().vendorDeviceGroupInfo"
 
 
 @dataclass(frozen=True)
@@ -57,24 +79,33 @@ class ProfileFacts:
 
 
 def config_target_groups(inv: Inventory) -> dict[str, list[list[Host]]]:
-    """Per cluster that runs a powered-on vGPU VM: its connected 7.0.3+ GPU hosts,
-    grouped by (ESXi build, GPU model), each group sorted by name."""
+    """Per cluster that runs a powered-on vGPU VM, or a powered-on VM using a vendor device
+    group: its connected 7.0.3+ GPU hosts, grouped by (ESXi build, GPU model), each group
+    sorted by name; in a cluster of the second kind, each host alone (linked_clusters)."""
     vgpu_clusters = {
         vm.cluster
         for vm in inv.vms
         if vm.cluster and vm.power_state == "poweredOn" and any(g.kind == "vgpu" for g in vm.gpus)
     }
-    groups: dict[str, dict[tuple[str, tuple[str, ...]], list[Host]]] = {}
+    linked = linked_clusters(inv)
+    groups: dict[str, dict[tuple[str, ...], list[Host]]] = {}
     for host in sorted(inv.hosts, key=lambda h: h.name):
-        if host.cluster not in vgpu_clusters or not host.connected or not host.gpus:
+        if host.cluster not in vgpu_clusters | linked or not host.connected or not host.gpus:
             continue
         release = R.esxi_release(host.version, host.build)
         if release is None or release < FIRST_RELEASE:
             continue
         # A tuple, not joined text: a name the host reports may itself hold the separator.
-        models = tuple(sorted({g.model for g in host.gpus}))
-        groups.setdefault(host.cluster, {}).setdefault((host.build, models), []).append(host)
+        key = (host.build, *sorted({g.model for g in host.gpus}))
+        if host.cluster in linked:
+            key = (host.name,)  # its own links: asked on its own
+        groups.setdefault(host.cluster, {}).setdefault(key, []).append(host)
     return {cluster: list(by_key.values()) for cluster, by_key in groups.items()}
+
+
+def linked_clusters(inv: Inventory) -> set[str]:
+    """The clusters that run a powered-on VM using a vendor device group."""
+    return {vm.cluster for vm in inv.vms if vm.cluster and vm.powered_on and vm.device_groups}
 
 
 def collect_config_target(
@@ -84,7 +115,9 @@ def collect_config_target(
     if inv.vcenter.standalone_esxi or not VmomiSupport.IsChildVersion(negotiated, PROFILE_INFO_API):
         return
     with_estimates = VmomiSupport.IsChildVersion(negotiated, STUN_ESTIMATES_API)
+    with_groups = VmomiSupport.IsChildVersion(negotiated, DEVICE_GROUPS_API)
     clusters = {c.name: c for c in inv.clusters}
+    linked = linked_clusters(inv)
     for cluster_name, groups in sorted(config_target_groups(inv).items()):
         browser = browsers.get(cluster_name)
         if browser is None:
@@ -102,6 +135,10 @@ def collect_config_target(
                 inv.gaps.append(
                     Gap(cluster_name, "ClusterComputeResource", GAP_PATH, fault, moref=moref)
                 )
+                if with_groups and cluster_name in linked:
+                    inv.gaps.append(
+                        Gap(asked.name, "HostSystem", DEVICE_GROUPS_GAP_PATH, fault, asked.moref)
+                    )
                 continue
             facts = profile_facts(target)
             release = R.esxi_release(asked.version, asked.build)
@@ -114,6 +151,9 @@ def collect_config_target(
                 host.stun_estimates = {p: list(points) for p, points in table.items()}
                 host.stun_estimates_host = asked.name if table else None
                 describe(host, facts, asked.name, unlisted=host is asked)
+                if with_groups:
+                    host.device_groups = device_groups_of(target)
+                    host.device_groups_host = asked.name
 
 
 def describe(host: Host, facts: list[ProfileFacts], asked: str, unlisted: bool) -> None:
@@ -163,6 +203,42 @@ def profile_facts(target: Any) -> list[ProfileFacts]:
             )
         )
     return facts
+
+
+def device_groups_of(target: Any) -> list[VendorDeviceGroup]:
+    """vendorDeviceGroupInfo's groups in vCenter's order; entries without a name are left
+    out (a VM names its group by it)."""
+    groups = []
+    for info in getattr(target, "vendorDeviceGroupInfo", None) or []:
+        name = str(getattr(info, "deviceGroupName", "") or "")
+        if not name:
+            continue
+        groups.append(
+            VendorDeviceGroup(
+                name=name,
+                description=str(getattr(info, "deviceGroupDescription", "") or ""),
+                components=[
+                    _component(c) for c in getattr(info, "componentDeviceInfo", None) or []
+                ],
+            )
+        )
+    return groups
+
+
+def _component(info: Any) -> DeviceGroupComponent:
+    """One component; an nvidiaVgpu one with the vGPU profile its device's backing names."""
+    kind = str(getattr(info, "type", "") or "")
+    backing = getattr(getattr(info, "device", None), "backing", None)
+    profile = None
+    if kind == NVIDIA_VGPU and isinstance(backing, _VMIOP):
+        profile = str(backing.vgpu or "") or None
+    return DeviceGroupComponent(
+        type=kind,
+        vendor=str(getattr(info, "vendorName", "") or ""),
+        device=str(getattr(info, "deviceName", "") or ""),
+        configurable=bool(getattr(info, "isConfigurable", False)),
+        vgpu_profile=profile,
+    )
 
 
 def estimates_of(target: Any) -> dict[str, list[StunEstimate]]:

@@ -8,7 +8,7 @@ only for the VMs that may hold a GPU (gpuaudit.collect.vms.needs_devices).
 
 from __future__ import annotations
 
-from pyVmomi import vim
+from pyVmomi import VmomiSupport, vim
 
 HOST_PATHS = (
     "name",
@@ -58,6 +58,19 @@ VM_PATHS = (
 # narrowed to a few keys in a property path, so it is read here, for the few VMs that
 # may hold a GPU, rather than for every VM.
 VM_DEVICE_PATHS = ("config.hardware.device", "config.extraConfig")
+# The vendor device groups a VM uses (API 8.0.0.1), read with its devices where the
+# negotiated API has them: an older server refuses a path it does not know, and its VMs
+# can use no device group.
+VM_DEVICE_GROUPS_PATH = "config.deviceGroups"
+DEVICE_GROUPS_API = "vim.version.v8_0_0_1"
+
+
+def device_paths(negotiated: str) -> tuple[str, ...]:
+    """The paths of the device retrieval for the negotiated API version."""
+    if VmomiSupport.IsChildVersion(negotiated, DEVICE_GROUPS_API):
+        return (*VM_DEVICE_PATHS, VM_DEVICE_GROUPS_PATH)
+    return VM_DEVICE_PATHS
+
 
 # summary is read whole: ClusterComputeResource.summary is declared as
 # ComputeResourceSummary, so vCenter refuses "summary.currentEVCModeKey".
@@ -89,7 +102,7 @@ SPECS: dict[type, tuple[str, ...]] = {
 # Every path of both retrievals, as one retrieval of every object would ask for them.
 EVERY_PATH: dict[type, tuple[str, ...]] = {
     **SPECS,
-    vim.VirtualMachine: (*VM_PATHS, *VM_DEVICE_PATHS),
+    vim.VirtualMachine: (*VM_PATHS, *VM_DEVICE_PATHS, VM_DEVICE_GROUPS_PATH),
 }
 
 # Fields that only a newer API version carries: when the negotiated version is

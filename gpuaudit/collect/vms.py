@@ -10,7 +10,15 @@ from pyVmomi import vim
 
 from gpuaudit import catalog
 from gpuaudit.collect.retrieve import ObjectProps
-from gpuaudit.inventory import AdmissionControl, Cluster, GpuAttachment, Vm, VmHostRule, VmVmRule
+from gpuaudit.inventory import (
+    AdmissionControl,
+    Cluster,
+    GpuAttachment,
+    Vm,
+    VmDeviceGroup,
+    VmHostRule,
+    VmVmRule,
+)
 
 _Passthrough = vim.vm.device.VirtualPCIPassthrough
 
@@ -38,7 +46,28 @@ def build_vm(obj: ObjectProps, host_names: dict[str, str], ds_names: dict[str, s
         min_evc_mode=obj.get("runtime.minRequiredEVCModeKey") or None,
         bios_uuid=str(obj.get("config.uuid") or ""),
         instance_uuid=str(obj.get("config.instanceUuid") or ""),
+        device_groups=device_groups(
+            obj.get("config.deviceGroups"), obj.get("config.hardware.device", [])
+        ),
     )
+
+
+def device_groups(groups: Any, devices: Any) -> list[VmDeviceGroup]:
+    """The vendor device groups of a VM (config.deviceGroups), each with how many of its
+    devices name it in their deviceGroupInfo; a group a device names that
+    config.deviceGroups lacks is kept without a name."""
+    members: dict[int, int] = {}
+    for device in devices or []:
+        info = getattr(device, "deviceGroupInfo", None)
+        if info is not None:
+            members[int(info.groupInstanceKey)] = members.get(int(info.groupInstanceKey), 0) + 1
+    found = []
+    for group in getattr(groups, "deviceGroup", None) or []:
+        key = int(group.groupInstanceKey)
+        name = str(getattr(group, "deviceGroupName", "") or "")
+        found.append(VmDeviceGroup(name=name, key=key, devices=members.pop(key, 0)))
+    found.extend(VmDeviceGroup(name="", key=key, devices=n) for key, n in sorted(members.items()))
+    return found
 
 
 MMIO_KEYS = ("pciPassthru.use64bitMMIO", "pciPassthru.64bitMMIOSizeGB")
@@ -130,6 +159,8 @@ def gpu_attachment(device: Any) -> GpuAttachment | None:
         return None
     backing = device.backing
     label = getattr(device.deviceInfo, "label", "") or ""
+    info = getattr(device, "deviceGroupInfo", None)
+    group = int(info.groupInstanceKey) if info is not None else None
     if isinstance(backing, _Passthrough.VmiopBackingInfo):
         return GpuAttachment(
             kind="vgpu",
@@ -137,6 +168,7 @@ def gpu_attachment(device: Any) -> GpuAttachment | None:
             profile=backing.vgpu,
             migrate_supported=getattr(backing, "migrateSupported", None),
             migrate_data_mb=getattr(backing, "vgpuMigrateDataSizeMB", None),
+            device_group=group,
         )
     if isinstance(backing, _Passthrough.DynamicBackingInfo):
         return GpuAttachment(
@@ -149,6 +181,7 @@ def gpu_attachment(device: Any) -> GpuAttachment | None:
             ],
             custom_label=backing.customLabel or None,
             allowed_sub_ids=_allowed_sub_ids(backing.allowedDevice or []),
+            device_group=group,
         )
     if isinstance(backing, _Passthrough.DeviceBackingInfo):
         return GpuAttachment(
@@ -157,6 +190,7 @@ def gpu_attachment(device: Any) -> GpuAttachment | None:
             pci_id=backing.id,
             vendor_id=catalog.unsigned16(backing.vendorId or 0),
             device_id=_device_id(backing.deviceId),
+            device_group=group,
         )
     return None  # another kind of PCI device (e.g. SR-IOV NIC): not a GPU
 

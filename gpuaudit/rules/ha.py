@@ -270,16 +270,25 @@ rule(
         placed the vGPUs already running, is not proven, never a pass. On vSphere 9.0 vCenter
         counts the vGPUs of each profile a host still takes (DirectPathProfileManager
         QueryCapacity, remaining): a restart never takes more than that, and where NVIDIA's
-        figures decide nothing, the count does. {_INTENT_NOTE}""",
+        figures decide nothing, the count does. A VM whose GPUs form a vendor device group
+        (vSphere 8.0.0.1: devices allocated to a VM as a unit, such as GPUs an NVLink connects)
+        restarts only on a host that offers a device group of that name, on GPUs the host
+        links. No API reports which GPUs those are, so the restart is proven only where NVIDIA
+        puts every GPU of the host on one NVSwitch fabric (the HGX baseboards), or where the
+        group takes every GPU of the host and all are free; elsewhere (an NVLink bridge between
+        some of a host's GPUs) it is not proven. {_INTENT_NOTE}""",
     remediation="""Keep spare GPU capacity of the same model and profile on other hosts (N+1),
-        offer the profile on more hosts, share the VM's datastores, or lower the priority of less
-        important GPU VMs so this one is restarted first.""",
+        offer the profile (and the VM's device group) on more hosts, share the VM's datastores,
+        or lower the priority of less important GPU VMs so this one is restarted first.""",
     references=(
         sources.HA_VM_RESPONSES,
         sources.PCI_DEVICES_7,
         sources.HA_ADMISSION_CONTROL,
         sources.API_ASSIGNMENT_POLICY,
         sources.DIRECTPATH_CAPACITY,
+        sources.API_DEVICE_GROUPS,
+        sources.NVIDIA_DEVICE_GROUPS,
+        sources.NVIDIA_NVSWITCH,
         *REFERENCES["HA-05"],
     ),
 )(restart_room)
@@ -330,7 +339,7 @@ def _restarts(name: str, simulated: Simulated) -> Iterator[Verdict]:
             evidence = {"failed_host": failure.host, "restart_priority": p.restart_priority}
             message = (
                 f"may restart if {failure.host} fails, only if facts NVIDIA does not publish "
-                "allow it"
+                "or vCenter does not report allow it"
             )
             reason = (p.reason or "").removeprefix("restart not proven: ")
             yield Verdict(
@@ -460,7 +469,8 @@ rule(
         only with manual placement counts as not restarted; the evidence's manual N+k counts
         any valid placement). GPU HA needs N+1 at least. k is checked up to 3; it is never claimed
         beyond what every combination of failures proves, nor beyond what NVIDIA's published
-        figures prove (the k that rests on figures NVIDIA does not publish is not proven).
+        figures prove (the k that rests on figures NVIDIA does not publish, or on which GPUs a
+        host links for a VM's vendor device group, which no API reports, is not proven).
         Placements count host memory as well as GPUs. VMs whose restart priority is disabled
         are not counted (HA-05 lists them); on a cluster where HA is off or host monitoring is
         disabled nothing is restarted, so N+k is N+0 and the evidence gives the N+k of a manual

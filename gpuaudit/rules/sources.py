@@ -201,3 +201,19 @@ DIRECTPATH_CAPACITY = Reference(
     "https://developer.broadcom.com/xapis/virtual-infrastructure-json-api/latest/"
     "data-structures/DirectPathProfileManagerCapacityInfo",
 )
+API_DEVICE_GROUPS = Reference(
+    "vSphere API 8.0.0.1: VirtualMachineVirtualDeviceGroups (vendor device groups: devices "
+    "allocated to a VM as a unit, e.g. a physical link connects them)",
+    "https://developer.broadcom.com/xapis/virtual-infrastructure-json-api/latest/"
+    "data-structures/VirtualMachineVirtualDeviceGroups",
+)
+NVIDIA_DEVICE_GROUPS = Reference(
+    "NVIDIA AI Enterprise 8.0: Device Groups (GPUs on NVLink presented to the VM as one unit)",
+    "https://docs.nvidia.com/ai-enterprise/release-8/8.0/infra-software/vgpu/features/"
+    "device-groups.html",
+)
+NVIDIA_NVSWITCH = Reference(
+    "NVIDIA AI Enterprise 8.0: NVIDIA NVSwitch (a crossbar between the GPUs of one system)",
+    "https://docs.nvidia.com/ai-enterprise/release-8/8.0/infra-software/vgpu/features/"
+    "nvswitch.html",
+)

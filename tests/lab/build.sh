@@ -6,9 +6,11 @@
 # VirtualPCIPassthroughVmiopBackingInfo.migrateSupported, 7.0 U2, and its
 # vgpuMigrateDataSizeMB, 8.0 U1), the types of vCenter's description of vGPU
 # profiles (ConfigTarget.vgpuProfileInfo, 7.0 U3, and its stunTimeEstimates,
-# 8.0 U2), and vSphere 9.0's DirectPathProfileManager (ServiceContent's
+# 8.0 U2), vSphere 9.0's DirectPathProfileManager (ServiceContent's
 # directPathProfileManager, the QueryCapacity request and the data types it
-# takes and returns). We copy the
+# takes and returns), and vendor device groups (API 8.0.0.1: ConfigTarget's
+# vendorDeviceGroupInfo, VirtualMachineConfigInfo's deviceGroups and
+# VirtualDevice's deviceGroupInfo, with their data types). We copy the
 # tree into tests/lab/.gopath, add the fields with govmomi-fields.patch and build
 # in GOPATH mode with the copy ahead of /usr/share/gocode.
 #
@@ -63,7 +65,10 @@ if [ ! -f "$GOPATH_DIR/.stamp" ] || [ "$(cat "$GOPATH_DIR/.stamp")" != "$stamp" 
         grep -q 'xml:"vgpuMigrateDataSizeMB,omitempty"' "$types_go" &&
         grep -q 'xml:"stunTimeEstimates,omitempty"' "$types_go" &&
         grep -q 'xml:"directPathProfileManager,omitempty"' "$types_go" &&
-        grep -q 'DirectPathProfileManagerQueryCapacityResponse struct' "$types_go"; then
+        grep -q 'DirectPathProfileManagerQueryCapacityResponse struct' "$types_go" &&
+        grep -q 'xml:"vendorDeviceGroupInfo,omitempty"' "$types_go" &&
+        grep -q 'xml:"deviceGroupInfo,omitempty"' "$types_go" &&
+        grep -q 'xml:"deviceGroups,omitempty"' "$types_go"; then
         echo "build.sh: this govmomi already has the fields; not patching" >&2
     else
         echo "build.sh: govmomi-fields.patch does not apply to $GOVMOMI_SRC" >&2

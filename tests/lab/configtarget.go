@@ -7,8 +7,11 @@ package main
 // derives them from the profile's name and the host's GPUs where the scenario says
 // nothing) and the stunTimeEstimates it gives it (8.0 U2: migrationBW in Mbps,
 // stunTime in seconds). A profile without estimates is listed without them, as
-// vCenter does for the B- and A-series. As a vCenter of the scenario's api_version
-// would, the lab lists no profiles before 7.0.3.0 and no estimates before 8.0.2.0.
+// vCenter does for the B- and A-series. The host's vendor device groups follow in
+// vendorDeviceGroupInfo (8.0.0.1), each component with a device template: a vGPU
+// (VmiopBackingInfo naming its profile), an SR-IOV NIC, or another PCI passthrough
+// device. As a vCenter of the scenario's api_version would, the lab lists no profiles
+// before 7.0.3.0, no device groups before 8.0.0.1 and no estimates before 8.0.2.0.
 
 import (
 	"github.com/vmware/govmomi/simulator"
@@ -75,5 +78,40 @@ func (b *labEnvironmentBrowser) QueryConfigTarget(ctx *simulator.Context, req *t
 		}
 		body.Res.Returnval.VgpuProfileInfo = append(body.Res.Returnval.VgpuProfileInfo, info)
 	}
+	if b.api.atLeast(8, 0, 0, 1) {
+		for _, g := range spec.DeviceGroups {
+			body.Res.Returnval.VendorDeviceGroupInfo = append(body.Res.Returnval.VendorDeviceGroupInfo, vendorDeviceGroup(g))
+		}
+	}
 	return body
+}
+
+// vendorDeviceGroup is one group a host offers, as vendorDeviceGroupInfo lists it.
+func vendorDeviceGroup(g DeviceGroup) types.VirtualMachineVendorDeviceGroupInfo {
+	info := types.VirtualMachineVendorDeviceGroupInfo{
+		VirtualMachineTargetInfo: types.VirtualMachineTargetInfo{Name: g.Name},
+		DeviceGroupName:          g.Name,
+		DeviceGroupDescription:   g.Description,
+	}
+	for i, c := range g.Components {
+		template := types.VirtualDevice{Key: int32(-100 - i)}
+		var device types.BaseVirtualDevice
+		switch {
+		case c.Type == "sriovNic":
+			device = &types.VirtualSriovEthernetCard{VirtualEthernetCard: types.VirtualEthernetCard{VirtualDevice: template}}
+		case c.Vgpu != nil:
+			template.Backing = &types.VirtualPCIPassthroughVmiopBackingInfo{Vgpu: *c.Vgpu}
+			device = &types.VirtualPCIPassthrough{VirtualDevice: template}
+		default:
+			device = &types.VirtualPCIPassthrough{VirtualDevice: template}
+		}
+		info.ComponentDeviceInfo = append(info.ComponentDeviceInfo, types.VirtualMachineVendorDeviceGroupInfoComponentDeviceInfo{
+			Type:           c.Type,
+			VendorName:     c.Vendor,
+			DeviceName:     c.Device,
+			IsConfigurable: c.Configurable,
+			Device:         device,
+		})
+	}
+	return info
 }

@@ -24,6 +24,7 @@ from gpuaudit.inventory import (
     CounterStats,
     Datastore,
     DatastoreMount,
+    DeviceGroupComponent,
     Gap,
     Gpu,
     GpuAttachment,
@@ -39,8 +40,10 @@ from gpuaudit.inventory import (
     StunEstimate,
     Telemetry,
     VCenter,
+    VendorDeviceGroup,
     VgpuProfile,
     Vm,
+    VmDeviceGroup,
     VmHostRule,
     VmotionNic,
     VmVmRule,
@@ -203,7 +206,9 @@ def expected_inventory(scenario: dict[str, Any]) -> Inventory:
     _add_telemetry(inv, scenario)
     api = _numbers(vc.get("api_version", ""))
     if not esxi and api >= (7, 0, 3):
-        _add_config_target(inv, scenario, with_estimates=api >= (8, 0, 2))
+        _add_config_target(
+            inv, scenario, with_estimates=api >= (8, 0, 2), with_groups=api >= (8, 0, 0, 1)
+        )
     if not esxi and api >= (9, 0):
         _add_capacity(inv, scenario)
     # ESXi's licence is its host's own: there is no vCenter licence.
@@ -224,13 +229,18 @@ def _specs(scenario: dict[str, Any]) -> dict[str, dict[str, Any]]:
     }
 
 
-def _add_config_target(inv: Inventory, scenario: dict[str, Any], with_estimates: bool) -> None:
+def _add_config_target(
+    inv: Inventory, scenario: dict[str, Any], with_estimates: bool, with_groups: bool
+) -> None:
     """vCenter's description of the vGPU profiles: in each cluster running a powered-on
     vGPU VM, the connected 7.0.3+ GPU hosts of one ESXi build and GPU model all get what
     the scenario says of the profiles of the first of them by name, each for the profiles
-    of its own name; and the stun time estimates where that host runs 8.0.2 or later."""
+    of its own name; and the stun time estimates where that host runs 8.0.2 or later.
+    From API 8.0.0.1 also the vendor device groups the host asked offers; in a cluster
+    running a powered-on VM that uses a device group, every such host is asked alone."""
     specs = _specs(scenario)
-    vgpu_clusters = {
+    linked = {vm.cluster for vm in inv.vms if vm.power_state == "poweredOn" and vm.device_groups}
+    vgpu_clusters = linked | {
         vm.cluster
         for vm in inv.vms
         if vm.power_state == "poweredOn" and any(g.kind == "vgpu" for g in vm.gpus)
@@ -242,7 +252,12 @@ def _add_config_target(inv: Inventory, scenario: dict[str, Any], with_estimates:
         if _numbers(host.version) < (7, 0, 3):
             continue
         models = ",".join(sorted({g.model for g in host.gpus}))
+        if host.cluster in linked:
+            models = host.name  # a host of its own
         asked = first.setdefault((host.cluster, host.build, models), host.name)
+        if with_groups:
+            host.device_groups = [_device_group(g) for g in specs[asked]["device_groups"]]
+            host.device_groups_host = asked
         served = specs[asked].get("vgpu_profiles", [])
         described = {p["name"].lower(): p for p in served}
         for profile in host.vgpu_profiles:
@@ -264,6 +279,23 @@ def _add_config_target(inv: Inventory, scenario: dict[str, Any], with_estimates:
             if p.get("stun_estimates")
         }
         host.stun_estimates_host = asked if host.stun_estimates else None
+
+
+def _device_group(spec: dict[str, Any]) -> VendorDeviceGroup:
+    return VendorDeviceGroup(
+        name=spec["name"],
+        description=spec["description"],
+        components=[
+            DeviceGroupComponent(
+                type=c["type"],
+                vendor=c["vendor"],
+                device=c["device"],
+                configurable=c["configurable"],
+                vgpu_profile=c["vgpu"] if c["type"] == "nvidiaVgpu" else None,
+            )
+            for c in spec["components"]
+        ],
+    )
 
 
 def _add_capacity(inv: Inventory, scenario: dict[str, Any]) -> None:
@@ -815,6 +847,10 @@ def _vm(
                     allowed_sub_ids=_allowed_sub_ids(dyn.get("allowed", [])),
                 )
             )
+    groups = vm.get("device_groups", [])
+    for group in groups:
+        for index in group["gpus"]:
+            attachments[index].device_group = group["key"]
     return Vm(
         name=vm["name"],
         moref="",
@@ -834,6 +870,7 @@ def _vm(
         mmio_options=_mmio_options(vm) if _devices_read(vm) else {},
         vgpu_plugin_options=_vgpu_plugin_options(vm) if _devices_read(vm) else {},
         min_evc_mode=vm.get("min_evc_mode"),
+        device_groups=[VmDeviceGroup(g["name"], g["key"], len(g["gpus"])) for g in groups],
     )
 
 

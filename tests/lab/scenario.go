@@ -158,6 +158,26 @@ type Host struct {
 	// MaxEVCMode is summary.maxEVCModeKey; nil serves none.
 	MaxEVCMode *string  `json:"max_evc_mode"`
 	BIOS       HostBIOS `json:"bios"`
+	// The vendor device groups the host offers, served by QueryConfigTarget
+	// (vendorDeviceGroupInfo, API 8.0.0.1; configtarget.go).
+	DeviceGroups []DeviceGroup `json:"device_groups"`
+}
+
+// DeviceGroup is a vendor device group a host offers: devices a VM takes as a unit.
+type DeviceGroup struct {
+	Name        string                 `json:"name"`
+	Description string                 `json:"description"`
+	Components  []DeviceGroupComponent `json:"components"`
+}
+
+// DeviceGroupComponent is one device of a group: Type is pciPassthru, nvidiaVgpu,
+// sriovNic or dvx; Vgpu the profile of an nvidiaVgpu component's device template.
+type DeviceGroupComponent struct {
+	Type         string  `json:"type"`
+	Vendor       string  `json:"vendor"`
+	Device       string  `json:"device"`
+	Configurable bool    `json:"configurable"`
+	Vgpu         *string `json:"vgpu"`
 }
 
 // HostBIOS is hardware.biosInfo; ReleaseDate is YYYY-MM-DD.
@@ -302,6 +322,16 @@ type VM struct {
 	// ExtraConfig entries of config.extraConfig, served sorted by key.
 	ExtraConfig map[string]string `json:"extra_config"`
 	MinEVCMode  *string           `json:"min_evc_mode"`
+	// The vendor device groups the VM uses (API 8.0.0.1; vms.go).
+	DeviceGroups []VMDeviceGroup `json:"device_groups"`
+}
+
+// VMDeviceGroup is a vendor device group of a VM: its name, its groupInstanceKey and
+// the indices of the VM's GPUs that form it, in their sequence.
+type VMDeviceGroup struct {
+	Name string `json:"name"`
+	Key  int32  `json:"key"`
+	GPUs []int  `json:"gpus"`
 }
 
 // VMGPU is one of three forms: Vgpu, Passthrough or Dynamic is set.

@@ -199,6 +199,11 @@ PROFILE_CLASSES = ("compute", "quadro")
 # DirectPathProfileManager.QueryCapacity (vSphere 9.0): the API that serves it, and the
 # faults an unknown answer may carry; a profile that declares none gets the first.
 CAPACITY_API = (9, 0, 0, 0)
+# Vendor device groups: ConfigTarget.vendorDeviceGroupInfo, a VM's config.deviceGroups
+# and its devices' deviceGroupInfo, all "Since vSphere API Release 8.0.0.1".
+DEVICE_GROUPS_API = (8, 0, 0, 1)
+COMPONENT_TYPES = ("pciPassthru", "nvidiaVgpu", "sriovNic", "dvx")
+COMPONENT_VENDOR = "NVIDIA Corporation"
 CAPACITY_FAULTS = ("NotSupported", "InvalidState", "NotFound", "InvalidArgument")
 ADAPTER_TYPES = ("fc", "fcoe", "iscsi", "sas", "block")
 LOCAL_ADAPTER_TYPES = ("sas", "block")
@@ -393,6 +398,8 @@ class _Normaliser:
         self.device_lines: dict[int, int | None] = {}  # id(VM GPU device) -> its line
         self.esxi_about: dict[Any, Any] = {}  # the vcenter section of a kind esxi scenario
         self.serves_capacity = False  # a vCenter of API 9.0 or later: QueryCapacity
+        self.serves_device_groups = False  # a server of API 8.0.0.1 or later
+        self.serves_config_target = False  # a vCenter (QueryConfigTarget is asked of one)
 
     # -- reporting ----------------------------------------------------------
 
@@ -539,6 +546,8 @@ class _Normaliser:
         vcenter = self.vcenter(top)
         esxi = vcenter["kind"] == "esxi"
         self.serves_capacity = not esxi and _api_numbers(vcenter["api_version"]) >= CAPACITY_API
+        self.serves_device_groups = _api_numbers(vcenter["api_version"]) >= DEVICE_GROUPS_API
+        self.serves_config_target = not esxi
         dcs = self.items(top, "datacenters", "the scenario")
         if not dcs:
             self.fail(_line_of(top, "datacenters"), "the scenario needs at least one datacenter")
@@ -1093,7 +1102,7 @@ class _Normaliser:
                 "name", "version", "build", "vendor", "model", "cpu_cores", "cpu_mhz",
                 "memory_gb", "connection", "maintenance", "graphics", "gpus", "vgpu_profiles",
                 "adapters", "vmotion", "gpu_counter_instances", "licence", "ha_state",
-                "config_issues", "max_evc_mode", "bios",
+                "config_issues", "max_evc_mode", "bios", "device_groups",
             ),
             kind="host",
         )  # fmt: skip
@@ -1150,11 +1159,62 @@ class _Normaliser:
             "config_issues": self.config_issues(h, what),
             "max_evc_mode": self.string(h, "max_evc_mode", what, DEFAULT_MAX_EVC_MODE),
             "bios": self.bios(h, what),
+            "device_groups": self.host_device_groups(h, what),
         }
         self.hosts[name] = result
         self.host_dc[name] = dc
         self.host_cluster[name] = cluster
         return result
+
+    def host_device_groups(self, h: dict[Any, Any], what: str) -> list[dict[str, Any]]:
+        """The vendor device groups the host offers, served by QueryConfigTarget (API
+        8.0.0.1): each a name, a description and its components."""
+        groups: list[dict[str, Any]] = []
+        entries = self.items(h, "device_groups", what)
+        if entries and not (self.serves_device_groups and self.serves_config_target):
+            self.fail(
+                _line_of(h, "device_groups"),
+                f"'device_groups' of {what} needs a vCenter of api_version 8.0.0.1 or later, "
+                "which serves vendorDeviceGroupInfo",
+            )
+        for g, line, i in entries:
+            label = f"device group #{i + 1} of {what}"
+            g = self.mapping(g, label, line, ("name", "description", "components"), ("name",))
+            name = self.string(g, "name", label)
+            if not name:
+                self.fail(line, f"{label} has an empty name")
+            if any(other["name"] == name for other in groups):
+                self.fail(line, f"{what} offers device group {name!r} twice")
+            about = f"device group {name!r} of {what}"
+            components = []
+            for c, c_line, j in self.items(g, "components", about):
+                c_label = f"component #{j + 1} of {about}"
+                c = self.mapping(
+                    c, c_label, c_line, ("type", "vendor", "device", "configurable", "vgpu")
+                )
+                kind = self.string(c, "type", c_label, "nvidiaVgpu", COMPONENT_TYPES)
+                vgpu = self.string(c, "vgpu", c_label, None)
+                if vgpu is not None and kind != "nvidiaVgpu":
+                    self.fail(_line_of(c, "vgpu"), f"'vgpu' of {c_label} is for nvidiaVgpu only")
+                components.append(
+                    {
+                        "type": kind,
+                        "vendor": self.string(c, "vendor", c_label, COMPONENT_VENDOR),
+                        "device": self.string(c, "device", c_label, vgpu or ""),
+                        "configurable": self.boolean(c, "configurable", c_label, False),
+                        "vgpu": vgpu,
+                    }
+                )
+            if not components:
+                self.fail(line, f"{about} has no components")
+            groups.append(
+                {
+                    "name": name,
+                    "description": self.string(g, "description", about, ""),
+                    "components": components,
+                }
+            )
+        return groups
 
     @staticmethod
     def profile_gpu_ids(profile: str, gpus: list[dict[str, Any]]) -> int:
@@ -1672,6 +1732,7 @@ class _Normaliser:
                 "name", "host", "power", "memory_mb", "memory_reservation_mb",
                 "memory_locked_to_max", "datastores", "restart_priority", "gpus",
                 "isolation_response", "firmware", "extra_config", "min_evc_mode",
+                "device_groups",
             ),
             ("host",),
             kind="VM",
@@ -1751,9 +1812,56 @@ class _Normaliser:
             "firmware": self.string(v, "firmware", what, "efi", ("bios", "efi")),
             "extra_config": self.extra_config(v, what),
             "min_evc_mode": self.string(v, "min_evc_mode", what, None),
+            "device_groups": self.vm_device_groups(v, what, host, power, len(gpus)),
         }
         self.vms[name] = result
         return result
+
+    def vm_device_groups(
+        self, v: dict[Any, Any], what: str, host: str, power: str, gpus: int
+    ) -> list[dict[str, Any]]:
+        """The vendor device groups the VM uses: each a name and the indices of its GPUs
+        (``gpus``) that form it, in order; the lab serves them as config.deviceGroups and
+        each member's deviceGroupInfo, keyed by the group's ``key`` (by default its
+        position, from 1)."""
+        groups: list[dict[str, Any]] = []
+        entries = self.items(v, "device_groups", what)
+        if entries and not self.serves_device_groups:
+            self.fail(
+                _line_of(v, "device_groups"),
+                f"'device_groups' of {what} needs a server of api_version 8.0.0.1 or later",
+            )
+        taken: set[int] = set()
+        offered = {g["name"] for g in self.hosts[host]["device_groups"]}
+        for g, line, i in entries:
+            label = f"device group #{i + 1} of {what}"
+            g = self.mapping(g, label, line, ("name", "gpus", "key"), ("name", "gpus"))
+            name = self.string(g, "name", label)
+            if not name:
+                self.fail(line, f"{label} has an empty name")
+            key = self.integer(g, "key", label, i + 1, minimum=1, maximum=2**31 - 1)
+            if any(other["key"] == key for other in groups):
+                self.fail(_line_of(g, "key"), f"{what} has two device groups of key {key}")
+            members = []
+            for index, m_line, _ in self.items(g, "gpus", label):
+                if isinstance(index, bool) or not isinstance(index, int):
+                    self.fail(m_line, f"'gpus' of {label} lists GPU indices, not {_kind(index)}")
+                if not 0 <= index < gpus:
+                    self.fail(m_line, f"{label} names GPU {index}, but {what} has {gpus}")
+                if index in taken:
+                    self.fail(m_line, f"GPU {index} of {what} is in two device groups")
+                taken.add(index)
+                members.append(index)
+            if not members:
+                self.fail(line, f"{label} has no GPU")
+            if power == "poweredOn" and name not in offered:
+                self.fail(
+                    line,
+                    f"{what} is powered on with device group {name!r}, which its host {host} "
+                    "does not offer (device_groups)",
+                )
+            groups.append({"name": name, "key": key, "gpus": members})
+        return groups
 
     def extra_config(self, v: dict[Any, Any], what: str) -> dict[str, str]:
         """config.extraConfig entries: string keys to string (or whole number) values."""

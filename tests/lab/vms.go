@@ -85,6 +85,20 @@ func (e *estate) addVM(dc *datacenterEntry, spec *VM) error {
 		MemoryHotAddEnabled:          boolPtr(false),
 		CpuHotAddEnabled:             boolPtr(false),
 	}
+	// config.deviceGroups is an 8.0.0.1 field.
+	if len(spec.DeviceGroups) > 0 && e.api.atLeast(8, 0, 0, 1) {
+		groups := &types.VirtualMachineVirtualDeviceGroups{}
+		for _, g := range spec.DeviceGroups {
+			groups.DeviceGroup = append(groups.DeviceGroup, &types.VirtualMachineVirtualDeviceGroupsVendorDeviceGroup{
+				VirtualMachineVirtualDeviceGroupsDeviceGroup: types.VirtualMachineVirtualDeviceGroupsDeviceGroup{
+					GroupInstanceKey: g.Key,
+					DeviceInfo:       &types.Description{Label: g.Name, Summary: g.Name},
+				},
+				DeviceGroupName: g.Name,
+			})
+		}
+		vm.Config.DeviceGroups = groups
+	}
 	vm.ResourceConfig = &types.ResourceConfigSpec{
 		Entity:           &vm.Self,
 		ChangeVersion:    vm.Config.ChangeVersion,
@@ -270,6 +284,16 @@ func (e *estate) vmDevices(spec *VM, vm *simulator.VirtualMachine, host *hostEnt
 			d.DeviceInfo = info(label, strings.TrimSpace("Dynamic DirectPath "+g.Dynamic.Label))
 		default:
 			return nil, fmt.Errorf("VM %q: GPU %d has no vgpu, passthrough or dynamic", spec.Name, i)
+		}
+		// deviceGroupInfo is an 8.0.0.1 field: the group and the device's place in it.
+		if e.api.atLeast(8, 0, 0, 1) {
+			for _, group := range spec.DeviceGroups {
+				for seq, member := range group.GPUs {
+					if member == i {
+						d.DeviceGroupInfo = &types.VirtualDeviceDeviceGroupInfo{GroupInstanceKey: group.Key, SequenceId: int32(seq)}
+					}
+				}
+			}
 		}
 		if using != "" && spec.Power == "poweredOn" {
 			refs := host.gpuVMs[using]
