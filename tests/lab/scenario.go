@@ -16,6 +16,19 @@ type Scenario struct {
 	Datacenters []Datacenter    `json:"datacenters"`
 	Expect      json.RawMessage `json:"expect"` // read by the tests only
 	Faults      ScenarioFaults  `json:"faults"`
+	Role        Role            `json:"role"`
+}
+
+// Role is what the audit account may do beyond the Read-only role (software.go).
+type Role struct {
+	Privileges []string `json:"privileges"`
+}
+
+// VgpuManager is the NVIDIA vGPU manager VIB a host has installed (software.go).
+type VgpuManager struct {
+	Version    string `json:"version"`
+	VIB        string `json:"vib"`
+	VIBVersion string `json:"vib_version"`
 }
 
 // VCenter is the server: a vCenter, or with Kind "esxi" a standalone ESXi host
@@ -158,6 +171,8 @@ type Host struct {
 	// MaxEVCMode is summary.maxEVCModeKey; nil serves none.
 	MaxEVCMode *string  `json:"max_evc_mode"`
 	BIOS       HostBIOS `json:"bios"`
+	// VgpuManager is the NVIDIA vGPU manager VIB; nil: none installed.
+	VgpuManager *VgpuManager `json:"vgpu_manager"`
 }
 
 // HostBIOS is hardware.biosInfo; ReleaseDate is YYYY-MM-DD.
