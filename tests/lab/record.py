@@ -51,6 +51,7 @@ RECORDED = (
     "failclosed-vmotion",
     "vcenter-answers",
     "failclosed-gputype",
+    "failclosed-manager",
 )
 
 # Values a server chooses afresh in every session: they differ between two
