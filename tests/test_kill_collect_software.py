@@ -317,6 +317,8 @@ def test_other_vibs_are_not_the_manager(name: str) -> None:
         ("535.161.05-1OEM.702.0.0.17630552", "535.161.05"),
         ("470.63-1OEM.700.0.0.15525992", "470.63"),
         ("580.82.07", "580.82.07"),
+        # The upstream part ends at the first hyphen, whatever follows.
+        ("550.54.16-1OEM.800-2", "550.54.16"),
         ("550", None),
         ("550.-1OEM", None),
         ("v550.54.16-1OEM", None),
