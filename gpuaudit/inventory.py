@@ -477,7 +477,7 @@ class Vm:
 
 # The NVIDIA vGPU manager's version is in a host's installed software only:
 # HostImageConfigManager.fetchSoftwarePackages, one call per host, which needs a privilege
-# the Read-only role lacks. The collector does not make the call and records a Gap.
+# the Read-only role lacks (collect/software.py). Without it the collector records a Gap.
 VGPU_MANAGER_CALL = "HostImageConfigManager.fetchSoftwarePackages"
 VGPU_MANAGER_PRIVILEGE = "Host.Config.Image"
 
@@ -487,10 +487,11 @@ class Gap:
     """Something the collector could not read: the verdicts that need it are uncertain.
 
     A gap with a ``privilege`` is one the Read-only role cannot read by design: the
-    collector does not ask, and the rules that need it give no verdict, or one not
-    proven where they judge other facts too (VM-06). Those gaps are reported but fail
-    nothing (DATA-01 passes over them): an audit account is expected to hold the
-    Read-only role, and a finding on every scan would teach people to ignore the rule.
+    server refused it for want of that privilege, and the rules that need it give no
+    verdict, or one not proven where they judge other facts too (VM-06). Those gaps are
+    reported but fail nothing (DATA-01 passes over them): an audit account is expected to
+    hold the Read-only role, and a finding on every scan would teach people to ignore the
+    rule.
     """
 
     object: str  # name, or moref when the name is unknown

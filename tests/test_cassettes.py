@@ -22,9 +22,8 @@ from tests.lab.scenario import load_scenario
 # A full collection, whatever the estate's size, makes at most this many SOAP
 # requests plus pages: the ContinueRetrievePropertiesEx calls, and every QueryPerf
 # after the first (the server's maxQueryMetrics sets how many hosts one carries),
-# plus one QueryConfigTarget per (vGPU cluster, ESXi build, GPU model), or per GPU host
-# of a cluster whose VMs use vendor device groups, and, on vSphere 9.0, one
-# QueryCapacity per vGPU host.
+# plus one QueryConfigTarget per (vGPU cluster, ESXi build, GPU model), one
+# fetchSoftwarePackages per vGPU host and, on vSphere 9.0, one QueryCapacity per vGPU host.
 REQUEST_BOUND = 25
 # The telemetry's own bound: at most one QueryPerf call per 50 GPU hosts at the default limit.
 HOSTS_PER_QUERY = 50
@@ -50,16 +49,22 @@ def test_request_count_is_bounded(name: str) -> None:
     pages = soap.count("ContinueRetrievePropertiesEx") + max(0, batches - 1)
     per_group = soap.count("QueryConfigTarget")  # bounded below, per cluster and build
     per_host = soap.count(CAPACITY_CALL)  # bounded below, per vGPU host
-    assert len(soap) - pages - per_group - per_host <= REQUEST_BOUND, soap
+    software = soap.count("fetchSoftwarePackages")  # bounded below, per vGPU host
+    assert len(soap) - pages - per_group - per_host - software <= REQUEST_BOUND, soap
     # QueryPerf grows by one call per 50 connected GPU hosts, never one per host.
     inventory = expected_inventory(load_scenario(SCENARIOS / f"{name}.yaml"))
     gpu_hosts = sum(1 for h in inventory.hosts if h.gpus and h.connected)
     assert batches <= -(-gpu_hosts // HOSTS_PER_QUERY)
     # One bulk retrieval of the inventory, one of the device lists of the VMs that
     # may hold a GPU, and one of the performance and licence managers, not one read
-    # per object; one QueryAssignedLicenses for every host. A standalone ESXi host has
-    # no assignment manager and no vCenter settings.
-    assert soap.count("RetrievePropertiesEx") == 3
+    # per object, and one of the vGPU hosts' image config managers when there are any;
+    # one QueryAssignedLicenses for every host. A standalone ESXi host has no assignment
+    # manager and no vCenter settings.
+    vgpu_vm_hosts = {vm.host for vm in inventory.vms if any(g.kind == "vgpu" for g in vm.gpus)}
+    software_hosts = [
+        h for h in inventory.hosts if h.connected and (h.vgpu_profiles or h.name in vgpu_vm_hosts)
+    ]
+    assert soap.count("RetrievePropertiesEx") == 3 + bool(software_hosts)
     assert "RetrieveProperties" not in soap
     esxi = inventory.vcenter.standalone_esxi
     assert soap.count("QueryAssignedLicenses") == (0 if esxi else 1)
@@ -68,12 +73,15 @@ def test_request_count_is_bounded(name: str) -> None:
     assert soap.count("QueryOptions") == (0 if esxi else 1 + limit_read)
     # vCenter's description of the vGPU profiles: one QueryConfigTarget per (cluster,
     # ESXi build, GPU model) among the connected 7.0.3+ GPU hosts of the clusters running
-    # a vGPU VM; one per such host where a VM uses a vendor device group.
+    # a vGPU VM.
     assert soap.count("QueryConfigTarget") == _config_target_groups(inventory)
     # vCenter's capacity (9.0): one QueryCapacity per connected GPU host with profiles.
     vgpu_hosts = sum(1 for h in inventory.hosts if h.connected and h.gpus and h.vgpu_profiles)
     capacity_asked = not esxi and _numbers(inventory.vcenter.api_version) >= (9, 0)
     assert per_host == (vgpu_hosts if capacity_asked else 0)
+    # The vGPU manager's version: one fetchSoftwarePackages per connected host that offers
+    # vGPU profiles or runs a vGPU VM.
+    assert software == len(software_hosts)
     assert soap[-1] == "Logout"  # the session is always ended
 
 
@@ -82,18 +90,16 @@ CAPACITY_CALL = "DirectPathProfileManagerQueryCapacity"
 
 
 def _config_target_groups(inventory: Inventory) -> int:
-    """One call per (cluster, ESXi build, GPU models) of the clusters running a vGPU VM,
-    and one per host of the clusters running a VM that uses a vendor device group."""
     if inventory.vcenter.standalone_esxi or _numbers(inventory.vcenter.api_version) < (7, 0, 3):
         return 0
-    on = [vm for vm in inventory.vms if vm.power_state == "poweredOn"]
-    linked = {vm.cluster for vm in on if vm.device_groups}
-    clusters = linked | {vm.cluster for vm in on if any(g.kind == "vgpu" for g in vm.gpus)}
+    clusters = {
+        vm.cluster
+        for vm in inventory.vms
+        if vm.power_state == "poweredOn" and any(g.kind == "vgpu" for g in vm.gpus)
+    }
     return len(
         {
             (h.cluster, h.build, frozenset(g.model for g in h.gpus))
-            if h.cluster not in linked
-            else (h.cluster, h.name)
             for h in inventory.hosts
             if h.cluster in clusters and h.connected and h.gpus and _numbers(h.version) >= (7, 0, 3)
         }

@@ -57,11 +57,14 @@ _VCENTER = "vcenter"
 # scenario here has hosts, and its failures are in tests/test_reliability_empty.py.
 _WHOLE_INVENTORY = "DATA-02"
 # GPU-08 compares vGPU manager versions and GPU-09 judges their branch's end of support:
-# the collector cannot read them with the Read-only role, so in a scenario neither is
-# examined; their verdicts are judged on saved inventories in tests/test_rules_vgpu_manager.py.
+# the collector reads them only where the role grants Host.Config.Image, which only
+# failclosed-manager.yaml does (tests/test_failclosed_manager.py); in the other scenarios
+# neither is examined, and their verdicts are also judged on saved inventories in
+# tests/test_rules_vgpu_manager.py.
 _NOT_COLLECTED = {"GPU-08", "GPU-09"}
-# VM-06 passes only where a host's vGPU manager version is known: in a scenario its
-# clean twins are not proven, and its passes are judged in tests/test_rules_vmotion_more.py.
+# VM-06 passes only where a host's vGPU manager version is known: in a scenario without
+# Host.Config.Image its clean twins are not proven, and its passes are judged in
+# tests/test_rules_vmotion_more.py and tests/test_failclosed_manager.py.
 _PROVEN_WITH_THE_MANAGER = "VM-06"
 # The K8S rules judge Kubernetes clusters, which no lab scenario holds: their failures
 # and passes are the Kubernetes scenarios' (tests/k8s, tests/test_k8s_scenarios.py).

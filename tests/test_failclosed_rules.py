@@ -13,10 +13,11 @@ own `expect` must say the same:
   heartbeat datastores is less than das.heartbeatDsPerHost" (Yellow Bricks, HA
   Architecture Series - Advanced Settings): a silenced warning, not a fix.
 
-VM-06 and GPU-08 need the hosts' vGPU manager version, which the lab cannot serve
-(the collector never reads it): their traps and twins are unit tests in
-tests/test_rules_vmotion_more.py and tests/test_rules_vgpu_manager.py. Here every vGPU
-host's VM-06 is not proven, for that reason.
+VM-06 and GPU-08 need the hosts' vGPU manager version, which the collector reads only
+with the Host.Config.Image privilege, and this scenario's role lacks it: their traps and
+twins are in tests/scenarios/failclosed-manager.yaml (tests/test_failclosed_manager.py)
+and unit tests in tests/test_rules_vmotion_more.py and tests/test_rules_vgpu_manager.py.
+Here every vGPU host's VM-06 is not proven, for that reason.
 """
 
 from __future__ import annotations

@@ -21,7 +21,6 @@ from gpuaudit.collect import (
     _Tree,
     _vcenter,
     _version_gaps,
-    _vgpu_manager_gaps,
     collect,
 )
 from gpuaudit.collect.retrieve import ObjectProps
@@ -248,6 +247,7 @@ class _Collector:
     def __init__(self, objects: list[ObjectProps]) -> None:
         self.objects = objects
         self.device_reads: list[list[str]] = []
+        self.manager_reads: list[list[str]] = []
         self._stub = None
 
     def RetrievePropertiesEx(self, specSet: list[Any], options: Any) -> Any:
@@ -271,6 +271,20 @@ class _Collector:
                 objects=[SimpleNamespace(obj=spec.objectSet[0].obj, propSet=[perf], missingSet=[])]
             )
         keys = [o.obj._moId for o in spec.objectSet]
+        if isinstance(spec.objectSet[0].obj, vim.HostSystem):  # the vGPU hosts' managers
+            self.manager_reads.append(keys)
+            path = "configManager.imageConfigManager"
+            return SimpleNamespace(
+                objects=[
+                    SimpleNamespace(
+                        obj=vim.HostSystem(k),
+                        propSet=[SimpleNamespace(name=path, val=_ImageManager())],
+                        missingSet=[],
+                    )
+                    for k in keys
+                ],
+                token=None,
+            )
         self.device_reads.append(keys)
         if "vm-4" in keys:
             raise vmodl.fault.ManagedObjectNotFound(obj=vim.VirtualMachine("vm-4"))
@@ -293,6 +307,13 @@ class _Collector:
             ],
             token=None,
         )
+
+
+class _ImageManager:
+    """A host's image config manager, to an account with the Read-only role."""
+
+    def FetchSoftwarePackages(self) -> Any:
+        raise vim.fault.NoPermission(privilegeId=VGPU_MANAGER_PRIVILEGE)
 
 
 class _View(vim.view.ContainerView):  # type: ignore[misc]
@@ -407,6 +428,8 @@ def test_a_whole_vcenter_is_collected() -> None:
         ["vm-1", "vm-4", "vm-5"],
         ["vm-1", "vm-5"],
     ]
+    # The image config manager of the one vGPU host, esx-01, is read and asked.
+    assert si.RetrieveContent().propertyCollector.manager_reads == [["host-1"]]
     assert browser.asked == ["host-1"]
     assert inv.hosts[0].stun_estimates == {"grid_l40s-8q": [StunEstimate(10_000, 20)]}
     assert inv.gaps == [
@@ -437,6 +460,8 @@ def test_a_whole_vcenter_is_collected() -> None:
     ]
     assert phases[4:] == [
         ("reading the devices of 3 of 5 VMs", 2, "objects", "1 page"),
+        ("reading the vGPU managers' versions", 0, "hosts", ""),
+        ("reading the vGPU managers' versions", 1, "hosts", ""),
         "reading GPU telemetry and licences",
         ("reading GPU counters", 0, "hosts", ""),
         ("reading GPU counters", 1, "hosts", ""),
@@ -453,8 +478,8 @@ def test_a_window_asked_for_and_an_older_api() -> None:
     inv = collect(si, telemetry_window=dt.timedelta(hours=6))
     assert inv.source == ""
     assert inv.telemetry.window_hours == 6.0
-    # Before the vGPU manager's gap, which comes last.
-    assert inv.gaps[-2] == Gap(
+    # After the vGPU manager's gap: the version gaps come last.
+    assert inv.gaps[-1] == Gap(
         "vCenter",
         "ServiceInstance",
         "config.graphicsInfo.vgpuMode",
@@ -467,30 +492,6 @@ def test_an_about_with_empty_fields_reads_as_empty() -> None:
         fullName="", name="", version="", build="", apiVersion="", apiType="", instanceUuid=None
     )
     assert _vcenter(about) == VCenter()
-
-
-def test_gaps_of_the_vgpu_hosts_whose_manager_version_is_unknown() -> None:
-    inv = collect(_service_instance(_Browser()))
-    hosts = {h.name: h for h in inv.hosts}
-    # A known version, or a disconnected host: no gap; the hosts after them are judged.
-    hosts["esx-01"].vgpu_manager_version = "550.90"
-    inv.gaps = []
-    _vgpu_manager_gaps(inv)
-    assert inv.gaps == []
-    hosts["esx-02"].vgpu_profiles = hosts["esx-03"].vgpu_profiles = hosts["esx-01"].vgpu_profiles
-    _vgpu_manager_gaps(inv)
-    assert [g.object for g in inv.gaps] == ["esx-03"]
-    inv.gaps = []
-    hosts["esx-02"].vgpu_profiles = hosts["esx-03"].vgpu_profiles = []
-    # A host that offers no profile but runs a vGPU VM.
-    hosts["esx-01"].vgpu_manager_version = None
-    hosts["esx-01"].vgpu_profiles = []
-    _vgpu_manager_gaps(inv)
-    assert [g.object for g in inv.gaps] == ["esx-01"]
-    inv.gaps = []
-    inv.vms = [v for v in inv.vms if v.name != "train-01"]
-    _vgpu_manager_gaps(inv)
-    assert inv.gaps == []
 
 
 def test_fields_the_negotiated_api_cannot_carry_are_gaps() -> None:
@@ -608,4 +609,6 @@ def test_a_namesake_cluster_without_a_browser_does_not_hide_the_others() -> None
     namesake = _obj("ClusterComputeResource", "domain-c10", vim.Folder("group-h4"), name="gpu-cl")
     si.RetrieveContent().propertyCollector.objects.append(namesake)
     collect(si)
+    # The image config manager of the one vGPU host, esx-01, is read and asked.
+    assert si.RetrieveContent().propertyCollector.manager_reads == [["host-1"]]
     assert browser.asked == ["host-1"]

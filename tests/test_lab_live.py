@@ -634,3 +634,46 @@ def test_binary_reports_one_error_line(tmp_path: Path, document: str, message: s
 def test_json_written_for_the_lab_round_trips(tmp_path: Path) -> None:
     scenario = load_scenario(SCENARIOS / "hostile.yaml")
     assert json.loads(json.dumps(scenario)) == scenario
+
+
+def test_installed_software_needs_host_config_image(started: list[Lab]) -> None:
+    host = {
+        "name": "esx01",
+        "gpus": [{"pci_id": "0000:3b:00.0", "device_id": 0x27B8}],
+        "vgpu_profiles": [{"name": "grid_l4-8q"}],
+        "vgpu_manager": "550.54.16",
+    }
+    bare = {"name": "esx02"}
+    base = {"datacenters": [{"name": "dc", "clusters": [{"name": "c", "hosts": [host, bare]}]}]}
+    # The Read-only role: NoPermission, naming the privilege the call requires.
+    si = connect(serve(started, base))
+    try:
+        hosts = by_name(si, vim.HostSystem, ["configManager.imageConfigManager"])
+        managers = {n: h["configManager.imageConfigManager"] for n, h in hosts.items()}
+        # Each host has a manager of its own.
+        assert len({m._moId for m in managers.values()}) == 2
+        with pytest.raises(vim.fault.NoPermission) as refused:
+            managers["esx01"].FetchSoftwarePackages()
+        assert refused.value.privilegeId == "Host.Config.Image"
+    finally:
+        Disconnect(si)
+    # Granted: ESXi's own VIBs, and NVIDIA's two on the host with a vGPU manager.
+    si = connect(serve(started, {**base, "role": {"privileges": ["Host.Config.Image"]}}))
+    try:
+        hosts = by_name(si, vim.HostSystem, ["configManager.imageConfigManager"])
+        packages = {
+            n: {
+                p.name: p.version
+                for p in h["configManager.imageConfigManager"].FetchSoftwarePackages()
+            }
+            for n, h in hosts.items()
+        }
+        assert (
+            packages["esx01"]["NVD-VMware_ESXi_8.0.0_Driver"] == "550.54.16-1OEM.800.1.0.20613240"
+        )
+        assert packages["esx01"]["nvdgpumgmtdaemon"].startswith("550.54.16-")
+        assert packages["esx01"]["esx-base"] == "8.0.3-0.0.24022510"
+        assert "NVD-VMware_ESXi_8.0.0_Driver" not in packages["esx02"]
+        assert "nvdgpumgmtdaemon" not in packages["esx02"]
+    finally:
+        Disconnect(si)

@@ -424,6 +424,34 @@ ERRORS = [
         id="profile-sharing",
     ),
     pytest.param(
+        "description: base\n",
+        "description: base\nrole: {privileges: [Host.Config.Storage]}\n",
+        "privilege #1 of 'role' must be one of Host.Config.Image, not 'Host.Config.Storage'",
+        "Host.Config.Storage",
+        id="role-privilege",
+    ),
+    pytest.param(
+        "description: base\n",
+        "description: base\nrole: {privileges: [Host.Config.Image, Host.Config.Image]}\n",
+        "'role' grants Host.Config.Image twice",
+        "privileges",
+        id="role-twice",
+    ),
+    pytest.param(
+        "vgpu_profiles: [{name: grid_l4-4q}]",
+        "vgpu_profiles: [{name: grid_l4-4q}]\n            vgpu_manager: R550",
+        "'version' of the vgpu_manager of host esx01 must be like 550.54.16",
+        "vgpu_manager: R550",
+        id="manager-version",
+    ),
+    pytest.param(
+        "vgpu_profiles: [{name: grid_l4-4q}]",
+        "vgpu_profiles: [{name: grid_l4-4q}]\n            vgpu_manager: {vib: x}",
+        "the vgpu_manager of host esx01 has no 'version'",
+        "vgpu_manager: {vib: x}",
+        id="manager-no-version",
+    ),
+    pytest.param(
         "  - name: DC1\n",
         "  - name: DC1\n    [broken\n",
         "not valid YAML",
@@ -925,3 +953,33 @@ datacenters:
 """
     with pytest.raises(sc.ScenarioError, match=r"'device_groups' of host esx01 needs a vCenter"):
         load(tmp_path, esxi)
+def test_role_and_vgpu_manager_defaults(tmp_path: Path) -> None:
+    s = load(tmp_path, BASE)
+    assert s["role"] == {"privileges": []}
+    assert [h["vgpu_manager"] for h in s["datacenters"][0]["clusters"][0]["hosts"]] == [None, None]
+    text = BASE.replace(
+        "description: base\n", "description: base\nrole: {privileges: [Host.Config.Image]}\n"
+    )
+    text = text.replace(
+        "          - name: esx01\n",
+        "          - name: esx01\n            vgpu_manager: 550.54.16\n",
+    ).replace(
+        "          - name: esx02\n",
+        "          - name: esx02\n            version: 7.0.3\n"
+        "            vgpu_manager: {version: 535.161.05, vib: NVD-AIE_ESXi_7.0.2_Driver}\n",
+    )
+    s = load(tmp_path, text)
+    assert s["role"] == {"privileges": ["Host.Config.Image"]}
+    esx01, esx02 = s["datacenters"][0]["clusters"][0]["hosts"]
+    # NVIDIA's VIB of the host's ESXi line, and its OEM suffix, unless named.
+    assert esx01["vgpu_manager"] == {
+        "version": "550.54.16",
+        "vib": "NVD-VMware_ESXi_8.0.0_Driver",
+        "vib_version": "550.54.16-1OEM.800.1.0.20613240",
+    }
+    assert esx02["vgpu_manager"] == {
+        "version": "535.161.05",
+        "vib": "NVD-AIE_ESXi_7.0.2_Driver",
+        "vib_version": "535.161.05-1OEM.702.0.0.17630552",
+    }
+    assert sc.normalise(s) == s

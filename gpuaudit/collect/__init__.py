@@ -5,7 +5,9 @@ SOAP requests, whatever its size, and returns a plain-data Inventory; vCenter's
 description of the vGPU profiles (with its stun time estimates) adds one
 QueryConfigTarget call per (cluster, ESXi build, GPU model) of the vGPU clusters on
 7.0.3 or later (collect.configtarget), and on vSphere 9.0 its count of the vGPUs each
-host can take one QueryCapacity call per vGPU host (collect.capacity). What it
+host can take one QueryCapacity call per vGPU host (collect.capacity), and the NVIDIA
+vGPU manager's version one fetchSoftwarePackages call per vGPU host (collect.software,
+which needs the Host.Config.Image privilege). What it
 cannot read (a disconnected host, a property the account may not see, a field
 the negotiated API version lacks) becomes a Gap in the inventory, never an
 exception.
@@ -32,15 +34,10 @@ from gpuaudit.collect.retrieve import (
     retrieve,
     retrieve_objects,
 )
+from gpuaudit.collect.software import collect_software
 from gpuaudit.collect.storage import HostLunPaths, build_datastore, host_lun_paths
 from gpuaudit.collect.vms import build_cluster, build_vm, device_candidates
-from gpuaudit.inventory import (
-    VGPU_MANAGER_CALL,
-    VGPU_MANAGER_PRIVILEGE,
-    Gap,
-    Inventory,
-    VCenter,
-)
+from gpuaudit.inventory import Gap, Inventory, VCenter
 from gpuaudit.progress import Progress, Step, ignore
 
 HOTMIGRATE = "vgpu.hotmigrate.enabled"
@@ -76,10 +73,10 @@ def collect(
         del objects
     collect_config_target(si._stub, inv, browsers, si._stub.version)
     collect_capacity(si._stub, content, inv, si._stub.version, say)
+    collect_software(content, inv, say)
     say("reading GPU telemetry and licences")
     collect_operations(si, content, inv, telemetry_window, say)
     _version_gaps(inv, si._stub.version)
-    _vgpu_manager_gaps(inv)
     return inv
 
 
@@ -234,31 +231,6 @@ def _assemble(inv: Inventory, objects: dict[str, ObjectProps]) -> None:
     inv.hosts.sort(key=lambda o: o.name)
     inv.datastores.sort(key=lambda o: o.name)
     inv.vms.sort(key=lambda o: o.name)
-
-
-def _vgpu_manager_gaps(inv: Inventory) -> None:
-    """A gap naming the privilege, on every connected vGPU host whose manager version is unknown.
-
-    A vGPU host offers vGPU profiles or runs a vGPU VM; GPU-08, GPU-09 and VM-06 need the version.
-    """
-    vgpu_vm_hosts = {
-        vm.host for vm in inv.vms if any(g.kind == "vgpu" for g in vm.gpus) and vm.host
-    }
-    for host in inv.hosts:
-        if not host.connected or host.vgpu_manager_version:
-            continue
-        if host.vgpu_profiles or host.name in vgpu_vm_hosts:
-            reason = f"needs the {VGPU_MANAGER_PRIVILEGE} privilege, which the Read-only role lacks"
-            inv.gaps.append(
-                Gap(
-                    host.name,
-                    "HostSystem",
-                    f"vGPU manager version ({VGPU_MANAGER_CALL})",
-                    reason,
-                    moref=host.moref,
-                    privilege=VGPU_MANAGER_PRIVILEGE,
-                )
-            )
 
 
 def _version_gaps(inv: Inventory, negotiated: str) -> None:

@@ -1,8 +1,9 @@
 """The NVIDIA vGPU manager of each vGPU host: do the managers of a cluster accept the
 guest drivers of each other's VMs, and is each one's branch still supported by NVIDIA?
 
-Both read ``Host.vgpu_manager_version``, which the Read-only role cannot read: the
-collector records a gap instead, and these rules then give no verdict.
+Both read ``Host.vgpu_manager_version``, which the collector reads only with the
+Host.Config.Image privilege, beyond the Read-only role: without it the collector records
+a gap instead, and these rules then give no verdict.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from gpuaudit.rules.drift import listed, spread
 from gpuaudit.rules.registry import Context, Outcome, not_proven, rule
 
 # Reading installed software (esxcli software vib get) needs a privilege the Read-only
-# role lacks: the collector does not make the call, and records a gap naming it.
+# role lacks: refused, the collector records a gap naming it.
 SOFTWARE_CALL = VGPU_MANAGER_CALL
 SOFTWARE_PRIVILEGE = VGPU_MANAGER_PRIVILEGE
 
@@ -101,10 +102,11 @@ rule(
         (two releases of one branch: NVIDIA's R580 text lists only the same release), for
         a branch gpuaudit does not know, and when a host's version is unknown. vSphere
         reports the manager version only through the installed software
-        ({SOFTWARE_CALL}), which needs the {SOFTWARE_PRIVILEGE} privilege: the Read-only
-        role lacks it, so the collector does not read it and records a data gap that
-        names the privilege; where no host's version is known the rule gives no verdict.
-        A saved inventory that carries the versions is judged.""",
+        ({SOFTWARE_CALL}, the NVIDIA vGPU manager VIB), which needs the
+        {SOFTWARE_PRIVILEGE} privilege: the Read-only role lacks it, and without it the
+        collector records a data gap that names the privilege; where no host's version is
+        known the rule gives no verdict. With the privilege, and in a saved inventory that
+        carries the versions, the versions are judged.""",
     remediation="""Install the same NVIDIA vGPU manager (host driver VIB) release on every vGPU
         host of the cluster, in maintenance mode, and keep the guest drivers at that
         release or the branch before it. During a rolling upgrade, upgrade hosts that run
@@ -152,9 +154,9 @@ rule(
         comes from its vGPU manager version (580.x is vGPU 19). NVIDIA names a month, not
         a day: within that month the verdict is not proven, and so it is for a branch
         whose end of support NVIDIA has not published (vGPU 20) or gpuaudit does not
-        know. The manager version needs the Host.Config.Image privilege, which the
-        Read-only role lacks: without it the rule gives no verdict (DATA-01 lists the
-        gap).""",
+        know. The manager version is read from the host's installed software, which needs
+        the Host.Config.Image privilege, beyond the Read-only role: without it the rule
+        gives no verdict (DATA-01 lists the gap).""",
     remediation="""Upgrade the host's NVIDIA vGPU manager, and the guest drivers of its VMs,
         to a branch NVIDIA still supports (an LTSB for the longest support), host by host
         in maintenance mode.""",

@@ -306,12 +306,12 @@ rule(
         is 8.0.3, 8.0 U3) and is judged as that update; ESX 9 names no updates, and 9.0.1
         is a release later than 9.0. gpuaudit holds the first listed release of each ESXi
         line for vGPU 13 to 18 and no list for vGPU 19 and 20. The verdict is not proven,
-        never a pass, when the vGPU manager version is not known (the Read-only role
-        cannot read it), when it is of no branch gpuaudit knows, when gpuaudit holds no
-        ESXi list for the branch, or when the host's release is later than those it holds
-        for the branch: no NVIDIA text read says that a branch supports the later updates
-        of an ESXi line it lists. vCenter 8.0 Update 2 or later adds stun-time estimates
-        and per-VM stun-time limits.""",
+        never a pass, when the vGPU manager version is not known (reading it needs
+        Host.Config.Image, which the Read-only role lacks), when it is of no branch
+        gpuaudit knows, when gpuaudit holds no ESXi list for the branch, or when the
+        host's release is later than those it holds for the branch: no NVIDIA text read
+        says that a branch supports the later updates of an ESXi line it lists. vCenter
+        8.0 Update 2 or later adds stun-time estimates and per-VM stun-time limits.""",
     remediation="""Keep each host's ESXi release within the releases its NVIDIA vGPU branch
         lists (upgrade ESXi or the vGPU manager together), and vCenter at 6.7 U1 or later
         (8.0 U2 or later for stun-time estimates). Where the verdict is not proven, check

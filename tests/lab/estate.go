@@ -170,6 +170,7 @@ func (e *estate) build() error {
 	e.installLicences()
 	e.installConfigTarget()
 	e.installDirectPathProfiles()
+	e.installSoftware()
 	return nil
 }
 

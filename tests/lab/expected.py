@@ -203,6 +203,7 @@ def expected_inventory(scenario: dict[str, Any]) -> Inventory:
     )
     for dc in scenario["datacenters"]:
         _add_datacenter(inv, dc)
+    _add_vgpu_managers(inv, scenario)
     _add_telemetry(inv, scenario)
     api = _numbers(vc.get("api_version", ""))
     if not esxi and api >= (7, 0, 3):
@@ -485,23 +486,54 @@ def _add_datacenter(inv: Inventory, dc: dict[str, Any]) -> None:
     for vm in dc.get("vms", []):
         inv.vms.append(_vm(vm, dc_name, host_cluster, host_specs))
 
-    # The vGPU manager's version needs Host.Config.Image, beyond the Read-only role: on
-    # every connected host that offers vGPU profiles or runs a vGPU VM, a gap names it.
-    vgpu_vm_hosts = {
-        vm["host"] for vm in dc.get("vms", []) if any("vgpu" in g for g in vm.get("gpus", []))
-    }
-    for name, spec in host_specs.items():
+
+# NVIDIA's vGPU manager (host driver) VIB names: NVD-VMware_ESXi_8.0.0_Driver,
+# NVD-AIE_ESXi_8.0.0_Driver, NVIDIA-VMware_ESXi_6.7_Host_Driver (collect/software.py).
+_MANAGER_VIB = re.compile(
+    r"NVD-(VMware|AIE)_ESXi_[0-9.]+_Driver|NVIDIA-VMware_ESXi_[0-9.]+_Host_Driver"
+)
+_SOFTWARE_GAP = "vGPU manager version (HostImageConfigManager.fetchSoftwarePackages)"
+
+
+def _add_vgpu_managers(inv: Inventory, scenario: dict[str, Any]) -> None:
+    """The vGPU manager version of every connected host that offers vGPU profiles or runs a
+    vGPU VM: read from the host's NVIDIA VIB when the role grants Host.Config.Image, else a
+    gap that names the privilege; a host without the VIB gets a gap."""
+    granted = "Host.Config.Image" in scenario.get("role", {}).get("privileges", [])
+    specs: dict[str, dict[str, Any]] = {}
+    vgpu_vm_hosts = set()
+    for dc in scenario["datacenters"]:
+        for cl in dc.get("clusters", []):
+            specs.update((h["name"], h) for h in cl.get("hosts", []))
+        specs.update((h["name"], h) for h in dc.get("standalone_hosts", []))
+        for vm in dc.get("vms", []):
+            if any("vgpu" in g for g in vm.get("gpus", [])):
+                vgpu_vm_hosts.add(vm["host"])
+    for host in inv.hosts:
+        spec = specs[host.name]
         connected = spec.get("connection", "connected") == "connected"
-        if connected and (spec.get("vgpu_profiles") or name in vgpu_vm_hosts):
+        if not connected or not (spec.get("vgpu_profiles") or host.name in vgpu_vm_hosts):
+            continue
+        manager = spec.get("vgpu_manager")
+        if not granted:
             inv.gaps.append(
                 Gap(
-                    object=name,
+                    object=host.name,
                     kind="HostSystem",
-                    property="vGPU manager version (HostImageConfigManager.fetchSoftwarePackages)",
+                    property=_SOFTWARE_GAP,
                     reason="needs the Host.Config.Image privilege, which the Read-only role lacks",
                     privilege="Host.Config.Image",
                 )
             )
+        elif manager and _MANAGER_VIB.fullmatch(manager["vib"]):
+            host.vgpu_manager_version = manager["vib_version"].split("-")[0]
+        else:
+            # The lab serves four of ESXi's own VIBs, and NVIDIA's two with a vgpu_manager.
+            packages = 4 + (2 if manager else 0)
+            reason = (
+                f"none of the host's {packages} software packages is an NVIDIA vGPU manager VIB"
+            )
+            inv.gaps.append(Gap(host.name, "HostSystem", _SOFTWARE_GAP, reason))
 
 
 def _issues(spec: dict[str, Any]) -> list[ConfigIssue]:

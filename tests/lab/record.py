@@ -52,6 +52,7 @@ RECORDED = (
     "vcenter-answers",
     "failclosed-gputype",
     "failclosed-nvlink",
+    "failclosed-manager",
 )
 
 # Values a server chooses afresh in every session: they differ between two

@@ -16,6 +16,19 @@ type Scenario struct {
 	Datacenters []Datacenter    `json:"datacenters"`
 	Expect      json.RawMessage `json:"expect"` // read by the tests only
 	Faults      ScenarioFaults  `json:"faults"`
+	Role        Role            `json:"role"`
+}
+
+// Role is what the audit account may do beyond the Read-only role (software.go).
+type Role struct {
+	Privileges []string `json:"privileges"`
+}
+
+// VgpuManager is the NVIDIA vGPU manager VIB a host has installed (software.go).
+type VgpuManager struct {
+	Version    string `json:"version"`
+	VIB        string `json:"vib"`
+	VIBVersion string `json:"vib_version"`
 }
 
 // VCenter is the server: a vCenter, or with Kind "esxi" a standalone ESXi host
@@ -161,6 +174,8 @@ type Host struct {
 	// The vendor device groups the host offers, served by QueryConfigTarget
 	// (vendorDeviceGroupInfo, API 8.0.0.1; configtarget.go).
 	DeviceGroups []DeviceGroup `json:"device_groups"`
+	// VgpuManager is the NVIDIA vGPU manager VIB; nil: none installed.
+	VgpuManager *VgpuManager `json:"vgpu_manager"`
 }
 
 // DeviceGroup is a vendor device group a host offers: devices a VM takes as a unit.

@@ -205,6 +205,15 @@ DEVICE_GROUPS_API = (8, 0, 0, 1)
 COMPONENT_TYPES = ("pciPassthru", "nvidiaVgpu", "sriovNic", "dvx")
 COMPONENT_VENDOR = "NVIDIA Corporation"
 CAPACITY_FAULTS = ("NotSupported", "InvalidState", "NotFound", "InvalidArgument")
+# Privileges beyond the Read-only role that a scenario's role may grant (role.privileges).
+ROLE_PRIVILEGES = ("Host.Config.Image",)
+# The NVIDIA vGPU manager VIB a host gets by default, and its version's OEM suffix, per
+# ESXi line: as NVIDIA's vGPU packages for vSphere 7.0 and 8.0 install them.
+MANAGER_VIBS = {
+    7: ("NVD-VMware_ESXi_7.0.2_Driver", "1OEM.702.0.0.17630552"),
+    8: ("NVD-VMware_ESXi_8.0.0_Driver", "1OEM.800.1.0.20613240"),
+}
+_MANAGER_VERSION = re.compile(r"^[0-9]+(?:\.[0-9]+)+$")
 ADAPTER_TYPES = ("fc", "fcoe", "iscsi", "sas", "block")
 LOCAL_ADAPTER_TYPES = ("sas", "block")
 ADAPTER_STATUSES = ("online", "offline", "unknown")
@@ -539,7 +548,7 @@ class _Normaliser:
             "the scenario",
             _line_of(data),
             # outcome: the failover outcomes the simulation tests read; the lab ignores it
-            ("description", "vcenter", "datacenters", "expect", "faults", "outcome"),
+            ("description", "vcenter", "datacenters", "expect", "faults", "outcome", "role"),
             ("datacenters",),
         )
         description = self.string(top, "description", "the scenario", "")
@@ -568,7 +577,24 @@ class _Normaliser:
             "datacenters": datacenters,
             "expect": expect,
             "faults": faults,
+            "role": self.role(top),
         }
+
+    def role(self, top: dict[Any, Any]) -> dict[str, Any]:
+        """The audit account's privileges beyond the Read-only role (``privileges``)."""
+        section = self.section(top, "role", "the scenario", ("privileges",))
+        granted: list[str] = []
+        for name, line, i in self.items(section, "privileges", "'role'"):
+            if name not in ROLE_PRIVILEGES:
+                self.fail(
+                    line,
+                    f"privilege #{i + 1} of 'role' must be one of {', '.join(ROLE_PRIVILEGES)},"
+                    f" not {name!r}",
+                )
+            if name in granted:
+                self.fail(line, f"'role' grants {name} twice")
+            granted.append(name)
+        return {"privileges": granted}
 
     def faults(self, top: dict[Any, Any]) -> dict[str, Any]:
         """What the lab withholds: ``no_permission`` entries name an object and a path,
@@ -1102,7 +1128,7 @@ class _Normaliser:
                 "name", "version", "build", "vendor", "model", "cpu_cores", "cpu_mhz",
                 "memory_gb", "connection", "maintenance", "graphics", "gpus", "vgpu_profiles",
                 "adapters", "vmotion", "gpu_counter_instances", "licence", "ha_state",
-                "config_issues", "max_evc_mode", "bios", "device_groups",
+                "config_issues", "max_evc_mode", "bios", "device_groups", "vgpu_manager",
             ),
             kind="host",
         )  # fmt: skip
@@ -1161,6 +1187,7 @@ class _Normaliser:
             "bios": self.bios(h, what),
             "device_groups": self.host_device_groups(h, what),
         }
+        result["vgpu_manager"] = self.vgpu_manager(h, what, result["version"])
         self.hosts[name] = result
         self.host_dc[name] = dc
         self.host_cluster[name] = cluster
@@ -1242,6 +1269,29 @@ class _Normaliser:
             except ValueError:
                 self.fail(line, f"'release_date' of {label} must be a date (YYYY-MM-DD)")
         return {"version": version, "release_date": str(released)}
+
+    def vgpu_manager(self, h: dict[Any, Any], what: str, esxi: str) -> dict[str, str] | None:
+        """The NVIDIA vGPU manager VIB the host has installed: ``version`` (a driver version,
+        550.54.16), ``vib`` (its name, by default NVIDIA's for the host's ESXi line) and
+        ``vib_version`` (the VIB's own version, by default ``version`` with NVIDIA's OEM
+        suffix for that line); a string is the version alone. None: no NVIDIA VIB."""
+        value, line, given = self.get(h, "vgpu_manager", None)
+        if not given:
+            return None
+        if isinstance(value, str):
+            value = {"version": value}
+        label = f"the vgpu_manager of {what}"
+        m = self.mapping(value, label, line, ("version", "vib", "vib_version"), ("version",))
+        version = self.string(m, "version", label)
+        if not _MANAGER_VERSION.match(version):
+            self.fail(
+                _line_of(m, "version") or line, f"'version' of {label} must be like 550.54.16"
+            )
+        major = int(esxi.split(".")[0]) if esxi.split(".")[0].isdigit() else 8
+        default_vib, suffix = MANAGER_VIBS.get(major, MANAGER_VIBS[8])
+        vib = self.string(m, "vib", label, default_vib)
+        vib_version = self.string(m, "vib_version", label, f"{version}-{suffix}")
+        return {"version": version, "vib": vib, "vib_version": vib_version}
 
     def config_issues(self, m: dict[Any, Any], what: str) -> list[dict[str, Any]]:
         issues = []
