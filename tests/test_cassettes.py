@@ -22,8 +22,9 @@ from tests.lab.scenario import load_scenario
 # A full collection, whatever the estate's size, makes at most this many SOAP
 # requests plus pages: the ContinueRetrievePropertiesEx calls, and every QueryPerf
 # after the first (the server's maxQueryMetrics sets how many hosts one carries),
-# plus one QueryConfigTarget per (vGPU cluster, ESXi build, GPU model), one
-# fetchSoftwarePackages per vGPU host and, on vSphere 9.0, one QueryCapacity per vGPU host.
+# plus one QueryConfigTarget per (vGPU cluster, ESXi build, GPU model), or per GPU host
+# of a cluster whose VMs use vendor device groups, one fetchSoftwarePackages per vGPU
+# host and, on vSphere 9.0, one QueryCapacity per vGPU host.
 REQUEST_BOUND = 25
 # The telemetry's own bound: at most one QueryPerf call per 50 GPU hosts at the default limit.
 HOSTS_PER_QUERY = 50
@@ -73,7 +74,7 @@ def test_request_count_is_bounded(name: str) -> None:
     assert soap.count("QueryOptions") == (0 if esxi else 1 + limit_read)
     # vCenter's description of the vGPU profiles: one QueryConfigTarget per (cluster,
     # ESXi build, GPU model) among the connected 7.0.3+ GPU hosts of the clusters running
-    # a vGPU VM.
+    # a vGPU VM; one per such host where a VM uses a vendor device group.
     assert soap.count("QueryConfigTarget") == _config_target_groups(inventory)
     # vCenter's capacity (9.0): one QueryCapacity per connected GPU host with profiles.
     vgpu_hosts = sum(1 for h in inventory.hosts if h.connected and h.gpus and h.vgpu_profiles)
@@ -90,16 +91,18 @@ CAPACITY_CALL = "DirectPathProfileManagerQueryCapacity"
 
 
 def _config_target_groups(inventory: Inventory) -> int:
+    """One call per (cluster, ESXi build, GPU models) of the clusters running a vGPU VM,
+    and one per host of the clusters running a VM that uses a vendor device group."""
     if inventory.vcenter.standalone_esxi or _numbers(inventory.vcenter.api_version) < (7, 0, 3):
         return 0
-    clusters = {
-        vm.cluster
-        for vm in inventory.vms
-        if vm.power_state == "poweredOn" and any(g.kind == "vgpu" for g in vm.gpus)
-    }
+    on = [vm for vm in inventory.vms if vm.power_state == "poweredOn"]
+    linked = {vm.cluster for vm in on if vm.device_groups}
+    clusters = linked | {vm.cluster for vm in on if any(g.kind == "vgpu" for g in vm.gpus)}
     return len(
         {
             (h.cluster, h.build, frozenset(g.model for g in h.gpus))
+            if h.cluster not in linked
+            else (h.cluster, h.name)
             for h in inventory.hosts
             if h.cluster in clusters and h.connected and h.gpus and _numbers(h.version) >= (7, 0, 3)
         }
