@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 T = TypeVar("T")
 
@@ -198,6 +198,9 @@ class Gpu:
     # config.pciPassthruInfo[].hardwareLabel (vSphere 8.0): the label Dynamic DirectPath
     # devices may ask for; "" when the host sets none.
     hardware_label: str = ""
+    # The PCI ids of the GPU's SR-IOV virtual functions that the host lists among its
+    # PCI devices (subsystem device 0x0000; collect/functions.py), in the host's order.
+    virtual_functions: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -340,6 +343,9 @@ class Host:
     # its config.sharedPassthruGpuTypes does not: with vCenter's description, kept apart
     # from vgpu_profiles, which stays what the host offers.
     unlisted_vgpu_profiles: list[VgpuProfile] = field(default_factory=list)
+    # Virtual functions among the host's PCI devices that no single physical GPU on
+    # their PCI bus takes (collect/functions.py).
+    unattached_virtual_functions: list[str] = field(default_factory=list)
 
     @property
     def connected(self) -> bool:
