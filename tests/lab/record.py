@@ -51,6 +51,7 @@ RECORDED = (
     "failclosed-vmotion",
     "vcenter-answers",
     "failclosed-gputype",
+    "real-shapes",
 )
 
 # Values a server chooses afresh in every session: they differ between two
