@@ -12,11 +12,13 @@ from gpuaudit.inventory import Gpu
 
 
 def test_an_nvidia_device_without_subsystem_device_is_a_virtual_function() -> None:
-    assert is_virtual_function(0x10DE, 0x0000)
-    assert not is_virtual_function(0x10DE, 0x145A)  # the A40's own subsystem
-    assert not is_virtual_function(0x10DE, 0x0001)
-    assert not is_virtual_function(0x1002, 0x0000)  # AMD: not judged by it
-    assert not is_virtual_function(0x8086, 0x0000)
+    assert is_virtual_function(0x10DE, 0x10DE, 0x0000)
+    assert not is_virtual_function(0x10DE, 0x10DE, 0x145A)  # the A40's own subsystem
+    assert not is_virtual_function(0x10DE, 0x10DE, 0x0001)
+    assert not is_virtual_function(0x10DE, 0x0000, 0x0000)  # no subsystem reported at all
+    assert not is_virtual_function(0x10DE, 0x1028, 0x0000)
+    assert not is_virtual_function(0x1002, 0x10DE, 0x0000)  # AMD: not judged by it
+    assert not is_virtual_function(0x8086, 0x8086, 0x0000)
 
 
 def _gpu(pci: str, vendor: int = 0x10DE) -> Gpu:

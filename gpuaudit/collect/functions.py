@@ -5,7 +5,9 @@ ESXi lists a GPU's virtual functions in ``hardware.pciDevice`` beside the GPU
 itself: NVIDIA display-class devices whose subsystem device id is 0x0000. A
 physical board always carries a subsystem id of its own, so govc's
 ``gpu.host.info`` (govmomi, ``isPhysicalGPU``) keeps only NVIDIA devices whose
-``subDeviceId`` is not 0x0000; the collector does the same. A virtual function is
+``subDeviceId`` is not 0x0000; the collector does the same where the subsystem vendor
+is NVIDIA (a device that reports no subsystem at all, vendor 0 too, stays a GPU: no
+GPU is dropped on a missing figure). A virtual function is
 no GPU: it is recorded on its physical GPU, the one NVIDIA GPU on the same PCI
 segment and bus (where the functions sit behind the GPU's own function 0, as
 ``lspci`` shows them); one whose bus holds no physical GPU, or several, is kept
@@ -20,10 +22,10 @@ from gpuaudit.collect.instances import pci_key
 from gpuaudit.inventory import Gpu
 
 
-def is_virtual_function(vendor_id: int, sub_device_id: int) -> bool:
-    """An NVIDIA device with subsystem device 0x0000: a virtual function, not a GPU
-    (both ids unsigned)."""
-    return vendor_id == NVIDIA and sub_device_id == 0
+def is_virtual_function(vendor_id: int, sub_vendor_id: int, sub_device_id: int) -> bool:
+    """An NVIDIA device with subsystem 10de:0000: a virtual function, not a GPU (ids
+    unsigned). A device that reports no subsystem at all (0000:0000) stays a GPU."""
+    return vendor_id == NVIDIA and sub_vendor_id == NVIDIA and sub_device_id == 0
 
 
 def attach(gpus: list[Gpu], functions: list[str]) -> list[str]:

@@ -92,7 +92,7 @@ def _gpus(obj: ObjectProps, vm_names: dict[str, str]) -> tuple[list[Gpu], list[s
         # The subsystem ids tell apart boards that share a device id (A2 and A16).
         sub_vendor = catalog.unsigned16(dev.subVendorId or 0)
         sub_device = catalog.unsigned16(dev.subDeviceId or 0)
-        if functions.is_virtual_function(vendor, sub_device):
+        if functions.is_virtual_function(vendor, sub_vendor, sub_device):
             vfs.append(dev.id)
             continue
         model = catalog.model_for(
