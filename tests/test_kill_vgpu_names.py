@@ -34,6 +34,7 @@ from gpuaudit.vgpu_names import Reading, read
         ("DC-32C", Reading("dc", 32768, "c")),
         ("nvidia_dc-1-8c", Reading("dc", 8192, "c", 1)),
         ("grid_dc-4c", Reading("dc", 4096, "c")),
+        ("DC-1C", Reading("dc", 1024, "c")),  # the smallest size a DC- name can give
         ("dc-24q", Reading("dc", 24576, "q")),
         ("nvidia_l40s-48q", Reading("l40s", 49152, "q")),
         ("grid_a100-3-20c", Reading("a100", 20480, "c", 3)),
