@@ -26,6 +26,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from gpuaudit import vgpu_names
+
 NVIDIA = 0x10DE
 AMD = 0x1002
 INTEL = 0x8086
@@ -311,16 +313,9 @@ def model_name(
     return f"{unsigned16(vendor_id):04x}:{unsigned16(device_id):04x}"
 
 
-# grid_l4-4q, grid_a100-3-20c (MIG-backed), grid_a100-1-5cme (MIG with media
-# extensions), nvidia_l40s-48q, grid_rtx6000-ada-48q: a board's prefix may hold
-# hyphens, each followed by a letter, so a MIG slice count never joins it.
-_PROFILE = re.compile(
-    r"^(grid|nvidia)_([a-z0-9]+(?:-[a-z][a-z0-9]*)*)-(?:(\d+)-)?(\d+)([abcq])(?:me)?$"
-)
-
 # The Maxwell-era types of size 0 (M10-0B, M10-0Q, M60-0B, M60-0Q) have a 512 MB
 # frame buffer (NVIDIA's vGPU 10 user guide, "Virtual GPU Types").
-ZERO_PROFILE_MB = 512
+ZERO_PROFILE_MB = vgpu_names.ZERO_PROFILE_MB
 
 SERIES_EDITIONS = {
     "q": "NVIDIA RTX Virtual Workstation",
@@ -344,17 +339,17 @@ class VgpuProfileInfo:
 
 
 def parse_profile(name: str) -> VgpuProfileInfo | None:
-    """Parse an NVIDIA vGPU profile name; None when it does not follow the pattern."""
-    match = _PROFILE.match(name.strip().lower())
-    if match is None:
+    """Parse an NVIDIA vGPU profile name (every published form: gpuaudit/vgpu_names.py);
+    None when it follows none of them."""
+    reading = vgpu_names.read(name)
+    if reading is None:
         return None
-    _, gpu, slices, gigabytes, series = match.groups()
     return VgpuProfileInfo(
         name=name,
-        gpu=gpu,
-        memory_mb=int(gigabytes) * _GB or ZERO_PROFILE_MB,
-        series=series,
-        mig_slices=int(slices) if slices else None,
+        gpu=reading.board,
+        memory_mb=reading.memory_mb,
+        series=reading.series,
+        mig_slices=reading.mig_slices,
     )
 
 

@@ -334,20 +334,35 @@ class Facts:
                 return gpu
         return None
 
-    def attachment_fraction(self, vm: Vm, attachment: GpuAttachment) -> float:
-        """The share of one physical GPU that an attachment takes (1.0 for passthrough)."""
+    def attachment_fraction(self, vm: Vm, attachment: GpuAttachment) -> float | None:
+        """The share of one physical GPU that an attachment takes (1.0 for passthrough);
+        None for a vGPU whose frame buffer neither vCenter nor the profile's name gives."""
         if attachment.kind != "vgpu":
             return 1.0
+        host = self.vm_host(vm)
+        size = profile_memory_mb(host, attachment.profile or "")
+        if size is None:
+            return None
         info = catalog.parse_profile(attachment.profile or "")
-        if info is None:
-            return 1.0
         gpu = self.gpu_of_vm(vm)
         memory = gpu_memory(gpu) if gpu is not None else 0
-        if memory <= 0:
+        if memory <= 0 and info is not None:
             # Only a prefix that tells the frame buffer: Blackwell's "dc" names several boards.
             sizes = {m.memory_mb for m in catalog.MODELS.values() if m.profile_prefix == info.gpu}
             memory = sizes.pop() if len(sizes) == 1 else 0
-        return min(1.0, info.memory_mb / memory) if memory > 0 else 1.0
+        return min(1.0, size / memory) if memory > 0 else 1.0
+
+
+def profile_memory_mb(host: Host | None, profile: str) -> int | None:
+    """A vGPU profile's frame buffer in MB: vCenter's (vgpuProfileInfo's fbSizeInGib,
+    read for the host's offered profiles) where it gives one, else what the name says
+    (gpuaudit/vgpu_names.py); None when neither does."""
+    key = profile.strip().lower()
+    for p in host.vgpu_profiles if host is not None else []:
+        if p.name.lower() == key and p.frame_buffer_gib:
+            return p.frame_buffer_gib * 1024
+    info = catalog.parse_profile(profile)
+    return info.memory_mb if info is not None else None
 
 
 UNKNOWN_EDITION = "unknown (profile not recognised)"

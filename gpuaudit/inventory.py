@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 T = TypeVar("T")
 
@@ -198,6 +198,9 @@ class Gpu:
     # config.pciPassthruInfo[].hardwareLabel (vSphere 8.0): the label Dynamic DirectPath
     # devices may ask for; "" when the host sets none.
     hardware_label: str = ""
+    # The PCI ids of the GPU's SR-IOV virtual functions that the host lists among its
+    # PCI devices (subsystem device 0x0000; collect/functions.py), in the host's order.
+    virtual_functions: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -369,6 +372,9 @@ class Host:
     # none; None when not read (vCenter not asked, an older API, or no answer).
     device_groups: list[VendorDeviceGroup] | None = None
     device_groups_host: str | None = None
+    # Virtual functions among the host's PCI devices that no single physical GPU on
+    # their PCI bus takes (collect/functions.py).
+    unattached_virtual_functions: list[str] = field(default_factory=list)
 
     @property
     def connected(self) -> bool:

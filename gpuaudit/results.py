@@ -50,7 +50,7 @@ OBJECT_KINDS: tuple[ObjectKind, ...] = get_args(ObjectKind)
 
 
 # Bumped whenever a rule is added, removed, or changes meaning.
-RULES_VERSION = "2026.12.10"
+RULES_VERSION = "2026.12.11"
 
 
 def severity_rank(severity: str) -> int:

@@ -17,6 +17,7 @@ from typing import Any
 from pyVmomi import vim
 
 from gpuaudit.collect import telemetry as T
+from gpuaudit.collect.instances import pci_key
 from gpuaudit.collect.managers import ManagerProps
 from gpuaudit.inventory import (
     CounterStats,
@@ -225,8 +226,8 @@ def test_pci_segments_are_hexadecimal() -> None:
         {"0000:3b:00.0": (first, "pci"), "000A:3B:00.0": (second, "pci")},
         [],
     )
-    assert T._pci_key(" 0010:3b:1f.7 ") == (16, 0x3B, 0x1F, 7)
-    assert T._pci_key("3b:00.8") is None
+    assert pci_key(" 0010:3b:1f.7 ") == (16, 0x3B, 0x1F, 7)
+    assert pci_key("3b:00.8") is None
 
 
 def _host(name: str, *pci: str, state: str = "connected") -> Host:

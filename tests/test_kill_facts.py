@@ -17,10 +17,11 @@ from gpuaudit.facts import (
     gpu_name,
     gpu_prefix,
     host_vm_memory_mb,
+    profile_memory_mb,
     profiles,
     vm_reserved_mb,
 )
-from gpuaudit.inventory import Gpu, GpuAttachment
+from gpuaudit.inventory import Gpu, GpuAttachment, VgpuProfile
 from tests.builders import Estate, healthy
 
 L4_MB = 24 * 1024
@@ -107,20 +108,36 @@ def test_gpu_of_vm_finds_the_gpu_that_lists_the_vm_or_its_passthrough_device() -
     assert f.gpu_of_vm(lost) is None
 
 
-def _fraction(e: Estate, vm_name: str, index: int = 0) -> float:
+def _fraction(e: Estate, vm_name: str, index: int = 0) -> float | None:
     vm = next(v for v in e.inv.vms if v.name == vm_name)
     return Facts(e.inv).attachment_fraction(vm, vm.gpus[index])
 
 
-def test_attachment_fraction_of_passthrough_and_unparsed_profiles_is_a_whole_gpu() -> None:
+def test_attachment_fraction_of_passthrough_is_a_whole_gpu_of_unparsed_profiles_unknown() -> None:
     e = healthy()
     e.vm("pt", e.inv.hosts[0], [], passthrough=e.inv.hosts[0].gpus[0])
     assert _fraction(e, "pt") == 1.0
     v1 = e.inv.vms[0]
     v1.gpus[0] = GpuAttachment("vgpu", profile="not-a-profile")
-    assert _fraction(e, "v1") == 1.0
+    assert _fraction(e, "v1") is None
     v1.gpus[0] = GpuAttachment("vgpu", profile=None)
-    assert _fraction(e, "v1") == 1.0
+    assert _fraction(e, "v1") is None
+
+
+def test_attachment_fraction_takes_vcenters_frame_buffer_first() -> None:
+    e = healthy()
+    h1 = e.inv.hosts[0]
+    e.inv.vms[0].gpus[0] = GpuAttachment("vgpu", profile="Not-A-Profile")
+    h1.vgpu_profiles.append(VgpuProfile("not-a-profile", frame_buffer_gib=6))
+    assert _fraction(e, "v1") == pytest.approx(6 / 24)  # an L4's 24 GB
+    e.inv.vms[0].gpus[0] = GpuAttachment("vgpu", profile="grid_l4-4q")
+    h1.vgpu_profiles.append(VgpuProfile("GRID_L4-4Q", frame_buffer_gib=12))
+    assert _fraction(e, "v1") == pytest.approx(12 / 24)  # vCenter's 12 GB, not the name's 4
+    h1.vgpu_profiles[-1].frame_buffer_gib = None
+    assert _fraction(e, "v1") == pytest.approx(4 / 24)
+    assert profile_memory_mb(None, "grid_l4-4q") == 4096
+    assert profile_memory_mb(None, "x") is None
+    assert profile_memory_mb(h1, " not-a-profile ") == 6 * 1024
 
 
 def test_attachment_fraction_is_the_profile_over_the_gpus_frame_buffer() -> None:

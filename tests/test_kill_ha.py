@@ -329,6 +329,74 @@ def test_ha06_messages_and_evidence() -> None:
     )
 
 
+def test_ha06_with_vgpus_of_unknown_size() -> None:
+    e = healthy()  # three hosts of one L4; v1..v3 take 8 GB of 24 each
+    base = {"capacity_gpus": 3, "gpu_hosts": 3, "largest_host_gpus": 1, "limit_gpus": 2}
+    e.inv.vms[0].gpus[0] = GpuAttachment("vgpu", profile="grid_l4-odd")
+    # 2/3 known, at most 5/3 with the unknown one whole: within the limit of 2 either way.
+    assert ha.n_plus_one(context(e.inv), e.inv.clusters[0]) == Outcome(
+        True,
+        "0.667 to 1.667 of 3 GPUs allocated: within N+1 (2) even if each of the 1 vGPUs of "
+        "unknown size (grid_l4-odd) took a whole GPU",
+        {
+            "allocated_gpus": None,
+            "allocated_gpus_known": 0.667,
+            "allocated_gpus_at_most": 1.667,
+            "unknown_profiles": ["grid_l4-odd"],
+            **base,
+        },
+    )
+    e.inv.vms[1].gpus[0] = GpuAttachment("vgpu", profile="grid_l4-odd")
+    e.inv.vms[2].gpus[0] = GpuAttachment("vgpu", profile="grid_zz")
+    outcome = ha.n_plus_one(context(e.inv), e.inv.clusters[0])
+    assert outcome == Outcome(
+        True,
+        "0 to 3 of 3 GPUs allocated: within N+1 (2) only if the 3 vGPUs of unknown size "
+        "(grid_l4-odd, grid_zz) take little enough",
+        {
+            "allocated_gpus": None,
+            "allocated_gpus_known": 0,
+            "allocated_gpus_at_most": 3,
+            "unknown_profiles": ["grid_l4-odd", "grid_zz"],
+            **base,
+        },
+        unproven="no frame buffer known for grid_l4-odd, grid_zz: neither vCenter nor the "
+        "profile name gives one",
+    )
+    for i in range(3):  # 3 whole GPUs known besides: above the limit whatever the rest
+        e.vm(f"p{i}", e.inv.hosts[i], ["san1"], passthrough=e.inv.hosts[i].gpus[0])
+    outcome = ha.n_plus_one(context(e.inv), e.inv.clusters[0])
+    assert (outcome.passed, outcome.message, outcome.unproven) == (
+        False,
+        "3 to 6 of 3 GPUs allocated: above the N+1 limit of 2 even without the 3 vGPUs of "
+        "unknown size (grid_l4-odd, grid_zz)",
+        "",
+    )
+    # Exactly at the limit counts as within it, both ways.
+    e2 = healthy()
+    e2.inv.vms[0].gpus[0] = GpuAttachment("vgpu", profile="grid_l4-odd")
+    e2.vm("p0", e2.inv.hosts[0], ["san1"], passthrough=e2.inv.hosts[0].gpus[0])
+    e2.inv.vms[1].gpus[0] = GpuAttachment("vgpu", profile="grid_l4-24q")
+    e2.inv.vms[2].gpus[0] = GpuAttachment("vgpu", profile="grid_l4-odd")
+    outcome = ha.n_plus_one(context(e2.inv), e2.inv.clusters[0])
+    # Known: p0 and the 24q, exactly the limit: not above it.
+    assert outcome.evidence["allocated_gpus_known"] == 2
+    assert (outcome.passed, outcome.unproven != "") == (True, True)
+    e2.inv.vms[0].gpus[0] = GpuAttachment("vgpu", profile="grid_l4-8q")  # one left unknown
+    e2.inv.vms[1].gpus[0] = GpuAttachment("vgpu", profile="grid_l4-12q")
+    outcome = ha.n_plus_one(context(e2.inv), e2.inv.clusters[0])
+    # Known 1 + 1/3 + 1/2 = 1.833; at most 2.833.
+    assert outcome.evidence["allocated_gpus_at_most"] == 2.833
+    assert (outcome.passed, outcome.unproven != "") == (True, True)
+    # At most exactly the limit: p0 and one unknown vGPU, nothing else.
+    e2.inv.vms[0].gpus[0] = GpuAttachment("vgpu", profile="grid_l4-odd")
+    e2.inv.vms[1].gpus[:] = []
+    e2.inv.vms[2].gpus[:] = []
+    outcome = ha.n_plus_one(context(e2.inv), e2.inv.clusters[0])
+    assert outcome.evidence["allocated_gpus_at_most"] == 2
+    assert (outcome.passed, outcome.unproven) == (True, "")
+
+
 def test_ha06_without_a_connected_host_has_no_capacity() -> None:
     e = healthy()
     for host in e.inv.hosts:

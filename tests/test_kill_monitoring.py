@@ -62,6 +62,40 @@ def test_mon01_a_host_not_queried_or_without_a_reason() -> None:
     assert (outcome.passed, outcome.message) == (False, "no GPU counters: statistics level 1")
 
 
+def test_mon01_fails_a_host_whose_counters_match_none_of_its_gpus() -> None:
+    e = _with_telemetry(healthy(), temperature_c=60)
+    e.inv.telemetry.statistics_level, e.inv.telemetry.interval_s = 4, 300
+    h1 = e.inv.hosts[0]
+    e.gpu(h1)
+    for gpu in h1.gpus:
+        gpu.telemetry = None
+    h1.telemetry = HostTelemetry(
+        status="reported", instances=["000:024:00.0", "gpu5"], unmatched=["000:024:00.0", "gpu5"]
+    )
+    silent = [f"h1/{g.pci_id}" for g in h1.gpus]
+    assert judge(monitoring.counters_reported, e.inv, h1) == Outcome(
+        False,
+        "no GPU counters: none of the 2 counter instances (000:024:00.0, gpu5) matches one "
+        "of the 2 GPUs",
+        {
+            "status": "reported",
+            "reason": "",
+            "instances": ["000:024:00.0", "gpu5"],
+            "unmatched_instances": ["000:024:00.0", "gpu5"],
+            "gpus_without_counters": silent,
+            "statistics_level": 4,
+            "interval_s": 300,
+        },
+    )
+    # One GPU of the two matched is enough to pass.
+    h1.gpus[1].telemetry = GpuTelemetry(instance="gpu5", matched_by="order")
+    outcome = judge(monitoring.counters_reported, e.inv, h1)
+    assert (outcome.passed, outcome.message) == (
+        True,
+        f"1 of 2 GPUs report counters; none from h1/{h1.gpus[0].pci_id}",
+    )
+
+
 def _peaks(e: Estate, **peaks: float) -> Estate:
     stats = {name: CounterStats(average, peak, 288) for name, (average, peak) in peaks.items()}
     e.inv.hosts[0].gpus[0].telemetry = GpuTelemetry(instance="gpu0", matched_by="only", **stats)

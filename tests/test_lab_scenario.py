@@ -151,7 +151,9 @@ def test_base_loads_with_every_default(tmp_path: Path) -> None:
         "vendor_id": 0x10DE,
         "device_id": 0x27B8,
         "sub_vendor_id": 0x10DE,
-        "sub_device_id": 0,
+        # The L4's own subsystem, 10de:16ca (NVIDIA's open GPU kernel modules README,
+        # "Compatible GPUs"): a physical board never reports 0x0000.
+        "sub_device_id": 0x16CA,
         "vendor_name": "NVIDIA Corporation",
         "device_name": "NVIDIA L4",  # from the catalogue
         "class_id": 0x0302,
@@ -169,6 +171,7 @@ def test_base_loads_with_every_default(tmp_path: Path) -> None:
             "active": True,
             "vfs": 16,
             "max_vfs": 16,
+            "listed": False,  # its virtual functions are not among its PCI devices
         },
     }
     assert esx01["gpu_counter_instances"] == "pci"
@@ -953,6 +956,8 @@ datacenters:
 """
     with pytest.raises(sc.ScenarioError, match=r"'device_groups' of host esx01 needs a vCenter"):
         load(tmp_path, esxi)
+
+
 def test_role_and_vgpu_manager_defaults(tmp_path: Path) -> None:
     s = load(tmp_path, BASE)
     assert s["role"] == {"privileges": []}

@@ -230,10 +230,11 @@ def _gpu(pci_id: str) -> Gpu:
 
 def test_instances_match_by_pci_address_or_by_order() -> None:
     gpus = [_gpu("0000:5e:00.0"), _gpu("0000:3b:00.0")]
-    matched, unmatched = match_instances(gpus, ["0000:3B:00.0", "000:05e:00.0"])
+    # ESXi's three-digit form is decimal: bus 094 is bus 0x5e.
+    matched, unmatched = match_instances(gpus, ["0000:3B:00.0", "000:094:00.0"])
     assert {i: (g.pci_id, how) for i, (g, how) in matched.items()} == {
         "0000:3B:00.0": ("0000:3b:00.0", "pci"),
-        "000:05e:00.0": ("0000:5e:00.0", "pci"),
+        "000:094:00.0": ("0000:5e:00.0", "pci"),
     }
     matched, _ = match_instances(gpus, ["gpu0", "gpu1"])
     assert {i: g.pci_id for i, (g, _) in matched.items()} == {

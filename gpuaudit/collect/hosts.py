@@ -7,6 +7,7 @@ from typing import Any
 from pyVmomi import vim
 
 from gpuaudit import catalog
+from gpuaudit.collect import functions
 from gpuaudit.collect.retrieve import ObjectProps
 from gpuaudit.inventory import Gap, Gpu, Host, StorageAdapter, VgpuProfile, VmotionNic
 
@@ -55,7 +56,8 @@ def build_host(obj: ObjectProps, vm_names: dict[str, str]) -> Host:
         cpu_mhz=int(getattr(hardware, "cpuMhz", 0) or 0),
         memory_mb=int(getattr(hardware, "memorySize", 0) or 0) // (1024 * 1024),
     )
-    host.gpus = _gpus(obj, vm_names)
+    host.gpus, vfs = _gpus(obj, vm_names)
+    host.unattached_virtual_functions = functions.attach(host.gpus, vfs)
     host.vgpu_profiles = _profiles(obj)
     graphics = obj.get("config.graphicsConfig")
     if graphics is not None:
@@ -75,10 +77,12 @@ def build_host(obj: ObjectProps, vm_names: dict[str, str]) -> Host:
     return host
 
 
-def _gpus(obj: ObjectProps, vm_names: dict[str, str]) -> list[Gpu]:
+def _gpus(obj: ObjectProps, vm_names: dict[str, str]) -> tuple[list[Gpu], list[str]]:
+    """The host's physical GPUs, and the PCI ids of the virtual functions it lists."""
     passthru = {p.id: p for p in obj.get("config.pciPassthruInfo", [])}
     graphics = {g.pciId: g for g in obj.get("config.graphicsInfo", [])}
     gpus = []
+    vfs = []
     for dev in obj.get("hardware.pciDevice", []):
         if not catalog.is_gpu(dev.vendorId, dev.classId):
             continue
@@ -88,6 +92,9 @@ def _gpus(obj: ObjectProps, vm_names: dict[str, str]) -> list[Gpu]:
         # The subsystem ids tell apart boards that share a device id (A2 and A16).
         sub_vendor = catalog.unsigned16(dev.subVendorId or 0)
         sub_device = catalog.unsigned16(dev.subDeviceId or 0)
+        if functions.is_virtual_function(vendor, sub_vendor, sub_device):
+            vfs.append(dev.id)
+            continue
         model = catalog.model_for(
             vendor, device, name, sub_vendor_id=sub_vendor, sub_device_id=sub_device
         )
@@ -123,7 +130,7 @@ def _gpus(obj: ObjectProps, vm_names: dict[str, str]) -> list[Gpu]:
                 gpu.memory_mb = int(info.memorySizeInKB) // 1024
             gpu.vms = [vm_names.get(v._moId, v._moId) for v in info.vm or []]
         gpus.append(gpu)
-    return gpus
+    return gpus, vfs
 
 
 def _profiles(obj: ObjectProps) -> list[VgpuProfile]:

@@ -17,10 +17,9 @@ pages of one query: their size is the server's. Should vCenter still refuse a
 batch (it has been seen to count more than one metric per counter), the batch
 is halved and asked again, down to one host.
 
-Each counter instance names one physical GPU. Which names ESXi uses is only
-partly confirmed (docs/inventory-schema.md): an instance that is a PCI address
-is matched to the GPU at that address, ``gpuN`` or ``gpu-N`` to the Nth GPU of
-the host by PCI address. Whatever cannot be read or matched is recorded as
+Each counter instance names one physical GPU (``gpuaudit/collect/instances.py``:
+a PCI address in hex or in ESXi's decimal three-digit form, or ``gpuN`` over the
+GPUs the host driver owns). Whatever cannot be read or matched is recorded as
 data (HostTelemetry, Telemetry.note), never raised.
 """
 
@@ -29,18 +28,17 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pyVmomi import vim, vmodl
 
+from gpuaudit.collect.instances import match_instances
 from gpuaudit.collect.managers import ManagerProps
 from gpuaudit.inventory import (
     CounterStats,
     Gap,
-    Gpu,
     GpuTelemetry,
     Host,
     HostTelemetry,
@@ -351,47 +349,6 @@ def _trend(values: list[float | None]) -> list[float | None]:
         bucket = [v for v in values[i : i + size] if v is not None]
         points.append(round(sum(bucket) / len(bucket), 1) if bucket else None)
     return points
-
-
-_PCI = re.compile(r"^(?:([0-9a-f]{1,4}):)?([0-9a-f]{1,3}):([0-9a-f]{1,2})\.([0-7])$")
-_INDEX = re.compile(r"^gpu-?(\d+)$")
-
-
-def _pci_key(text: str) -> tuple[int, int, int, int] | None:
-    found = _PCI.match(text.strip().lower())
-    if found is None:
-        return None
-    segment, bus, slot, function = found.groups()
-    return int(segment or "0", 16), int(bus, 16), int(slot, 16), int(function, 16)
-
-
-def match_instances(
-    gpus: list[Gpu], instances: list[str]
-) -> tuple[dict[str, tuple[Gpu, str]], list[str]]:
-    """Counter instance -> (GPU, how it matched); and the instances that matched none."""
-    by_pci = {_pci_key(g.pci_id): g for g in gpus}
-    ordered = sorted(gpus, key=lambda g: _pci_key(g.pci_id) or (0, 0, 0, 0))
-    indices = {i: int(m.group(1)) for i in instances if (m := _INDEX.match(i.lower()))}
-    # gpu0, gpu1, ... count from zero; a host that numbers gpu1..gpuN for N GPUs counts from one.
-    base = 0
-    if indices and 0 not in indices.values() and max(indices.values()) == len(ordered):
-        base = 1
-    matches: dict[str, tuple[Gpu, str]] = {}
-    unmatched = []
-    for instance in instances:
-        gpu = by_pci.get(_pci_key(instance)) if _pci_key(instance) else None
-        how = "pci"
-        if gpu is None and instance in indices:
-            position = indices[instance] - base
-            gpu = ordered[position] if 0 <= position < len(ordered) else None
-            how = "order"
-        if gpu is None and len(gpus) == 1 and len(instances) == 1:
-            gpu, how = gpus[0], "only"
-        if gpu is None or any(g is gpu for g, _ in matches.values()):
-            unmatched.append(instance)
-            continue
-        matches[instance] = (gpu, how)
-    return matches, unmatched
 
 
 def _mark(hosts: list[Host], status: str, reason: str) -> None:

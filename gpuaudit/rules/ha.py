@@ -12,7 +12,7 @@ from gpuaudit.inventory import Cluster, Vm
 from gpuaudit.results import Severity
 from gpuaudit.rules import scopes, sources
 from gpuaudit.rules.design import classify_all
-from gpuaudit.rules.registry import Context, Outcome, Verdict, rule
+from gpuaudit.rules.registry import Context, Outcome, Verdict, not_proven, rule
 
 if TYPE_CHECKING:
     from gpuaudit.simulate import Simulated
@@ -375,13 +375,18 @@ def n_plus_one(ctx: Context, cluster: Cluster) -> Outcome:
     capacity = sum(per_host.values())
     largest = max(per_host.values(), default=0)
     limit = capacity - largest
-    allocated = sum(
-        f.attachment_fraction(vm, a)
-        for vm in f.cluster_gpu_vms(cluster.name)
-        if vm.powered_on
-        for a in vm.gpus
-    )
+    allocated = 0.0
+    unknown: list[str] = []  # vGPU profiles of no known frame buffer
+    for vm in f.cluster_gpu_vms(cluster.name):
+        for a in vm.gpus if vm.powered_on else []:
+            share = f.attachment_fraction(vm, a)
+            if share is None:
+                unknown.append(a.profile or "?")
+            else:
+                allocated += share
     allocated = round(allocated, 3)
+    if unknown:
+        return _allocation_unknown(allocated, sorted(set(unknown)), len(unknown), per_host)
     ok = allocated <= limit + 1e-9
     hosts = sum(1 for n in per_host.values() if n)
     evidence = {
@@ -405,6 +410,48 @@ def n_plus_one(ctx: Context, cluster: Cluster) -> Outcome:
             "models pooled"
         )
     return Outcome(ok, message, evidence)
+
+
+def _allocation_unknown(
+    known: float, profiles: list[str], count: int, per_host: dict[str, int]
+) -> Outcome:
+    """HA-06 where some vGPUs' frame buffer is unknown: each takes between nothing and a
+    whole GPU, so the rule fails only when it fails even with nothing for them."""
+    capacity = sum(per_host.values())
+    limit = capacity - max(per_host.values(), default=0)
+    most = round(known + count, 3)
+    evidence = {
+        "allocated_gpus": None,
+        "allocated_gpus_known": known,
+        "allocated_gpus_at_most": most,
+        "unknown_profiles": profiles,
+        "capacity_gpus": capacity,
+        "gpu_hosts": sum(1 for n in per_host.values() if n),
+        "largest_host_gpus": max(per_host.values(), default=0),
+        "limit_gpus": limit,
+    }
+    names = ", ".join(profiles)
+    span = f"{known:g} to {most:g} of {capacity} GPUs allocated"
+    if known > limit + 1e-9:
+        return Outcome(
+            False,
+            f"{span}: above the N+1 limit of {limit} even without the {count} vGPUs of "
+            f"unknown size ({names})",
+            evidence,
+        )
+    if most <= limit + 1e-9:
+        return Outcome(
+            True,
+            f"{span}: within N+1 ({limit}) even if each of the {count} vGPUs of unknown size "
+            f"({names}) took a whole GPU",
+            evidence,
+        )
+    return not_proven(
+        f"{span}: within N+1 ({limit}) only if the {count} vGPUs of unknown size ({names}) "
+        "take little enough",
+        f"no frame buffer known for {names}: neither vCenter nor the profile name gives one",
+        evidence,
+    )
 
 
 rule(

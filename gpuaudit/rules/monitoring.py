@@ -32,7 +32,8 @@ def counters_reported(ctx: Context, host: Host) -> Outcome | None:
         return None
     tel = host.telemetry
     silent = [F.gpu_name(host, g) for g in host.gpus if g.telemetry is None]
-    ok = tel is not None and tel.status == "reported"
+    # Counters that match none of the host's GPUs tell nothing of them.
+    ok = tel is not None and tel.status == "reported" and len(silent) < len(host.gpus)
     evidence = {
         "status": tel.status if tel else "not queried",
         "reason": tel.reason if tel else "",
@@ -46,6 +47,11 @@ def counters_reported(ctx: Context, host: Host) -> Outcome | None:
         message = f"{len(host.gpus) - len(silent)} of {len(host.gpus)} GPUs report counters"
         if silent:
             message += f"; none from {', '.join(silent)}"
+    elif tel is not None and tel.status == "reported":
+        message = (
+            f"no GPU counters: none of the {len(tel.instances)} counter instances "
+            f"({', '.join(tel.instances)}) matches one of the {len(host.gpus)} GPUs"
+        )
     else:
         reason = tel.reason if tel and tel.reason else "the host was not queried"
         message = f"no GPU counters: {reason}"

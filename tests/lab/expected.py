@@ -371,8 +371,15 @@ def _add_telemetry(inv: Inventory, scenario: dict[str, Any]) -> None:
     for host in gpu_hosts:
         spec = specs[host.name]
         by_pci = {g["pci_id"]: g for g in spec["gpus"]}
-        ordered = sorted(g.pci_id for g in host.gpus)
+        # gpuN: the GPUs the host driver owns (Shared or Shared Direct, not passed through).
+        ordered = sorted(
+            g.pci_id
+            for g in host.gpus
+            if by_pci[g.pci_id]["graphics_type"] in ("shared", "sharedDirect")
+            and not by_pci[g.pci_id]["passthrough"]["active"]
+        )
         instances = []
+        unmatched = []
         for gpu in host.gpus:
             series = by_pci[gpu.pci_id].get("telemetry")
             if series is None or not kept:
@@ -385,8 +392,18 @@ def _add_telemetry(inv: Inventory, scenario: dict[str, Any]) -> None:
             fields = {f: v for f, v in fields.items() if v is not None}
             if not fields:
                 continue
-            index = spec["gpu_counter_instances"] == "index"
+            naming = spec["gpu_counter_instances"]
+            index = naming == "index"
+            if index and gpu.pci_id not in ordered:
+                continue  # the host driver numbers only the GPUs it owns
             instance = f"gpu{ordered.index(gpu.pci_id)}" if index else gpu.pci_id
+            if naming == "decimal":
+                instance = _decimal(gpu.pci_id)
+            if naming == "opaque":  # nvgpuN over every GPU in PCI order: a form no one reads
+                instance = f"nvgpu{sorted(g.pci_id for g in host.gpus).index(gpu.pci_id)}"
+                instances.append(instance)
+                unmatched.append(instance)
+                continue
             instances.append(instance)
             gpu.telemetry = GpuTelemetry(instance=instance, matched_by="order" if index else "pci")
             for field, values in fields.items():
@@ -395,8 +412,17 @@ def _add_telemetry(inv: Inventory, scenario: dict[str, Any]) -> None:
                 util = fields["utilization_percent"]
                 gpu.telemetry.trend = _trend([None] * (slots - len(util)) + list(util))
         host.telemetry = HostTelemetry(
-            status="reported" if instances else "none", instances=sorted(instances)
+            status="reported" if instances else "none",
+            instances=sorted(instances),
+            unmatched=sorted(unmatched),
         )
+
+
+def _decimal(pci_id: str) -> str:
+    """0000:3b:00.0 as ESXi writes it in esx.conf: 000:059:00.0, each number decimal."""
+    segment, bus, rest = pci_id.split(":")
+    slot, function = rest.split(".")
+    return f"{int(segment, 16):03d}:{int(bus, 16):03d}:{int(slot, 16):02d}.{function}"
 
 
 def _served(field: str, series: list[float], memory_mb: int, slots: int) -> list[float] | None:
@@ -644,6 +670,9 @@ def _host(
     host.default_graphics_type = graphics.get("default_type")
     host.assignment_policy = graphics.get("assignment_policy")
     host.gpus = [_gpu(g, spec, vms) for g in spec.get("gpus", [])]
+    for gpu, g in zip(host.gpus, spec.get("gpus", []), strict=True):
+        if g["sriov"]["listed"]:
+            gpu.virtual_functions = _virtual_functions(g["pci_id"], g["sriov"]["vfs"])
     host.vgpu_profiles = [
         VgpuProfile(name=p["name"], migrate_supported=p["migrate"], suspend_supported=p["suspend"])
         for p in spec.get("vgpu_profiles", [])
@@ -724,6 +753,14 @@ def _gpu(g: dict[str, Any], host: dict[str, Any], vms: dict[str, dict[str, Any]]
         sriov_active=sriov.get("active"),
         sriov_vfs=sriov.get("vfs"),
     )
+
+
+def _virtual_functions(pci_id: str, count: int) -> list[str]:
+    """The PCI ids the lab lists for a GPU's virtual functions: its bus, from function 4
+    of its slot on, eight functions a slot (0000:3b:00.4 ... 0000:3b:02.3 for 16)."""
+    head, slot_function = pci_id.rsplit(":", 1)
+    first = int(slot_function.split(".")[0], 16) * 8 + 4
+    return [f"{head}:{(first + i) // 8:02x}.{(first + i) % 8}" for i in range(count)]
 
 
 def _vms_on_gpu(pci_id: str, host: str, vms: dict[str, dict[str, Any]]) -> list[str]:

@@ -162,6 +162,28 @@ func pciDevices(h *Host) []types.HostPciDevice {
 	for _, g := range h.GPUs {
 		out = append(out, pciDevice(g.PciID, g.ClassID, g.VendorID, g.DeviceID, g.SubVendorID, g.SubDeviceID, g.VendorName, g.DeviceName))
 	}
+	for _, g := range h.GPUs {
+		if !g.SRIOV.Listed {
+			continue
+		}
+		for _, id := range virtualFunctions(g.PciID, int(g.SRIOV.VFs)) {
+			// A virtual function: the GPU's vendor, device and name, subsystem device 0x0000.
+			out = append(out, pciDevice(id, g.ClassID, g.VendorID, g.DeviceID, g.SubVendorID, 0, g.VendorName, g.DeviceName))
+		}
+	}
+	return out
+}
+
+// virtualFunctions gives the PCI ids of a GPU's first n virtual functions: on the
+// GPU's bus from function 4 of its slot on (0000:3b:00.4 ... 0000:3b:02.3 for 16).
+func virtualFunctions(pf string, n int) []string {
+	bus, slot, _ := pciAddress(pf)
+	segment := strings.SplitN(pf, ":", 2)[0]
+	var out []string
+	for i := 0; i < n; i++ {
+		offset := int(slot)*8 + 4 + i
+		out = append(out, fmt.Sprintf("%s:%02x:%02x.%d", segment, bus, offset/8, offset%8))
+	}
 	return out
 }
 

@@ -141,17 +141,33 @@ func (e *estate) installTelemetry() {
 		if !h.connected() {
 			continue
 		}
+		// The host driver numbers gpuN over the GPUs it owns: those in Shared or
+		// Shared Direct mode and not in active passthrough, in PCI order.
 		gpus := append([]GPU(nil), h.spec.GPUs...)
 		sort.Slice(gpus, func(i, j int) bool { return gpus[i].PciID < gpus[j].PciID })
+		owned := 0
 		for i := range gpus {
+			index := -1
+			if (gpus[i].GraphicsType == "shared" || gpus[i].GraphicsType == "sharedDirect") && !gpus[i].Passthrough.Active {
+				index = owned
+				owned++
+			}
 			for j := range h.spec.GPUs {
 				g := &h.spec.GPUs[j]
 				if g.PciID != gpus[i].PciID || g.Telemetry == nil {
 					continue
 				}
 				instance := g.PciID
-				if h.spec.GPUCounterInstances == "index" {
-					instance = fmt.Sprintf("gpu%d", i)
+				switch h.spec.GPUCounterInstances {
+				case "index":
+					if index < 0 {
+						continue // the host driver gives a GPU it does not own no number
+					}
+					instance = fmt.Sprintf("gpu%d", index)
+				case "decimal":
+					instance = decimalPciID(g.PciID)
+				case "opaque":
+					instance = fmt.Sprintf("nvgpu%d", i)
 				}
 				pm.gpus[h.obj.Self.Value] = append(pm.gpus[h.obj.Self.Value], gpuSeries{instance, g})
 			}
@@ -346,4 +362,12 @@ func seriesFor(name string, g *GPU) []int64 {
 		return scale(t.PowerW, 1)
 	}
 	return nil
+}
+
+// decimalPciID writes 0000:3b:00.0 in ESXi's three-digit decimal form, 000:059:00.0
+// (as esx.conf does).
+func decimalPciID(id string) string {
+	bus, slot, function := pciAddress(id)
+	segment, _ := strconv.ParseUint(strings.SplitN(id, ":", 2)[0], 16, 16)
+	return fmt.Sprintf("%03d:%03d:%02d.%d", segment, bus, slot, function)
 }

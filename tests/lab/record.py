@@ -53,6 +53,7 @@ RECORDED = (
     "failclosed-gputype",
     "failclosed-nvlink",
     "failclosed-manager",
+    "real-shapes",
 )
 
 # Values a server chooses afresh in every session: they differ between two

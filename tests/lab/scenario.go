@@ -233,6 +233,8 @@ type SRIOV struct {
 	Active   bool  `json:"active"`
 	VFs      int32 `json:"vfs"`
 	MaxVFs   int32 `json:"max_vfs"`
+	// Listed: the host lists the VFs virtual functions among its PCI devices.
+	Listed bool `json:"listed"`
 }
 
 // Telemetry is a GPU's counter series, oldest first, one sample per interval.

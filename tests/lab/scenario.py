@@ -221,7 +221,34 @@ PATH_STATES = ("active", "standby", "disabled", "dead")
 DATASTORE_TYPES = ("VMFS", "NFS", "NFS41", "vsan")
 POWER_STATES = ("poweredOn", "poweredOff", "suspended")
 GPU_COUNTER_NAMES = ("utilization", "mem.used", "mem.usage", "temperature", "power.used")
-COUNTER_INSTANCES = ("pci", "index")
+COUNTER_INSTANCES = ("pci", "index", "decimal", "opaque")
+# The subsystem (vendor 10de, device) that real boards report, by device id: NVIDIA's
+# "Compatible GPUs" table of the open GPU kernel modules (github.com/NVIDIA/
+# open-gpu-kernel-modules README.md, release 560.31.02; the H200 NVL and the RTX PRO
+# Blackwell Server Editions from the table of release 610.43.03), and pci.ids for
+# the M10 ("10de 1160 Tesla M10", github.com/pciutils/pciids commit c1c12547d626,
+# 2026-08-22). A physical board never reports subsystem device 0x0000: that is an
+# SR-IOV virtual function. Device 25b6 is two boards (A16: 14a9, A2: 157e).
+REAL_SUBSYSTEMS = {
+    0x13BD: 0x1160,  # Tesla M10
+    0x1EB8: 0x12A2,  # Tesla T4
+    0x20B5: 0x1533,  # A100 80GB PCIe
+    0x20F1: 0x145F,  # A100-PCIE-40GB
+    0x2235: 0x145A,  # A40
+    0x2236: 0x1482,  # A10
+    0x2321: 0x1839,  # H100 NVL
+    0x2330: 0x16C0,  # H100 80GB HBM3 (SXM5)
+    0x2331: 0x1626,  # H100 PCIe
+    0x233B: 0x1996,  # H200 NVL
+    0x25B6: 0x14A9,  # A16 (A2: 0x157E)
+    0x26B1: 0x16A1,  # RTX 6000 Ada Generation
+    0x26B5: 0x169D,  # L40
+    0x26B9: 0x1851,  # L40S
+    0x27B8: 0x16CA,  # L4
+    0x2BB5: 0x204E,  # RTX PRO 6000 Blackwell Server Edition
+    0x2C3A: 0x21F4,  # RTX PRO 4500 Blackwell Server Edition
+}
+A2_SUBSYSTEM = 0x157E
 TELEMETRY_SERIES = ("utilization", "memory_used_mb", "temperature_c", "power_w")
 MAX_SERIES = 10_000  # samples per series
 EVALUATION_KEY = "00000-00000-00000-00000-00000"
@@ -373,6 +400,18 @@ def profile_board(name: str) -> str | None:
     """The board a profile name is for (grid_l40s-24q -> l40s), None for another form."""
     match = _PROFILE_NAME.match(name.lower())
     return match["board"] if match else None
+
+
+def default_sub_device(vendor_id: int, device_id: int, device_name: str) -> int:
+    """The subsystem device id a GPU reports when the scenario gives none: a real
+    board's (REAL_SUBSYSTEMS; the A2's where the name names the A2 alone), else the
+    device id itself, never 0x0000 (a virtual function's)."""
+    if vendor_id == catalog.NVIDIA and device_id == 0x25B6:
+        named_a2 = re.search(r"\bA2\b", device_name) and not re.search(r"\bA16\b", device_name)
+        return A2_SUBSYSTEM if named_a2 else REAL_SUBSYSTEMS[0x25B6]
+    if vendor_id == catalog.NVIDIA and device_id in REAL_SUBSYSTEMS:
+        return REAL_SUBSYSTEMS[device_id]
+    return device_id or 1
 
 
 def device_vendor_id(vendor_id: int, device_id: int) -> int:
@@ -1430,7 +1469,14 @@ class _Normaliser:
         sub_vendor_id = self.integer(
             g, "sub_vendor_id", what, vendor_id, maximum=0xFFFF, hex_ok=True
         )
-        sub_device_id = self.integer(g, "sub_device_id", what, 0, maximum=0xFFFF, hex_ok=True)
+        sub_device_id = self.integer(
+            g,
+            "sub_device_id",
+            what,
+            default_sub_device(vendor_id, device_id, device_name_given or ""),
+            maximum=0xFFFF,
+            hex_ok=True,
+        )
         model = catalog.model_for(
             vendor_id,
             device_id,
@@ -1491,7 +1537,7 @@ class _Normaliser:
         with its virtual functions enabled and active when it serves vGPUs, and an older
         one does not; ``sriov: false`` reports none (SR-IOV off in the BIOS)."""
         value, _, given = self.get(g, "sriov", None)
-        keys = ("reported", "capable", "enabled", "active", "vfs", "max_vfs")
+        keys = ("reported", "capable", "enabled", "active", "vfs", "max_vfs", "listed")
         s = _Map() if value is False else self.section(g, "sriov", what, keys)
         label = f"the SR-IOV of {what}"
         newer = model is not None and catalog.vgpu_needs_sriov(model)
@@ -1507,6 +1553,7 @@ class _Normaliser:
             "active": active,
             "vfs": self.integer(s, "vfs", label, max_vfs if active else 0, maximum=max_vfs),
             "max_vfs": max_vfs,
+            "listed": self.boolean(s, "listed", label, False),
         }
 
     def telemetry(self, g: dict[Any, Any], what: str) -> dict[str, Any] | None:
