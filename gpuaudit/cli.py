@@ -816,11 +816,11 @@ def diff(old: str, new: str, fmt: str, fail_on: str | None) -> None:
     (gpuaudit collect); an inventory is checked with the default policy first.
     """
     from gpuaudit import pipeline
-    from gpuaudit.diff import format_text
+    from gpuaudit.diff import format_json, format_text
 
     done = pipeline.compare(old, new, fail_on)
     if fmt == "json":
-        click.echo(json.dumps(done.diff.to_dict(), indent=1, ensure_ascii=False, allow_nan=False))
+        click.echo(format_json(done.diff))
     else:
         click.echo(format_text(done.diff))
     sys.exit(exit_code(done))
