@@ -887,15 +887,11 @@ def diff(old: str, new: str, fmt: str, fail_on: str | None) -> None:
     (gpuaudit collect); an inventory is checked with the default policy first.
     """
     from gpuaudit import pipeline
-    from gpuaudit.diff import format_text
+    from gpuaudit.diff import format_json, format_text
 
     done = pipeline.compare(old, new, fail_on)
     with during("printing the differences"):
-        if fmt == "json":
-            text = json.dumps(done.diff.to_dict(), indent=1, ensure_ascii=False, allow_nan=False)
-        else:
-            text = format_text(done.diff)
-        click.echo(text)
+        click.echo(format_json(done.diff) if fmt == "json" else format_text(done.diff))
     sys.exit(exit_code(done))
 
 

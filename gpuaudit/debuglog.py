@@ -6,6 +6,16 @@ http.client prints to standard output; here it goes to the log instead. Every
 log record passes ``redact`` on its way out: the password (as given, XML-escaped
 and as Python writes it in a bytes repr), ``<password>`` elements, session
 cookies and ``Authorization`` headers are replaced by ``*****``.
+
+So is the session key, which identifies the live session as its cookie does:
+in the ``UserSession`` a ``Login`` answers (vcrpy logs that answer whole while it
+records) and in the session-bound morefs that hold it (``session[KEY]...``, a
+container view's). A key seen once is registered as a secret, so it is masked
+wherever it appears later.
+
+A secret is masked with the whole token that holds it (the run of characters
+between white space): masking only the secret itself would let its surroundings
+tell it (the password ``pass`` in "the *****word is ..." says what it is).
 """
 
 from __future__ import annotations
@@ -23,6 +33,14 @@ _PATTERNS = (
     (re.compile(r"(<password[^>]*>)[^<]*(</password>)"), rf"\g<1>{MASK}\g<2>"),
     (re.compile(r"(vmware_soap_session=)(\\?\"?)[^\"';\s\\]+"), rf"\g<1>\g<2>{MASK}"),
     (re.compile(r"(Authorization:\s*)[^\r\n\\']+", re.IGNORECASE), rf"\g<1>{MASK}"),
+)
+
+# The session key: in a Login's (or LoginByToken's, ...) UserSession, in a UserSession
+# property value, and in a session-bound moref. Group 2 is the key.
+_SESSION_KEYS = (
+    re.compile(r"(Login\w*Response[^>]*>(?:\s|\\[rn])*<returnval[^>]*>(?:\s|\\[rn])*<key>)([^<]+)"),
+    re.compile(r"(xsi:type=[\"\\']*UserSession[\"\\']*>(?:\s|\\[rn])*<key>)([^<]+)"),
+    re.compile(r"(session\[)([^\]\s'\"]+)(?=\])"),
 )
 
 _secrets: set[str] = set()
@@ -48,13 +66,19 @@ def add_secret(value: str | None) -> None:
 
 def redact(text: str) -> str:
     """``text`` with every known secret and every credential-shaped value masked."""
+    for key_pattern in _SESSION_KEYS:
+        for match in key_pattern.finditer(text):
+            if match.group(2) != MASK:
+                add_secret(match.group(2))
+        text = key_pattern.sub(rf"\g<1>{MASK}", text)
     for pattern, replacement in _PATTERNS:
         text = pattern.sub(replacement, text)
     with _lock:
         secrets = sorted(_secrets, key=len, reverse=True)
     for secret in secrets:
         if secret in text:
-            text = text.replace(secret, MASK)
+            # The whole token: what stands around a secret must not spell it out.
+            text = re.sub(rf"\S*{re.escape(secret)}\S*", MASK, text)
     return text
 
 

@@ -7,13 +7,14 @@ policy, so that both sides have findings.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gpuaudit.files import read_json
 from gpuaudit.results import OPEN_STATUSES, SEVERITIES
-from gpuaudit.terminal import printable
+from gpuaudit.terminal import printable, printable_lines
 
 Key = tuple[str, str]
 
@@ -191,6 +192,13 @@ def diff_reports(old: dict[str, Any], new: dict[str, Any]) -> ReportDiff:
             removed=sorted(old_inv[kind] - new_inv[kind]),
         )
     return result
+
+
+def format_json(diff: ReportDiff) -> str:
+    """The diff as JSON, with bidirectional controls and lone surrogates escaped
+    (``\\u202e``): the same data, and a document any UTF-8 stream can write."""
+    text = json.dumps(diff.to_dict(), indent=1, ensure_ascii=False, allow_nan=False)
+    return printable_lines(text)
 
 
 def format_text(diff: ReportDiff) -> str:

@@ -100,15 +100,24 @@ def _umask() -> int:
 def read_json(path: str | Path, error: type[Exception] = ValueError) -> Any:
     """Parse a JSON file; any failure raises ``error`` naming the file and, if known, the line."""
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"), parse_constant=_no_constant)
+        text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise error(f"{path}: cannot read: {exc}") from None
+    return parse_json(text, error, f"{path}: ")
+
+
+def parse_json(text: str, error: type[Exception] = ValueError, where: str = "") -> Any:
+    """Parse JSON text; any failure (bad syntax, nesting deeper than the parser's
+    recursion limit, a number too long, NaN) raises ``error``, its message one line
+    that starts with ``where`` and names the line if it is known."""
+    try:
+        return json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
-        raise error(f"{path}: line {exc.lineno}: not valid JSON: {exc.msg}") from None
+        raise error(f"{where}line {exc.lineno}: not valid JSON: {exc.msg}") from None
     except RecursionError:
-        raise error(f"{path}: not valid JSON: nested too deeply") from None
+        raise error(f"{where}not valid JSON: nested too deeply") from None
     except ValueError as exc:  # a number too long, NaN or Infinity
-        raise error(f"{path}: not valid JSON: {str(exc).split(':')[0]}") from None
+        raise error(f"{where}not valid JSON: {str(exc).split(':')[0]}") from None
 
 
 def _no_constant(name: str) -> Any:

@@ -5,6 +5,10 @@ the baseline a scheduled scan compares with. ``waiver_skeleton`` turns the faile
 findings of a report into waivers in the policy file format (docs/policy.md)
 whose reason, owner and expiry are placeholders: the policy loader refuses them
 until someone fills them in, so a skeleton never waives anything by itself.
+
+A waiver's object is read back as an fnmatch pattern (docs/policy.md), so each
+object name is written with its pattern characters escaped (:func:`literal_pattern`):
+a VM named ``*`` gets a waiver for ``[*]``, which covers that VM and no other.
 """
 
 from __future__ import annotations
@@ -20,6 +24,14 @@ from gpuaudit.files import read_json, write_atomic
 from gpuaudit.policy_file import PLACEHOLDER, POLICY_VERSION
 from gpuaudit.results import OPEN_STATUSES
 from gpuaudit.rules.data import NOTHING_EXAMINED
+
+# fnmatch has no escape function: a one-character class holds the character itself.
+_PATTERN_ESCAPES = str.maketrans({"*": "[*]", "?": "[?]", "[": "[[]"})
+
+
+def literal_pattern(name: str) -> str:
+    """The fnmatch pattern that matches ``name`` alone (``vm[1]*`` gives ``vm[[]1][*]``)."""
+    return name.translate(_PATTERN_ESCAPES)
 
 
 class LifecycleError(ValueError):
@@ -66,7 +78,7 @@ def waiver_skeleton(
     waivers = [
         {
             "rule": rule,
-            "object": name,
+            "object": literal_pattern(name),
             "reason": f"{PLACEHOLDER}: why this is accepted",
             "owner": f"{PLACEHOLDER}: who answers for it",
             "expires": f"{PLACEHOLDER}: YYYY-MM-DD",

@@ -3,7 +3,8 @@
 Times are UTC with the zone written out (2026-12-01T02:45:00Z), whatever TZ says,
 so that lines from hosts in different zones sort together. ``--log-format json``
 writes one JSON object per line (time, level, logger, message) for jobs that ship
-their logs. Either way every record passes debuglog's redacting filter first.
+their logs. Either way every record passes debuglog's redacting filter first, and
+its bidirectional controls and lone surrogates are escaped (gpuaudit.terminal).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sys
 import time
 
 from gpuaudit import debuglog
+from gpuaudit.terminal import printable_lines
 
 FORMATS = ("text", "json")
 # pyVmomi and http.client debug output only at -vv.
@@ -32,6 +34,9 @@ class UtcFormatter(logging.Formatter):
 
     def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
         return f"{_utc(record)}Z"
+
+    def format(self, record: logging.LogRecord) -> str:
+        return printable_lines(super().format(record))
 
 
 class JsonFormatter(logging.Formatter):
@@ -53,7 +58,7 @@ class JsonFormatter(logging.Formatter):
             entry["exception"] = record.exc_text
         if record.stack_info:
             entry["stack"] = self.formatStack(record.stack_info)
-        return json.dumps(entry, ensure_ascii=False)
+        return printable_lines(json.dumps(entry, ensure_ascii=False))
 
 
 class StderrHandler(logging.StreamHandler):

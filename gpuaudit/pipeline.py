@@ -98,7 +98,10 @@ def audit(
     keeper.annotate(result, None if bootstrap else baseline)
     say("writing reports")
     name = server if server is not None else scan.server_name(source)
-    reports = write(result, out, formats, name, now)
+    if isinstance(out, Path) and (keep is not None or latest):
+        reports, tidied = _write_and_tidy(result, out, formats, name, now, keep, latest)
+    else:
+        reports, tidied = write(result, out, formats, name, now), ([], [])
     scan_id = keeper.record(result)
     with during("summarising the findings"):
         done = ScanOutcome(
@@ -111,9 +114,7 @@ def audit(
     if bootstrap and baseline:
         with during("writing the baseline"):
             _bootstrap_baseline(done, Path(baseline), fail_on)
-    if isinstance(out, Path):
-        with during("keeping the newest reports and the latest names"):
-            _tidy(done, out, name, keep, latest)
+    done.latest, done.removed = tidied
     return done
 
 
@@ -136,14 +137,24 @@ def _bootstrap_baseline(done: ScanOutcome, path: Path, fail_on: str) -> None:
     done.summary.baseline_created = path
 
 
-def _tidy(done: ScanOutcome, folder: Path, server: str, keep: int | None, latest: bool) -> None:
+def _write_and_tidy(
+    result: AuditResult,
+    folder: Path,
+    formats: Sequence[str],
+    server: str,
+    now: datetime | None,
+    keep: int | None,
+    latest: bool,
+) -> tuple[list[Path], tuple[list[Path], list[Path]]]:
+    """Write the reports, point the latest names and prune, under the folder's lock
+    (gpuaudit.retention explains why the three go together)."""
     from gpuaudit import retention
 
     try:
-        if latest:
-            done.latest = retention.link_latest(done.reports, server)
-        if keep is not None:
-            done.removed = retention.prune(folder, server, keep)
+        with retention.locked(folder, server):
+            reports = write(result, folder, formats, server, now)
+            with during("keeping the newest reports and the latest names"):
+                return reports, retention.tidy(reports, folder, server, keep, latest)
     except OSError as exc:
         raise ReportWriteError(str(folder), exc.strerror or str(exc)) from exc
 

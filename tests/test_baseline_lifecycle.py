@@ -250,3 +250,48 @@ def test_the_console_lists_new_findings_and_top_actions(demo_report: Path, tmp_p
     assert [line.split()[0] for line in top][:1] == ["HA-05"]
     assert all(int(line.split()[1]) == counts[line.split()[0]] for line in top)
     assert len(top) == 5 and top[0].startswith("  HA-05")
+
+
+# Names that are patterns when read back, beside names they would match.
+GLOB_NAMES = ["*", "vm?", "gpu[0]", "[!a]", "a*b?c[d]e", "[[]"]
+BYSTANDERS = ["vm1", "gpu0", "b", "plain", "axbycde", "[", "vm", "*x", "gpu[0"]
+
+
+def test_waivers_from_names_with_pattern_characters_waive_only_those_objects(
+    tmp_path: Path,
+) -> None:
+    from datetime import date
+
+    from gpuaudit.lifecycle import literal_pattern
+
+    findings = [
+        {"rule": "HA-05", "object": name, "status": "fail"} for name in [*GLOB_NAMES, "plain"]
+    ]
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"findings": findings}), encoding="utf-8")
+    written = tmp_path / "waivers.yaml"
+    result = gpuaudit("policy", "waive", str(report), "-o", str(written))
+    assert result.exit_code == 0, result.output
+    data = yaml.safe_load(written.read_text(encoding="utf-8"))
+    assert [w["object"] for w in data["waivers"]] == [
+        "[*]",
+        "vm[?]",
+        "gpu[[]0]",
+        "[[]!a]",
+        "a[*]b[?]c[[]d]e",
+        "[[][[]]",
+        "plain",
+    ]
+    for waiver in data["waivers"]:
+        waiver.update(reason="accepted", owner="ops", expires="2099-12-31")
+    policy_path = tmp_path / "policy.yaml"
+    policy_path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    policy = load_policy(policy_path, rule_ids=rule_ids())  # the round trip through the file
+    today = date(2030, 1, 1)
+    for name in [*GLOB_NAMES, "plain"]:
+        waiver = policy.waiver_for("HA-05", name, today)
+        assert waiver is not None and waiver.object == literal_pattern(name), name
+    for name in BYSTANDERS:
+        if name != "plain":
+            assert policy.waiver_for("HA-05", name, today) is None, name
+    assert literal_pattern("vm-01]") == "vm-01]"  # a lone ] is no pattern character

@@ -1,7 +1,7 @@
 """Fuzzing the loaders of every file a person hands gpuaudit: an inventory, a policy,
-a targets file, a cassette. Whatever the input, the result is a clean load or the
-loader's own error (which the command line turns into exit status 2), never
-another exception."""
+a targets file, a cassette, a Kubernetes cluster's kubectl JSON. Whatever the input,
+the result is a clean load or the loader's own error (which the command line turns
+into exit status 2), never another exception."""
 
 from __future__ import annotations
 
@@ -17,9 +17,12 @@ from hypothesis import strategies as st
 
 from gpuaudit.fleet import TargetsError, load_targets
 from gpuaudit.inventory import Inventory, InventoryError
+from gpuaudit.kube import Cluster
+from gpuaudit.kube_read import KubernetesInputError, parse_cluster
 from gpuaudit.policy_file import PolicyError, parse_policy
 from gpuaudit.rules import catalogue
 from gpuaudit.scan import check_cassette
+from tests.k8s.generate import node_object, pod_object
 from tests.report_fixtures import realistic_result
 
 FUZZ = settings(
@@ -245,3 +248,66 @@ def test_a_notify_url_with_any_password_is_checked_without_showing_it(
         assert "PwX9" not in str(exc) and "Zq7K" not in str(exc)
     else:
         assert "PwX9" not in target.shown and "Zq7K" not in target.shown
+
+
+KUBERNETES = {
+    "apiVersion": "v1",
+    "kind": "List",
+    "items": [
+        node_object({"name": "gpu-01", "resources": {"nvidia.com/gpu": 2}}),
+        pod_object({"name": "train-0", "node": "gpu-01", "resources": {"nvidia.com/gpu": 1}}),
+    ],
+}
+
+
+def load_kubernetes_text(text: str) -> None:
+    try:
+        cluster = parse_cluster(text, name="fuzz")
+    except KubernetesInputError as exc:
+        assert "\n" not in str(exc)
+        return
+    assert isinstance(cluster, Cluster)
+
+
+def with_quantity(quantity: str) -> str:
+    data = copy.deepcopy(KUBERNETES)
+    data["items"][0]["status"]["allocatable"]["nvidia.com/gpu"] = quantity
+    return json.dumps(data)
+
+
+@FUZZ
+@given(st.text())
+@example("[" * 100_000)
+@example('{"apiVersion": "v1", "kind": "List", "items": [' + "[" * 100_000 + "]}")
+@example(with_quantity("1e999999999"))
+@example(with_quantity("1" * 5000))
+@example(with_quantity("NaN"))
+def test_kubernetes_from_any_text(text: str) -> None:
+    load_kubernetes_text(text)
+
+
+@FUZZ
+@given(mutated(KUBERNETES))
+def test_kubernetes_with_one_value_changed(data: Any) -> None:
+    load_kubernetes_text(json.dumps(data))
+
+
+@FUZZ
+@given(damaged_text(json.dumps(KUBERNETES, indent=1)))
+def test_damaged_kubernetes_text(text: str) -> None:
+    load_kubernetes_text(text)
+
+
+QUANTITY_TEXT = st.from_regex(
+    r"[+-]?[0-9]{0,30}(\.[0-9]{0,30})?([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,12})?",
+    fullmatch=True,
+)
+
+
+@FUZZ
+@given(QUANTITY_TEXT | st.text(max_size=70))
+@example("1e999999999")
+@example("1e-999999999")
+@example("9" * 19 + "Ei")
+def test_kubernetes_quantity_of_any_size(quantity: str) -> None:
+    load_kubernetes_text(with_quantity(quantity))

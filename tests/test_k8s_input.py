@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from gpuaudit.cli import main
-from gpuaudit.kube_read import KubernetesInputError, parse_cluster, read_cluster
+from gpuaudit.kube_read import KubernetesInputError, parse_cluster, parse_quantity, read_cluster
 from tests.conftest import CASSETTES
 from tests.k8s.generate import kubectl_json, load, node_object, pod_object
 
@@ -133,9 +136,118 @@ def test_a_file_that_is_not_kubectls_list_is_refused_in_one_line(data: Any, expe
 def test_a_bad_quantity_is_refused() -> None:
     node = node_object({"name": "n", "gpus": 1})
     node["status"]["allocatable"]["nvidia.com/gpu"] = "lots"
-    assert "nvidia.com/gpu: not a quantity: 'lots'" in problem(
-        {"apiVersion": "v1", "kind": "List", "items": [node]}
+    assert problem({"apiVersion": "v1", "kind": "List", "items": [node]}) == (
+        "node n: status.allocatable[nvidia.com/gpu]: not a quantity "
+        "(not a Kubernetes quantity): 'lots'"
     )
+
+
+@pytest.mark.parametrize(
+    ("quantity", "value"),
+    [
+        ("1", 1),
+        ("+3", 3),
+        ("-2", -2),
+        ("1.", 1),
+        (".5", 0),
+        ("1.9", 1),  # the fraction dropped, as before
+        ("2k", 2000),
+        ("3m", 0),
+        ("1500m", 1),
+        ("4000000u", 4),
+        ("5000000000n", 5),
+        ("1M", 1_000_000),
+        ("1G", 10**9),
+        ("1T", 10**12),
+        ("1P", 10**15),
+        ("1E", 10**18),
+        ("1Ki", 1024),
+        ("1Mi", 1024**2),
+        ("1Gi", 1024**3),
+        ("1Ti", 1024**4),
+        ("1Pi", 1024**5),
+        ("7Ei", 7 * 1024**6),
+        ("5e2", 500),
+        ("5E2", 500),
+        ("5e+2", 500),
+        ("5000e-3", 5),
+        ("1e-999999999", 0),
+        ("0e2147483647", 0),
+        ("9223372036854775807", 2**63 - 1),
+        ("9.223372036854775807e18", 2**63 - 1),
+        ("0.99999999999999999999999999999999", 0),  # exact: never rounded up to 1
+        ("1" + "0" * 18, 10**18),
+    ],
+)
+def test_quantities_are_read_by_kubernetes_grammar(quantity: str, value: int) -> None:
+    assert parse_quantity(quantity) == value
+
+
+@pytest.mark.parametrize(
+    ("quantity", "reason"),
+    [
+        ("1e999999999", "larger than 9223372036854775807"),
+        ("9223372036854775808", "larger than 9223372036854775807"),
+        ("1e19", "larger than 9223372036854775807"),
+        ("10E", "larger than 9223372036854775807"),
+        ("8Ei", "larger than 9223372036854775807"),
+        ("1" * 20 + "Ki", "larger than 9223372036854775807"),
+        ("1e2147483648", "its exponent is beyond 32 bits"),
+        ("1e-2147483648", "its exponent is beyond 32 bits"),
+        ("1" * 65, "longer than 64 characters"),
+        ("0." + "0" * 62 + "1", "longer than 64 characters"),
+        ("", "not a Kubernetes quantity"),
+        (" 1", "not a Kubernetes quantity"),
+        ("1 ", "not a Kubernetes quantity"),
+        ("1_000", "not a Kubernetes quantity"),
+        ("NaN", "not a Kubernetes quantity"),
+        ("Infinity", "not a Kubernetes quantity"),
+        ("1ki", "not a Kubernetes quantity"),
+        ("1Ki5", "not a Kubernetes quantity"),
+        ("1e", "not a Kubernetes quantity"),
+        ("1e1.5", "not a Kubernetes quantity"),
+        ("0x10", "not a Kubernetes quantity"),
+        ("١", "not a Kubernetes quantity"),  # an Arabic-Indic one: Decimal takes it
+        (".", "not a Kubernetes quantity"),
+    ],
+)
+def test_quantities_beyond_the_grammar_or_its_bounds_are_refused(
+    quantity: str, reason: str
+) -> None:
+    with pytest.raises(ValueError) as caught:
+        parse_quantity(quantity)
+    assert str(caught.value) == reason
+
+
+def test_a_huge_exponent_is_refused_at_once_naming_the_field(tmp_path: Path) -> None:
+    pod = pod_object({"name": "train-0", "node": "n"})
+    pod["spec"]["containers"][0]["resources"] = {"limits": {"nvidia.com/gpu": "1e999999999"}}
+    bad = written(tmp_path, {"apiVersion": "v1", "kind": "List", "items": [pod]})
+    args = ["scan", "--replay", str(CASSETTES / "scenario-a.yaml"), "--no-history"]
+    args += ["-o", str(tmp_path / "out"), "-f", "json", "--kubernetes", str(bad)]
+    done = subprocess.run(
+        [sys.executable, "-m", "gpuaudit", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,  # reading 10**999999999 as a whole number took minutes
+        env={**os.environ, "PYTHONPATH": str(HERE.parent)},
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"gpuaudit: error: {bad}: pod inference/train-0: container main resources.limits"
+        "[nvidia.com/gpu]: not a quantity (larger than 9223372036854775807): '1e999999999'"
+    )
+
+
+def test_json_nested_too_deeply_is_an_input_error(tmp_path: Path) -> None:
+    deep = '{"apiVersion": "v1", "kind": "List", "items": [' + "[" * 100_000 + "]}"
+    result = scan(tmp_path, written(tmp_path, deep))
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().splitlines()[-1].endswith("not valid JSON: nested too deeply")
+    with pytest.raises(KubernetesInputError) as caught:
+        parse_cluster('{"items": ' + '{"a": ' * 50_000, name="k8s")
+    assert str(caught.value) == "not valid JSON: nested too deeply"
 
 
 def test_scan_refuses_a_bad_file_with_exit_2_and_one_line_naming_it(tmp_path: Path) -> None:
@@ -151,7 +263,7 @@ def test_scan_refuses_a_file_that_is_not_json(tmp_path: Path) -> None:
     result = scan(tmp_path, written(tmp_path, "nodes:\n- a\n"))
     assert result.exit_code == 2
     assert result.output.strip().splitlines()[-1].startswith("gpuaudit: error: ")
-    assert "not JSON" in result.output
+    assert "line 1: not valid JSON: Expecting value" in result.output
 
 
 def test_scan_refuses_a_missing_file(tmp_path: Path) -> None:

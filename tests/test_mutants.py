@@ -359,10 +359,43 @@ def test_a_one_character_password_is_still_masked() -> None:
 
 
 def test_a_longer_secret_is_masked_before_a_shorter_one_inside_it() -> None:
-    # "s3" sorts after "Xs3" by text but is shorter: masking it first would leave the X.
+    # "s3" sorts after "Xs3" by text but is shorter: each token holding either goes whole.
     debuglog.add_secret("s3")
     debuglog.add_secret("Xs3")
-    assert debuglog.redact("[Xs3] [s3]") == "[*****] [*****]"
+    assert debuglog.redact("[Xs3] [s3] Xs3") == "***** ***** *****"
+
+
+def test_a_short_password_is_masked_with_its_whole_token() -> None:
+    # Masking "pass" alone in "password" would leave "*****word": the password told.
+    debuglog.add_secret("pass")
+    said = debuglog.redact("the password is not sent in clear (user=pass;x) pass")
+    assert said == "the ***** is not sent in clear ***** *****"
+    assert "word" not in said and "user" not in said
+
+
+def test_the_session_key_is_masked_where_login_answers_it_and_everywhere_after() -> None:
+    key = "8addf857-aa14-400a-b8f2-fb7883b3b52c"
+    login = (  # vcrpy's log line while it records: the answer, before it is scrubbed
+        "Appending request <Request (POST) http://vcenter.invalid/sdk> and response "
+        "{'body': {'string': b'<?xml version=\"1.0\"?>\\n<soapenv:Envelope><soapenv:Body>"
+        f'<LoginResponse xmlns="urn:vim25"><returnval><key>{key}</key><userName>u'
+        "</userName></returnval></LoginResponse></soapenv:Body></soapenv:Envelope>'}}"
+    )
+    said = debuglog.redact(login)
+    assert key not in said and "<returnval><key>*****</key><userName>u" in said
+    view = f'<_this type="ContainerView">session[{key}]e6485038-fbea</_this>'
+    assert (
+        debuglog.redact(view) == '<_this type="ContainerView">session[*****]e6485038-fbea</_this>'
+    )
+    assert debuglog.redact(f"SessionIsActive {key} u") == "SessionIsActive ***** u"
+    other = "52aa97c3-0000-4000-8000-000000000001"
+    prop = f'<val xsi:type="UserSession"><key>{other}</key><userName>'
+    assert debuglog.redact(prop) == '<val xsi:type="UserSession"><key>*****</key><userName>'
+    assert debuglog.redact(f"later {other}") == "later *****"
+    # An option's or a device's <key> is no session's.
+    assert debuglog.redact("<returnval><key>config.hotmigrate</key>") == (
+        "<returnval><key>config.hotmigrate</key>"
+    )
 
 
 def _record(msg: str, args: Any = None, stack_info: str | None = None) -> logging.LogRecord:
@@ -382,7 +415,7 @@ def test_a_records_stack_is_redacted() -> None:
     debuglog.add_secret("Hunter-77")
     record = _record("call", stack_info='Stack:\n  login("Hunter-77")')
     debuglog.RedactingFilter().filter(record)
-    assert record.stack_info == 'Stack:\n  login("*****")'
+    assert record.stack_info == "Stack:\n  *****"
 
 
 def test_wire_logging_goes_to_the_log_redacted_and_is_undone(

@@ -641,3 +641,98 @@ def test_a_stopped_fleet_starts_no_further_target(
         signal.signal(signal.SIGTERM, before)
     assert result.exit_code == 143, result.output
     assert started == ["vc00", "vc01"]
+
+
+# A lone surrogate (which a JSON file may escape) and the bidirectional controls.
+INVISIBLE_CLUSTERS = {
+    "c1": "c1\ud800",
+    "c2": "c2\u202eexe.txt",
+    "c3": "c3\u2066\u2067\u2068\u2069\u200e\u200f\u061c\u202a\u202b\u202c\u202d",
+}
+INVISIBLE_SHOWN = [
+    "c1\\ud800",
+    "c2\\u202eexe.txt",
+    "c3\\u2066\\u2067\\u2068\\u2069\\u200e\\u200f\\u061c\\u202a\\u202b\\u202c\\u202d",
+]
+BIDI = {*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C}
+
+
+def gpuaudit_process(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """gpuaudit with real pipes: UTF-8, strict, as a cron job's or a terminal's."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    env.pop("PYTHONIOENCODING", None)
+    env["XDG_STATE_HOME"] = str(tmp_path / "state")
+    return subprocess.run(
+        [sys.executable, "-m", "gpuaudit", *args],
+        capture_output=True,
+        timeout=300,
+        env=env,
+        check=False,
+    )
+
+
+def assert_invisible_escaped(data: bytes, *shown: str) -> None:
+    text = data.decode("utf-8")  # strict: a surrogate cannot have been written
+    raw = [f"U+{ord(c):04X}" for c in text if ord(c) in BIDI or 0xD800 <= ord(c) < 0xE000]
+    assert raw == [], raw
+    for name in shown:
+        assert name in text, text
+
+
+def invisible_inventory(tmp_path: Path) -> Path:
+    from tests.report_fixtures import build_result
+
+    path = tmp_path / "invisible.json"
+    path.write_text(build_result(INVISIBLE_CLUSTERS).inventory.to_json(), encoding="ascii")
+    return path
+
+
+def test_lone_surrogates_and_bidi_controls_are_escaped_in_the_summary(tmp_path: Path) -> None:
+    inventory = invisible_inventory(tmp_path)
+    done = gpuaudit_process(
+        tmp_path, "scan", "--from", str(inventory), "-o", str(tmp_path / "out"), "-f", "json"
+    )
+    assert done.returncode == ExitCode.FINDINGS, done.stderr.decode(errors="replace")
+    assert b"Traceback" not in done.stderr
+    assert_invisible_escaped(done.stdout, *INVISIBLE_SHOWN)
+    assert_invisible_escaped(done.stderr)
+    assert b"FAIL: findings at or above high" in done.stdout
+
+
+def test_diff_escapes_lone_surrogates_and_bidi_controls(tmp_path: Path) -> None:
+    plain, invisible = hostile_inventory(tmp_path), invisible_inventory(tmp_path)
+    text = gpuaudit_process(tmp_path, "diff", str(plain), str(invisible))
+    assert text.returncode == 0, text.stderr.decode(errors="replace")
+    assert_invisible_escaped(text.stdout, *INVISIBLE_SHOWN)
+    as_json = gpuaudit_process(tmp_path, "diff", "-f", "json", str(plain), str(invisible))
+    assert as_json.returncode == 0, as_json.stderr.decode(errors="replace")
+    assert_invisible_escaped(as_json.stdout)
+    said = json.dumps(json.loads(as_json.stdout), ensure_ascii=False)
+    for name in INVISIBLE_CLUSTERS.values():  # the same data, only escaped
+        assert name in said
+
+
+def test_printable_escapes_every_bidi_control_and_surrogate() -> None:
+    from gpuaudit.terminal import printable, printable_lines
+
+    for code in [*BIDI, 0xD800, 0xDBFF, 0xDC00, 0xDFFF]:
+        assert printable(f"a{chr(code)}b") == f"a\\u{code:04x}b"
+        assert printable_lines(f"a{chr(code)}\nb") == f"a\\u{code:04x}\nb"
+    for kept in ("\u2028", "\u200d", "\u2065", "\u206a", "\u2029", "\u05d0", "\ue000", "é"):
+        assert printable(kept) == kept and printable_lines(kept) == kept
+    assert printable("\r\x1b\x9b\x7f") == "\\r\\x1b\\x9b\\x7f"
+    assert printable_lines("\t\r\n") == "\t\r\n"
+
+
+def test_log_lines_escape_lone_surrogates_and_bidi_controls() -> None:
+    import logging
+
+    from gpuaudit.logs import JsonFormatter, UtcFormatter
+
+    record = logging.LogRecord(
+        "gpuaudit", logging.WARNING, __file__, 1, "vm %s", ("a\ud800\u202e",), None
+    )
+    assert UtcFormatter().format(record).endswith("WARNING vm a\\ud800\\u202e")
+    line = JsonFormatter().format(record)
+    line.encode("utf-8")
+    assert json.loads(line)["message"] == "vm a\ud800\u202e"

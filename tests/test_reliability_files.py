@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -325,3 +326,46 @@ def test_fleet_keeps_every_good_targets_reports(
     for name in ("down", "failing", "full"):
         assert not list(out.glob(f"gpuaudit-{name}-*"))
     assert not [p for p in out.iterdir() if p.name.startswith(".")]
+
+
+# The command line with every temporary file of the workbook's sheets on a full disk:
+# each is a symlink to /dev/full, where every write fails with ENOSPC.
+SHEETS_ON_A_FULL_DISK = """
+import itertools, os, sys
+import openpyxl.worksheet._writer as writer
+
+folder, count = sys.argv.pop(1), itertools.count()
+
+def on_a_full_disk(suffix=""):
+    path = os.path.join(folder, f"sheet-{next(count)}{suffix}.xml")
+    os.symlink("/dev/full", path)
+    writer.ALL_TEMP_FILES.append(path)
+    return path
+
+writer.create_temporary_file = on_a_full_disk
+from gpuaudit.cli import main
+main()
+"""
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_workbook_on_a_full_disk_is_one_line(inventory: Path, tmp_path: Path) -> None:
+    """openpyxl writes each sheet to a temporary file: when those fail, one line and
+    exit 2, never an 'Exception ignored in ... WorksheetWriter.get_stream' traceback."""
+    sheets, out = tmp_path / "sheets", tmp_path / "reports"
+    sheets.mkdir()
+    args = ["scan", "--from", str(inventory), "-o", str(out), "-f", "xlsx", "--no-history"]
+    done = subprocess.run(
+        [sys.executable, "-c", SHEETS_ON_A_FULL_DISK, str(sheets), "-q", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+        check=False,
+    )
+    assert done.returncode == ExitCode.INPUT, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"gpuaudit: error: cannot write reports to {out}: No space left on device"
+    ]
+    assert list(sheets.iterdir()) == []  # the sheets' temporary files are removed
+    assert not out.exists() or list(out.iterdir()) == []

@@ -88,6 +88,95 @@ def test_link_latest_falls_back_to_a_copy(tmp_path: Path, monkeypatch: pytest.Mo
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([report.name, link.name])
 
 
+def night_after_night(folder: Path, nights: int, formats: tuple[str, ...]) -> None:
+    """One process's runs: write a report set, then keep 1 and point the latest names
+    at it, as `scan --keep 1 --latest` does; exit 1 if a latest link ever dangles."""
+    from datetime import UTC
+
+    from gpuaudit.files import write_new
+    from gpuaudit.report.naming import report_stem
+
+    dangling = 0
+    for night in range(nights):
+        stem = report_stem("vc01", datetime.now(UTC))
+        with retention.locked(folder, "vc01"):
+            reports = write_new(folder, stem, [(f, f"night {night}".encode()) for f in formats])
+            retention.tidy(reports, folder, "vc01", keep=1, latest=True)
+        links = [folder / f"gpuaudit-vc01-latest{f}" for f in (".html", ".json")]
+        dangling += sum(p.is_symlink() and not p.exists() for p in links)  # exists() follows it
+    os._exit(1 if dangling else 0)
+
+
+def test_concurrent_runs_with_keep_1_and_latest_never_leave_a_link_dangling(
+    tmp_path: Path,
+) -> None:
+    """Four processes at once, one writing JSON only: a link re-pointed by one run at
+    its set is never left at a set another run pruned."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    runs = [(".html", ".json")] * 3 + [(".json",)]
+    workers = [
+        context.Process(target=night_after_night, args=(tmp_path, 40, formats)) for formats in runs
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=300)
+    assert [w.exitcode for w in workers] == [0, 0, 0, 0], "a latest link dangled during the runs"
+    links = sorted(p for p in tmp_path.iterdir() if p.name.startswith("gpuaudit-vc01-latest."))
+    assert [p.name for p in links] == ["gpuaudit-vc01-latest.html", "gpuaudit-vc01-latest.json"]
+    assert all(p.is_symlink() and p.exists() for p in links)
+    sets = retention.report_sets(tmp_path, "vc01")
+    linked = {p.resolve() for p in links}
+    # What stays: the newest set and the sets a link points to, nothing else.
+    assert all(s is sets[-1] or linked & {p.resolve() for p in s} for s in sets)
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_prune_keeps_a_set_a_latest_link_points_to(tmp_path: Path) -> None:
+    old = ["gpuaudit-vc01-20261101T020000Z.html", "gpuaudit-vc01-20261101T020000Z.json"]
+    middle = ["gpuaudit-vc01-20261102T020000Z.html", "gpuaudit-vc01-20261102T020000Z.json"]
+    newest = ["gpuaudit-vc01-20261103T020000Z.json"]
+    touch(tmp_path, *old, *middle, *newest)
+    (tmp_path / "gpuaudit-vc01-latest.html").symlink_to(old[0])
+    (tmp_path / "gpuaudit-vc01-latest.json").symlink_to(newest[0])
+    (tmp_path / "gpuaudit-vc02-latest.json").symlink_to(middle[1])  # another server's
+    removed = retention.prune(tmp_path, "vc01", keep=1)
+    assert sorted(p.name for p in removed) == middle
+    assert (tmp_path / "gpuaudit-vc01-latest.html").exists()
+    assert retention.linked_sets(tmp_path, "vc01") == {
+        ("20261101T020000Z", 0),
+        ("20261103T020000Z", 0),
+    }
+    (tmp_path / "gpuaudit-vc01-latest.html").unlink()
+    (tmp_path / "gpuaudit-vc01-latest.html").symlink_to("gpuaudit-vc01-20261103T020000Z.json")
+    assert sorted(p.name for p in retention.prune(tmp_path, "vc01", keep=1)) == old
+
+
+def test_tidy_waits_for_the_lock_of_another_run(tmp_path: Path) -> None:
+    import threading
+
+    touch(tmp_path, "gpuaudit-vc01-20261103T020000Z.json")
+    report = tmp_path / "gpuaudit-vc01-20261103T020000Z.json"
+    done = threading.Event()
+    with retention.locked(tmp_path, "vc01"):
+
+        def run() -> None:
+            with retention.locked(tmp_path, "vc01"):
+                retention.tidy([report], tmp_path, "vc01", 1, True)
+            done.set()
+
+        worker = threading.Thread(target=run)
+        worker.start()
+        assert not done.wait(0.5)  # held off while the lock is held
+        assert not (tmp_path / "gpuaudit-vc01-latest.json").exists()
+    assert done.wait(10)
+    worker.join()
+    assert (tmp_path / "gpuaudit-vc01-latest.json").resolve() == report.resolve()
+    assert retention.tidy([report], tmp_path, "vc01", None, False) == ([], [])
+
+
 def scan_demo(out: Path, *args: str) -> None:
     result = CliRunner().invoke(
         main, ["scan", "--demo", "-q", "-f", "html,json", "-o", str(out), *args]

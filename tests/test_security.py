@@ -93,6 +93,12 @@ def test_no_password_anywhere_at_the_highest_verbosity(lab_factory: Any, tmp_pat
     assert "RetrievePropertiesEx answered in" in stderr
     cookies = re.findall(r'vmware_soap_session=\\?"?([^";\s\\]*)', stderr)
     assert cookies and set(cookies) == {"*****"}, set(cookies)
+    # The session key, in Login's answer (vcrpy logs it whole while recording) and in
+    # the session-bound morefs of container views, is masked as the cookie is.
+    keys = re.findall(r"LoginResponse[^>]*>(?:\\n)?<returnval><key>([^<]*)<", stderr)
+    assert keys and set(keys) == {"*****"}, set(keys)
+    bound = re.findall(r"session\[([^\]]*)\]", stderr)
+    assert bound and set(bound) == {"*****"}, set(bound)
     assert leaks(done.stdout, PASSWORD) == []
     assert leaks(done.stderr, PASSWORD) == []
     written = files_under(tmp_path)

@@ -19,7 +19,7 @@ from gpuaudit.history.store import (
 )
 from gpuaudit.history.track import iso
 from gpuaudit.results import SEVERITIES
-from gpuaudit.terminal import printable
+from gpuaudit.terminal import printable, printable_lines
 
 COLUMNS = (
     "vcenter",
@@ -117,7 +117,7 @@ def export(location: str, server: str | None, limit: int, fmt: str) -> str:
     """The scans as text, csv or json; raises HistoryError."""
     found = rows(location, server, limit)
     if fmt == "json":
-        return json.dumps({"scans": found}, indent=1, ensure_ascii=False) + "\n"
+        return printable_lines(json.dumps({"scans": found}, indent=1, ensure_ascii=False)) + "\n"
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")

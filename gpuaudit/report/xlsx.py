@@ -12,6 +12,7 @@ when retyped also gets the quote-prefix style.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import re
 from bisect import bisect_right
@@ -345,8 +346,34 @@ def tables_xlsx(tables: Iterable[Table], title: str) -> bytes:
     wb = Workbook(write_only=True)
     wb.properties.creator = "gpuaudit"
     wb.properties.title = cell_text(title)
-    for table in tables:
-        _write_table(wb, table)
-    buffer = io.BytesIO()
-    wb.save(buffer)
+    try:
+        for table in tables:
+            _write_table(wb, table)
+        buffer = io.BytesIO()
+        wb.save(buffer)
+    except BaseException:
+        _discard(wb)
+        raise
     return buffer.getvalue()
+
+
+def _discard(wb: Workbook) -> None:
+    """Close and remove what a workbook that failed half-way left open.
+
+    A write-only sheet is written to a temporary file (in TMPDIR) by two
+    generators. When a write fails (a full disk), they stay open; closed later by
+    the garbage collector, each tries to finish its XML on the failed file, and
+    Python prints an "Exception ignored in ... WorksheetWriter.get_stream"
+    traceback for each. They are closed here, their errors dropped (the first one
+    is already on its way up), and their temporary files removed.
+    """
+    for ws in wb.worksheets:
+        rows = getattr(ws, "_rows", None)
+        writer = getattr(ws, "_writer", None)
+        for stream in (rows, getattr(writer, "xf", None)):
+            if stream is not None:
+                with contextlib.suppress(Exception):
+                    stream.close()
+        if writer is not None:
+            with contextlib.suppress(Exception):
+                writer.cleanup()
