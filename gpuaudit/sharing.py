@@ -311,12 +311,33 @@ def _placed(running: list[Item], arrived: list[Item], slots: int) -> Answer:
     False if no layout holds them all; else None.
     """
     base = tuple(sorted(running, key=_largest))
-    joint = _layouts(tuple(sorted([*running, *arrived], key=_largest)), slots)
-    if joint is None or not _layouts(base, slots):
+    if not _layouts(base, slots):
         return None  # too many layouts to weigh, or the figures place the running ones nowhere
-    if not joint:
+    if not _fits_somewhere(tuple(sorted([*running, *arrived], key=_largest)), slots):
         return False
     return True if _every_arrival_fits(base, tuple(sorted(arrived, key=_largest)), slots) else None
+
+
+@lru_cache(maxsize=65536)
+def _fits_somewhere(items: tuple[Item, ...], slots: int) -> bool:
+    """Does some layout hold all ``items``? A search that stops at the first one, so
+    that the answer needs no list of every layout (which MAX_LAYOUTS bounds)."""
+    tried: set[tuple[int, int]] = set()  # (items placed, occupancy) that led nowhere
+
+    def place(i: int, used: int) -> bool:
+        if i == len(items):
+            return True
+        if (i, used) in tried:
+            return False
+        span, starts = items[i]
+        for s in starts:
+            window = ((1 << span) - 1) << s
+            if s + span <= slots and not used & window and place(i + 1, used | window):
+                return True
+        tried.add((i, used))
+        return False
+
+    return place(0, 0)
 
 
 @lru_cache(maxsize=65536)

@@ -465,3 +465,17 @@ def test_unknown_on_a_gpu_whose_mode_is_not_reported() -> None:
         "whether grid_y-4-20c fits next to grid_y-1-5c on Test MIG board with 40 GB depends "
         "on where ESXi placed each of them, which no API reports"
     )
+
+
+def test_no_layout_is_a_refusal_even_past_the_layouts_weighed() -> None:
+    """Seventeen 3-slot vGPUs on a 48-slot GPU (the A40's 3Q at its 16 placements) fit
+    no layout: a refusal, though the layouts of the first sixteen alone are beyond
+    MAX_LAYOUTS to weigh."""
+    three_q = (3, tuple(range(0, 48, 3)))
+    assert sharing._placed([], [three_q] * 17, 48) is False
+    assert sharing._fits_somewhere((three_q,) * 16, 48) is True
+    assert sharing._fits_somewhere((three_q,) * 17, 48) is False
+    one_q = (1, (0, 47))  # two places only
+    assert sharing._fits_somewhere((one_q, one_q), 48) is True
+    assert sharing._fits_somewhere((one_q, one_q, one_q), 48) is False
+    assert sharing._fits_somewhere(((2, (47,)),), 48) is False  # runs past the last slot

@@ -30,6 +30,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from unittest.mock import patch
 
 from hypothesis import HealthCheck, given, settings
@@ -141,6 +142,13 @@ def layouts(items: list[Spot], slots: int) -> set[frozenset[int]]:
 def survives(used: frozenset[int], arrivals: list[Spot], slots: int) -> bool:
     """Whatever order the arrivals come in and whatever free spot each one takes, each
     finds a spot (the manager picks the spots, and no order is promised)."""
+    return _survives(used, tuple(sorted(arrivals)), slots)
+
+
+@cache
+def _survives(used: frozenset[int], arrivals: tuple[Spot, ...], slots: int) -> bool:
+    # Remembered by (occupancy, what is still to come): the same state is reached
+    # along many orders, and its answer does not depend on the order.
     for arrival in set(arrivals):
         span, starts = arrival
         spots = [
@@ -152,7 +160,7 @@ def survives(used: frozenset[int], arrivals: list[Spot], slots: int) -> bool:
             return False
         rest = list(arrivals)
         rest.remove(arrival)
-        if not all(survives(used | spot, rest, slots) for spot in spots):
+        if not all(_survives(used | spot, tuple(rest), slots) for spot in spots):
             return False
     return True
 
