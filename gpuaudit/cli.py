@@ -34,6 +34,7 @@ from typing import Any, BinaryIO, ClassVar, NoReturn
 import click
 
 from gpuaudit import __version__, connect, credentials, interrupts, logs, scan
+from gpuaudit.cli_config import ENV_PREFIX, config_option
 from gpuaudit.console import Console, colour_allowed
 from gpuaudit.errors import AuditError, ExitCode, InputError, during, exit_code
 from gpuaudit.outcome import FAIL_ON_CHOICES
@@ -273,10 +274,13 @@ def _stopped(ctx: click.Context, what: str, code: int) -> NoReturn:
 
 @click.group(
     cls=Gpuaudit,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    # GPUAUDIT_SCAN_SERVER sets scan --server, GPUAUDIT_NO_COLOR --no-color (cli_config).
+    context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": ENV_PREFIX},
     epilog=EXIT_STATUS_HELP,
 )
-@click.version_option(__version__, "-V", "--version", prog_name="gpuaudit")
+@click.version_option(
+    __version__, "-V", "--version", prog_name="gpuaudit", allow_from_autoenv=False
+)
 @click.pass_context
 def main(ctx: click.Context) -> None:
     """Audit VMware vSphere estates that run GPU workloads.
@@ -292,7 +296,7 @@ def main(ctx: click.Context) -> None:
     ctx.call_on_close(console.done)
 
 
-main.params.extend(_global_options())
+main.params.extend([config_option(), *_global_options()])
 
 
 def _refuse_password(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
@@ -339,6 +343,7 @@ def connection_options(func: Callable[..., Any]) -> Callable[..., Any]:
             "--password",
             hidden=True,
             expose_value=False,
+            allow_from_autoenv=False,  # GPUAUDIT_PASSWORD is read, and safely, elsewhere
             callback=_refuse_password,
             help="Refused: use GPUAUDIT_PASSWORD, --password-file or --password-stdin.",
         ),
@@ -1058,3 +1063,29 @@ def history_command(
         write_atomic(Path(output), text.encode("utf-8"))
     except OSError as exc:
         fail(f"cannot write {output}: {exc.strerror or exc}", ExitCode.INPUT)
+
+
+@main.group("config")
+def config_group() -> None:
+    """The configuration file (gpuaudit.toml) and GPUAUDIT_* variables (docs/scheduling.md)."""
+
+
+@config_group.command(
+    "show", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False}
+)
+@click.argument("scan_args", nargs=-1, type=click.UNPROCESSED, metavar="[SCAN OPTIONS]...")
+@click.pass_context
+def config_show(ctx: click.Context, scan_args: tuple[str, ...]) -> None:
+    """Show each option of scan, its value and where it came from: the command line
+    (SCAN OPTIONS), the environment, the configuration file (FILE:LINE) or the default.
+    No password, nor a webhook's path, is shown."""
+    from gpuaudit.cli_config import LOADED, sources, table
+
+    root = ctx.find_root()
+    loaded = root.meta.get(LOADED)
+    click.echo(f"configuration file: {printable(str(loaded.path)) if loaded else '(none)'}")
+    try:
+        rows = sources(root, scan_command, scan_args)
+    except click.UsageError as exc:
+        raise click.UsageError(f"scan: {exc.format_message()}") from None
+    click.echo(table(rows), nl=False)
