@@ -34,7 +34,7 @@ from typing import Any, BinaryIO, ClassVar, NoReturn
 import click
 
 from gpuaudit import __version__, connect, credentials, interrupts, logs, scan
-from gpuaudit.cli_config import ENV_PREFIX, config_option
+from gpuaudit.cli_config import ENV_PREFIX, OnceOption, config_option
 from gpuaudit.console import Console, colour_allowed
 from gpuaudit.errors import AuditError, ExitCode, InputError, during, exit_code
 from gpuaudit.outcome import FAIL_ON_CHOICES
@@ -586,8 +586,23 @@ def _check_history(given: str | None) -> None:
 )
 @click.option(
     "--policy",
+    cls=OnceOption,
     type=click.Path(dir_okay=False),
-    help="Policy YAML: intent, waivers, severity overrides.",
+    help="Policy YAML: intent, waivers, severity overrides; one file (more waivers: --waivers).",
+)
+@click.option(
+    "--waivers",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Waivers YAML (version and waivers, as `policy waive` writes them), added to "
+    "the policy's; repeatable.",
+)
+@click.option(
+    "--strict-waivers",
+    is_flag=True,
+    help="A waiver that matches no finding, or a cluster pattern no cluster, is an "
+    "error (exit 2), not a warning: for CI.",
 )
 @click.option(
     "--baseline",
@@ -660,6 +675,8 @@ def scan_command(
     formats: tuple[str, ...],
     fail_on: str,
     policy: str | None,
+    waivers: tuple[str, ...],
+    strict_waivers: bool,
     baseline: str | None,
     baseline_create: bool,
     keep: int | None,
@@ -710,6 +727,7 @@ def scan_command(
                 ("--record", record),
                 ("--anonymize", anonymize),
                 ("--policy", policy),
+                ("--waivers", waivers),
                 ("--baseline", baseline),
                 ("--baseline-create", baseline_create),
                 ("--keep", keep),
@@ -747,6 +765,8 @@ def scan_command(
         latest=latest,
         history=store,
         kubernetes=kubernetes,
+        waivers=waivers,
+        strict_waivers=strict_waivers,
     )
     console.done()
     for warning in done.warnings:

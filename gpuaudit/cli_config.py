@@ -37,6 +37,30 @@ class ConfigFileError(click.ClickException):
         click.echo(f"gpuaudit: error: {printable(self.message)}", err=True)
 
 
+class OnceOption(click.Option):
+    """An option given at most once: a repetition is a usage error, where click would
+    silently let the last one win (a second --policy used to drop the first)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["multiple"] = True
+        super().__init__(*args, **kwargs)
+
+    def value_from_envvar(self, ctx: click.Context) -> Any:
+        value = self.resolve_envvar_value(ctx)
+        return None if value is None else (value,)  # one value, spaces and all
+
+    def process_value(self, ctx: click.Context, value: Any) -> Any:
+        values = super().process_value(ctx, value)
+        if values and len(values) > 1:
+            raise click.BadParameter(
+                f"given {len(values)} times; it takes one file "
+                "(more waivers: --waivers FILE, repeatable)",
+                ctx,
+                self,
+            )
+        return values[0] if values else None
+
+
 def configurable(command: click.Command) -> list[click.Option]:
     """The options of ``command`` a file or the environment may set."""
     return [
@@ -64,8 +88,11 @@ def _converter(option: click.Option) -> Any:
 def keys_of(command: click.Command) -> dict[str, config.Key]:
     keys = {}
     for option in configurable(command):
+        once = isinstance(option, OnceOption)
         kind: config.Kind = (
-            "count"
+            "value"
+            if once
+            else "count"
             if option.count
             else "flag"
             if option.is_flag
@@ -73,7 +100,9 @@ def keys_of(command: click.Command) -> dict[str, config.Key]:
             if option.multiple
             else "value"
         )
-        keys[long_name(option)] = config.Key(str(option.name), kind, _converter(option))
+        keys[long_name(option)] = config.Key(
+            str(option.name), kind, _converter(option), as_list=once
+        )
     return keys
 
 

@@ -37,6 +37,7 @@ class Key:
     option: str
     kind: Kind
     convert: Callable[[Any], Any] = lambda value: value
+    as_list: bool = False  # a value the command line takes as a list of one
 
 
 @dataclass
@@ -122,7 +123,7 @@ def _checked(
                 key.convert(item)
     except ValueError as exc:
         raise ConfigError(f"{at}: {exc}") from exc
-    return key.option, value
+    return key.option, [value] if key.as_list else value
 
 
 def _near(name: str, keys: Mapping[str, Key]) -> str:

@@ -148,3 +148,15 @@ def test_a_global_option_from_the_environment(tmp_path: Path) -> None:
     )  # fmt: skip
     logged = [line for line in done.stderr.splitlines() if line.strip()]
     assert logged and all(json.loads(line) for line in logged)
+
+
+def test_policy_in_the_file_is_one_path(tmp_path: Path) -> None:
+    policy = write(tmp_path / "policy.yaml", "version: 1\nseverity:\n  GPU-03: low\n")
+    config = write(tmp_path / "job.toml", f'[scan]\npolicy = "{policy}"\n')
+    rows = shown(gpuaudit("--config", str(config), "config", "show"))
+    assert rows["--policy"] == (str(policy), f"{config}:2")
+    done = gpuaudit("--config", str(config), "scan", "--demo", "--no-history", "-f", "json",
+                    "-o", str(tmp_path / "out"))  # fmt: skip
+    (report,) = (tmp_path / "out").glob("*.json")
+    gpu03 = [f for f in json.loads(report.read_text())["findings"] if f["rule"] == "GPU-03"]
+    assert done.exit_code in (0, 1) and gpu03 and {f["severity"] for f in gpu03} == {"low"}

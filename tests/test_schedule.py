@@ -280,6 +280,27 @@ def job_folders(root: Path, lab: Any) -> None:
     (root / "etc" / "password").write_text(lab.password + "\n", encoding="utf-8")
     (root / "etc" / "password").chmod(0o600)
     (root / "etc" / "policy.yaml").write_text("version: 1\n", encoding="utf-8")
+    if not (root / "etc" / "waivers.yaml").exists():
+        (root / "etc" / "waivers.yaml").write_text("version: 1\n", encoding="utf-8")
+
+
+def waive(root: Path, rule: str, obj: str) -> None:
+    (root / "etc" / "waivers.yaml").write_text(
+        f"version: 1\nwaivers:\n  - rule: {rule}\n    object: {obj!r}\n"
+        "    reason: accepted by design review\n    owner: gpu-ops\n    expires: 2099-12-31\n",
+        encoding="utf-8",
+    )
+
+
+def first_failure(cassette: Path, out: Path) -> tuple[str, str]:
+    """A failed finding of a scenario's recording, to waive on a night of that scenario."""
+    done = CliRunner().invoke(
+        main,
+        ["-q", "scan", "--replay", str(cassette), "--no-history", "-f", "json", "-o", str(out)],
+    )
+    assert done.exit_code in (0, 1), done.output
+    (report,) = out.glob("*.json")
+    return min(failed_pairs(report))
 
 
 @pytest.fixture
@@ -408,6 +429,11 @@ def test_three_nights_of_the_documented_job(
     history in SQLite (the default) or PostgreSQL."""
     box, mail_port = mailbox
     received = Received()
+    # A waiver file waives one of scenario-b's failures: waived on night 1, and matching
+    # nothing (a warning) on the scenario-a nights.
+    waived = first_failure(ROOT / "cassettes" / "scenario-b.yaml", tmp_path / "replayed")
+    (tmp_path / "etc").mkdir()
+    waive(tmp_path, *waived)
     hook_server, hook_url = start_webhook(received)
     try:
         port = 0
@@ -449,6 +475,11 @@ def test_three_nights_of_the_documented_job(
 
     first, second, third = nights
     assert first.returncode == 0 and "baseline created: " in first.stdout
+    assert waived in failed_pairs(tmp_path / "srv" / "baseline.json", ("waived",))
+    assert waived not in baseline
+    unmatched = f"warning: waiver {waived[0]} {waived[1]!r} (owner gpu-ops) matched no finding"
+    assert unmatched not in first.stderr
+    assert unmatched in second.stderr and unmatched in third.stderr
     assert second.returncode == 1  # scenario-a brings new high findings
     assert third.returncode == 1
     for night in (second, third):
