@@ -68,6 +68,8 @@ def audit(
     latest: bool = False,
     history: str | None = None,
     kubernetes: Sequence[str] = (),
+    waivers: Sequence[str] = (),
+    strict_waivers: bool = False,
 ) -> ScanOutcome:
     """Audit ``source`` against ``policy`` and write ``formats`` to ``out``.
 
@@ -81,11 +83,14 @@ def audit(
     names files of ``kubectl get nodes,pods -o json``, one per Kubernetes cluster.
     ``history``, a path or database URL, gives the findings their age and keeps
     the scan; a store that fails becomes a warning, never a lost report.
+    ``waivers`` are files of waivers added to the policy's. A waiver that covers no
+    finding, or a cluster pattern that names no cluster, is a warning, or with
+    ``strict_waivers`` an InputError before any report is written.
     Raises InputError, ConnectionFailed or ReportWriteError.
     """
     say = progress or (lambda _m: None)
     with during("reading the policy"):
-        loaded_policy = load_policy(policy)
+        loaded_policy = with_waivers(load_policy(policy), waivers)
     with during("reading the Kubernetes files"):
         clusters = load_kubernetes(kubernetes)
     bootstrap = bool(create_baseline and baseline and not Path(baseline).exists())
@@ -94,6 +99,9 @@ def audit(
     inventory = obtain(source, say)
     say("checking")
     result = check(inventory, loaded_policy, policy, say, clusters)
+    stale = stale_waivers(loaded_policy, result)
+    if stale and strict_waivers:
+        raise InputError(f"--strict-waivers: {'; '.join(stale)}")
     keeper = Keeper(history)
     keeper.annotate(result, None if bootstrap else baseline)
     say("writing reports")
@@ -108,7 +116,7 @@ def audit(
             result=result,
             summary=summarise(result, fail_on, known),
             reports=reports,
-            warnings=keeper.warnings,
+            warnings=[*stale, *keeper.warnings],
             scan_id=scan_id,
         )
     if bootstrap and baseline:
@@ -238,6 +246,34 @@ def load_policy(path: str | None) -> Policy | None:
         return load(path, rule_ids=[r.id for r in catalogue()])
     except PolicyError as exc:
         raise InputError(str(exc)) from exc
+
+
+def with_waivers(policy: Policy | None, paths: Sequence[str]) -> Policy | None:
+    """The policy with the waivers of each file at ``paths`` after its own."""
+    if not paths:
+        return policy
+    from gpuaudit.policy import Policy
+    from gpuaudit.policy_file import PolicyError, load_waivers
+    from gpuaudit.rules import catalogue
+
+    merged = policy if policy is not None else Policy.default()
+    rule_ids = [r.id for r in catalogue()]
+    try:
+        for path in paths:
+            merged.waivers.extend(load_waivers(path, rule_ids=rule_ids))
+    except PolicyError as exc:
+        raise InputError(str(exc)) from exc
+    return merged
+
+
+def stale_waivers(policy: Policy | None, result: AuditResult) -> list[str]:
+    """A line for each waiver and cluster pattern that matched nothing in ``result``."""
+    if policy is None:
+        return []
+    from gpuaudit.policy import unmatched
+
+    pairs = ((f.rule, f.object) for f in result.findings)
+    return unmatched(policy, pairs, (c.name for c in result.inventory.clusters))
 
 
 def load_kubernetes(paths: Sequence[str]) -> list[KubernetesCluster]:
