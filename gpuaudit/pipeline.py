@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from gpuaudit import connect, scan
 from gpuaudit.errors import ConnectionFailed, InputError, ReportWriteError, during
 from gpuaudit.inventory import Inventory
+from gpuaudit.judgement import judge, nothing_examined
 from gpuaudit.outcome import Summary, baseline_keys, failed_keys, summarise
 from gpuaudit.progress import Progress
 from gpuaudit.results import AuditResult
@@ -102,6 +103,9 @@ def audit(
     stale = stale_waivers(loaded_policy, result)
     if stale and strict_waivers:
         raise InputError(f"--strict-waivers: {'; '.join(stale)}")
+    if bootstrap and not nothing_examined(result):
+        known = failed_keys(result)  # the first night: this scan is the baseline
+    result.judgement = judge(result, fail_on, known)
     keeper = Keeper(history)
     keeper.annotate(result, None if bootstrap else baseline)
     say("writing reports")
@@ -121,12 +125,12 @@ def audit(
         )
     if bootstrap and baseline:
         with during("writing the baseline"):
-            _bootstrap_baseline(done, Path(baseline), fail_on)
+            _bootstrap_baseline(done, Path(baseline))
     done.latest, done.removed = tidied
     return done
 
 
-def _bootstrap_baseline(done: ScanOutcome, path: Path, fail_on: str) -> None:
+def _bootstrap_baseline(done: ScanOutcome, path: Path) -> None:
     """Write this scan's JSON report as the baseline: its failures are the accepted ones.
 
     A scan that examined nothing (DATA-02) makes no baseline: the next one would
@@ -141,7 +145,6 @@ def _bootstrap_baseline(done: ScanOutcome, path: Path, fail_on: str) -> None:
         write_atomic(path, RENDERERS["json"](done.result))
     except OSError as exc:
         raise ReportWriteError(str(path), exc.strerror or str(exc), "the baseline") from exc
-    done.summary = summarise(done.result, fail_on, failed_keys(done.result))
     done.summary.baseline_created = path
 
 

@@ -14,6 +14,7 @@ from gpuaudit.history.store import (
     StoredFinding,
     utc_naive,
 )
+from gpuaudit.judgement import judgement_of
 from gpuaudit.report.actions import finding_id
 from gpuaudit.results import (
     OPEN_STATUSES,
@@ -137,7 +138,7 @@ def record(store: Store, result: AuditResult, run_id: int | None = None) -> int:
         checked_at=now,
         tool_version=result.tool_version,
         rules_version=result.rules_version,
-        verdict="fail" if result.failed() else "unproven" if result.unproven() else "pass",
+        verdict=judgement_of(result).verdict,  # the job's, as every report states it
         failed=failed,
         waived=sum(f.status == "waived" for f in result.findings),
         passed=sum(f.status == "pass" for f in result.findings),
