@@ -79,6 +79,15 @@ Exit status:
      that cannot be written
   70  a bug in gpuaudit (one line names the crash file)"""
 
+FLEET_REPORT_EXIT_STATUS_HELP = """\b
+Exit status:
+  0  the summary was written, and no vCenter's latest scan exited 1
+  1  the latest scan of at least one vCenter exited 1 (findings at or
+     above its --fail-on, or nothing examined)
+  2  usage error, a history store that cannot be read or holds no scan, or
+     a summary that cannot be written
+  70  a bug in gpuaudit (one line names the crash file)"""
+
 DIFF_EXIT_STATUS_HELP = """\b
 Exit status:
   0  no new failed or not-proven finding at or above --fail-on (always 0
@@ -464,6 +473,18 @@ def record_options(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
+def output_dir_option(help_text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """--output-dir (-o), a folder that defaults to reports/."""
+    return click.option(
+        "--output-dir",
+        "-o",
+        type=click.Path(file_okay=False),
+        default="reports",
+        show_default=True,
+        help=help_text,
+    )
+
+
 def history_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """--history and --no-history, the same for scan and history."""
     func = click.option(
@@ -515,14 +536,9 @@ def _check_history(given: str | None) -> None:
 @click.option("--demo", is_flag=True, help="Scan the bundled demo estate (no vCenter needed).")
 @record_options
 @telemetry_option
-@click.option(
-    "--output-dir",
-    "-o",
-    type=click.Path(file_okay=False),
-    default="reports",
-    show_default=True,
-    help="Where reports are written; '-' writes the one report to standard output "
-    "(with exactly one of --format json or sarif; the summary then goes to standard error).",
+@output_dir_option(
+    "Where reports are written; '-' writes the one report to standard output "
+    "(with exactly one of --format json or sarif; the summary then goes to standard error)."
 )
 @click.option(
     "--format",
@@ -963,6 +979,44 @@ def policy_waive(report: str, rules: tuple[str, ...], objects: str | None, outpu
     except OSError as exc:
         raise InputError(f"cannot write {output}: {exc.strerror or exc}") from exc
     click.echo(f"{count} waivers to fill in: {printable(output)}", err=True)
+
+
+@main.group()
+def fleet() -> None:
+    """Views of many vCenters at once."""
+
+
+@fleet.command("report", epilog=FLEET_REPORT_EXIT_STATUS_HELP)
+@click.option("--history", metavar="PATH|URL", help="The history store (default as for scan).")
+@output_dir_option("Where the fleet summary (HTML, xlsx, JSON) is written.")
+@click.pass_obj
+def fleet_report(console: Console, history: str | None, output_dir: str) -> None:
+    """The fleet summary from the latest scan of every vCenter in the history, with its age.
+
+    \b
+    Examples:
+      gpuaudit fleet report --history postgresql://audit@db.example.com/gpuaudit
+      gpuaudit fleet report -o /srv/gpuaudit/reports
+    """
+    import datetime as dt
+
+    from gpuaudit import fleet as fleets
+    from gpuaudit.history import HistoryError, default_location
+    from gpuaudit.report.fleet import age_text
+
+    _check_history(history)
+    now = dt.datetime.now(dt.UTC)
+    try:
+        data = fleets.history_json(history or default_location(), now)
+    except HistoryError as exc:
+        raise InputError(str(exc)) from exc
+    written = fleets.write_summary(data, [], Path(output_dir), now)
+    rows: list[tuple[str, str, str | None, list[str]]] = [
+        (t["name"], t["verdict"], f"scanned {age_text(t['age_seconds'])} ago", [])
+        for t in data["targets"]
+    ]
+    console.print_fleet_rows(rows, written)
+    sys.exit(int(data["exit_code"]))
 
 
 @main.command("history", epilog=HISTORY_EXIT_STATUS_HELP)
