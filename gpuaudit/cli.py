@@ -619,6 +619,14 @@ def _check_history(given: str | None) -> None:
     type=click.Path(dir_okay=False),
     help="Scan every vCenter in this YAML file concurrently, and write a fleet summary.",
 )
+@click.option(
+    "--target-index",
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="With --targets: scan only the target at this index (0 is the first), with the "
+    "file's defaults, and write no fleet summary; one Kubernetes Indexed Job pod per target "
+    "(docs/scale.md).",
+)
 @history_options
 @click.pass_obj
 def scan_command(
@@ -641,6 +649,7 @@ def scan_command(
     notify_format: str,
     notify_timeout: float,
     targets: str | None,
+    target_index: int | None,
     history: str | None,
     no_history: bool,
     kubernetes: tuple[str, ...],
@@ -691,7 +700,11 @@ def scan_command(
             given.insert(0, "-o -")
         if given:
             raise click.UsageError(f"--targets cannot be combined with {given[0]}")
-        _scan_fleet(console, targets, Path(output_dir), formats, fail_on, history, no_history)
+        _scan_fleet(
+            console, targets, Path(output_dir), formats, fail_on, history, no_history, target_index
+        )
+    if target_index is not None:
+        raise click.UsageError("--target-index needs --targets FILE")
     if baseline_create and not baseline:
         raise click.UsageError("--baseline-create needs --baseline FILE: the file to create")
     if to_stdout and (keep or latest):
@@ -775,6 +788,7 @@ def _scan_fleet(
     fail_on: str,
     history: str | None = None,
     no_history: bool = False,
+    index: int | None = None,
 ) -> NoReturn:
     import datetime as dt
     import os
@@ -785,15 +799,24 @@ def _scan_fleet(
         loaded = fleet.load_targets(targets)
     except fleet.TargetsError as exc:
         raise InputError(str(exc)) from exc
+    if index is not None:
+        if index >= len(loaded.targets):
+            raise click.UsageError(
+                f"--target-index {index}: {targets} has {len(loaded.targets)} targets "
+                f"(0 to {len(loaded.targets) - 1})"
+            )
+        loaded.targets = [loaded.targets[index]]
     store = _history_location(history, no_history)
     now = dt.datetime.now(dt.UTC)
     outcomes = fleet.scan_fleet(
         loaded, output_dir, formats, fail_on, dict(os.environ), console.progress, now, store
     )
     console.done()
-    summary = fleet.write_fleet_summary(outcomes, output_dir, now)
+    # One target of many (a pod of an Indexed Job): the history is where they meet.
+    alone = index is not None
+    summary = [] if alone else fleet.write_fleet_summary(outcomes, output_dir, now)
     warnings = [f"{o.target.name}: {w}" for o in outcomes for w in o.warnings]
-    if store is not None and not warnings:
+    if store is not None and not warnings and not alone:
         warnings = fleet.record_fleet_run(outcomes, store, now)
     for warning in warnings:
         console.warn(warning)

@@ -166,7 +166,8 @@ class Console:
             out.print(Text(line, style=_VERDICTS.get(verdict, "magenta")))
             for text in lines:
                 out.print(Text(f"  {printable(text)}"))
-        out.print(Text("fleet summary:"))
+        if summary:
+            out.print(Text("fleet summary:"))
         for path in summary:
             out.print(Text(f"  {printable(path)}"))
 

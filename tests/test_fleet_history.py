@@ -26,22 +26,36 @@ LABS = ("scenario-a", "scenario-b", "scenario-c")
 server = pytest.fixture(scope="module", name="server")(serve_postgres)
 
 
-def gpuaudit(*args: str, password: str = "") -> subprocess.Popen[str]:
-    env = {**os.environ, "GPUAUDIT_PASSWORD": password}
+def gpuaudit(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "gpuaudit", "--no-color", *args],
-        env=env,
+        env={**os.environ, **(env or {})},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
 
 
-def scan(lab: Any, url: str, out: Path) -> subprocess.Popen[str]:
+def targets_file(labs: dict[str, Any], folder: Path) -> tuple[Path, dict[str, str]]:
+    """The labs as a targets file, in order, each with its own password variable."""
+    lines, env = ["targets:"], {}
+    for i, lab in enumerate(labs.values()):
+        lines.append(
+            f"  - {{server: '{lab.url}', user: {lab.user}, password_env: LAB{i}_PASSWORD}}"
+        )
+        env[f"LAB{i}_PASSWORD"] = lab.password
+    path = folder / "targets.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    return path, env
+
+
+def pod(index: int, targets: tuple[Path, dict[str, str]], url: str, out: Path) -> Any:
+    """What one pod of the Indexed Job runs (deploy/kubernetes/cronjob.yaml)."""
+    path, env = targets
     return gpuaudit(
-        "-q", "scan", "--server", lab.url, "--user", lab.user, "-f", "json",
-        "-o", str(out), "--history", url, "--fail-on", "never",
-        password=lab.password,
+        "-q", "scan", f"--targets={path}", f"--target-index={index}", f"--history={url}",
+        "--format=json", f"--output-dir={out}", "--fail-on", "never",
+        env=env,
     )  # fmt: skip
 
 
@@ -59,15 +73,16 @@ def test_the_fleet_report_holds_the_latest_scan_of_every_vcenter_with_its_age(
 ) -> None:
     url = server.create_database("fleet")
     labs = {name: lab_factory(name) for name in LABS}
+    targets = targets_file(labs, tmp_path)
     first = datetime.now(UTC).replace(microsecond=0)
-    scans = [scan(lab, url, tmp_path / name) for name, lab in labs.items()]
+    scans = [pod(i, targets, url, tmp_path / name) for i, name in enumerate(labs)]
     for process in scans:  # at once, as pods would
         code, _out, err = finish(process)
         assert code == 0 and err == "", err
     between = datetime.now(UTC)
     time.sleep(1.1)  # the second scan of scenario-a is a later second than every first one
     again = datetime.now(UTC).replace(microsecond=0)
-    code, _out, err = finish(scan(labs["scenario-a"], url, tmp_path / "again"))
+    code, _out, err = finish(pod(0, targets, url, tmp_path / "again"))
     assert code == 0 and err == "", err
     time.sleep(1.1)
     reported = gpuaudit("fleet", "report", "--history", url, "-o", str(tmp_path / "fleet"))
