@@ -5,6 +5,7 @@ expected value written out by hand."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -145,9 +146,13 @@ def test_the_targets_sheet_of_a_summary_from_history_gives_each_scan_s_time_and_
 
 
 @pytest.fixture
-def checkout_templates(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Render with this checkout's templates, whichever gpuaudit is installed."""
+def checkout_templates(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Render with this checkout's templates, whichever gpuaudit is installed (the
+    environment, which keeps what it has loaded, is made afresh before and after)."""
     monkeypatch.setattr(html, "template_root", lambda: ROOT / "templates")
+    html.environment.cache_clear()
+    yield
+    html.environment.cache_clear()
 
 
 @pytest.mark.usefixtures("checkout_templates")
