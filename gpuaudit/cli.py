@@ -80,6 +80,15 @@ Exit status:
      that cannot be written
   70  a bug in gpuaudit (one line names the crash file)"""
 
+FLEET_REPORT_EXIT_STATUS_HELP = """\b
+Exit status:
+  0  the summary was written, and no vCenter's latest scan exited 1
+  1  the latest scan of at least one vCenter exited 1 (findings at or
+     above its --fail-on, or nothing examined)
+  2  usage error, a history store that cannot be read or holds no scan, or
+     a summary that cannot be written
+  70  a bug in gpuaudit (one line names the crash file)"""
+
 DIFF_EXIT_STATUS_HELP = """\b
 Exit status:
   0  no new failed or not-proven finding at or above --fail-on (always 0
@@ -507,6 +516,18 @@ def record_options(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
+def output_dir_option(help_text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """--output-dir (-o), a folder that defaults to reports/."""
+    return click.option(
+        "--output-dir",
+        "-o",
+        type=click.Path(file_okay=False),
+        default="reports",
+        show_default=True,
+        help=help_text,
+    )
+
+
 def history_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """--history and --no-history, the same for scan and history."""
     func = click.option(
@@ -558,14 +579,9 @@ def _check_history(given: str | None) -> None:
 @click.option("--demo", is_flag=True, help="Scan the bundled demo estate (no vCenter needed).")
 @record_options
 @telemetry_option
-@click.option(
-    "--output-dir",
-    "-o",
-    type=click.Path(file_okay=False),
-    default="reports",
-    show_default=True,
-    help="Where reports are written; '-' writes the one report to standard output "
-    "(with exactly one of --format json or sarif; the summary then goes to standard error).",
+@output_dir_option(
+    "Where reports are written; '-' writes the one report to standard output "
+    "(with exactly one of --format json or sarif; the summary then goes to standard error)."
 )
 @click.option(
     "--format",
@@ -661,6 +677,14 @@ def _check_history(given: str | None) -> None:
     type=click.Path(dir_okay=False),
     help="Scan every vCenter in this YAML file concurrently, and write a fleet summary.",
 )
+@click.option(
+    "--target-index",
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="With --targets: scan only the target at this index (0 is the first), with the "
+    "file's defaults, and write no fleet summary; one Kubernetes Indexed Job pod per target "
+    "(docs/scale.md).",
+)
 @history_options
 @click.pass_obj
 def scan_command(
@@ -685,6 +709,7 @@ def scan_command(
     notify_format: str,
     notify_timeout: float,
     targets: str | None,
+    target_index: int | None,
     history: str | None,
     no_history: bool,
     kubernetes: tuple[str, ...],
@@ -741,7 +766,11 @@ def scan_command(
             given.insert(0, "-o -")
         if given:
             raise click.UsageError(f"--targets cannot be combined with {given[0]}")
-        _scan_fleet(console, targets, Path(output_dir), formats, fail_on, history, no_history)
+        _scan_fleet(
+            console, targets, Path(output_dir), formats, fail_on, history, no_history, target_index
+        )
+    if target_index is not None:
+        raise click.UsageError("--target-index needs --targets FILE")
     if baseline_create and not baseline:
         raise click.UsageError("--baseline-create needs --baseline FILE: the file to create")
     if to_stdout and (keep or latest):
@@ -832,6 +861,7 @@ def _scan_fleet(
     fail_on: str,
     history: str | None = None,
     no_history: bool = False,
+    index: int | None = None,
 ) -> NoReturn:
     import datetime as dt
     import os
@@ -842,15 +872,24 @@ def _scan_fleet(
         loaded = fleet.load_targets(targets)
     except fleet.TargetsError as exc:
         raise InputError(str(exc)) from exc
+    if index is not None:
+        if index >= len(loaded.targets):
+            raise click.UsageError(
+                f"--target-index {index}: {targets} has {len(loaded.targets)} targets "
+                f"(0 to {len(loaded.targets) - 1})"
+            )
+        loaded.targets = [loaded.targets[index]]
     store = _history_location(history, no_history)
     now = dt.datetime.now(dt.UTC)
     outcomes = fleet.scan_fleet(
         loaded, output_dir, formats, fail_on, dict(os.environ), console.progress, now, store
     )
     console.done()
-    summary = fleet.write_fleet_summary(outcomes, output_dir, now)
+    # One target of many (a pod of an Indexed Job): the history is where they meet.
+    alone = index is not None
+    summary = [] if alone else fleet.write_fleet_summary(outcomes, output_dir, now)
     warnings = [f"{o.target.name}: {w}" for o in outcomes for w in o.warnings]
-    if store is not None and not warnings:
+    if store is not None and not warnings and not alone:
         warnings = fleet.record_fleet_run(outcomes, store, now)
     for warning in warnings:
         console.warn(warning)
@@ -1036,6 +1075,44 @@ def policy_waive(report: str, rules: tuple[str, ...], objects: str | None, outpu
     except OSError as exc:
         raise InputError(f"cannot write {output}: {exc.strerror or exc}") from exc
     click.echo(f"{count} waivers to fill in: {printable(output)}", err=True)
+
+
+@main.group()
+def fleet() -> None:
+    """Views of many vCenters at once."""
+
+
+@fleet.command("report", epilog=FLEET_REPORT_EXIT_STATUS_HELP)
+@click.option("--history", metavar="PATH|URL", help="The history store (default as for scan).")
+@output_dir_option("Where the fleet summary (HTML, xlsx, JSON) is written.")
+@click.pass_obj
+def fleet_report(console: Console, history: str | None, output_dir: str) -> None:
+    """The fleet summary from the latest scan of every vCenter in the history, with its age.
+
+    \b
+    Examples:
+      gpuaudit fleet report --history postgresql://audit@db.example.com/gpuaudit
+      gpuaudit fleet report -o /srv/gpuaudit/reports
+    """
+    import datetime as dt
+
+    from gpuaudit import fleet as fleets
+    from gpuaudit.history import HistoryError, default_location
+    from gpuaudit.report.fleet import age_text
+
+    _check_history(history)
+    now = dt.datetime.now(dt.UTC)
+    try:
+        data = fleets.history_json(history or default_location(), now)
+    except HistoryError as exc:
+        raise InputError(str(exc)) from exc
+    written = fleets.write_summary(data, [], Path(output_dir), now)
+    rows: list[tuple[str, str, str | None, list[str]]] = [
+        (t["name"], t["verdict"], f"scanned {age_text(t['age_seconds'])} ago", [])
+        for t in data["targets"]
+    ]
+    console.print_fleet_rows(rows, written)
+    sys.exit(int(data["exit_code"]))
 
 
 @main.command("history", epilog=HISTORY_EXIT_STATUS_HELP)

@@ -147,18 +147,27 @@ class Console:
 
     def print_fleet(self, outcomes: Sequence[TargetOutcome], summary: Sequence[Path]) -> None:
         """One verdict line per target with its reports, then the fleet summary's files."""
+        rows = [(o.target.name, o.verdict, o.error, [str(p) for p in o.reports]) for o in outcomes]
+        self.print_fleet_rows(rows, summary)
+
+    def print_fleet_rows(
+        self, rows: Sequence[tuple[str, str, str | None, list[str]]], summary: Sequence[Path]
+    ) -> None:
+        """One line per vCenter (name, verdict, what to add in brackets, lines under it),
+        then the fleet summary's files."""
         self.done()
         if self.quiet:
             return
         out = _rich(stderr=False, color=self._colour_out())
-        for item in outcomes:
-            line = f"{printable(item.target.name)}: {item.verdict}"
-            if item.error:
-                line += f" ({printable(item.error)})"
-            out.print(Text(line, style=_VERDICTS.get(item.verdict, "magenta")))
-            for path in item.reports:
-                out.print(Text(f"  {printable(path)}"))
-        out.print(Text("fleet summary:"))
+        for name, verdict, note, lines in rows:
+            line = f"{printable(name)}: {verdict}"
+            if note:
+                line += f" ({printable(note)})"
+            out.print(Text(line, style=_VERDICTS.get(verdict, "magenta")))
+            for text in lines:
+                out.print(Text(f"  {printable(text)}"))
+        if summary:
+            out.print(Text("fleet summary:"))
         for path in summary:
             out.print(Text(f"  {printable(path)}"))
 

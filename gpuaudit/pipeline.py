@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from gpuaudit import connect, scan
-from gpuaudit.errors import ConnectionFailed, InputError, ReportWriteError, during
+from gpuaudit.errors import ConnectionFailed, InputError, ReportWriteError, during, exit_code
 from gpuaudit.inventory import Inventory
 from gpuaudit.judgement import judge, nothing_examined
 from gpuaudit.outcome import Summary, baseline_keys, failed_keys, summarise
@@ -114,18 +114,19 @@ def audit(
         reports, tidied = _write_and_tidy(result, out, formats, name, now, keep, latest)
     else:
         reports, tidied = write(result, out, formats, name, now), ([], [])
-    scan_id = keeper.record(result)
     with during("summarising the findings"):
         done = ScanOutcome(
             result=result,
             summary=summarise(result, fail_on, known),
             reports=reports,
             warnings=[*stale, *keeper.warnings],
-            scan_id=scan_id,
         )
-    if bootstrap and baseline:
-        with during("writing the baseline"):
-            _bootstrap_baseline(done, Path(baseline))
+    try:
+        if bootstrap and baseline:
+            with during("writing the baseline"):
+                _bootstrap_baseline(done, Path(baseline))
+    finally:  # kept even when the baseline cannot be written, with the status it had then
+        done.scan_id = keeper.record(result, exit_code(done))
     done.latest, done.removed = tidied
     return done
 
@@ -221,14 +222,14 @@ class Keeper:
             self._fail("cannot read", exc)
             history.annotate(None, result, known)
 
-    def record(self, result: AuditResult) -> int | None:
+    def record(self, result: AuditResult, code: int | None = None) -> int | None:
         from gpuaudit import history
 
         store = self._open()
         if store is None:
             return None
         try:
-            return history.record(store, result)
+            return history.record(store, result, exit_code=code)
         except Exception as exc:  # the reports are written already
             self._fail("cannot record the scan in", exc)
             return None

@@ -20,8 +20,8 @@ from gpuaudit import retention
 from gpuaudit.cli import main
 from gpuaudit.connect import parse_server
 from gpuaudit.report.naming import safe_server
-from tests.conftest import IN_CI, require_tool
-from tests.postgres_server import PostgresServer, pg_tool
+from tests.conftest import require_tool
+from tests.postgres_server import PostgresServer, serve_postgres
 from tests.test_notify import Mailbox, Received, start_smtp, start_webhook
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -392,19 +392,7 @@ def console_number(stdout: str, prefix: str) -> int | None:
     return None
 
 
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[PostgresServer]:
-    if pg_tool("initdb") is None or pg_tool("pg_ctl") is None:
-        message = "PostgreSQL is not installed (scripts/test installs it)"
-        if IN_CI:
-            pytest.fail(message)
-        pytest.skip(message)
-    pg = PostgresServer()
-    pg.start()
-    try:
-        yield pg
-    finally:
-        pg.stop()
+postgres = pytest.fixture(scope="module", name="postgres")(serve_postgres)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -105,8 +105,11 @@ def annotate(
     result.history = history
 
 
-def record(store: Store, result: AuditResult, run_id: int | None = None) -> int:
-    """Keep the scan: its counts, failed and waived findings, N+k and GPU capacity."""
+def record(
+    store: Store, result: AuditResult, run_id: int | None = None, exit_code: int | None = None
+) -> int:
+    """Keep the scan: its counts, size, exit status, failed and waived findings, N+k and
+    GPU capacity."""
     now = checked_at(result)
     failed: dict[str, int] = {s: 0 for s in SEVERITIES}
     for finding in result.failed():
@@ -148,6 +151,11 @@ def record(store: Store, result: AuditResult, run_id: int | None = None) -> int:
         clusters=[_cluster(s, result.designs.get(s.cluster)) for s in result.simulations],
         capacity=[c for s in result.simulations for c in _capacity(s)],
         run_id=run_id,
+        hosts=len(result.inventory.hosts),
+        vms=len(result.inventory.vms),
+        gpus=sum(len(h.gpus) for h in result.inventory.hosts),
+        gpu_vms=sum(1 for v in result.inventory.vms if v.gpus),
+        exit_code=exit_code,
     )
     return store.record(scan)
 
