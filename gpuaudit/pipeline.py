@@ -119,7 +119,6 @@ def audit(
             result=result,
             summary=summarise(result, fail_on, known),
             reports=reports,
-            warnings=[*stale, *keeper.warnings],
         )
     try:
         if bootstrap and baseline:
@@ -127,6 +126,7 @@ def audit(
                 _bootstrap_baseline(done, Path(baseline))
     finally:  # kept even when the baseline cannot be written, with the status it had then
         done.scan_id = keeper.record(result, exit_code(done))
+        done.warnings = [*stale, *keeper.warnings]
     done.latest, done.removed = tidied
     return done
 

@@ -17,6 +17,7 @@ from gpuaudit.history.store import (
 from gpuaudit.judgement import judgement_of
 from gpuaudit.report.actions import finding_id
 from gpuaudit.results import (
+    NOTICE,
     OPEN_STATUSES,
     SEVERITIES,
     AuditResult,
@@ -89,14 +90,19 @@ def annotate(
         # The same reading as a baseline's: a finding open last time (failed or not
         # proven) is known, so it is not new when it fails now; and a finding only not
         # proven now is not resolved, since nothing shows it passes.
-        failed_now = {finding_id(f): f for f in result.findings if f.failed}
-        open_then = {f.id: f for f in last.findings if f.status in OPEN_STATUSES}
+        # A notice (an info finding that fails) is never a failure, new or resolved.
+        failed_now = {
+            finding_id(f): f for f in result.findings if f.failed and f.severity != NOTICE
+        }
+        open_then = {
+            f.id: f for f in last.findings if f.status in OPEN_STATUSES and f.severity != NOTICE
+        }
         history.new = [
             FindingRef(key, f.rule, f.object, f.severity, f.status)
             for key, f in failed_now.items()
             if key not in open_then
         ]
-        open_now = {finding_id(f) for f in result.findings if f.open}
+        open_now = {finding_id(f) for f in result.findings if f.open and f.severity != NOTICE}
         history.resolved = [
             FindingRef(key, f.rule, f.object, f.severity, f.status)
             for key, f in open_then.items()
