@@ -34,6 +34,7 @@ from typing import Any, BinaryIO, ClassVar, NoReturn
 import click
 
 from gpuaudit import __version__, connect, credentials, interrupts, logs, scan
+from gpuaudit.cli_config import ENV_PREFIX, OnceOption, config_option
 from gpuaudit.console import Console, colour_allowed
 from gpuaudit.errors import AuditError, ExitCode, InputError, during, exit_code
 from gpuaudit.outcome import FAIL_ON_CHOICES
@@ -77,6 +78,15 @@ Exit status:
   0  the scans were listed or exported
   2  usage error, a history store that cannot be read, or an output file
      that cannot be written
+  70  a bug in gpuaudit (one line names the crash file)"""
+
+FLEET_REPORT_EXIT_STATUS_HELP = """\b
+Exit status:
+  0  the summary was written, and no vCenter's latest scan exited 1
+  1  the latest scan of at least one vCenter exited 1 (findings at or
+     above its --fail-on, or nothing examined)
+  2  usage error, a history store that cannot be read or holds no scan, or
+     a summary that cannot be written
   70  a bug in gpuaudit (one line names the crash file)"""
 
 DIFF_EXIT_STATUS_HELP = """\b
@@ -185,7 +195,13 @@ class Gpuaudit(click.Group):
                 return super().invoke(ctx)
         except AuditError as exc:  # the one place an error becomes an exit status
             _done(ctx)
-            fail(str(exc), exit_code(exc))
+            code = exit_code(exc)
+            click.echo(f"gpuaudit: error: {printable(str(exc))}", err=True)
+            _notify_failure(ctx, str(exc), code)
+            sys.exit(code)
+        except click.UsageError as exc:  # after --notify was read: the job is broken too
+            _notify_failure(ctx, exc.format_message(), ExitCode.INPUT)
+            raise
         except (KeyboardInterrupt, click.Abort):  # Abort: Ctrl-C at a prompt
             _stopped(ctx, "interrupted", ExitCode.INTERRUPTED)
         except interrupts.Stopped as exc:
@@ -196,7 +212,7 @@ class Gpuaudit(click.Group):
             with contextlib.suppress(Exception):
                 _done(ctx)
             given = ctx.meta.get(GLOBALS, GlobalOptions())
-            _crashed(exc, given.verbose > 0, ctx.command_path)
+            _crashed(exc, given.verbose > 0, ctx.command_path, ctx)
 
 
 def _is_verbose(argument: str) -> bool:
@@ -205,11 +221,14 @@ def _is_verbose(argument: str) -> bool:
     )
 
 
-def _crashed(exc: BaseException, verbose: bool, command: str) -> NoReturn:
+def _crashed(
+    exc: BaseException, verbose: bool, command: str, ctx: click.Context | None = None
+) -> NoReturn:
     """An unexpected exception: one line naming what failed, exit status 70.
 
     The traceback goes to a crash file whose path the line gives, and with -v to
     standard error as well. Whatever was written before (reports, history) stays.
+    A scan with --notify tells its targets too.
     """
     from gpuaudit import crash
 
@@ -217,8 +236,37 @@ def _crashed(exc: BaseException, verbose: bool, command: str) -> NoReturn:
     if verbose or path is None:
         with contextlib.suppress(Exception):
             click.echo(crash.traceback_text(exc), err=True, nl=False)
-    click.echo(f"gpuaudit: crash: {printable(crash.crash_line(exc, path))}", err=True)
+    line = crash.crash_line(exc, path)
+    click.echo(f"gpuaudit: crash: {printable(line)}", err=True)
+    if ctx is not None:
+        with contextlib.suppress(Exception):  # a crash stays a crash, whatever the sending does
+            _notify_failure(ctx, line, ExitCode.CRASH)
     sys.exit(ExitCode.CRASH)
+
+
+NOTICE = "gpuaudit.notice"  # ctx.meta key: where a scan that ends in an error is reported
+
+
+@dataclass
+class Notice:
+    """The --notify targets of a scan that has started, and what it scans."""
+
+    targets: list[Any]
+    server: str
+    deadline: float
+
+
+def _notify_failure(ctx: click.Context, error: str, status: int) -> None:
+    """Tell every --notify target of a scan that it ended in an error (after the error
+    line: the notifications may take a while)."""
+    notice = ctx.meta.pop(NOTICE, None)
+    if notice is None or not notice.targets:
+        return
+    from gpuaudit import notify
+
+    message = notify.failure_message(notice.server, error, status)
+    for failure in notify.send_all(notice.targets, message, notice.deadline):
+        click.echo(f"warning: {printable(failure)}", err=True)
 
 
 def _done(ctx: click.Context) -> None:
@@ -235,10 +283,13 @@ def _stopped(ctx: click.Context, what: str, code: int) -> NoReturn:
 
 @click.group(
     cls=Gpuaudit,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    # GPUAUDIT_SCAN_SERVER sets scan --server, GPUAUDIT_NO_COLOR --no-color (cli_config).
+    context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": ENV_PREFIX},
     epilog=EXIT_STATUS_HELP,
 )
-@click.version_option(__version__, "-V", "--version", prog_name="gpuaudit")
+@click.version_option(
+    __version__, "-V", "--version", prog_name="gpuaudit", allow_from_autoenv=False
+)
 @click.pass_context
 def main(ctx: click.Context) -> None:
     """Audit VMware vSphere estates that run GPU workloads.
@@ -254,7 +305,7 @@ def main(ctx: click.Context) -> None:
     ctx.call_on_close(console.done)
 
 
-main.params.extend(_global_options())
+main.params.extend([config_option(), *_global_options()])
 
 
 def _refuse_password(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
@@ -301,6 +352,7 @@ def connection_options(func: Callable[..., Any]) -> Callable[..., Any]:
             "--password",
             hidden=True,
             expose_value=False,
+            allow_from_autoenv=False,  # GPUAUDIT_PASSWORD is read, and safely, elsewhere
             callback=_refuse_password,
             help="Refused: use GPUAUDIT_PASSWORD, --password-file or --password-stdin.",
         ),
@@ -464,6 +516,18 @@ def record_options(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
+def output_dir_option(help_text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """--output-dir (-o), a folder that defaults to reports/."""
+    return click.option(
+        "--output-dir",
+        "-o",
+        type=click.Path(file_okay=False),
+        default="reports",
+        show_default=True,
+        help=help_text,
+    )
+
+
 def history_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """--history and --no-history, the same for scan and history."""
     func = click.option(
@@ -515,14 +579,9 @@ def _check_history(given: str | None) -> None:
 @click.option("--demo", is_flag=True, help="Scan the bundled demo estate (no vCenter needed).")
 @record_options
 @telemetry_option
-@click.option(
-    "--output-dir",
-    "-o",
-    type=click.Path(file_okay=False),
-    default="reports",
-    show_default=True,
-    help="Where reports are written; '-' writes the one report to standard output "
-    "(with exactly one of --format json or sarif; the summary then goes to standard error).",
+@output_dir_option(
+    "Where reports are written; '-' writes the one report to standard output "
+    "(with exactly one of --format json or sarif; the summary then goes to standard error)."
 )
 @click.option(
     "--format",
@@ -543,8 +602,23 @@ def _check_history(given: str | None) -> None:
 )
 @click.option(
     "--policy",
+    cls=OnceOption,
     type=click.Path(dir_okay=False),
-    help="Policy YAML: intent, waivers, severity overrides.",
+    help="Policy YAML: intent, waivers, severity overrides; one file (more waivers: --waivers).",
+)
+@click.option(
+    "--waivers",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Waivers YAML (version and waivers, as `policy waive` writes them), added to "
+    "the policy's; repeatable.",
+)
+@click.option(
+    "--strict-waivers",
+    is_flag=True,
+    help="A waiver that matches no finding, or a cluster pattern no cluster, is an "
+    "error (exit 2), not a warning: for CI.",
 )
 @click.option(
     "--baseline",
@@ -603,6 +677,14 @@ def _check_history(given: str | None) -> None:
     type=click.Path(dir_okay=False),
     help="Scan every vCenter in this YAML file concurrently, and write a fleet summary.",
 )
+@click.option(
+    "--target-index",
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="With --targets: scan only the target at this index (0 is the first), with the "
+    "file's defaults, and write no fleet summary; one Kubernetes Indexed Job pod per target "
+    "(docs/scale.md).",
+)
 @history_options
 @click.pass_obj
 def scan_command(
@@ -617,6 +699,8 @@ def scan_command(
     formats: tuple[str, ...],
     fail_on: str,
     policy: str | None,
+    waivers: tuple[str, ...],
+    strict_waivers: bool,
     baseline: str | None,
     baseline_create: bool,
     keep: int | None,
@@ -625,6 +709,7 @@ def scan_command(
     notify_format: str,
     notify_timeout: float,
     targets: str | None,
+    target_index: int | None,
     history: str | None,
     no_history: bool,
     kubernetes: tuple[str, ...],
@@ -644,6 +729,11 @@ def scan_command(
     from gpuaudit.report.naming import DEFAULT_FORMATS
 
     formats = formats or DEFAULT_FORMATS
+    notify_targets = _notify_targets(notify, notify_format)
+    # From here, a scan that ends in an error tells the --notify targets (_notify_failure).
+    named = opts["server"] or from_file or replay or ("demo" if demo else "(no --server)")
+    notice = Notice(notify_targets, named, notify_timeout)
+    click.get_current_context().meta[NOTICE] = notice
     to_stdout = output_dir == STDOUT
     if to_stdout and (len(formats) != 1 or formats[0] not in pipeline.STREAMABLE_FORMATS):
         raise click.UsageError(
@@ -662,6 +752,7 @@ def scan_command(
                 ("--record", record),
                 ("--anonymize", anonymize),
                 ("--policy", policy),
+                ("--waivers", waivers),
                 ("--baseline", baseline),
                 ("--baseline-create", baseline_create),
                 ("--keep", keep),
@@ -675,16 +766,20 @@ def scan_command(
             given.insert(0, "-o -")
         if given:
             raise click.UsageError(f"--targets cannot be combined with {given[0]}")
-        _scan_fleet(console, targets, Path(output_dir), formats, fail_on, history, no_history)
+        _scan_fleet(
+            console, targets, Path(output_dir), formats, fail_on, history, no_history, target_index
+        )
+    if target_index is not None:
+        raise click.UsageError("--target-index needs --targets FILE")
     if baseline_create and not baseline:
         raise click.UsageError("--baseline-create needs --baseline FILE: the file to create")
     if to_stdout and (keep or latest):
         raise click.UsageError(f"{'--keep' if keep else '--latest'} needs an --output-dir")
-    notify_targets = _notify_targets(notify, notify_format)
     store = _history_location(history, no_history)
     source = _pick_source(
         console, opts, from_file, replay, demo, record, anonymize, telemetry_window
     )
+    notice.server = scan.server_name(source)
     out: Path | BinaryIO = sys.stdout.buffer if to_stdout else Path(output_dir)
     done = pipeline.audit(
         source,
@@ -699,6 +794,8 @@ def scan_command(
         latest=latest,
         history=store,
         kubernetes=kubernetes,
+        waivers=waivers,
+        strict_waivers=strict_waivers,
     )
     console.done()
     for warning in done.warnings:
@@ -709,7 +806,8 @@ def scan_command(
     )
     with shown, during("printing the summary"):
         console.print_summary(done.summary, done.reports)
-    _send_notifications(console, notify_targets, done, scan.server_name(source), notify_timeout)
+    click.get_current_context().meta.pop(NOTICE, None)  # the scan ended: its own summary is sent
+    _send_notifications(console, notify_targets, done, notice.server, notify_timeout)
     sys.exit(exit_code(done))
 
 
@@ -741,8 +839,12 @@ def _send_notifications(
         counts = summary.new if summary.new is not None else summary.failed
         label = "new failed findings" if summary.new is not None else "failed findings"
         data = {"server": server, **summary.to_dict(), "reports": [str(p) for p in done.reports]}
+        subject = f"gpuaudit {server}: {verdict(summary)}, {sum(counts.values())} {label}"
+        if summary.nothing_examined:  # DATA-02: the night failed, whatever the counts say
+            why = summary.nothing_examined
+            subject = f"gpuaudit {server}: FAIL, nothing examined (DATA-02): {why}"
         message = notify.Message(
-            subject=f"gpuaudit {server}: {verdict(summary)}, {sum(counts.values())} {label}",
+            subject=subject,
             text=summary_text(summary, done.reports),
             data=data,
             html=next((p for p in done.reports if p.suffix == ".html"), None),
@@ -759,6 +861,7 @@ def _scan_fleet(
     fail_on: str,
     history: str | None = None,
     no_history: bool = False,
+    index: int | None = None,
 ) -> NoReturn:
     import datetime as dt
     import os
@@ -769,15 +872,24 @@ def _scan_fleet(
         loaded = fleet.load_targets(targets)
     except fleet.TargetsError as exc:
         raise InputError(str(exc)) from exc
+    if index is not None:
+        if index >= len(loaded.targets):
+            raise click.UsageError(
+                f"--target-index {index}: {targets} has {len(loaded.targets)} targets "
+                f"(0 to {len(loaded.targets) - 1})"
+            )
+        loaded.targets = [loaded.targets[index]]
     store = _history_location(history, no_history)
     now = dt.datetime.now(dt.UTC)
     outcomes = fleet.scan_fleet(
         loaded, output_dir, formats, fail_on, dict(os.environ), console.progress, now, store
     )
     console.done()
-    summary = fleet.write_fleet_summary(outcomes, output_dir, now)
+    # One target of many (a pod of an Indexed Job): the history is where they meet.
+    alone = index is not None
+    summary = [] if alone else fleet.write_fleet_summary(outcomes, output_dir, now)
     warnings = [f"{o.target.name}: {w}" for o in outcomes for w in o.warnings]
-    if store is not None and not warnings:
+    if store is not None and not warnings and not alone:
         warnings = fleet.record_fleet_run(outcomes, store, now)
     for warning in warnings:
         console.warn(warning)
@@ -965,6 +1077,44 @@ def policy_waive(report: str, rules: tuple[str, ...], objects: str | None, outpu
     click.echo(f"{count} waivers to fill in: {printable(output)}", err=True)
 
 
+@main.group()
+def fleet() -> None:
+    """Views of many vCenters at once."""
+
+
+@fleet.command("report", epilog=FLEET_REPORT_EXIT_STATUS_HELP)
+@click.option("--history", metavar="PATH|URL", help="The history store (default as for scan).")
+@output_dir_option("Where the fleet summary (HTML, xlsx, JSON) is written.")
+@click.pass_obj
+def fleet_report(console: Console, history: str | None, output_dir: str) -> None:
+    """The fleet summary from the latest scan of every vCenter in the history, with its age.
+
+    \b
+    Examples:
+      gpuaudit fleet report --history postgresql://audit@db.example.com/gpuaudit
+      gpuaudit fleet report -o /srv/gpuaudit/reports
+    """
+    import datetime as dt
+
+    from gpuaudit import fleet as fleets
+    from gpuaudit.history import HistoryError, default_location
+    from gpuaudit.report.fleet import age_text
+
+    _check_history(history)
+    now = dt.datetime.now(dt.UTC)
+    try:
+        data = fleets.history_json(history or default_location(), now)
+    except HistoryError as exc:
+        raise InputError(str(exc)) from exc
+    written = fleets.write_summary(data, [], Path(output_dir), now)
+    rows: list[tuple[str, str, str | None, list[str]]] = [
+        (t["name"], t["verdict"], f"scanned {age_text(t['age_seconds'])} ago", [])
+        for t in data["targets"]
+    ]
+    console.print_fleet_rows(rows, written)
+    sys.exit(int(data["exit_code"]))
+
+
 @main.command("history", epilog=HISTORY_EXIT_STATUS_HELP)
 @click.option("--history", metavar="PATH|URL", help="The history store (default as for scan).")
 @click.option("--server", "-s", help="Only the scans of this vCenter (as scanned, or its name).")
@@ -1010,3 +1160,29 @@ def history_command(
         write_atomic(Path(output), text.encode("utf-8"))
     except OSError as exc:
         fail(f"cannot write {output}: {exc.strerror or exc}", ExitCode.INPUT)
+
+
+@main.group("config")
+def config_group() -> None:
+    """The configuration file (gpuaudit.toml) and GPUAUDIT_* variables (docs/scheduling.md)."""
+
+
+@config_group.command(
+    "show", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False}
+)
+@click.argument("scan_args", nargs=-1, type=click.UNPROCESSED, metavar="[SCAN OPTIONS]...")
+@click.pass_context
+def config_show(ctx: click.Context, scan_args: tuple[str, ...]) -> None:
+    """Show each option of scan, its value and where it came from: the command line
+    (SCAN OPTIONS), the environment, the configuration file (FILE:LINE) or the default.
+    No password, nor a webhook's path, is shown."""
+    from gpuaudit.cli_config import LOADED, sources, table
+
+    root = ctx.find_root()
+    loaded = root.meta.get(LOADED)
+    click.echo(f"configuration file: {printable(str(loaded.path)) if loaded else '(none)'}")
+    try:
+        rows = sources(root, scan_command, scan_args)
+    except click.UsageError as exc:
+        raise click.UsageError(f"scan: {exc.format_message()}") from None
+    click.echo(table(rows), nl=False)

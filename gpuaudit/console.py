@@ -27,7 +27,7 @@ from rich.text import Text
 
 from gpuaudit.outcome import NEVER, Summary
 from gpuaudit.progress import Step
-from gpuaudit.results import SEVERITIES, ScanHistory, severity_rank
+from gpuaudit.results import ScanHistory, severity_rank
 from gpuaudit.terminal import printable
 
 if TYPE_CHECKING:
@@ -147,18 +147,27 @@ class Console:
 
     def print_fleet(self, outcomes: Sequence[TargetOutcome], summary: Sequence[Path]) -> None:
         """One verdict line per target with its reports, then the fleet summary's files."""
+        rows = [(o.target.name, o.verdict, o.error, [str(p) for p in o.reports]) for o in outcomes]
+        self.print_fleet_rows(rows, summary)
+
+    def print_fleet_rows(
+        self, rows: Sequence[tuple[str, str, str | None, list[str]]], summary: Sequence[Path]
+    ) -> None:
+        """One line per vCenter (name, verdict, what to add in brackets, lines under it),
+        then the fleet summary's files."""
         self.done()
         if self.quiet:
             return
         out = _rich(stderr=False, color=self._colour_out())
-        for item in outcomes:
-            line = f"{printable(item.target.name)}: {item.verdict}"
-            if item.error:
-                line += f" ({printable(item.error)})"
-            out.print(Text(line, style=_VERDICTS.get(item.verdict, "magenta")))
-            for path in item.reports:
-                out.print(Text(f"  {printable(path)}"))
-        out.print(Text("fleet summary:"))
+        for name, verdict, note, lines in rows:
+            line = f"{printable(name)}: {verdict}"
+            if note:
+                line += f" ({printable(note)})"
+            out.print(Text(line, style=_VERDICTS.get(verdict, "magenta")))
+            for text in lines:
+                out.print(Text(f"  {printable(text)}"))
+        if summary:
+            out.print(Text("fleet summary:"))
         for path in summary:
             out.print(Text(f"  {printable(path)}"))
 
@@ -187,12 +196,14 @@ def print_summary(summary: Summary, written: Sequence[Path], color: bool, quiet:
     counts = summary.new if summary.new is not None else summary.failed
     label = "new failed findings" if summary.new is not None else "failed findings"
     parts: list[str | tuple[str, str]] = [f"{label}: "]
-    for i, severity in enumerate(SEVERITIES):
+    for i, severity in enumerate(counts):
         parts += [", "] if i else []
         parts.append(
             (f"{counts[severity]} {severity}", _COLOURS[severity] if counts[severity] else "")
         )
     say(*parts)
+    if summary.notices:
+        say((f"notices (info): {summary.notices}", _COLOURS["info"]))
     for rule in summary.failed_rules[:RULE_LINES]:
         objects = f"{rule.objects} object" + ("" if rule.objects == 1 else "s")
         if summary.new is not None:
@@ -232,31 +243,39 @@ def print_summary(summary: Summary, written: Sequence[Path], color: bool, quiet:
         verdict = ("FAIL: nothing was examined (DATA-02)", "bold red")
     elif summary.threshold == NEVER:
         verdict = ("PASS: report only (--fail-on never)", "bold green")
-    elif summary.blocking:
-        verdict = (f"FAIL: findings at or above {summary.threshold}", "bold red")
-    elif summary.blocking_unproven:
+    elif summary.judgement.verdict == "fail":
+        verdict = (f"FAIL: {_new(summary)}findings at or above {summary.threshold}", "bold red")
+    elif summary.judgement.verdict == "unproven":
         verdict = (
             f"NOT PROVEN: findings at or above {summary.threshold} rest on facts not known exactly",
             "bold yellow",
         )
     else:
-        verdict = (f"PASS: nothing at or above {summary.threshold}", "bold green")
+        verdict = (f"PASS: nothing {_new(summary)}at or above {summary.threshold}", "bold green")
     say(verdict)
     for path in written:
         say(f"  {printable(path)}")
+
+
+def _new(summary: Summary) -> str:
+    """'new ' with a baseline: only new findings count."""
+    return "new " if summary.judgement.states is not None else ""
 
 
 def schedule_lines(summary: Summary) -> list[str]:
     """What a cron log must keep: the baseline's news, expired waivers, the top actions."""
     lines = []
     if summary.baseline_created is not None:
-        accepted = sum(summary.failed.values())
+        accepted = sum(summary.failed.values()) + summary.notices
         lines.append(
             f"baseline created: {printable(summary.baseline_created)} "
             f"({accepted} failed findings accepted)"
         )
     if summary.resolved is not None:
-        lines.append(f"resolved since the baseline: {summary.resolved}")
+        lines.append(
+            f"against the baseline: {len(summary.new_findings)} new, {summary.unchanged} "
+            f"unchanged, {summary.resolved} resolved, {summary.newly_waived} waived"
+        )
     if summary.new_findings:
         lines.append(f"new findings: {len(summary.new_findings)}")
         for finding in summary.new_findings[:RULE_LINES]:

@@ -265,12 +265,20 @@ def fleet_exit_code(outcomes: Sequence[TargetOutcome]) -> ExitCode:
     return max((o.exit_code for o in outcomes), default=ExitCode.OK)
 
 
-def fleet_json(outcomes: Sequence[TargetOutcome], now: datetime) -> dict[str, Any]:
+def summary_json(targets: list[dict[str, Any]], now: datetime, **extra: Any) -> dict[str, Any]:
+    """The fleet summary around its targets' records: its exit status is the worst one's."""
     return {
         "generator": {"name": "gpuaudit", "version": _version()},
         "scanned_at": now.replace(microsecond=0).isoformat(),
-        "exit_code": int(fleet_exit_code(outcomes)),
-        "targets": [
+        **extra,
+        "exit_code": max((int(t["exit_code"]) for t in targets), default=0),
+        "targets": targets,
+    }
+
+
+def fleet_json(outcomes: Sequence[TargetOutcome], now: datetime) -> dict[str, Any]:
+    return summary_json(
+        [
             {
                 "name": o.target.name,
                 "server": connect.shown_server(o.target.server),
@@ -289,7 +297,31 @@ def fleet_json(outcomes: Sequence[TargetOutcome], now: datetime) -> dict[str, An
             }
             for o in outcomes
         ],
-    }
+        now,
+    )
+
+
+def history_json(location: str, now: datetime) -> dict[str, Any]:
+    """The fleet summary of the latest scan of every vCenter in the history store.
+
+    Raises HistoryError (a store that cannot be opened or read, or holds no scan).
+    """
+    from gpuaudit.history import HistoryError, open_store, reason, shown
+    from gpuaudit.history.fleet import latest_targets
+    from gpuaudit.history.listing import missing_sqlite
+
+    if missing_sqlite(location):  # a report creates no store
+        raise HistoryError(f"{shown(location)}: no scan recorded yet (no such file)")
+    store = open_store(location)
+    try:
+        targets = latest_targets(store, now)
+    except Exception as exc:  # any database error is one line
+        raise HistoryError(f"{shown(location)}: {reason(exc)}") from exc
+    finally:
+        store.close()
+    if not targets:
+        raise HistoryError(f"{shown(location)}: no scan recorded yet")
+    return summary_json(targets, now, source="history")
 
 
 def record_fleet_run(outcomes: Sequence[TargetOutcome], history: str, now: datetime) -> list[str]:
@@ -328,13 +360,22 @@ def write_fleet_summary(
     Its name, gpuaudit-fleet-<time>, is one that no target's reports can have.
     Raises ReportWriteError.
     """
+    data = fleet_json(outcomes, now)
+    return write_summary(
+        data, [o.result for o in outcomes if o.result is not None], output_dir, now
+    )
+
+
+def write_summary(
+    data: dict[str, Any], results: Sequence[AuditResult], output_dir: Path, now: datetime
+) -> list[Path]:
+    """Write a fleet summary's HTML, xlsx and JSON; raises ReportWriteError."""
     from gpuaudit.report.fleet import render_fleet_html, render_fleet_xlsx
     from gpuaudit.report.naming import fleet_stem
 
-    data = fleet_json(outcomes, now)
     files = [
         (".html", render_fleet_html(data).encode("utf-8")),
-        (".xlsx", render_fleet_xlsx(data, [o.result for o in outcomes if o.result is not None])),
+        (".xlsx", render_fleet_xlsx(data, results)),
         (
             ".json",
             (json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False) + "\n").encode(

@@ -260,3 +260,22 @@ def post_webhook(target: Target, message: Message, timeout: float = TIMEOUT) -> 
             answer.read(MAX_ANSWER)  # what it says beyond that is not read
     except urllib.error.HTTPError as exc:
         raise OSError(f"HTTP {exc.code} {exc.reason}") from exc
+
+
+# What each exit status of a scan that ended in an error asks of the people told.
+FAILURE_MEANINGS = {
+    2: "the job's options or an input file (policy, baseline, inventory) need attention",
+    3: "the server could not be reached, or refused the login: nothing was audited",
+    70: "gpuaudit crashed (a bug): the crash file the error names holds the traceback",
+}
+
+
+def failure_message(server: str, error: str, status: int) -> Message:
+    """The notification of a scan that ended in an error: no reports, only the error."""
+    meaning = FAILURE_MEANINGS.get(status, "the scan did not finish")
+    return Message(
+        subject=f"gpuaudit {server}: ERROR (exit {status}): {error}",
+        text=f"gpuaudit could not audit {server}.\n\nerror: {error}\nexit status {status}: "
+        f"{meaning}\n",
+        data={"server": server, "verdict": "ERROR", "exit_status": status, "error": error},
+    )

@@ -7,14 +7,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuaudit.files import read_json
+from gpuaudit.judgement import NEVER, judge
 from gpuaudit.results import (
+    NOTICE,
     OPEN_STATUSES,
     SEVERITIES,
     AuditResult,
     Finding,
+    Judgement,
     ScanHistory,
     Waiver,
-    at_or_above,
     severity_rank,
 )
 from gpuaudit.rules.data import NOTHING_EXAMINED
@@ -23,7 +25,7 @@ if TYPE_CHECKING:  # the report package is slow to import: the command line star
     from gpuaudit.report.actions import TopAction
 
 # --fail-on never: a report-only job; only DATA-02 (nothing examined) still fails it.
-NEVER = "never"
+FAILING_SEVERITIES = tuple(s for s in SEVERITIES if s != NOTICE)
 FAIL_ON_CHOICES = (*SEVERITIES, NEVER)
 TOP_ACTIONS = 5  # the rules with the most to fix, in the summary
 
@@ -55,8 +57,11 @@ class FailedRule:
 @dataclass
 class Summary:
     threshold: str
+    judgement: Judgement  # the job's one verdict
     failed: dict[str, int] = field(default_factory=dict)  # unwaived failures by severity
     new: dict[str, int] | None = None  # with a baseline: the new ones only
+    unchanged: int | None = None  # with a baseline: open findings open in it too
+    notices: int = 0  # unwaived info findings: notices, never counted as failed
     # Unwaived findings not proven, by severity: each rests on a fact not known exactly.
     unproven: dict[str, int] = field(default_factory=dict)
     waived: int = 0
@@ -77,7 +82,10 @@ class Summary:
     failing_clusters: set[str] = field(default_factory=set)
     expired_waivers: list[Waiver] = field(default_factory=list)
     new_findings: list[Finding] = field(default_factory=list)  # with a baseline
-    resolved: int | None = None  # with a baseline: its failures that no longer fail
+    # With a baseline: its open findings that pass now (or are gone), and those that
+    # are only waived now: a waiver accepts a failure, it does not resolve it.
+    resolved: int | None = None
+    newly_waived: int | None = None
     top_actions: list[TopAction] = field(default_factory=list)  # at most TOP_ACTIONS
     baseline_created: Path | None = None  # the first night: the baseline this scan made
     history: ScanHistory | None = None  # None: no history store was used
@@ -89,9 +97,12 @@ class Summary:
             "fail_on": self.threshold,
             "nothing_examined": self.nothing_examined,
             "failed": dict(self.failed),
+            "notices": self.notices,
             "unproven": dict(self.unproven),
             "new": dict(self.new) if self.new is not None else None,
+            "unchanged": self.unchanged,
             "resolved": self.resolved,
+            "newly_waived": self.newly_waived,
             "passed": self.passed,
             "waived": self.waived,
             "expired_waivers": [
@@ -111,17 +122,13 @@ class Summary:
 
 
 def verdict(summary: Summary) -> str:
-    """PASS, FAIL or NOT PROVEN, as the console's last line and the exit status say.
-
-    A failure at or above --fail-on is FAIL; else a finding not proven at or above it
-    is NOT PROVEN (an audit's PASS must be proof); else PASS.
-    """
-    if summary.blocking or summary.nothing_examined:
-        return "FAIL"
-    return NOT_PROVEN if summary.blocking_unproven else "PASS"
+    """PASS, FAIL or NOT PROVEN: the job's one verdict (gpuaudit.judgement), in the
+    words of the console's last line."""
+    return VERDICT_WORDS[summary.judgement.verdict]
 
 
 NOT_PROVEN = "NOT PROVEN"
+VERDICT_WORDS = {"fail": "FAIL", "unproven": NOT_PROVEN, "pass": "PASS"}
 
 
 def failed_keys(result: AuditResult) -> set[tuple[str, str]]:
@@ -131,11 +138,16 @@ def failed_keys(result: AuditResult) -> set[tuple[str, str]]:
 
 
 def summarise(result: AuditResult, fail_on: str, known: set[tuple[str, str]] | None) -> Summary:
-    summary = Summary(threshold=fail_on, designs=dict(result.designs))
-    summary.failed = {s: 0 for s in SEVERITIES}
+    """The console's and the notifications' summary; the verdict is the result's
+    judgement (gpuaudit.judgement), computed here only when the result has none."""
+    judgement = result.judgement or judge(result, fail_on, known)
+    summary = Summary(threshold=fail_on, designs=dict(result.designs), judgement=judgement)
+    summary.blocking = judgement.blocking
+    summary.blocking_unproven = judgement.blocking_unproven
+    summary.failed = {s: 0 for s in FAILING_SEVERITIES}
     summary.unproven = {s: 0 for s in SEVERITIES}
-    if known is not None:
-        summary.new = {s: 0 for s in SEVERITIES}
+    if judgement.states is not None:
+        summary.new = {s: 0 for s in FAILING_SEVERITIES}
     titles = {r.id: r.title for r in result.rules}
     by_rule: dict[str, FailedRule] = {}
     for finding in result.findings:
@@ -147,17 +159,14 @@ def summarise(result: AuditResult, fail_on: str, known: set[tuple[str, str]] | N
             summary.unproven[finding.severity] += 1
             if finding.cluster:
                 summary.failing_clusters.add(finding.cluster)
-            is_new = known is None or (finding.rule, finding.object) not in known
-            if is_new and fail_on != NEVER and at_or_above(finding.severity, fail_on):
-                summary.blocking_unproven = True
+        elif finding.severity == NOTICE:
+            summary.notices += 1  # a notice: never counted as failed
         else:
             summary.failed[finding.severity] += 1
-            is_new = known is None or (finding.rule, finding.object) not in known
+            is_new = judgement.state(finding) != "unchanged"
             if summary.new is not None and is_new:
                 summary.new[finding.severity] += 1
                 summary.new_findings.append(finding)
-            if is_new and fail_on != NEVER and at_or_above(finding.severity, fail_on):
-                summary.blocking = True
             failed = by_rule.setdefault(
                 finding.rule,
                 FailedRule(finding.rule, titles.get(finding.rule, ""), finding.severity),
@@ -172,7 +181,6 @@ def summarise(result: AuditResult, fail_on: str, known: set[tuple[str, str]] | N
                 summary.failing_clusters.add(finding.object)
             if finding.rule == NOTHING_EXAMINED:
                 summary.nothing_examined = finding.message
-                summary.blocking = True
     summary.tolerates = {s.cluster: s.tolerates for s in result.simulations}
     summary.tolerates_unproven = {
         s.cluster: s.tolerates_unproven
@@ -183,8 +191,12 @@ def summarise(result: AuditResult, fail_on: str, known: set[tuple[str, str]] | N
     from gpuaudit.report.actions import top_actions
 
     summary.top_actions = top_actions(result)[:TOP_ACTIONS]
-    if known is not None:
-        summary.resolved = len(known - failed_keys(result))
+    if judgement.states is not None:
+        summary.unchanged = judgement.count("unchanged")
+        waived = {(f.rule, f.object) for f in result.findings if f.status == "waived"}
+        absent = judgement.absent()
+        summary.newly_waived = sum(1 for key in absent if key in waived)
+        summary.resolved = len(absent) - summary.newly_waived
     summary.history = result.history
     summary.failed_rules = sorted(
         by_rule.values(), key=lambda r: (severity_rank(r.severity), -r.objects, r.rule)

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from gpuaudit import connect, scan
-from gpuaudit.errors import ConnectionFailed, InputError, ReportWriteError, during
+from gpuaudit.errors import ConnectionFailed, InputError, ReportWriteError, during, exit_code
 from gpuaudit.inventory import Inventory
+from gpuaudit.judgement import judge, nothing_examined
 from gpuaudit.outcome import Summary, baseline_keys, failed_keys, summarise
 from gpuaudit.progress import Progress
 from gpuaudit.results import AuditResult
@@ -68,6 +69,8 @@ def audit(
     latest: bool = False,
     history: str | None = None,
     kubernetes: Sequence[str] = (),
+    waivers: Sequence[str] = (),
+    strict_waivers: bool = False,
 ) -> ScanOutcome:
     """Audit ``source`` against ``policy`` and write ``formats`` to ``out``.
 
@@ -81,11 +84,14 @@ def audit(
     names files of ``kubectl get nodes,pods -o json``, one per Kubernetes cluster.
     ``history``, a path or database URL, gives the findings their age and keeps
     the scan; a store that fails becomes a warning, never a lost report.
+    ``waivers`` are files of waivers added to the policy's. A waiver that covers no
+    finding, or a cluster pattern that names no cluster, is a warning, or with
+    ``strict_waivers`` an InputError before any report is written.
     Raises InputError, ConnectionFailed or ReportWriteError.
     """
     say = progress or (lambda _m: None)
     with during("reading the policy"):
-        loaded_policy = load_policy(policy)
+        loaded_policy = with_waivers(load_policy(policy), waivers)
     with during("reading the Kubernetes files"):
         clusters = load_kubernetes(kubernetes)
     bootstrap = bool(create_baseline and baseline and not Path(baseline).exists())
@@ -94,6 +100,12 @@ def audit(
     inventory = obtain(source, say)
     say("checking")
     result = check(inventory, loaded_policy, policy, say, clusters)
+    stale = stale_waivers(loaded_policy, result)
+    if stale and strict_waivers:
+        raise InputError(f"--strict-waivers: {'; '.join(stale)}")
+    if bootstrap and not nothing_examined(result):
+        known = failed_keys(result)  # the first night: this scan is the baseline
+    result.judgement = judge(result, fail_on, known)
     keeper = Keeper(history)
     keeper.annotate(result, None if bootstrap else baseline)
     say("writing reports")
@@ -102,23 +114,24 @@ def audit(
         reports, tidied = _write_and_tidy(result, out, formats, name, now, keep, latest)
     else:
         reports, tidied = write(result, out, formats, name, now), ([], [])
-    scan_id = keeper.record(result)
     with during("summarising the findings"):
         done = ScanOutcome(
             result=result,
             summary=summarise(result, fail_on, known),
             reports=reports,
-            warnings=keeper.warnings,
-            scan_id=scan_id,
         )
-    if bootstrap and baseline:
-        with during("writing the baseline"):
-            _bootstrap_baseline(done, Path(baseline), fail_on)
+    try:
+        if bootstrap and baseline:
+            with during("writing the baseline"):
+                _bootstrap_baseline(done, Path(baseline))
+    finally:  # kept even when the baseline cannot be written, with the status it had then
+        done.scan_id = keeper.record(result, exit_code(done))
+        done.warnings = [*stale, *keeper.warnings]
     done.latest, done.removed = tidied
     return done
 
 
-def _bootstrap_baseline(done: ScanOutcome, path: Path, fail_on: str) -> None:
+def _bootstrap_baseline(done: ScanOutcome, path: Path) -> None:
     """Write this scan's JSON report as the baseline: its failures are the accepted ones.
 
     A scan that examined nothing (DATA-02) makes no baseline: the next one would
@@ -133,7 +146,6 @@ def _bootstrap_baseline(done: ScanOutcome, path: Path, fail_on: str) -> None:
         write_atomic(path, RENDERERS["json"](done.result))
     except OSError as exc:
         raise ReportWriteError(str(path), exc.strerror or str(exc), "the baseline") from exc
-    done.summary = summarise(done.result, fail_on, failed_keys(done.result))
     done.summary.baseline_created = path
 
 
@@ -210,14 +222,14 @@ class Keeper:
             self._fail("cannot read", exc)
             history.annotate(None, result, known)
 
-    def record(self, result: AuditResult) -> int | None:
+    def record(self, result: AuditResult, code: int | None = None) -> int | None:
         from gpuaudit import history
 
         store = self._open()
         if store is None:
             return None
         try:
-            return history.record(store, result)
+            return history.record(store, result, exit_code=code)
         except Exception as exc:  # the reports are written already
             self._fail("cannot record the scan in", exc)
             return None
@@ -238,6 +250,34 @@ def load_policy(path: str | None) -> Policy | None:
         return load(path, rule_ids=[r.id for r in catalogue()])
     except PolicyError as exc:
         raise InputError(str(exc)) from exc
+
+
+def with_waivers(policy: Policy | None, paths: Sequence[str]) -> Policy | None:
+    """The policy with the waivers of each file at ``paths`` after its own."""
+    if not paths:
+        return policy
+    from gpuaudit.policy import Policy
+    from gpuaudit.policy_file import PolicyError, load_waivers
+    from gpuaudit.rules import catalogue
+
+    merged = policy if policy is not None else Policy.default()
+    rule_ids = [r.id for r in catalogue()]
+    try:
+        for path in paths:
+            merged.waivers.extend(load_waivers(path, rule_ids=rule_ids))
+    except PolicyError as exc:
+        raise InputError(str(exc)) from exc
+    return merged
+
+
+def stale_waivers(policy: Policy | None, result: AuditResult) -> list[str]:
+    """A line for each waiver and cluster pattern that matched nothing in ``result``."""
+    if policy is None:
+        return []
+    from gpuaudit.policy import unmatched
+
+    pairs = ((f.rule, f.object) for f in result.findings)
+    return unmatched(policy, pairs, (c.name for c in result.inventory.clusters))
 
 
 def load_kubernetes(paths: Sequence[str]) -> list[KubernetesCluster]:

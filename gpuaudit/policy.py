@@ -8,6 +8,7 @@ the rule catalogue.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
 from fnmatch import fnmatchcase
@@ -185,3 +186,27 @@ def expired(waiver: Waiver, today: date) -> bool:
 
 def _covers(waiver: Waiver, rule: str, obj: str) -> bool:
     return waiver.rule == rule and (waiver.object == obj or fnmatchcase(obj, waiver.object))
+
+
+def unmatched(
+    policy: Policy, findings: Iterable[tuple[str, str]], clusters: Iterable[str]
+) -> list[str]:
+    """One line for each waiver that covers no finding and each cluster pattern that
+    names no cluster: a mistyped one would otherwise silently never apply.
+
+    ``findings`` are the (rule, object) pairs of every verdict, passed or failed: a
+    waiver of a finding that now passes still names something real.
+    """
+    pairs = set(findings)
+    names = set(clusters)
+    lines = [
+        f"waiver {w.rule} {w.object!r} (owner {w.owner}) matched no finding"
+        for w in policy.waivers
+        if not any(_covers(w, rule, obj) for rule, obj in pairs)
+    ]
+    lines += [
+        f"cluster pattern {c.match!r} of the policy matched no cluster"
+        for c in policy.clusters
+        if not any(c.match == name or fnmatchcase(name, c.match) for name in names)
+    ]
+    return lines

@@ -152,6 +152,29 @@ class PolicyFile(InputModel):
     licensing: LicensingSection = Field(default_factory=LicensingSection)
 
 
+class WaiversFile(InputModel):
+    """A file of waivers alone (--waivers): the policy format's version and waivers."""
+
+    version: Version = POLICY_VERSION
+    description: Text = ""
+    waivers: list[WaiverEntry] = Field(default_factory=list)
+
+
+def load_waivers(path: str | Path, *, rule_ids: Collection[str]) -> list[Waiver]:
+    """The waivers of a waivers file; raises PolicyError naming the file and line (an
+    intent or severity section there is an unknown key: those belong in --policy)."""
+    reader = _Reader(str(path), rule_ids)
+    root = reader.read_file(path)
+    if root is None:
+        return []
+    file = reader.validate(WaiversFile, root, "waivers", {"rule_ids": reader.rule_ids})
+    return _waivers(file.waivers)
+
+
+def _waivers(entries: list[WaiverEntry]) -> list[Waiver]:
+    return [Waiver(w.rule, w.object, w.reason, w.owner, w.expires.isoformat()) for w in entries]
+
+
 def load_policy(path: str | Path, *, rule_ids: Collection[str]) -> Policy:
     """Load a policy file; raises PolicyError, never a traceback from YAML.
 
@@ -189,10 +212,7 @@ class _Reader(YamlReader):
                 for name, entry in file.clusters.items()
             ],
             severity=_severities(file.severity),
-            waivers=[
-                Waiver(w.rule, w.object, w.reason, w.owner, w.expires.isoformat())
-                for w in file.waivers
-            ],
+            waivers=_waivers(file.waivers),
             monitoring=MonitoringPolicy(**_given(file.monitoring)),
             licensing=_licensing(file.licensing),
         )

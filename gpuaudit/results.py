@@ -46,6 +46,8 @@ STATUS_WORDS: dict[str, str] = {
     "pass": "passed",
 }
 CATEGORIES: tuple[Category, ...] = get_args(Category)
+# An info finding that fails is a notice: counted apart, never as failed.
+NOTICE: Severity = "info"
 OBJECT_KINDS: tuple[ObjectKind, ...] = get_args(ObjectKind)
 
 
@@ -252,6 +254,44 @@ class ScanHistory:
     trend: list[TrendPoint] = field(default_factory=list)  # oldest first, this scan last
 
 
+# Against a baseline: an open finding is "new" or "unchanged"; one open in the baseline
+# and not now is "absent" (SARIF 2.1.0's baselineState, 3.27.24, less "updated").
+BaselineState = Literal["new", "unchanged", "absent"]
+# The job's verdict, in every report's words.
+Verdict = Literal["pass", "unproven", "fail"]
+
+
+def baseline_key(rule: str, obj: str) -> str:
+    """How a baseline names a finding: its rule and object (a rule id holds no space)."""
+    return f"{rule} {obj}"
+
+
+@dataclass
+class Judgement:
+    """The job's one verdict, computed once (gpuaudit.judgement); every output states it."""
+
+    verdict: Verdict
+    fail_on: str  # a severity, or "never"
+    blocking: bool = False  # a failure that counts: the verdict is fail
+    blocking_unproven: bool = False  # a finding not proven that counts
+    # With a baseline: baseline_key -> its state; None without one.
+    states: dict[str, BaselineState] | None = None
+
+    def state(self, finding: Finding) -> BaselineState | None:
+        """new or unchanged for an open finding, with a baseline; else None."""
+        if self.states is None or not finding.open:
+            return None
+        return self.states.get(baseline_key(finding.rule, finding.object))
+
+    def count(self, state: BaselineState) -> int:
+        return sum(1 for s in (self.states or {}).values() if s == state)
+
+    def absent(self) -> list[tuple[str, str]]:
+        """The (rule, object) pairs open in the baseline and open no more, sorted."""
+        keys = [k for k, s in (self.states or {}).items() if s == "absent"]
+        return sorted(tuple(k.split(" ", 1)) for k in keys)  # type: ignore[misc]
+
+
 @dataclass
 class AuditResult:
     inventory: Inventory
@@ -274,6 +314,9 @@ class AuditResult:
     history: ScanHistory | None = None  # None: no history store was used
     # One section per Kubernetes cluster given (scan --kubernetes); empty without one.
     kubernetes: list[KubernetesReport] = field(default_factory=list)
+    # The job's verdict under --fail-on and the baseline; None: rendered on its own,
+    # where every failure counts (gpuaudit.judgement.judgement_of).
+    judgement: Judgement | None = None
 
     def failed(self) -> list[Finding]:
         return [f for f in self.findings if f.failed]
@@ -282,19 +325,31 @@ class AuditResult:
         return [f for f in self.findings if f.unproven]
 
     def counts(self) -> dict[str, dict[str, int]]:
-        """Failed findings by severity and by category; not-proven ones by severity."""
+        """Failed findings by severity and by category; not-proven ones by severity.
+
+        An info finding that fails is a notice ("notices"), never counted as failed.
+        """
         by_rule = {r.id: r for r in self.rules}
         severity: dict[str, int] = {s: 0 for s in SEVERITIES}
         category: dict[str, int] = {c: 0 for c in CATEGORIES}
         unproven: dict[str, int] = {s: 0 for s in SEVERITIES}
+        notices = 0
         for finding in self.failed():
+            if finding.severity == NOTICE:
+                notices += 1
+                continue
             severity[finding.severity] += 1
             rule = by_rule.get(finding.rule)
             if rule is not None:
                 category[rule.category] = category.get(rule.category, 0) + 1
         for finding in self.unproven():
             unproven[finding.severity] += 1
-        return {"severity": severity, "category": category, "unproven": unproven}
+        return {
+            "severity": severity,
+            "category": category,
+            "unproven": unproven,
+            "notices": {NOTICE: notices},
+        }
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data, shaped as JSON holds it: a tuple (a rule's references) is a list."""

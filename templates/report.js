@@ -16,7 +16,9 @@
     var SEV_RANK = {};
     SEV.forEach(function (s, i) { SEV_RANK[s] = i; });
     var STATUS_RANK = { fail: 0, unproven: 1, waived: 2, pass: 3 };
-    var STATUS_WORD = { fail: "failed", unproven: "not proven", waived: "waived", pass: "passed" };
+    var STATUS_WORD = {
+      fail: "failed", notice: "notice", unproven: "not proven", waived: "waived", pass: "passed"
+    };
     var OPEN = ["fail", "unproven"];  // shown at first: what is still to fix or to prove
     var PAGE = 50;
     var INV_PAGE = 100;
@@ -36,6 +38,7 @@
     // and with history: age in days, first seen]
     var F = data.findings;
     var AGES = Boolean(data.ages);
+    var STATES = data.states || null;  // with a baseline: new, unchanged or "" per finding
     var FINDING_COLUMNS = AGES ? 8 : 7;
     var rules = data.rules;
     var hay = [];
@@ -166,7 +169,10 @@
         tr.dataset.status = f[1];
         var sev = el("td"); sev.appendChild(el("span", "sevtag sev-" + f[0], f[0]));
         tr.appendChild(sev);
-        tr.appendChild(el("td", "status-" + f[1], STATUS_WORD[f[1]]));
+        // An info finding that fails is a notice; with a baseline, an open one is new or unchanged.
+        var word = f[0] === "info" && f[1] === "fail" ? "notice" : f[1];
+        var state = STATES && STATES[i] ? " (" + STATES[i] + ")" : "";
+        tr.appendChild(el("td", "status-" + word, STATUS_WORD[word] + state));
         var rule = el("td", "", f[2]); rule.title = (rules[f[2]] || [""])[0];
         tr.appendChild(rule);
         tr.appendChild(el("td", "", f[3]));

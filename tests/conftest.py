@@ -44,6 +44,8 @@ def _no_history_at_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[No
     """
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("session-state")))
+        # Nor do they read a gpuaudit.toml of the real home (gpuaudit.config).
+        patch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("session-config")))
         yield
 
 

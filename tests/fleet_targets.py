@@ -5,6 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import yaml
+
+from tests.lab.record import SCENARIOS
+
 
 def fleet_target(name: str, verdict: str, **fields: Any) -> dict[str, Any]:
     """A target named ``name`` at vc-<name>.example that found, failed and wrote nothing,
@@ -25,3 +29,16 @@ def fleet_target(name: str, verdict: str, **fields: Any) -> dict[str, Any]:
         "tolerates": {},
         "reports": [],
     } | fields
+
+
+def scenario_size(scenario: str) -> tuple[int, int, int]:
+    """(hosts, GPUs, VMs with a GPU) as the scenario file declares them."""
+    data = yaml.safe_load((SCENARIOS / f"{scenario}.yaml").read_text())
+    hosts: list[dict[str, Any]] = []
+    vms: list[dict[str, Any]] = []
+    for dc in data["datacenters"]:
+        hosts += [h for c in dc.get("clusters", []) for h in c.get("hosts", [])]
+        hosts += dc.get("standalone_hosts", [])
+        vms += dc.get("vms", [])
+    gpus = sum(len(h.get("gpus", [])) for h in hosts)
+    return len(hosts), gpus, sum(1 for v in vms if v.get("gpus"))

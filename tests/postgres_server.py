@@ -11,9 +11,12 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
-from tests.conftest import unused_port
+import pytest
+
+from tests.conftest import IN_CI, unused_port
 
 USER = "gpuaudit"
 
@@ -65,3 +68,19 @@ class PostgresServer:
         with psycopg.connect(self.url(), autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{name}"')
         return self.url(name)
+
+
+def serve_postgres() -> Iterator[PostgresServer]:
+    """A fixture's body: a server for the module's tests (a skip on a laptop without
+    PostgreSQL, a failure in CI)."""
+    if pg_tool("initdb") is None or pg_tool("pg_ctl") is None:
+        message = "PostgreSQL is not installed (the test starts a server); scripts/test installs it"
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    pg = PostgresServer()
+    pg.start()
+    try:
+        yield pg
+    finally:
+        pg.stop()

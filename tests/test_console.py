@@ -24,7 +24,7 @@ from gpuaudit.check import run_checks
 from gpuaudit.cli import main
 from gpuaudit.outcome import FailedRule, Summary
 from gpuaudit.progress import Step
-from gpuaudit.results import SEVERITIES
+from gpuaudit.results import SEVERITIES, Judgement
 from tests.test_cli_globals import as_a_process
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -184,7 +184,9 @@ def _demo_report(tmp_path: Path) -> tuple[Result, dict[str, Any]]:
 
 def test_the_summary_names_the_failed_rules_worst_first(tmp_path: Path) -> None:
     result, report = _demo_report(tmp_path)
-    failed = [f for f in report["findings"] if f["status"] == "fail"]
+    # An info finding is a notice, counted on a line of its own, never as failed.
+    failed = [f for f in report["findings"] if f["status"] == "fail" and f["severity"] != "info"]
+    notices = sum(f["status"] == "fail" and f["severity"] == "info" for f in report["findings"])
     objects = Counter(f["rule"] for f in failed)
     worst = {
         rule: min((f["severity"] for f in failed if f["rule"] == rule), key=SEVERITIES.index)
@@ -199,11 +201,12 @@ def test_the_summary_names_the_failed_rules_worst_first(tmp_path: Path) -> None:
     assert ranks == sorted(ranks) and ranks[0] == min(SEVERITIES.index(s) for s in worst.values())
     assert f"  ... and {len(objects) - 10} more rules\n" in result.stdout
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("failed findings: ") and lines[11].startswith("  ... and ")
+    assert lines[0].startswith("failed findings: ") and lines[12].startswith("  ... and ")
+    assert lines[1] == f"notices (info): {notices}" and notices > 0
     # The demo's findings not proven are counted apart, before the passes.
     unproven = Counter(f["severity"] for f in report["findings"] if f["status"] == "unproven")
-    assert lines[12].startswith(f"not proven: {sum(unproven.values())} (")
-    assert lines[13].startswith("passed: ")
+    assert lines[13].startswith(f"not proven: {sum(unproven.values())} (")
+    assert lines[14].startswith("passed: ")
 
 
 def test_with_a_baseline_each_rule_says_how_many_are_new(tmp_path: Path) -> None:
@@ -222,6 +225,7 @@ def _summary(clusters: int, failing: int, rules: int) -> Summary:
     names = [f"gpu-{i:02d}" for i in range(clusters)]
     return Summary(
         threshold="high",
+        judgement=Judgement("pass", "high"),
         failed={s: 0 for s in SEVERITIES},
         designs=dict.fromkeys(names, "A"),
         tolerates=dict.fromkeys(names, 1),

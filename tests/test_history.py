@@ -30,7 +30,7 @@ from gpuaudit.report import RENDERERS
 from gpuaudit.report.actions import finding_id
 from gpuaudit.report.json_report import load_json_report, render_json, report_schema
 from gpuaudit.results import AuditResult
-from tests.history_tools import demo_result
+from tests.history_tools import demo_result, store_at_revision
 from tests.store_writer import spawn
 
 jsonschema = pytest.importorskip("jsonschema")
@@ -95,44 +95,30 @@ def test_history_and_no_history_are_a_usage_error(tmp_path: Path) -> None:
 
 def test_the_first_use_migrates_to_the_newest_schema(tmp_path: Path) -> None:
     store = store_at(tmp_path)
-    assert store.schema_version() == "0002"
+    assert store.schema_version() == "0003"
     with store.engine.connect() as conn:
         # The migrations create exactly the tables schema.py describes.
         assert compare_metadata(MigrationContext.configure(conn), schema.metadata) == []
     store.close()
     again = store_at(tmp_path)  # opening a current store migrates nothing
-    assert again.schema_version() == "0002"
+    assert again.schema_version() == "0003"
     again.close()
 
 
 def test_a_store_of_revision_0001_keeps_its_scans_and_counts_none_not_proven(
     tmp_path: Path,
 ) -> None:
-    from alembic import command
-    from alembic.config import Config
-    from sqlalchemy import create_engine, text
-
-    from gpuaudit.history.store import MIGRATIONS
-
-    path = tmp_path / "history.sqlite"
-    engine = create_engine(f"sqlite:///{path}")
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
-    with engine.begin() as conn:
-        config.attributes["connection"] = conn
-        command.upgrade(config, "0001")
-        conn.execute(
-            text(
-                "INSERT INTO scans (vcenter, vcenter_name, checked_at, recorded_at, tool_version,"
-                " rules_version, verdict, failed_critical, failed_high, failed_medium,"
-                " failed_low, failed_info, waived, passed, rule_errors) VALUES ('vc', 'vc',"
-                " '2026-11-01 02:00:00', '2026-11-01 02:00:01', '0.1', 'r', 'fail',"
-                " 1, 2, 0, 0, 0, 3, 40, 0)"
-            )
-        )
-    engine.dispose()
+    store_at_revision(
+        tmp_path / "history.sqlite",
+        "0001",
+        "INSERT INTO scans (vcenter, vcenter_name, checked_at, recorded_at, tool_version,"
+        " rules_version, verdict, failed_critical, failed_high, failed_medium,"
+        " failed_low, failed_info, waived, passed, rule_errors) VALUES ('vc', 'vc',"
+        " '2026-11-01 02:00:00', '2026-11-01 02:00:01', '0.1', 'r', 'fail',"
+        " 1, 2, 0, 0, 0, 3, 40, 0)",
+    )
     store = store_at(tmp_path)  # opening it migrates to the newest revision
-    assert store.schema_version() == "0002"
+    assert store.schema_version() == "0003"
     [scan] = store.scans("vc", limit=5)
     assert (scan.verdict, scan.failed["high"], scan.waived, scan.passed) == ("fail", 2, 3, 40)
     assert scan.unproven == 0
@@ -581,7 +567,7 @@ def test_a_store_newer_than_the_program_is_refused_naming_both_versions(tmp_path
     store = store_at(tmp_path)
     history.record(store, demo_result())
     store.close()
-    _at_revision(location, "0003")
+    _at_revision(location, "9999")
     out = tmp_path / "out"
     done = run(
         "--no-color", "scan", "--demo", "-f", "json", "-o", str(out), "--history", str(location)
@@ -590,14 +576,14 @@ def test_a_store_newer_than_the_program_is_refused_naming_both_versions(tmp_path
     assert len(list(out.glob("gpuaudit-demo-*.json"))) == 1
     (warning,) = [line for line in done.stderr.splitlines() if "history" in line]
     assert warning.startswith(
-        f"warning: history: cannot open {location}: its schema is at revision 0003, newer than 0002"
+        f"warning: history: cannot open {location}: its schema is at revision 9999, newer than 0003"
     )
     listed = run("history", "--history", str(location))
     assert listed.exit_code == 2
-    assert listed.stderr.startswith(f"gpuaudit: error: {location}: its schema is at revision 0003")
+    assert listed.stderr.startswith(f"gpuaudit: error: {location}: its schema is at revision 9999")
     assert listed.stderr.count("\n") == 1 and "Traceback" not in listed.output
     with sqlite3.connect(location) as db:  # refused as it is: nothing changed
-        assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0003",)]
+        assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("9999",)]
 
 
 @pytest.mark.parametrize(

@@ -309,6 +309,10 @@ def test_an_audit_that_read_no_host_says_so_first_and_as_plain_data() -> None:
         "nothing_examined": "the audit read no host",
         "beyond_role": 0,
         "unproven_by_severity": NONE,
+        # Rendered outside a scan, every finding counts: fail_on info, no baseline.
+        "fail_on": "info",
+        "notices": 0,
+        "baseline": None,
     }
 
 

@@ -226,6 +226,8 @@ def test_status_and_severity_colours() -> None:
     # The HTML report's colours: background, then text; critical and fail in bold.
     assert _rules(ws) == [
         ("A2:A4", "equal", '"fail"', "00F8D7DA", "00842029", True),
+        # an info finding that fails is a notice: the colour of low, never red
+        ("A2:A4", "equal", '"notice"', "00DBEAFE", "001E3A8A", False),
         ("A2:A4", "equal", '"unproven"', "00FFE8CC", "007A3E00", False),
         ("A2:A4", "equal", '"waived"', "00E9ECEF", "00495057", False),
         ("A2:A4", "equal", '"pass"', "00D1E7DD", "000F5132", False),
@@ -252,6 +254,7 @@ def test_coloured_columns_of_the_other_sheets() -> None:
     # An empty sheet still colours its first data row.
     assert [(r[0], r[2], r[5]) for r in _rules(wb["Summary"])] == [
         ("B2", '"fail"', True),
+        ("B2", '"notice"', False),
         ("B2", '"unproven"', False),
         ("B2", '"waived"', False),
         ("B2", '"pass"', False),

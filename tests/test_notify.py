@@ -148,7 +148,8 @@ def test_an_email_carries_the_summary_and_the_html_report(
     assert mailbox.logins == [(USER, PASSWORD)]
     (message,) = mailbox.messages
     report = json.loads(next(p for p in reports(tmp_path) if p.suffix == ".json").read_text())
-    failed = sum(f["status"] == "fail" for f in report["findings"])
+    # info findings are notices, not in the failed count
+    failed = sum(f["status"] == "fail" and f["severity"] != "info" for f in report["findings"])
     assert failed > 0
     assert message["Subject"] == f"gpuaudit demo: FAIL, {failed} failed findings"
     assert message["To"] == "ops@example.com, audit@example.com"
@@ -211,11 +212,15 @@ def test_a_json_webhook_gets_the_summary(tmp_path: Path, webhook: tuple[Received
     assert headers["Content-Type"] == "application/json"
     posted = json.loads(body)
     written = json.loads(next(p for p in reports(tmp_path) if p.suffix == ".json").read_text())
-    fails = [f for f in written["findings"] if f["status"] == "fail"]
+    # An info finding is a notice: counted apart, never as failed.
+    fails = [f for f in written["findings"] if f["status"] == "fail" and f["severity"] != "info"]
     summary = posted["summary"]
     assert summary["verdict"] == "FAIL" and summary["server"] == "demo"
     assert sum(summary["failed"].values()) == len(fails)
     assert summary["failed"]["high"] == sum(f["severity"] == "high" for f in fails)
+    assert summary["notices"] == sum(
+        f["status"] == "fail" and f["severity"] == "info" for f in written["findings"]
+    )
     assert summary["new"] is None and summary["resolved"] is None
     assert summary["top_actions"][0]["rule"] == "HA-05"
     assert sorted(summary["reports"]) == [str(p) for p in reports(tmp_path)]

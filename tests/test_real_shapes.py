@@ -11,6 +11,9 @@ Figures written out here, not taken from gpuaudit's tables:
 - esx.conf writes PCI addresses in decimal, three digits for the bus: 0000:3b:00.0 is
   000:059:00.0.
 - The NVIDIA host driver numbers gpuN over the GPUs it owns (Shared or Shared Direct).
+- pci.ids (c1c12547, 2026-08-22), vendor 10de: "1bb3  GP104GL [Tesla P4]", "1b38  GP102GL
+  [Tesla P40]", "1db6  GV100GL [Tesla V100 PCIe 32GB]"; NVIDIA's datasheets: the Tesla P4
+  has 8 GB of GDDR5, the Tesla P40 24 GB, the V100 PCIe 32GB 32 GB of HBM2.
 """
 
 from __future__ import annotations
@@ -126,3 +129,23 @@ def test_gpu_n_names_the_gpus_the_host_driver_owns(inventory: Inventory) -> None
             "order",
         )
     assert by_pci["0000:3b:00.0"].telemetry is None
+
+
+# (device id, frame buffer in GB, a word of the board's name) from the figures above.
+LEGACY = {
+    "rs-p4-01": (0x1BB3, 8, "P4"),
+    "rs-p4-02": (0x1BB3, 8, "P4"),
+    "rs-p40-01": (0x1B38, 24, "P40"),
+    "rs-v100-01": (0x1DB6, 32, "V100"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LEGACY))
+def test_boards_real_estates_still_run_are_known_by_pci_id(inventory: Inventory, name: str) -> None:
+    """ESXi's glued device name ("NVIDIATesla P4") does not matter: the PCI id does."""
+    device_id, gigabytes, word = LEGACY[name]
+    (gpu,) = host(inventory, name).gpus
+    assert gpu.device_id == device_id
+    assert gpu.known_model
+    assert word in gpu.model.split()
+    assert gpu.memory_mb == gigabytes * 1024

@@ -20,8 +20,8 @@ from gpuaudit import retention
 from gpuaudit.cli import main
 from gpuaudit.connect import parse_server
 from gpuaudit.report.naming import safe_server
-from tests.conftest import IN_CI, require_tool
-from tests.postgres_server import PostgresServer, pg_tool
+from tests.conftest import require_tool
+from tests.postgres_server import PostgresServer, serve_postgres
 from tests.test_notify import Mailbox, Received, start_smtp, start_webhook
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -225,6 +225,8 @@ def test_the_cron_job_is_one_line_that_cron_reads() -> None:
     minute, hour, day, month, weekday, user, command = line.split(None, 6)
     assert [minute, hour, day, month, weekday, user] == ["15", "2", "*", "*", "*", "audit"]
     assert shlex.split(command)[0] == "/srv/gpuaudit/.venv/bin/gpuaudit"
+    # The options are in the configuration file: the line stays short.
+    assert shlex.split(command)[1:] == ["--config", "/etc/gpuaudit/gpuaudit.toml", "scan"]
     # The README shows the same line.
     assert line in (ROOT / "README.md").read_text(encoding="utf-8")
 
@@ -245,8 +247,17 @@ def exec_start() -> str:
     return line.removeprefix("ExecStart=")
 
 
-def in_lab(command: str, lab: Any, root: Path, mail_port: int) -> str:
-    """The documented command with the lab, a folder of this test and a local mail server."""
+def job_config() -> str:
+    """The documented configuration file."""
+    (block,) = fenced(SCHEDULING.read_text(encoding="utf-8"), "toml")
+    assert block.startswith("# /etc/gpuaudit/gpuaudit.toml\n")
+    return block
+
+
+def in_lab(command: str, lab: Any, root: Path, mail_port: int, config: str | None = None) -> str:
+    """The documented command and configuration file with the lab, a folder of this test
+    and a local mail server; the file is written where the command reads it."""
+    config = job_config() if config is None else config
     for documented, here in (
         ("/srv/gpuaudit/.venv/bin/gpuaudit", str(GPUAUDIT)),
         ("vcenter.example.com", lab.url),
@@ -255,8 +266,11 @@ def in_lab(command: str, lab: Any, root: Path, mail_port: int) -> str:
         ("/srv/gpuaudit", str(root / "srv")),
         ("mail.example.com", f"127.0.0.1:{mail_port}"),
     ):
-        assert documented in command
+        assert documented in command + config
         command = command.replace(documented, here)
+        config = config.replace(documented, here)
+    (root / "etc").mkdir(parents=True, exist_ok=True)
+    (root / "etc" / "gpuaudit.toml").write_text(config, encoding="utf-8")
     return command
 
 
@@ -266,6 +280,27 @@ def job_folders(root: Path, lab: Any) -> None:
     (root / "etc" / "password").write_text(lab.password + "\n", encoding="utf-8")
     (root / "etc" / "password").chmod(0o600)
     (root / "etc" / "policy.yaml").write_text("version: 1\n", encoding="utf-8")
+    if not (root / "etc" / "waivers.yaml").exists():
+        (root / "etc" / "waivers.yaml").write_text("version: 1\n", encoding="utf-8")
+
+
+def waive(root: Path, rule: str, obj: str) -> None:
+    (root / "etc" / "waivers.yaml").write_text(
+        f"version: 1\nwaivers:\n  - rule: {rule}\n    object: {obj!r}\n"
+        "    reason: accepted by design review\n    owner: gpu-ops\n    expires: 2099-12-31\n",
+        encoding="utf-8",
+    )
+
+
+def first_failure(cassette: Path, out: Path) -> tuple[str, str]:
+    """A failed finding of a scenario's recording, to waive on a night of that scenario."""
+    done = CliRunner().invoke(
+        main,
+        ["-q", "scan", "--replay", str(cassette), "--no-history", "-f", "json", "-o", str(out)],
+    )
+    assert done.exit_code in (0, 1), done.output
+    (report,) = out.glob("*.json")
+    return min(failed_pairs(report))
 
 
 @pytest.fixture
@@ -276,9 +311,14 @@ def mailbox() -> Iterator[tuple[Mailbox, int]]:
     controller.stop()
 
 
+def source_tree() -> dict[str, str]:
+    """PYTHONPATH, when the suite runs a source tree over an installed gpuaudit."""
+    return {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}
+
+
 def run_job(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     # cron runs the command with /bin/sh, in a bare environment.
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(cwd)}
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(cwd), **source_tree()}
     return subprocess.run(
         ["/bin/sh", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
     )
@@ -310,7 +350,7 @@ def test_the_systemd_units_verify_and_their_command_runs(
     # systemd runs ExecStart without a shell: split as it does, and run that.
     done = subprocess.run(
         shlex.split(command), cwd=tmp_path, capture_output=True, text=True, timeout=300,
-        env={"PATH": "/usr/bin:/bin"},
+        env={"PATH": "/usr/bin:/bin", **source_tree()},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "baseline created: " in done.stdout and len(box.messages) == 1
@@ -335,8 +375,13 @@ def test_the_systemd_units_verify_and_their_command_runs(
 
 
 def failed_pairs(report: Path, statuses: tuple[str, ...] = ("fail",)) -> set[tuple[str, str]]:
+    """The findings of ``statuses``; an info finding is a notice, never a failure."""
     data = json.loads(report.read_text(encoding="utf-8"))
-    return {(f["rule"], f["object"]) for f in data["findings"] if f["status"] in statuses}
+    return {
+        (f["rule"], f["object"])
+        for f in data["findings"]
+        if f["status"] in statuses and f["severity"] != "info"
+    }
 
 
 def open_pairs(report: Path) -> set[tuple[str, str]]:
@@ -352,19 +397,7 @@ def console_number(stdout: str, prefix: str) -> int | None:
     return None
 
 
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[PostgresServer]:
-    if pg_tool("initdb") is None or pg_tool("pg_ctl") is None:
-        message = "PostgreSQL is not installed (scripts/test installs it)"
-        if IN_CI:
-            pytest.fail(message)
-        pytest.skip(message)
-    pg = PostgresServer()
-    pg.start()
-    try:
-        yield pg
-    finally:
-        pg.stop()
+postgres = pytest.fixture(scope="module", name="postgres")(serve_postgres)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -389,6 +422,11 @@ def test_three_nights_of_the_documented_job(
     history in SQLite (the default) or PostgreSQL."""
     box, mail_port = mailbox
     received = Received()
+    # A waiver file waives one of scenario-b's failures: waived on night 1, and matching
+    # nothing (a warning) on the scenario-a nights.
+    waived = first_failure(ROOT / "cassettes" / "scenario-b.yaml", tmp_path / "replayed")
+    (tmp_path / "etc").mkdir()
+    waive(tmp_path, *waived)
     hook_server, hook_url = start_webhook(received)
     try:
         port = 0
@@ -397,15 +435,19 @@ def test_three_nights_of_the_documented_job(
             lab = lab_factory(scenario, port=port)
             port = lab.port  # one server name, night after night
             job_folders(tmp_path, lab)
-            command = in_lab(cron_line().split(None, 6)[6], lab, tmp_path, mail_port)
-            command = command.replace("--keep 30", "--keep 2")
-            command += f" --notify '{hook_url}/nightly?format=json'"
+            config = job_config()
+            assert "keep = 30\n" in config and 'notify = ["' in config
+            config = config.replace("keep = 30\n", "keep = 2\n")
+            config = config.replace('notify = ["', f'notify = ["{hook_url}/nightly?format=json", "')
             if store is not None:
-                command += f" --history '{store}'"
+                config += f"history = '{store}'\n"
+            command = in_lab(cron_line().split(None, 6)[6], lab, tmp_path, mail_port, config)
             done = run_job(command, tmp_path)
             lab.stop()
             nights.append(done)
             assert done.returncode in (0, 1), done.stderr
+        # A fourth night: the vCenter is down. The job fails, and both sinks hear it.
+        unreachable = run_job(command, tmp_path)
     finally:
         hook_server.shutdown()
         hook_server.server_close()
@@ -426,19 +468,37 @@ def test_three_nights_of_the_documented_job(
 
     first, second, third = nights
     assert first.returncode == 0 and "baseline created: " in first.stdout
+    assert waived in failed_pairs(tmp_path / "srv" / "baseline.json", ("waived",))
+    assert waived not in baseline
+    unmatched = f"warning: waiver {waived[0]} {waived[1]!r} (owner gpu-ops) matched no finding"
+    assert unmatched not in first.stderr
+    assert unmatched in second.stderr and unmatched in third.stderr
     assert second.returncode == 1  # scenario-a brings new high findings
     assert third.returncode == 1
     for night in (second, third):
         assert console_number(night.stdout, "new findings: ") == len(new)
-        assert console_number(night.stdout, "resolved since the baseline: ") == len(resolved)
+        counts = re.search(
+            r"^against the baseline: (\d+) new, \d+ unchanged, (\d+) resolved, \d+ waived$",
+            night.stdout,
+            re.M,
+        )
+        assert counts is not None, night.stdout
+        assert (int(counts[1]), int(counts[2])) == (len(new), len(resolved))
 
-    assert len(box.messages) == 3
-    assert [m["Subject"] for m in box.messages] == [
+    assert unreachable.returncode == 3, unreachable.stderr
+    assert len(box.messages) == 4
+    assert [m["Subject"] for m in box.messages[:3]] == [
         f"gpuaudit {server}: PASS, 0 new failed findings",
         f"gpuaudit {server}: FAIL, {len(new)} new failed findings",
         f"gpuaudit {server}: FAIL, {len(new)} new failed findings",
     ]
-    summaries = [json.loads(body)["summary"] for _, _, body in received.posts]
+    down = " ".join(str(box.messages[3]["Subject"]).split())  # a long subject is folded
+    assert down.startswith(f"gpuaudit {server}: ERROR (exit 3): ")
+    *posts, post_down = [json.loads(body) for _, _, body in received.posts]
+    assert post_down["subject"] == down
+    assert post_down["summary"]["server"] == server
+    assert post_down["summary"]["exit_status"] == 3
+    summaries = [post["summary"] for post in posts]
     assert [s["verdict"] for s in summaries] == ["PASS", "FAIL", "FAIL"]
     assert summaries[0]["baseline_created"] is not None
     assert [s["resolved"] for s in summaries] == [0, len(resolved), len(resolved)]
@@ -458,9 +518,10 @@ def test_three_nights_of_the_documented_job(
         assert {(f["rule"], f["object"]) for f in changes["new"]} == added
         assert {(f["rule"], f["object"]) for f in changes["resolved"]} == gone
     aged = {(f["rule"], f["object"]): f for f in night3["findings"] if f["status"] == "fail"}
-    assert set(aged) == failed_pairs(jsons[0])
+    assert {pair for pair, f in aged.items() if f["severity"] != "info"} == failed_pairs(jsons[0])
+    was_open = {(f["rule"], f["object"]) for f in night1["findings"] if f["status"] != "pass"}
     for pair, finding in aged.items():
-        first = times[1] if pair in new else times[0]
+        first = times[0] if pair in was_open else times[1]  # notices age like failures
         assert when(finding["first_seen"]) == first, pair
         assert finding["age_days"] == (times[2] - first).days
     trend = night3["trend"]

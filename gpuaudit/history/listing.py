@@ -38,7 +38,7 @@ COLUMNS = (
 
 def rows(location: str, server: str | None, limit: int) -> list[dict[str, Any]]:
     """The newest ``limit`` scans of each vCenter (or of ``server``), vCenter by vCenter."""
-    if _missing_sqlite(location):
+    if missing_sqlite(location):
         return []  # nothing recorded yet: listing creates no store
     try:
         store = open_store(location)
@@ -83,7 +83,7 @@ def _sqlite(location: str) -> bool:
     return url.get_backend_name() == "sqlite" and bool(url.database)
 
 
-def _missing_sqlite(location: str) -> bool:
+def missing_sqlite(location: str) -> bool:
     """A SQLite file that does not exist; HistoryError if that cannot even be known."""
     try:
         url = engine_url(location)

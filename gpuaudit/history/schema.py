@@ -56,6 +56,13 @@ scans = Table(
     Column("rule_errors", Integer, nullable=False),
     # Unwaived findings not proven (revision 0002; scans recorded before have 0).
     Column("unproven", Integer, nullable=False, server_default="0"),
+    # What the fleet summary shows, and the size a fleet scan schedules by
+    # (revision 0003; NULL for scans recorded before).
+    Column("hosts", Integer, nullable=True),
+    Column("vms", Integer, nullable=True),
+    Column("gpus", Integer, nullable=True),
+    Column("gpu_vms", Integer, nullable=True),
+    Column("exit_code", Integer, nullable=True),
     Index("ix_scans_vcenter_checked", "vcenter", "checked_at"),
 )
 

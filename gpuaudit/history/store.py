@@ -42,7 +42,9 @@ R = TypeVar("R")  # a record read back from a per-scan table
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 _MIGRATION_LOCK = 0x67707561  # "gpua": PostgreSQL advisory lock around migrations
 # The newest migration: a store already at it opens without loading Alembic.
-SCHEMA_HEAD = "0002"
+SCHEMA_HEAD = "0003"
+# The columns of revision 0003, read and written as they are.
+SIZE_COLUMNS = ("hosts", "vms", "gpus", "gpu_vms", "exit_code")
 
 
 class HistoryError(Exception):
@@ -101,6 +103,12 @@ class ScanRecord:
     passed: int
     rule_errors: int = 0
     unproven: int = 0  # unwaived findings not proven
+    # The estate's size and the scan's exit status; None for scans kept before 0003.
+    hosts: int | None = None
+    vms: int | None = None
+    gpus: int | None = None
+    gpu_vms: int | None = None
+    exit_code: int | None = None
     findings: list[StoredFinding] = field(default_factory=list)
     clusters: list[ClusterRecord] = field(default_factory=list)
     capacity: list[CapacityRecord] = field(default_factory=list)
@@ -288,6 +296,7 @@ class Store:
                     "passed": scan.passed,
                     "unproven": scan.unproven,
                     "rule_errors": scan.rule_errors,
+                    **{key: getattr(scan, key) for key in SIZE_COLUMNS},
                 },
             )
             scan_id = int(row.scalar_one())
@@ -373,6 +382,10 @@ class Store:
         with self.engine.connect() as conn:
             return [str(v) for v in conn.execute(query).scalars()]
 
+    def latest_of_each(self) -> list[ScanRecord]:
+        """The newest scan of every vCenter, by vCenter."""
+        return [scan for vcenter in self.vcenters() for scan in self.scans(vcenter, limit=1)]
+
     def clusters_of(self, scan_ids: Sequence[int]) -> dict[int, list[ClusterRecord]]:
         return self._rows_of(schema.clusters, ClusterRecord, scan_ids)
 
@@ -435,6 +448,7 @@ def _scan(row: Any) -> ScanRecord:
         passed=row["passed"],
         unproven=row["unproven"],
         rule_errors=row["rule_errors"],
+        **{key: row[key] for key in SIZE_COLUMNS},
     )
 
 

@@ -14,8 +14,10 @@ from gpuaudit.history.store import (
     StoredFinding,
     utc_naive,
 )
+from gpuaudit.judgement import judgement_of
 from gpuaudit.report.actions import finding_id
 from gpuaudit.results import (
+    NOTICE,
     OPEN_STATUSES,
     SEVERITIES,
     AuditResult,
@@ -88,14 +90,19 @@ def annotate(
         # The same reading as a baseline's: a finding open last time (failed or not
         # proven) is known, so it is not new when it fails now; and a finding only not
         # proven now is not resolved, since nothing shows it passes.
-        failed_now = {finding_id(f): f for f in result.findings if f.failed}
-        open_then = {f.id: f for f in last.findings if f.status in OPEN_STATUSES}
+        # A notice (an info finding that fails) is never a failure, new or resolved.
+        failed_now = {
+            finding_id(f): f for f in result.findings if f.failed and f.severity != NOTICE
+        }
+        open_then = {
+            f.id: f for f in last.findings if f.status in OPEN_STATUSES and f.severity != NOTICE
+        }
         history.new = [
             FindingRef(key, f.rule, f.object, f.severity, f.status)
             for key, f in failed_now.items()
             if key not in open_then
         ]
-        open_now = {finding_id(f) for f in result.findings if f.open}
+        open_now = {finding_id(f) for f in result.findings if f.open and f.severity != NOTICE}
         history.resolved = [
             FindingRef(key, f.rule, f.object, f.severity, f.status)
             for key, f in open_then.items()
@@ -104,8 +111,11 @@ def annotate(
     result.history = history
 
 
-def record(store: Store, result: AuditResult, run_id: int | None = None) -> int:
-    """Keep the scan: its counts, failed and waived findings, N+k and GPU capacity."""
+def record(
+    store: Store, result: AuditResult, run_id: int | None = None, exit_code: int | None = None
+) -> int:
+    """Keep the scan: its counts, size, exit status, failed and waived findings, N+k and
+    GPU capacity."""
     now = checked_at(result)
     failed: dict[str, int] = {s: 0 for s in SEVERITIES}
     for finding in result.failed():
@@ -137,7 +147,7 @@ def record(store: Store, result: AuditResult, run_id: int | None = None) -> int:
         checked_at=now,
         tool_version=result.tool_version,
         rules_version=result.rules_version,
-        verdict="fail" if result.failed() else "unproven" if result.unproven() else "pass",
+        verdict=judgement_of(result).verdict,  # the job's, as every report states it
         failed=failed,
         waived=sum(f.status == "waived" for f in result.findings),
         passed=sum(f.status == "pass" for f in result.findings),
@@ -147,6 +157,11 @@ def record(store: Store, result: AuditResult, run_id: int | None = None) -> int:
         clusters=[_cluster(s, result.designs.get(s.cluster)) for s in result.simulations],
         capacity=[c for s in result.simulations for c in _capacity(s)],
         run_id=run_id,
+        hosts=len(result.inventory.hosts),
+        vms=len(result.inventory.vms),
+        gpus=sum(len(h.gpus) for h in result.inventory.hosts),
+        gpu_vms=sum(1 for v in result.inventory.vms if v.gpus),
+        exit_code=exit_code,
     )
     return store.record(scan)
 

@@ -6,6 +6,7 @@ sheets into one of each, every row led by the vCenter it came from.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,6 +23,8 @@ from gpuaudit.results import SEVERITIES, AuditResult
 MERGED = ("findings", "clusters", "hosts", "gpus", "vms")
 
 
+AGE_UNITS = (("d", 86400), ("h", 3600), ("min", 60), ("s", 1))  # largest first
+
 # The targets' verdicts, worst first: the fleet's verdict is its worst target's.
 VERDICTS = ("ERROR", "FAIL", "NOT PROVEN", "PASS")
 
@@ -29,6 +32,23 @@ VERDICTS = ("ERROR", "FAIL", "NOT PROVEN", "PASS")
 def _verdict(data: dict[str, Any]) -> str:
     verdicts = {t["verdict"] for t in data["targets"]}
     return next((v for v in VERDICTS if v in verdicts), "PASS")
+
+
+def from_history(data: dict[str, Any]) -> bool:
+    """Whether the summary is of the latest scans in a history (each with its age)
+    rather than of one run's targets."""
+    return data.get("source") == "history"
+
+
+def age_text(seconds: int) -> str:
+    """An age as people read it: its largest unit and the next one when not zero
+    (3 d 4 h, 2 h, 5 min 10 s, 40 s)."""
+    for (name, size), (next_name, next_size) in itertools.pairwise(AGE_UNITS):
+        if seconds >= size:
+            whole, rest = divmod(seconds, size)
+            parts = rest // next_size
+            return f"{whole} {name} {parts} {next_name}" if parts else f"{whole} {name}"
+    return f"{seconds} s"
 
 
 def render_fleet_html(data: dict[str, Any]) -> str:
@@ -44,12 +64,17 @@ def render_fleet_html(data: dict[str, Any]) -> str:
             severities=SEVERITIES,
             style=Markup(style),  # our own static file
             style_hash=_csp_hash(style),
+            from_history=from_history(data),
+            age_text=age_text,
         )
     )
 
 
 def fleet_table(data: dict[str, Any]) -> Table:
+    aged = from_history(data)
     columns = [Column("Target"), Column("Server"), Column("Verdict"), Column("Exit", INT)]
+    if aged:
+        columns += [Column("Checked at"), Column("Age"), Column("Age (s)", INT)]
     columns += [Column(s.capitalize(), INT) for s in SEVERITIES]
     columns += [
         Column("Hosts", INT),
@@ -65,6 +90,7 @@ def fleet_table(data: dict[str, Any]) -> Table:
         designs = ", ".join(f"{c}: {d}" for c, d in sorted(t["designs"].items()))
         rows.append(
             [t["name"], t["server"], t["verdict"], t["exit_code"]]
+            + ([t["checked_at"], age_text(t["age_seconds"]), t["age_seconds"]] if aged else [])
             + [failed.get(s, 0) if not t["error"] else None for s in SEVERITIES]
             + [
                 t["hosts"],

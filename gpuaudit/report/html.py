@@ -31,6 +31,7 @@ from markupsafe import Markup
 
 import gpuaudit
 from gpuaudit import shipped
+from gpuaudit.judgement import judgement_of
 from gpuaudit.report.actions import finding_id, top_actions
 from gpuaudit.report.age import finding_age, has_ages
 from gpuaudit.report.capacity import build_chart
@@ -174,6 +175,10 @@ def _data(result: AuditResult, tables: list[Table]) -> tuple[dict[str, Any], dic
     }
     if ages:  # the findings table gets an age column
         first["ages"] = True
+    judgement = judgement_of(result)
+    if judgement.states is not None:  # each open finding: new or unchanged
+        shown = [f for f in result.findings if f.status != "pass"]
+        first["states"] = [judgement.state(f) or "" for f in shown]
     return first, {"findings": later, "tables": [_table_data(t) for t in tables]}
 
 

@@ -11,6 +11,7 @@ from typing import Any, BinaryIO
 
 import gpuaudit
 from gpuaudit.inventory import Inventory, InventoryError, _build
+from gpuaudit.judgement import judgement_of
 from gpuaudit.report.actions import finding_id
 from gpuaudit.report.age import finding_age, since_last_scan
 from gpuaudit.report.summary import summarize
@@ -18,6 +19,7 @@ from gpuaudit.results import (
     AuditResult,
     ClusterSimulation,
     Finding,
+    Judgement,
     Rule,
     RuleError,
     Waiver,
@@ -62,6 +64,7 @@ def report_document(result: AuditResult) -> dict[str, Any]:
     the data read back from it at once.
     """
     inv = result.inventory
+    judgement = judgement_of(result)
     doc: dict[str, Any] = {
         "$schema": SCHEMA_ID,
         "report_schema_version": REPORT_SCHEMA_VERSION,
@@ -77,7 +80,8 @@ def report_document(result: AuditResult) -> dict[str, Any]:
         "rules": result.rules,
         # Each finding leads with its stable id, the one the workbook and SARIF show.
         "findings": [
-            {"id": finding_id(f), **_jsonable(f), **_age(result, f)} for f in result.findings
+            {"id": finding_id(f), **_jsonable(f), **_age(result, f), **_state(judgement, f)}
+            for f in result.findings
         ],
         "simulations": result.simulations,
         "designs": dict(result.designs),
@@ -100,6 +104,12 @@ def report_document(result: AuditResult) -> dict[str, Any]:
         # The series the HTML report's trends draw, oldest first, this scan last.
         doc["trend"] = [dataclasses.asdict(p) for p in result.history.trend]
     return doc
+
+
+def _state(judgement: Judgement, finding: Finding) -> dict[str, str]:
+    """baseline_state, for an open finding of a scan against a baseline."""
+    state = judgement.state(finding)
+    return {} if state is None else {"baseline_state": state}
 
 
 def _age(result: AuditResult, finding: Finding) -> dict[str, Any]:
@@ -169,7 +179,7 @@ def load_json_report(path: str | Path) -> AuditResult:
     return from_json_data(data)
 
 
-DERIVED = ("id", "first_seen", "age_days")  # kept beside a finding, not in it
+DERIVED = ("id", "first_seen", "age_days", "baseline_state")  # kept beside a finding, not in it
 
 
 def _without_id(finding: Any) -> Any:

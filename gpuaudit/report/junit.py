@@ -6,6 +6,11 @@ and a finding not proven, or a rule that raised, an <error>: the verdict could n
 be reached, which a CI server counts against the run, never as a pass. A
 not-proven <error> has the type "not proven" and its reason as the message.
 
+An info finding that fails is a notice: <skipped> with the message "notice: ...".
+With a baseline only a new finding fails (or errs); one open in the baseline too
+is <skipped> with the message "unchanged since the baseline: ...", so that the
+CI run's failures are the job's verdict.
+
 The document is valid against both schemas CI servers read JUnit with: Jenkins'
 xUnit junit-10.xsd and Apache Ant's aggregated JUnitReport schema. Ant's allows no
 attribute on <testsuites> (the totals live on each suite), and requires each suite's
@@ -17,11 +22,12 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 
+from gpuaudit.judgement import judgement_of
 from gpuaudit.report.licences import licence_summary
 from gpuaudit.report.summary import parse_time
 from gpuaudit.report.tables import evidence_text
 from gpuaudit.report.text import one_line, xml_text
-from gpuaudit.results import AuditResult, Finding, Rule
+from gpuaudit.results import NOTICE, AuditResult, Finding, Judgement, Rule
 
 
 def _el(parent: ET.Element, tag: str, **attrs: str) -> ET.Element:
@@ -51,6 +57,25 @@ def _details(f: Finding, rule: Rule | None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _quiet(f: Finding, judgement: Judgement) -> str | None:
+    """Why an open finding is skipped rather than failed: an info finding is a notice,
+    and with a baseline only a new finding fails."""
+    if not f.open:
+        return None
+    if judgement.state(f) == "unchanged":
+        return "unchanged since the baseline"
+    if f.failed and f.severity == NOTICE:
+        return "notice"
+    return None
+
+
+def _outcome(f: Finding, judgement: Judgement) -> str:
+    """The element a finding's test case holds: failure, error, skipped or none."""
+    if _quiet(f, judgement) or f.status == "waived":
+        return "skipped"
+    return {"fail": "failure", "unproven": "error"}.get(f.status, "")
+
+
 def licence_properties(result: AuditResult) -> dict[str, str]:
     """The licence summary as properties: powered-on vGPU VMs per NVIDIA edition."""
     summary = licence_summary(result.inventory, result.findings)
@@ -75,15 +100,17 @@ def render_junit(result: AuditResult) -> bytes:
     # The schemas' own word for a host that is not known.
     source = result.inventory.source or "localhost"
     root = ET.Element("testsuites")
+    judgement = judgement_of(result)
     licences = licence_properties(result)
     for suite_id, category in enumerate(sorted(set(suites) | set(errors_by_suite))):
         findings = suites.get(category, [])
         errors = errors_by_suite.get(category, [])
+        outcomes = [_outcome(f, judgement) for f in findings]
         counts = {
             "tests": len(findings) + len(errors),
-            "failures": sum(1 for f in findings if f.status == "fail"),
-            "errors": len(errors) + sum(1 for f in findings if f.status == "unproven"),
-            "skipped": sum(1 for f in findings if f.status == "waived"),
+            "failures": outcomes.count("failure"),
+            "errors": len(errors) + outcomes.count("error"),
+            "skipped": outcomes.count("skipped"),
         }
         name = f"gpuaudit.{category}"
         attrs = {"name": name, "package": name, "id": str(suite_id)}
@@ -106,7 +133,10 @@ def render_junit(result: AuditResult) -> bytes:
                 name=_case_name(f),
                 time="0",
             )
-            if f.status == "fail":
+            quiet = _quiet(f, judgement)
+            if quiet:
+                _el(case, "skipped", message=one_line(f"{quiet}: {f.message}"))
+            elif f.status == "fail":
                 failure = _el(case, "failure", message=one_line(f.message), type=f.severity)
                 failure.text = xml_text(_details(f, rule))
             elif f.status == "unproven":

@@ -11,6 +11,12 @@ waiver, so that a consumer that honours suppressions hides them. A finding not
 proven is a result of kind "open" (SARIF: the tool could not determine whether it
 passes or fails), whose level is therefore "none"; its severity stays in its
 properties and the reason in its message.
+
+With a baseline every result carries its baselineState (SARIF 2.1.0, 3.27.24):
+"new" when the finding was not open in the baseline, "unchanged" when it was (a
+waived finding is a result too: "unchanged" when the baseline held it open). A
+finding open in the baseline and no longer a result at all is a result of kind
+"pass", level "none", state "absent". An info finding is level "note": a notice.
 """
 
 from __future__ import annotations
@@ -19,11 +25,12 @@ from typing import Any
 from urllib.parse import quote
 
 import gpuaudit
+from gpuaudit.judgement import judgement_of
 from gpuaudit.report.actions import finding_id
 from gpuaudit.report.age import finding_age
 from gpuaudit.report.licences import licence_summary
 from gpuaudit.report.summary import parse_time
-from gpuaudit.results import AuditResult, Finding, Rule
+from gpuaudit.results import AuditResult, Finding, Judgement, Rule, baseline_key
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"critical": "error", "high": "error", "medium": "warning", "low": "note", "info": "note"}
@@ -136,6 +143,31 @@ def _result(f: Finding, index: int | None, datacenter: str) -> dict[str, Any]:
     return result
 
 
+def _state(judgement: Judgement, f: Finding) -> str:
+    """An open finding's state; a waived one is still a result (suppressed): unchanged
+    when the baseline held it open, else new."""
+    state = judgement.state(f)
+    if state is not None:
+        return state
+    was_open = (judgement.states or {}).get(baseline_key(f.rule, f.object)) == "absent"
+    return "unchanged" if was_open else "new"
+
+
+def _absent(rule: str, obj: str, index: int | None) -> dict[str, Any]:
+    """A finding open in the baseline and open no more (passed, waived or gone)."""
+    absent: dict[str, Any] = {
+        "ruleId": rule,
+        "kind": "pass",
+        "level": "none",
+        "baselineState": "absent",
+        "message": {"text": f"{obj}: open in the baseline, open no more"},
+        "locations": [{"logicalLocations": [{"name": obj}]}],
+    }
+    if index is not None:
+        absent["ruleIndex"] = index
+    return absent
+
+
 def _not_proven(f: Finding) -> bool:
     """Not proven, waived or not: a waiver accepts the risk, it proves nothing."""
     return f.status == "unproven" or (f.status == "waived" and "not_proven" in f.evidence)
@@ -162,6 +194,17 @@ def render_sarif(result: AuditResult) -> dict[str, Any]:
         for f in result.findings
         if f.status != "pass"
     ]
+    judgement = judgement_of(result)
+    if judgement.states is not None:
+        shown = [f for f in result.findings if f.status != "pass"]
+        for sarif_result, f in zip(results, shown, strict=True):
+            sarif_result["baselineState"] = _state(judgement, f)
+        listed = {(f.rule, f.object) for f in shown}
+        results += [
+            _absent(rule, obj, index.get(rule))
+            for rule, obj in judgement.absent()
+            if (rule, obj) not in listed
+        ]
     invocation: dict[str, Any] = {
         "executionSuccessful": not result.errors,
         "toolExecutionNotifications": [

@@ -7,17 +7,21 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gpuaudit.inventory import Host
+from gpuaudit.judgement import judgement_of, nothing_examined
 from gpuaudit.report.licences import LicenceSummary, licence_summary
 from gpuaudit.results import (
     CATEGORIES,
+    NOTICE,
     SEVERITIES,
     STATUSES,
     AuditResult,
+    BaselineState,
     ClusterSimulation,
     Finding,
     SpareCapacity,
 )
-from gpuaudit.rules.data import NOTHING_EXAMINED
+
+BASELINE_STATES: tuple[BaselineState, ...] = ("new", "unchanged", "absent")
 
 # DS-01's design classes, after the GPU HA strategy guide the rules quote.
 DESIGNS = {
@@ -51,7 +55,9 @@ class ClusterSummary:
 
 @dataclass
 class Summary:
-    # "fail" when any finding failed; else "unproven" when any was not proven; else "pass"
+    # The job's one verdict (gpuaudit.judgement): "fail" when a failure at or above
+    # fail_on counts (with a baseline, a new one); else "unproven" when a finding not
+    # proven counts; else "pass"
     verdict: str
     worst_severity: str | None
     incomplete: bool  # data gaps or rule errors: some verdicts are uncertain
@@ -73,6 +79,10 @@ class Summary:
     beyond_role: int = 0
     # Unwaived findings not proven, by severity: never counted as passed.
     unproven_by_severity: dict[str, int] = field(default_factory=dict)
+    fail_on: str = "info"  # the severity at or above which findings count; or "never"
+    notices: int = 0  # unwaived info findings: notices, never counted as failed
+    # With a baseline: how many open findings are new, unchanged, or absent now.
+    baseline: dict[str, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -81,17 +91,28 @@ class Summary:
     def headline(self) -> str:
         if self.nothing_examined:
             return self.nothing_examined[:1].upper() + self.nothing_examined[1:]
-        if self.verdict == "pass":
-            return "No failed findings"
-        if self.verdict == "unproven":
-            return f"No failed findings; {_not_proven(self.unproven_by_severity)}"
-        parts = [f"{n} {sev}" for sev, n in self.failed_by_severity.items() if n]
+        return "; ".join(p for p in (self._findings(), self._against_baseline()) if p)
+
+    def _findings(self) -> str:
         total = self.results.get("fail", 0)
-        noun = "finding" if total == 1 else "findings"
-        headline = f"{total} failed {noun}: " + ", ".join(parts)
+        if not total:
+            words = "No failed findings"
+        else:
+            parts = [f"{n} {sev}" for sev, n in self.failed_by_severity.items() if n]
+            noun = "finding" if total == 1 else "findings"
+            words = f"{total} failed {noun}: " + ", ".join(parts)
         if self.results.get("unproven"):
-            headline += f"; {_not_proven(self.unproven_by_severity)}"
-        return headline
+            words += f"; {_not_proven(self.unproven_by_severity)}"
+        if self.notices:
+            words += f"; {self.notices} notice{'' if self.notices == 1 else 's'}"
+        return words
+
+    def _against_baseline(self) -> str:
+        """'against the baseline: 2 new, 153 unchanged, 4 absent'."""
+        if self.baseline is None:
+            return ""
+        counts = ", ".join(f"{self.baseline[s]} {s}" for s in BASELINE_STATES)
+        return f"against the baseline: {counts}"
 
 
 def _not_proven(by_severity: dict[str, int]) -> str:
@@ -153,18 +174,20 @@ def summarize(result: AuditResult) -> Summary:
     results: dict[str, int] = {s: 0 for s in STATUSES}
     for finding in result.findings:
         results[finding.status] = results.get(finding.status, 0) + 1
+    notices = counts["notices"][NOTICE]
+    results["fail"] -= notices  # an info finding is a notice, never a failure
+    if notices:
+        results["notice"] = notices
     by_severity: dict[str, int] = {s: counts["severity"].get(s, 0) for s in SEVERITIES}
     by_category: dict[str, int] = {c: counts["category"].get(c, 0) for c in CATEGORIES}
     for name, n in counts["category"].items():
         by_category.setdefault(name, n)
     worst = next((s for s in SEVERITIES if by_severity[s]), None)
     uncertain = [g for g in result.inventory.gaps if g.uncertain]
-    empty = next(
-        (f.message for f in result.findings if f.rule == NOTHING_EXAMINED and f.failed), None
-    )
-    verdict = "fail" if results.get("fail") else "unproven" if results.get("unproven") else "pass"
+    empty = nothing_examined(result)
+    judgement = judgement_of(result)
     return Summary(
-        verdict=verdict,
+        verdict=judgement.verdict,
         worst_severity=worst,
         incomplete=bool(uncertain or result.errors),
         results=results,
@@ -179,6 +202,11 @@ def summarize(result: AuditResult) -> Summary:
         licences=licence_summary(result.inventory, result.findings),
         nothing_examined=empty,
         unproven_by_severity={s: counts["unproven"].get(s, 0) for s in SEVERITIES},
+        fail_on=judgement.fail_on,
+        notices=notices,
+        baseline=(
+            None if judgement.states is None else {s: judgement.count(s) for s in BASELINE_STATES}
+        ),
     )
 
 
@@ -199,7 +227,7 @@ def cluster_summaries(result: AuditResult) -> list[ClusterSummary]:
             gpu_vms_by[vm.cluster] = gpu_vms_by.get(vm.cluster, 0) + 1
     failed_by: dict[str | None, list[Finding]] = {}
     for finding in result.findings:
-        if finding.failed:
+        if finding.failed and finding.severity != NOTICE:
             failed_by.setdefault(finding.cluster, []).append(finding)
     summaries = []
     for name in names:

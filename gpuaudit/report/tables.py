@@ -17,6 +17,7 @@ from datetime import date, datetime
 from typing import Any
 
 from gpuaudit.inventory import Cluster, Datastore, Gap, Gpu, Host, Inventory, Licence, Vm
+from gpuaudit.judgement import judgement_of
 from gpuaudit.report.age import finding_age, has_ages
 from gpuaudit.report.summary import (
     DESIGNS,
@@ -25,7 +26,15 @@ from gpuaudit.report.summary import (
     parse_time,
     tolerance,
 )
-from gpuaudit.results import AuditResult, ClusterSimulation, Finding, GpuSlots, HostFailure, Rule
+from gpuaudit.results import (
+    NOTICE,
+    AuditResult,
+    ClusterSimulation,
+    Finding,
+    GpuSlots,
+    HostFailure,
+    Rule,
+)
 
 # Column types: how a value is stored in the workbook and sorted in the HTML.
 TEXT, INT, FLOAT, BOOL, DATETIME, DATE = "text", "int", "float", "bool", "datetime", "date"
@@ -105,12 +114,20 @@ def summary_table(result: AuditResult, summary: Summary) -> Table:
         ("Verdict", "Verdict", VERDICT_WORDS.get(summary.verdict, summary.verdict.upper())),
         ("Verdict", "Worst severity", summary.worst_severity or ""),
         ("Verdict", "Incomplete", summary.incomplete),
+        ("Verdict", "Fail on", summary.fail_on),
+        *(
+            ("Against the baseline", state.capitalize(), n)
+            for state, n in (summary.baseline or {}).items()
+        ),
         ("Results", "Failed", summary.results.get("fail", 0)),
+        ("Results", "Notices (info)", summary.notices),
         ("Results", "Not proven", summary.results.get("unproven", 0)),
         ("Results", "Waived", summary.results.get("waived", 0)),
         ("Results", "Passed", summary.results.get("pass", 0)),
     ]
-    rows += [("Failed by severity", s, n) for s, n in summary.failed_by_severity.items()]
+    rows += [
+        ("Failed by severity", s, n) for s, n in summary.failed_by_severity.items() if s != NOTICE
+    ]
     rows += [("Failed by category", c, n) for c, n in summary.failed_by_category.items()]
     rows += [("Not proven by severity", s, n) for s, n in summary.unproven_by_severity.items()]
     rows += [
@@ -145,7 +162,7 @@ def findings_table(result: AuditResult) -> Table:
         return read(known) if known else ""
 
     spec: list[tuple[str, str, Callable[[Finding], Value]]] = [
-        ("Status", TEXT, lambda f: f.status),
+        ("Status", TEXT, shown_status),
         ("Severity", TEXT, lambda f: f.severity),
         ("Rule", TEXT, lambda f: f.rule),
         ("Category", TEXT, lambda f: rule(f, lambda r: r.category)),
@@ -165,7 +182,15 @@ def findings_table(result: AuditResult) -> Table:
     if has_ages(result):  # with history or a baseline: how long each finding has been there
         # (the workbook leads each row with the first-seen day, beside the stable id)
         spec += [("Age (days)", INT, lambda f: _age_days(result, f))]
+    judgement = judgement_of(result)
+    if judgement.states is not None:  # with a baseline: each open finding new or unchanged
+        spec += [("Baseline", TEXT, judgement.state)]
     return _table("findings", "Findings", spec, result.findings)
+
+
+def shown_status(finding: Finding) -> str:
+    """The status a table shows: an info finding that fails is a notice."""
+    return "notice" if finding.failed and finding.severity == NOTICE else finding.status
 
 
 def _age_days(result: AuditResult, finding: Finding) -> Value:

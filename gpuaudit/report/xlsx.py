@@ -51,6 +51,7 @@ COLOURS = {
     "info": ("E9ECEF", "343A40"),
     "fail": ("F8D7DA", "842029"),
     "unproven": ("FFE8CC", "7A3E00"),
+    "notice": ("DBEAFE", "1E3A8A"),  # an info finding that fails: a notice, not red
     "waived": ("E9ECEF", "495057"),
     "pass": ("D1E7DD", "0F5132"),
     "FAIL": ("F8D7DA", "842029"),
@@ -58,7 +59,7 @@ COLOURS = {
     "NOT PROVEN": ("FFE8CC", "7A3E00"),
     "ERROR": ("7F1D1D", "FFFFFF"),
 }
-STATUS_VALUES = ("fail", "unproven", "waived", "pass", "FAIL", "NOT PROVEN", "PASS")
+STATUS_VALUES = ("fail", "notice", "unproven", "waived", "pass", "FAIL", "NOT PROVEN", "PASS")
 
 # Per table: the columns coloured by value.
 COLOURED: dict[str, dict[str, tuple[str, ...]]] = {
