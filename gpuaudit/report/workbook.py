@@ -10,6 +10,7 @@ and the failed findings are rolled up into a Top Actions sheet.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from datetime import date
 from typing import Any
@@ -23,6 +24,7 @@ from gpuaudit.report.audit_sheets import (
     finding_key,
     rules_table,
 )
+from gpuaudit.report.guide import guide_table
 from gpuaudit.report.kubernetes import displaced_table, nodes_table
 from gpuaudit.report.summary import summarize
 from gpuaudit.report.tables import (
@@ -47,7 +49,14 @@ from gpuaudit.report.tables import (
     vmotion_table,
     vms_table,
 )
-from gpuaudit.results import SEVERITIES, AuditResult, ClusterSimulation, Finding, severity_rank
+from gpuaudit.results import (
+    SEVERITIES,
+    STATUSES,
+    AuditResult,
+    ClusterSimulation,
+    Finding,
+    severity_rank,
+)
 
 VCENTER = "vCenter"
 VCENTER_UUID = "vCenter UUID"
@@ -122,9 +131,20 @@ def _by_host(table: Table, server: Sequence[str], host_morefs: dict[str, str]) -
 
 
 # The Findings columns an auditor files, in front and in this order: the sheet's
-# print area (gpuaudit.report.xlsx). The long stable id closes the row.
+# print area (gpuaudit.report.xlsx). The columns for sorting and joining follow the
+# shared table's, the long stable id closes them, and the age (with a history store
+# or a baseline) ends the row.
 FINDINGS_FRONT = ("Key", "Severity", "Status", "Rule", "Object", "Cluster", "Title")
-FINDINGS_BACK = ("First Seen", VCENTER, VCENTER_UUID, "ID")
+FINDINGS_BACK = (
+    "Severity Rank",
+    MOREF,
+    "MoRef Type",
+    "First Seen",
+    VCENTER,
+    VCENTER_UUID,
+    "ID",
+    "Age (days)",
+)
 
 # A finding's object kind -> the vSphere type of the managed object it joins to.
 # A GPU is a part of its host: it joins to the host's row.
@@ -158,12 +178,17 @@ def _finding_moref(morefs: dict[tuple[str, str], str], f: Finding) -> str | None
 
 
 def _reordered(table: Table, front: Sequence[str], back: Sequence[str]) -> Table:
-    """``table`` with the columns ``front`` first and ``back`` last, the others between."""
+    """``table`` with the columns ``front`` first and those of ``back`` it has last, the
+    others between."""
     names = [c.name for c in table.columns]
     middle = [n for n in names if n not in front and n not in back]
-    order = [names.index(n) for n in (*front, *middle, *back)]
+    order = [names.index(n) for n in (*front, *middle, *back) if n in names]
     rows = [[row[i] for i in order] for row in table.rows]
     return Table(table.key, table.title, [table.columns[i] for i in order], rows)
+
+
+def _report_order(f: Finding) -> tuple[int, int, str, str]:
+    return (STATUSES.index(f.status), severity_rank(f.severity), f.rule, f.object)
 
 
 def finding_rows(result: AuditResult) -> Table:
@@ -172,7 +197,12 @@ def finding_rows(result: AuditResult) -> Table:
     Each row also carries its severity's rank (1 critical ... 5 info: it sorts in
     severity order, the names do not) and the managed object id and type its
     object joins to on the Clusters, Hosts, VMs and Datastores sheets.
+
+    Rows come failed first, then not proven, waived and passed, each worst severity
+    first (the order the checker gives): the print area is the leading failed and
+    not-proven rows, so a result whose findings come in another order is sorted.
     """
+    result = dataclasses.replace(result, findings=sorted(result.findings, key=_report_order))
     table = findings_table(result)
     evidence = table.column_index("Evidence")
     for row, finding in zip(table.rows, result.findings, strict=True):
@@ -334,7 +364,7 @@ def audit_tables(result: AuditResult, report_version: int) -> list[Table]:
         if result.kubernetes
         else []
     )
-    return [
+    sheets = [
         audit_summary_table(result, summary),
         summary_table(result, summary),
         top_actions_table(result),
@@ -361,5 +391,6 @@ def audit_tables(result: AuditResult, report_version: int) -> list[Table]:
         _joinable(gaps_table(inv), server, lambda r: [], []),
         *kubernetes,
         rules_table(result),
-        about_table(result, report_version),
     ]
+    about = about_table(result, report_version)
+    return [*sheets, guide_table(sheets, [about]), about]

@@ -71,13 +71,15 @@ COLOURED: dict[str, dict[str, tuple[str, ...]]] = {
     "Targets": {"Verdict": ("PASS", "FAIL", "NOT PROVEN", "ERROR")},
 }
 
-# The columns of long text that wrap within WRAP_WIDTH characters. Findings wraps
-# only its title (gpuaudit.report.printing): a row is as tall as its tallest cell,
-# printed or not.
+# The columns of long text that wrap within WRAP_WIDTH characters (or the width the
+# print layout gives them). Findings wraps only its title (gpuaudit.report.printing):
+# a row is as tall as its tallest cell, printed or not.
 WRAPPED: dict[str, tuple[str, ...]] = {
     "Audit Summary": ("Value", "Detail"),
+    "Findings": ("Title",),
     "Top Actions": ("Title", "Clusters", "Objects", "Remediation"),
     "Rules": ("Title", "Rationale", "Remediation", "References"),
+    "Guide": ("Meaning",),
 }
 WRAP_WIDTH = 48
 _WRAP = Alignment(wrap_text=True, vertical="top")
