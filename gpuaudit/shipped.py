@@ -19,16 +19,21 @@ _CHECKOUT = Path(__file__).resolve().parent.parent
 
 
 def folder(kind: str, holding: str) -> Traversable:
-    """The shipped folder ``kind`` (TEMPLATES or CASSETTES), which must hold ``holding``."""
+    """The shipped folder ``kind`` (TEMPLATES or CASSETTES), which must hold ``holding``.
+
+    A checkout's own folder comes first: the code beside it is the code that reads
+    it, even when another checkout is installed (an editable install maps
+    ``gpuaudit.templates`` to that other checkout's folder).
+    """
+    checkout = _CHECKOUT / kind
+    if checkout.joinpath(holding).is_file():
+        return checkout
     try:
         installed = resources.files(f"gpuaudit.{kind}")
         if installed.joinpath(holding).is_file():
             return installed
     except ModuleNotFoundError:
         pass
-    checkout = _CHECKOUT / kind
-    if checkout.joinpath(holding).is_file():
-        return checkout
     raise FileNotFoundError(f"gpuaudit's {holding} is not installed")
 
 

@@ -270,3 +270,36 @@ def xlsx_to_csv(workbook: Path, out_dir: Path, timeout: float = 240) -> dict[str
     if not sheets:
         raise AssertionError(f"LibreOffice wrote no CSV: {run.stdout} {run.stderr}")
     return sheets
+
+
+def xlsx_to_pdf_pages(workbook: Path, out_dir: Path, timeout: float = 240) -> list[str]:
+    """``workbook`` printed by LibreOffice to PDF: each page's text, as pdftotext lays it out."""
+    soffice = require_tool("soffice", "libreoffice")
+    pdftotext = require_tool("pdftotext")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    profile = Path(tempfile.mkdtemp(prefix="gpuaudit-lo-"))
+    try:
+        subprocess.run(
+            [
+                soffice,
+                f"-env:UserInstallation={profile.as_uri()}",
+                "--headless",
+                "--norestore",
+                "--convert-to",
+                "pdf",
+                "--outdir",
+                str(out_dir),
+                str(workbook),
+            ],
+            capture_output=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+            check=True,
+        )
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+    pdf = out_dir / f"{workbook.stem}.pdf"
+    text = subprocess.run(
+        [pdftotext, "-layout", str(pdf), "-"], capture_output=True, text=True, check=True
+    ).stdout
+    return text.split("\f")[:-1]  # pdftotext ends every page with a form feed

@@ -219,7 +219,7 @@ def test_the_small_result_s_page_names_its_server_versions_and_assets() -> None:
     assert f"<style>{style}</style>" in page
     assert page.endswith(f"<script>{script}</script>\n</body>\n</html>")
     assert between(page, "<footer>", "</footer>") == (
-        "gpuaudit 9.9.9 &middot; rules 2026.12.3 &middot; report schema 2 &middot; "
+        "gpuaudit 9.9.9 &middot; rules 2026.12.3 &middot; report schema 3 &middot; "
         "checked 2026-12-01 10:30 UTC &middot; 2 waivers applied"
     )
 

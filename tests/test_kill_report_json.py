@@ -197,8 +197,8 @@ def test_the_whole_document() -> None:
         },
     }
     assert doc == {
-        "$schema": "https://gpuaudit.invalid/schemas/report-2.schema.json",
-        "report_schema_version": 2,
+        "$schema": "https://gpuaudit.invalid/schemas/report-3.schema.json",
+        "report_schema_version": 3,
         "generator": {"name": "gpuaudit", "version": "9.9.9"},
         "source": {
             "server": "vc01.corp.example",
@@ -365,7 +365,7 @@ def test_the_report_is_written_as_render_json_gives_it() -> None:
 
 def test_the_shipped_schema() -> None:
     schema = report_schema()
-    assert schema["$id"] == "https://gpuaudit.invalid/schemas/report-2.schema.json"
+    assert schema["$id"] == "https://gpuaudit.invalid/schemas/report-3.schema.json"
     assert schema["title"] == "gpuaudit report"
 
 
@@ -406,9 +406,10 @@ def test_first_seen_dates_come_only_from_findings_that_carry_one() -> None:
         ({"report_schema_version": True}, "report_schema_version is missing or not a whole number"),
         ({"report_schema_version": "1"}, "report_schema_version is missing or not a whole number"),
         (
-            {"report_schema_version": 3},
-            "report_schema_version 3 is newer than this gpuaudit reads (2); upgrade gpuaudit",
+            {"report_schema_version": 4},
+            "report_schema_version 4 is newer than this gpuaudit reads (3); upgrade gpuaudit",
         ),
+        ({"report_schema_version": 3}, "not a gpuaudit report: missing or malformed 'inventory'"),
         ({"report_schema_version": 2}, "not a gpuaudit report: missing or malformed 'inventory'"),
     ],
 )

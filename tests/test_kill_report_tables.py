@@ -373,12 +373,19 @@ GAPS = [
 ]
 
 
+VC_UUID = "5018a5b2-0c1d-4e7f-9a3b-2c4d6e8f0a1b"
+
+
 def estate_inventory() -> Inventory:
     return Inventory(
         source="vc01.corp.example",
         collected_at="2026-12-01T10:00:00Z",
         vcenter=VCenter(
-            name="vc01", product="VMware vCenter Server", version="8.0.2", build="22617221"
+            name="vc01",
+            product="VMware vCenter Server",
+            version="8.0.2",
+            build="22617221",
+            instance_uuid=VC_UUID,
         ),
         datacenters=["DC-East", "DC-West"],
         clusters=[
@@ -524,7 +531,9 @@ def test_summary_table_of_the_estate() -> None:
         "Summary",
         [("Section", "text"), ("Item", "text"), ("Value", "text")],
         [
-            ["Estate", "vCenter", "vc01"],
+            # The server as given, as every other sheet names it, and its UUID.
+            ["Estate", "vCenter", "vc01.corp.example"],
+            ["Estate", "vCenter UUID", VC_UUID],
             ["Estate", "Source", "vc01.corp.example"],
             ["Estate", "Product", "VMware vCenter Server"],
             ["Estate", "Version", "8.0.2"],
@@ -554,7 +563,10 @@ def test_summary_table_of_the_estate() -> None:
             ["Inventory", "VMs", 5],
             ["Inventory", "GPU VMs", 4],
             ["Inventory", "Datastores", 2],
-            ["Data", "Data gaps", 2],
+            # The Data Gaps sheet's rows: 2 that make verdicts uncertain and 3 beyond
+            # the Read-only role.
+            ["Data", "Data gaps", 5],
+            ["Data", "Gaps that make verdicts uncertain", 2],
             ["Data", "Not read by the Read-only role", 3],
             ["Data", "Rule errors", 1],
             ["Cluster N+k", "gpu-a", "N+0"],
@@ -571,7 +583,7 @@ def test_summary_table_words_a_verdict_not_proven() -> None:
 
 
 def test_summary_table_when_nothing_was_examined() -> None:
-    """No vCenter name (the source stands in), no counts at all, times that are not times."""
+    """No vCenter UUID, no counts at all, times that are not times."""
     result = AuditResult(
         inventory=Inventory(source="esx-09.corp", collected_at=""),
         rules=[],
@@ -596,6 +608,7 @@ def test_summary_table_when_nothing_was_examined() -> None:
     assert summary_table(result, summary).rows == [
         ["Verdict", "FAIL: nothing was examined", "No host was read"],
         ["Estate", "vCenter", "esx-09.corp"],
+        ["Estate", "vCenter UUID", ""],
         ["Estate", "Source", "esx-09.corp"],
         ["Estate", "Product", ""],
         ["Estate", "Version", ""],
@@ -618,6 +631,7 @@ def test_summary_table_when_nothing_was_examined() -> None:
         ["Inventory", "GPU VMs", 0],
         ["Inventory", "Datastores", 0],
         ["Data", "Data gaps", 0],
+        ["Data", "Gaps that make verdicts uncertain", 0],
         ["Data", "Not read by the Read-only role", 0],
         ["Data", "Rule errors", 0],
     ]
@@ -1031,6 +1045,7 @@ def test_about_table_with_a_policy() -> None:
         ],
         expired_waivers=[Waiver("DS-01", "*", "old", "ops", "2026-10-01")],
     )
+    result.inventory.vcenter.instance_uuid = VC_UUID
     assert_table(
         about_table(result, 7),
         "about",
@@ -1045,6 +1060,7 @@ def test_about_table_with_a_policy() -> None:
             ["Scan Time (UTC)", SCANNED],
             ["Check Time (UTC)", CHECKED],
             ["Source", "vc01.corp.example"],
+            ["vCenter UUID", VC_UUID],
             ["Inventory Schema", 2],
             ["Policy", "site-policy.yaml"],
             ["Waivers In Policy", 2],
@@ -1076,6 +1092,7 @@ def test_about_table_without_a_policy() -> None:
         ["Scan Time (UTC)", None],
         ["Check Time (UTC)", None],
         ["Source", "esx-09.corp"],
+        ["vCenter UUID", ""],
         ["Inventory Schema", 2],
         ["Policy", ""],
         ["Waivers In Policy", 0],

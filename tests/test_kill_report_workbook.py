@@ -13,9 +13,11 @@ from __future__ import annotations
 import dataclasses
 from datetime import date
 
-from gpuaudit.inventory import Gap
+from gpuaudit.inventory import Datastore, Gap
 from gpuaudit.kube import KubernetesReport
 from gpuaudit.report import tables
+from gpuaudit.report.audit_sheets import action_findings_table, audit_summary_table, rules_table
+from gpuaudit.report.guide import guide_table
 from gpuaudit.report.kubernetes import displaced_table, nodes_table
 from gpuaudit.report.summary import summarize
 from gpuaudit.report.tables import Column, Table
@@ -123,46 +125,93 @@ def _without(table: Table, count: int) -> Table:
     return Table(table.key, table.title, table.columns[count:], [r[count:] for r in table.rows])
 
 
-def test_finding_rows_lead_with_id_first_seen_and_vcenter() -> None:
+# docs/report-formats.md's Findings columns, as it writes them; the sheet ends with
+# Age (days) when ages are known (small_result knows one).
+FINDINGS_DOC = (
+    "Key, Severity, Status, Rule, Object, Cluster, Title, Category, Kind, Host, Message, "
+    "Evidence, Remediation, Waiver Reason, Waiver Owner, Waiver Expires (date), References, "
+    "Severity Rank (int), MoRef ID, MoRef Type, First Seen (date), vCenter, vCenter UUID, ID, "
+    "Age (days) (int)"
+)
+FINDINGS_COLUMNS = [
+    (n[: -len(" (int)")], "int")
+    if n.endswith(" (int)")
+    else (n[: -len(" (date)")], "date")
+    if n.endswith(" (date)")
+    else (n, "text")
+    for n in FINDINGS_DOC.split(", ")
+]
+# small_result's findings in the checker's order: failed, then waived, then passed,
+# each worst severity first.
+SORTED = [0, 3, 4, 1, 2]
+UUID = "5018a5b2-0c1d-4e7f-9a3b-2c4d6e8f0a1b"
+
+
+def _column(table: Table, name: str) -> list[object]:
+    index = table.column_index(name)
+    return [r[index] for r in table.rows]
+
+
+def test_finding_rows_key_first_id_last_in_the_checker_order() -> None:
     result = small_result()
+    result.inventory.vcenter.instance_uuid = UUID
     result.findings[3].evidence = {"b": [1, 2], "a": {"x": None}}
+    result.findings.reverse()  # in any order: the sheet sorts them
     table = finding_rows(result)
     assert (table.key, table.title) == ("findings", "Findings")
-    assert table.columns[:3] == [
-        Column("ID"),
-        Column("First Seen", "date"),
-        Column("vCenter"),
+    assert [(c.name, c.type) for c in table.columns] == FINDINGS_COLUMNS
+    ids = [ID_HA_GPU_A, ID_X99, ID_DOTDOT, ID_VDI, ID_GPU_B]
+    assert _column(table, "ID") == ids
+    assert _column(table, "Key") == [i[:12] for i in ids]
+    assert _column(table, "Status") == ["fail", "fail", "waived", "waived", "pass"]
+    assert _column(table, "Severity Rank") == [1, 4, 2, 3, 1]
+    # gpu-a and esx-09.corp are in the inventory; the VMs and gpu-b are not.
+    assert _column(table, "MoRef ID") == ["domain-c1", "host-9", None, None, None]
+    assert _column(table, "MoRef Type") == [
+        "ClusterComputeResource",
+        "HostSystem",
+        None,
+        None,
+        None,
     ]
-    assert [r[:3] for r in table.rows] == [
-        [ID_HA_GPU_A, date(2026, 11, 1), SERVER],
-        [ID_VDI, None, SERVER],
-        [ID_GPU_B, None, SERVER],
-        [ID_X99, None, SERVER],
-        [ID_DOTDOT, None, SERVER],
+    assert _column(table, "First Seen") == [date(2026, 11, 1), None, None, None, None]
+    assert _column(table, "Age (days)") == [30, None, None, None, None]
+    assert _column(table, "vCenter") == [SERVER] * 5
+    assert _column(table, "vCenter UUID") == [UUID] * 5
+    assert _column(table, "Evidence") == ["ha_enabled: no", "a.x: (none)\nb: 1, 2", "", "", ""]
+    # Every other column is the shared table's, for the same finding.
+    findings = list(reversed(result.findings))
+    shared = tables.findings_table(
+        dataclasses.replace(result, findings=[findings[i] for i in SORTED])
+    )
+    for column in shared.columns:
+        if column.name != "Evidence":
+            assert _column(table, column.name) == _column(shared, column.name), column.name
+
+
+def test_gpu_findings_join_their_hosts_row_and_unknown_objects_none() -> None:
+    result = small_result()
+    result.findings = [
+        Finding("GPU-01", "esx-01.corp/0000:3b:00.0", "gpu", "fail", "high", "m"),
+        Finding(
+            "GPU-01", "esx-09.corp/0000:af:00.0", "gpu", "fail", "high", "m", host="esx-09.corp"
+        ),
+        Finding("DS-02", "san1", "datastore", "fail", "high", "m"),
+        Finding("VC-01", "vc01", "vcenter", "fail", "high", "m"),
     ]
-    evidence = table.column_index("Evidence")
-    assert evidence == 13  # tables.py's eleventh column, behind the three added
-    assert [r[evidence] for r in table.rows] == [
-        "ha_enabled: no",
-        "",
-        "",
-        "a.x: (none)\nb: 1, 2",
-        "",
-    ]
-    shared = tables.findings_table(result)
-    for row in shared.rows:
-        row[10] = None
-    rest = _without(table, 3)
-    for row in rest.rows:
-        row[10] = None
-    assert rest == shared
+    result.inventory.datastores = [Datastore(name="san1", moref="datastore-7")]
+    table = finding_rows(result)
+    # One severity: by rule, then object. A GPU's object starts with its host's name.
+    assert _column(table, "Rule") == ["DS-02", "GPU-01", "GPU-01", "VC-01"]
+    assert _column(table, "MoRef ID") == ["datastore-7", "host-1", "host-9", None]
+    assert _column(table, "MoRef Type") == ["Datastore", "HostSystem", "HostSystem", None]
 
 
 def test_first_seen_unknown_or_unreadable() -> None:
     result = small_result()
     result.first_seen = {ID_HA_GPU_A: "not a date", ID_X99: "2026-10-05T23:59:59+05:00"}
     table = finding_rows(result)
-    assert [r[1] for r in table.rows] == [None, None, None, date(2026, 10, 5), None]
+    assert _column(table, "First Seen") == [None, date(2026, 10, 5), None, None, None]
 
 
 def test_top_actions_rolls_failed_findings_up_by_rule() -> None:
@@ -184,7 +233,6 @@ def test_top_actions_rolls_failed_findings_up_by_rule() -> None:
         Column("Clusters"),
         Column("Objects"),
         Column("Remediation"),
-        Column("Finding IDs"),
     ]
     # HA-01's worst finding is critical, X-99's high; within each, worst first, then
     # by cluster ("" before a name) and object.
@@ -198,7 +246,6 @@ def test_top_actions_rolls_failed_findings_up_by_rule() -> None:
             "(no cluster), gpu-a",
             "gpu-a, gpu-c",
             "Turn HA on.",
-            f"{ID_HA_GPU_A}\n{ID_HA_GPU_C}",
         ],
         [
             2,
@@ -209,9 +256,40 @@ def test_top_actions_rolls_failed_findings_up_by_rule() -> None:
             "(no cluster), gpu-a",
             "esx-08.corp, esx-09.corp, esx-10.corp",
             "",
-            f"{ID_ESX_08}\n{ID_X99}\n{ID_ESX_10}",
         ],
     ]
+    # Action Findings: each action's findings one a row, in the action's order.
+    listed = action_findings_table(result)
+    assert (listed.key, listed.title) == ("action-findings", "Action Findings")
+    assert [(c.name, c.type) for c in listed.columns] == [
+        ("Rank", "int"),
+        ("Rule", "text"),
+        ("Key", "text"),
+        ("Object", "text"),
+        ("Kind", "text"),
+        ("Cluster", "text"),
+        ("ID", "text"),
+    ]
+    assert listed.rows == [
+        [1, "HA-01", ID_HA_GPU_A[:12], "gpu-a", "cluster", "gpu-a", ID_HA_GPU_A],
+        [1, "HA-01", ID_HA_GPU_C[:12], "gpu-c", "cluster", None, ID_HA_GPU_C],
+        [2, "X-99", ID_ESX_08[:12], "esx-08.corp", "host", "gpu-a", ID_ESX_08],
+        [2, "X-99", ID_X99[:12], "esx-09.corp", "host", None, ID_X99],
+        [2, "X-99", ID_ESX_10[:12], "esx-10.corp", "host", "gpu-a", ID_ESX_10],
+    ]
+
+
+def test_top_actions_name_twenty_objects_and_say_how_many_more() -> None:
+    result = small_result()
+    hosts = [f"esx-{i:02d}" for i in range(1, 24)]
+    result.findings = [Finding("X-99", h, "host", "fail", "low", "odd") for h in hosts]
+    (row,) = top_actions_table(result).rows
+    assert row[4] == 23
+    assert row[6] == ", ".join(hosts[:20]) + " and 3 more (Action Findings)"
+    result.findings = result.findings[:20]
+    (row,) = top_actions_table(result).rows
+    assert row[6] == ", ".join(hosts[:20])
+    assert len(action_findings_table(result).rows) == 20
 
 
 def test_top_actions_of_nothing_failed() -> None:
@@ -265,6 +343,7 @@ def test_capacity_table_per_cluster() -> None:
 def _estate_result(kubernetes: list[KubernetesReport] | None = None) -> AuditResult:
     e = Estate()
     e.inv.source = SERVER
+    e.inv.vcenter.instance_uuid = UUID
     e.cluster("gpu-a")
     e.cluster("gpu-b")
     h1 = e.host("h1", "gpu-a", profiles=("grid_l4-4q", "grid_l4-8q"), fc=1)
@@ -325,8 +404,10 @@ def test_every_sheet_in_order_with_its_join_columns() -> None:
     summary = summarize(result)
     inv = result.inventory
     assert [t.key for t in sheets] == [
+        "audit-summary",
         "summary",
         "top-actions",
+        "action-findings",
         "findings",
         "clusters",
         "gpu-capacity",
@@ -341,9 +422,15 @@ def test_every_sheet_in_order_with_its_join_columns() -> None:
         "licences",
         "host-licences",
         "gaps",
+        "rules",
+        "guide",
         "about",
     ]
     by_key = {t.key: t for t in sheets}
+    assert by_key["audit-summary"] == audit_summary_table(result, summary)
+    assert by_key["action-findings"] == action_findings_table(result)
+    assert by_key["rules"] == rules_table(result)
+    assert by_key["guide"] == guide_table(sheets[:-2], sheets[-1:])
     assert by_key["summary"] == tables.summary_table(result, summary)
     assert by_key["top-actions"] == top_actions_table(result)
     assert by_key["findings"] == finding_rows(result)
@@ -351,64 +438,65 @@ def test_every_sheet_in_order_with_its_join_columns() -> None:
     assert by_key["licences"] == tables.licences_table(summary)
     assert by_key["about"] == tables.about_table(result, 7)
 
-    hosts = ["vCenter", "Host MoRef ID"]
+    hosts = ["vCenter", "vCenter UUID", "Host MoRef ID"]
+    vc = [SERVER, UUID]
     expected = {
         "hosts": (
             "Hosts",
-            ["vCenter", "MoRef ID"],
-            [[SERVER, "host-h1"], [SERVER, "host-h2"], [SERVER, "host-hs"]],
+            ["vCenter", "vCenter UUID", "MoRef ID"],
+            [[*vc, "host-h1"], [*vc, "host-h2"], [*vc, "host-hs"]],
             tables.hosts_table(inv),
         ),
         "gpus": (
             "GPUs",
             hosts,
-            [[SERVER, "host-h1"], [SERVER, "host-hs"], [SERVER, "host-hs"]],
+            [[*vc, "host-h1"], [*vc, "host-hs"], [*vc, "host-hs"]],
             tables.gpus_table(result),
         ),
         "profiles": (
             "vGPU Profiles",
             hosts,
-            [[SERVER, "host-h1"], [SERVER, "host-h1"], [SERVER, "host-hs"]],
+            [[*vc, "host-h1"], [*vc, "host-h1"], [*vc, "host-hs"]],
             tables.profiles_table(inv),
         ),
         "vms": (
             "VMs",
-            ["vCenter", "MoRef ID", "BIOS UUID", "Instance UUID"],
-            [[SERVER, "vm-v1", "4210-b1", "5010-i1"], [SERVER, "vm-v2", "", ""]],
+            ["vCenter", "vCenter UUID", "MoRef ID", "BIOS UUID", "Instance UUID"],
+            [[*vc, "vm-v1", "4210-b1", "5010-i1"], [*vc, "vm-v2", "", ""]],
             tables.vms_table(inv),
         ),
         "datastores": (
             "Datastores",
-            ["vCenter", "MoRef ID"],
-            [[SERVER, "ds-san1"], [SERVER, "ds-local-hs"]],
+            ["vCenter", "vCenter UUID", "MoRef ID"],
+            [[*vc, "ds-san1"], [*vc, "ds-local-hs"]],
             tables.datastores_table(inv),
         ),
         # h1: vmhba0 and one FC; h2: vmhba0; hs: vmhba0 and two FC.
         "adapters": (
             "Adapters",
             hosts,
-            [[SERVER, "host-h1"]] * 2 + [[SERVER, "host-h2"]] + [[SERVER, "host-hs"]] * 3,
+            [[*vc, "host-h1"]] * 2 + [[*vc, "host-h2"]] + [[*vc, "host-hs"]] * 3,
             tables.adapters_table(inv),
         ),
         "vmotion": (
             "vMotion Network",
             hosts,
-            [[SERVER, "host-h1"], [SERVER, "host-hs"]],
+            [[*vc, "host-h1"], [*vc, "host-hs"]],
             tables.vmotion_table(inv),
         ),
         "failover": (
             "Failover Simulation",
-            ["vCenter"],
-            [[SERVER], [SERVER]],
+            ["vCenter", "vCenter UUID"],
+            [vc, vc],
             tables.failover_table(result),
         ),
         "host-licences": (
             "Host Licences",
             hosts,
-            [[SERVER, "host-h1"], [SERVER, "host-h2"], [SERVER, "host-hs"]],
+            [[*vc, "host-h1"], [*vc, "host-h2"], [*vc, "host-hs"]],
             tables.host_licences_table(inv),
         ),
-        "gaps": ("Data Gaps", ["vCenter"], [[SERVER]], tables.gaps_table(inv)),
+        "gaps": ("Data Gaps", ["vCenter", "vCenter UUID"], [vc], tables.gaps_table(inv)),
     }
     for key, (title, lead, values, shared) in expected.items():
         sheet = by_key[key]
@@ -427,6 +515,7 @@ def test_clusters_sheet_counts_failed_findings_per_severity() -> None:
     assert sheet.columns == (
         [
             Column("vCenter"),
+            Column("vCenter UUID"),
             Column("MoRef ID"),
             *kept,
             Column("Critical", "int"),
@@ -437,11 +526,14 @@ def test_clusters_sheet_counts_failed_findings_per_severity() -> None:
         ]
     )
     width = len(kept)
-    assert [r[:2] for r in sheet.rows] == [[SERVER, "domain-gpu-a"], [SERVER, "domain-gpu-b"]]
+    assert [r[:3] for r in sheet.rows] == [
+        [SERVER, UUID, "domain-gpu-a"],
+        [SERVER, UUID, "domain-gpu-b"],
+    ]
     # gpu-a: HA-01 critical, GPU-02 high on v1, medium on v3 and v4; gpu-b: one info.
     # X-99 on the standalone host counts in no cluster; the waived finding nowhere.
-    assert [r[2 + width :] for r in sheet.rows] == [[1, 1, 2, 0, 0], [0, 0, 0, 0, 1]]
-    assert [r[2 : 2 + width] for r in sheet.rows] == [
+    assert [r[3 + width :] for r in sheet.rows] == [[1, 1, 2, 0, 0], [0, 0, 0, 0, 1]]
+    assert [r[3 : 3 + width] for r in sheet.rows] == [
         [v for c, v in zip(shared.columns, row, strict=True) if c.name not in ("Critical", "High")]
         for row in shared.rows
     ]
@@ -451,7 +543,7 @@ def test_findings_in_no_cluster_count_in_no_cluster_row() -> None:
     result = _estate_result()
     result.inventory.clusters[1].name = "XXXX"  # any name: X-99 on hs is in no cluster
     sheet = next(t for t in audit_tables(result, 7) if t.key == "clusters")
-    assert [[r[2], *r[-5:]] for r in sheet.rows] == [
+    assert [[r[3], *r[-5:]] for r in sheet.rows] == [
         ["gpu-a", 1, 1, 2, 0, 0],
         ["XXXX", 0, 0, 0, 0, 0],
     ]
@@ -463,17 +555,18 @@ def test_unknown_morefs_are_blank() -> None:
     sims = [*result.simulations, ClusterSimulation(cluster="ghost")]
     result = dataclasses.replace(result, simulations=sims)
     sheet = next(t for t in audit_tables(result, 7) if t.key == "clusters")
-    assert [r[:3] for r in sheet.rows] == [
-        [SERVER, "domain-gpu-a", "gpu-a"],
-        [SERVER, "", "gpu-b"],
-        [SERVER, "", "ghost"],
+    assert [r[:4] for r in sheet.rows] == [
+        [SERVER, UUID, "domain-gpu-a", "gpu-a"],
+        [SERVER, UUID, "", "gpu-b"],
+        [SERVER, UUID, "", "ghost"],
     ]
 
 
-def test_kubernetes_sheets_come_before_about() -> None:
+def test_kubernetes_sheets_come_after_the_data_gaps() -> None:
     k = KubernetesReport(cluster="k1", source="kubeconfig")
     result = _estate_result([k])
     sheets = audit_tables(result, 7)
-    assert [t.key for t in sheets][-3:] == ["k8s-nodes", "k8s-displaced", "about"]
-    assert sheets[-3] == nodes_table([k])
-    assert sheets[-2] == displaced_table([k])
+    keys = [t.key for t in sheets][-6:]
+    assert keys == ["gaps", "k8s-nodes", "k8s-displaced", "rules", "guide", "about"]
+    assert sheets[-5] == nodes_table([k])
+    assert sheets[-4] == displaced_table([k])

@@ -4,8 +4,8 @@ What docs/report-formats.md ("Excel workbook") and xlsx.py's docstring promise:
 a frozen, bold header row, an autofilter over the data, widths fitted to the
 contents (header length plus 3 for the filter button, at least 6, at most 60; 20
 for times, 12 for dates, 48 for the wrapped columns of the printed sheets),
-landscape printing with the header on every page, Top Actions and Findings fitted
-to the page width, typed values (naive UTC times without microseconds, 0.0 for
+landscape printing with the header on every page of a printed sheet, Top Actions
+fitted to the page width, typed values (naive UTC times without microseconds, 0.0 for
 floats of a float column), strings never formulas and quote-prefixed when a
 spreadsheet would read them as one, and severity and status cells coloured as in
 the HTML report.
@@ -290,7 +290,11 @@ def test_coloured_columns_of_the_other_sheets() -> None:
         None,
     )
     assert wb["Summary"].page_setup.orientation == "landscape"
-    assert wb["Summary"].print_title_rows == "$1:$1"
+    # Summary is not among the printed sheets (the Audit Summary is): its print area
+    # is one empty cell below the table, and it repeats no header row.
+    assert wb["Summary"].print_area == "'Summary'!$A$3"
+    assert wb["Summary"].print_title_rows is None
+    assert wb["Top Actions"].print_title_rows == "$1:$1"
     assert _widths(wb["Top Actions"]) == [7, 11]
 
 

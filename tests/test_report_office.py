@@ -161,25 +161,53 @@ def expected_sheets(doc: dict[str, Any]) -> dict[str, list[list[Any]]]:
     slots = {(s["host"], s["pci_id"]): s for sim in doc["simulations"] for s in sim["capacity"]}
     sheets: dict[str, list[list[Any]]] = {}
     server = inv["source"]
+    uuid = inv["vcenter"]["instance_uuid"]
     morefs = {h["name"]: h["moref"] for h in hosts}
 
     def by_host(name: str) -> list[Any]:
-        return [server, morefs[name]]
+        return [server, uuid, morefs[name]]
+
+    # docs/report-formats.md: a finding's MoRef ID and Type are the managed object it
+    # joins to on the Clusters, Hosts, VMs and Datastores sheets; a GPU's is its host's.
+    joined = {
+        "cluster": ({c["name"]: c["moref"] for c in inv["clusters"]}, "ClusterComputeResource"),
+        "host": (morefs, "HostSystem"),
+        "vm": ({v["name"]: v["moref"] for v in inv["vms"]}, "VirtualMachine"),
+        "datastore": ({d["name"]: d["moref"] for d in inv["datastores"]}, "Datastore"),
+    }
+
+    def moref(f: dict[str, Any]) -> list[Any]:
+        kind, name = f["object_kind"], f["object"]
+        if kind == "gpu":
+            kind, name = "host", f["host"] or name.rsplit("/", 1)[0]
+        ids, vsphere_type = joined.get(kind, ({}, None))
+        return [ids[name], vsphere_type] if name in ids else [None, None]
+
+    # Failed, not proven, waived, passed; then severity, rule and object.
+    statuses = ["fail", "unproven", "waived", "pass"]
+    severities = ["critical", "high", "medium", "low", "info"]
+    ordered = sorted(
+        doc["findings"],
+        key=lambda f: (
+            statuses.index(f["status"]),
+            severities.index(f["severity"]),
+            f["rule"],
+            f["object"],
+        ),
+    )
 
     aged = any("age_days" in f for f in doc["findings"])
     sheets["Findings"] = [
         [
-            stable_id(f),
-            _date_or_text((f.get("first_seen") or "")[:10]),
-            server,
-            f["status"],
+            stable_id(f)[:12],
             f["severity"],
+            f["status"],
             f["rule"],
-            rules.get(f["rule"], {}).get("category"),
-            rules.get(f["rule"], {}).get("title"),
             f["object"],
-            f["object_kind"],
             f["cluster"],
+            rules.get(f["rule"], {}).get("title"),
+            rules.get(f["rule"], {}).get("category"),
+            f["object_kind"],
             f["host"],
             f["message"],
             evidence_text(f["evidence"]),
@@ -193,13 +221,20 @@ def expected_sheets(doc: dict[str, Any]) -> dict[str, list[list[Any]]]:
                 f"{ref['title']}: {ref['url']}"
                 for ref in rules.get(f["rule"], {}).get("references", [])
             ),
+            severities.index(f["severity"]) + 1,
+            *moref(f),
+            _date_or_text((f.get("first_seen") or "")[:10]),
+            server,
+            uuid,
+            stable_id(f),
             *([f.get("age_days")] if aged else []),
         ]
-        for f in doc["findings"]
+        for f in ordered
     ]
     sheets["Hosts"] = [
         [
             server,
+            uuid,
             h["moref"],
             h["name"],
             h["cluster"],
@@ -277,6 +312,7 @@ def expected_sheets(doc: dict[str, Any]) -> dict[str, list[list[Any]]]:
     sheets["VMs"] = [
         [
             server,
+            uuid,
             v["moref"],
             v.get("bios_uuid", ""),
             v.get("instance_uuid", ""),
@@ -301,6 +337,7 @@ def expected_sheets(doc: dict[str, Any]) -> dict[str, list[list[Any]]]:
     sheets["Datastores"] = [
         [
             server,
+            uuid,
             d["moref"],
             d["name"],
             d["datacenter"],
@@ -352,6 +389,7 @@ def expected_sheets(doc: dict[str, Any]) -> dict[str, list[list[Any]]]:
     sheets["Failover Simulation"] = [
         [
             server,
+            uuid,
             sim["cluster"],
             sim["hosts"],
             f["host"],
@@ -419,7 +457,6 @@ def expected_sheets(doc: dict[str, Any]) -> dict[str, list[list[Any]]]:
             ),
             ", ".join(f["object"] for f in failed[rule]),
             rules[rule]["remediation"],
-            "\n".join(stable_id(f) for f in failed[rule]),
         ]
         for rank, rule in enumerate(order, start=1)
     ]
@@ -440,7 +477,7 @@ def expected_sheets(doc: dict[str, Any]) -> dict[str, list[list[Any]]]:
         if sim["capacity"]
     ]
     sheets["Data Gaps"] = [
-        [server, g["object"], g["kind"], g["property"], g["reason"], g["moref"]]
+        [server, uuid, g["object"], g["kind"], g["property"], g["reason"], g["moref"]]
         for g in inv["gaps"]
     ]
     return sheets

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import re
 import zipfile
@@ -12,16 +13,22 @@ import pytest
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
+from gpuaudit.kube import KubernetesReport
 from gpuaudit.report import render_xlsx
+from gpuaudit.report.actions import finding_id
 from gpuaudit.results import RULES_VERSION
 from tests.report_fixtures import ALL, HOSTILE, build_result, large_result
 
+# docs/report-formats.md's order.
 SHEETS = [
-    "Summary", "Top Actions", "Findings", "Clusters", "GPU Capacity", "Hosts", "GPUs",
-    "vGPU Profiles", "VMs", "Datastores",
+    "Audit Summary", "Summary", "Top Actions", "Action Findings", "Findings", "Clusters",
+    "GPU Capacity", "Hosts", "GPUs", "vGPU Profiles", "VMs", "Datastores",
     "Adapters", "vMotion Network", "Failover Simulation", "Licences", "Host Licences", "Data Gaps",
-    "About",
+    "Rules", "Guide", "About",
 ]  # fmt: skip
+# Findings prints Key to Title at 100% on A4 landscape: the title takes the page width
+# the six columns before it leave (about 130 characters), more than a fitted column.
+PAGE_COLUMNS = 130
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +64,8 @@ def test_every_sheet_has_frozen_header_filter_and_widths(
     assert ws.auto_filter.ref == f"A1:{last}{ws.max_row}"
     for i in range(1, ws.max_column + 1):
         width = ws.column_dimensions[openpyxl.utils.get_column_letter(i)].width
-        assert 6 <= width <= 60
+        title = sheet == "Findings" and ws.cell(row=1, column=i).value == "Title"
+        assert 6 <= width <= (PAGE_COLUMNS if title else 60)
         assert ws.cell(row=1, column=i).font.b
     assert all(isinstance(v, str) and v for v in header(ws))
 
@@ -82,7 +90,8 @@ def test_values_keep_their_types(realistic: openpyxl.Workbook) -> None:
     expires = [v for v in column(realistic["Findings"], "Waiver Expires") if v is not None]
     assert expires == [datetime(2027, 3, 31)] * 2
     ws = realistic["Findings"]
-    cell = ws.cell(row=3, column=header(ws).index("Waiver Expires") + 1)
+    at = header(ws).index("Waiver Expires") + 1
+    (cell, _) = [c for c in ws[get_column_letter(at)][1:] if c.value is not None]
     assert cell.is_date and cell.number_format == "yyyy-mm-dd"
     free = column(realistic["Datastores"], "Free %")
     assert free[0] == 25.0
@@ -186,3 +195,42 @@ def test_documented_columns_match_the_workbook() -> None:
             c.name if c.type == TEXT else f"{c.name} ({c.type})" for c in table.columns
         )
         assert f"- **{table.title}**: {columns}\n" in doc, table.title
+
+
+def test_guide_explains_every_sheet_and_column_of_its_workbook() -> None:
+    """Read back from the workbook: each sheet has a (sheet) row and each of its columns a
+    row, in the workbook's order, with a meaning; the Kubernetes sheets and Age (days)
+    appear only in a workbook that has them."""
+    plain = ALL["realistic"]()
+    first = plain.findings[0]
+    with_extras = dataclasses.replace(
+        plain,
+        kubernetes=[KubernetesReport("k1", "k1.json")],
+        first_seen={finding_id(first): "2026-11-01T00:00:00Z"},
+    )
+    for result in (plain, with_extras):
+        wb = openpyxl.load_workbook(io.BytesIO(render_xlsx(result)))
+        guide = wb["Guide"]
+        assert header(guide) == ["Sheet", "Column", "Type", "Meaning"]
+        listed = [
+            (sheet, col)
+            for sheet, col in zip(column(guide, "Sheet"), column(guide, "Column"), strict=True)
+        ]
+        meanings = column(guide, "Meaning")
+        want = []
+        for title in wb.sheetnames:
+            want.append((title, "(sheet)"))
+            want += [(title, name) for name in header(wb[title])]
+        assert listed == want
+        assert all(isinstance(m, str) and len(m) > 3 for m in meanings), [
+            pair for pair, m in zip(listed, meanings, strict=True) if not m
+        ]
+        has_extras = result is with_extras
+        assert ("K8s Nodes", "(sheet)") in listed if has_extras else "K8s Nodes" not in wb
+        assert (("Findings", "Age (days)") in listed) == has_extras
+    # Types as docs/report-formats.md gives them.
+    types = dict(zip(listed, column(guide, "Type"), strict=True))
+    assert types[("Findings", "Severity Rank")] == "int"
+    assert types[("Findings", "First Seen")] == "date"
+    assert types[("Clusters", "HA")] == "bool"
+    assert types[("Findings", "Title")] is None  # text: no type written

@@ -52,11 +52,17 @@ def realistic() -> tuple[dict[str, Any], openpyxl.Workbook]:
     return doc, openpyxl.load_workbook(io.BytesIO(render_xlsx(result)))
 
 
-def test_top_actions_come_first_after_the_summary(
+def test_top_actions_come_first_after_the_summaries(
     realistic: tuple[dict[str, Any], openpyxl.Workbook],
 ) -> None:
     doc, wb = realistic
-    assert wb.sheetnames[:3] == ["Summary", "Top Actions", "Findings"]
+    assert wb.sheetnames[:5] == [
+        "Audit Summary",
+        "Summary",
+        "Top Actions",
+        "Action Findings",
+        "Findings",
+    ]
     failed = [f for f in doc["findings"] if f["status"] == "fail"]
     per_rule: dict[str, list[dict[str, Any]]] = {}
     for f in failed:
@@ -69,10 +75,19 @@ def test_top_actions_come_first_after_the_summary(
     ranks = [SEVERITIES.index(a["Severity"]) for a in actions]
     assert ranks == sorted(ranks)  # worst first
     remediation = {r["id"]: r["remediation"] for r in doc["rules"]}
+    # Action Findings: each action's findings one a row, under its rank, with the
+    # stable id and its first 12 hex digits as the key.
+    listed = rows(wb["Action Findings"])
+    rank_of = {a["Rank"]: a["Rule"] for a in actions}
     for a in actions:
         assert a["Remediation"] == remediation[a["Rule"]]
+        assert sorted(a["Objects"].split(", ")) == sorted(f["object"] for f in per_rule[a["Rule"]])
         ids = {stable_id(f["rule"], f["object_kind"], f["object"]) for f in per_rule[a["Rule"]]}
-        assert set(a["Finding IDs"].split("\n")) == ids
+        mine = [r for r in listed if r["Rank"] == a["Rank"]]
+        assert {r["ID"] for r in mine} == ids and len(mine) == len(ids)
+    for r in listed:
+        assert r["Rule"] == rank_of[r["Rank"]]
+        assert r["Key"] == r["ID"][:12]
 
 
 def test_every_finding_row_has_its_stable_id(
@@ -81,8 +96,10 @@ def test_every_finding_row_has_its_stable_id(
     doc, wb = realistic
     findings = rows(wb["Findings"])
     assert len(findings) == len(doc["findings"])
-    for row, f in zip(findings, doc["findings"], strict=True):
-        assert row["ID"] == stable_id(f["rule"], f["object_kind"], f["object"])
+    by_id = {r["ID"]: r for r in findings}
+    for f in doc["findings"]:
+        row = by_id[stable_id(f["rule"], f["object_kind"], f["object"])]
+        assert (row["Rule"], row["Object"], row["Status"]) == (f["rule"], f["object"], f["status"])
         assert row["vCenter"] == doc["source"]["server"]
         assert row["First Seen"] is None  # no history, no baseline
         assert not str(row["Evidence"] or "").startswith("{")
@@ -98,7 +115,11 @@ def test_evidence_reads_as_key_value_lines() -> None:
         "empty": {},
     }
     wb = openpyxl.load_workbook(io.BytesIO(render_xlsx(result)))
-    evidence = rows(wb["Findings"])[0]["Evidence"]
+    f = result.findings[0]
+    (row,) = [
+        r for r in rows(wb["Findings"]) if r["ID"] == stable_id(f.rule, f.object_kind, f.object)
+    ]
+    evidence = row["Evidence"]
     assert evidence == (
         "empty: (none)\n"
         "ok: yes\n"
@@ -125,12 +146,11 @@ def test_clusters_count_every_severity(
             assert row[severity.capitalize()] == want, (row["Cluster"], severity)
 
 
-@pytest.mark.parametrize("title", ["Top Actions", "Findings"])
-def test_printed_sheets_fit_the_width_and_wrap(
-    realistic: tuple[dict[str, Any], openpyxl.Workbook], title: str
+def test_top_actions_print_fitting_the_width_and_wrap(
+    realistic: tuple[dict[str, Any], openpyxl.Workbook],
 ) -> None:
     _doc, wb = realistic
-    ws = wb[title]
+    ws = wb["Top Actions"]
     assert ws.page_setup.orientation == "landscape"
     assert ws.sheet_properties.pageSetUpPr.fitToPage is True
     assert ws.page_setup.fitToWidth == 1 and ws.page_setup.fitToHeight == 0
@@ -141,6 +161,27 @@ def test_printed_sheets_fit_the_width_and_wrap(
     assert cells and all(c.alignment.wrap_text for c in cells)
     letter = get_column_letter(column)
     assert ws.column_dimensions[letter].width <= 60
+
+
+def test_findings_print_the_failed_and_not_proven_rows_key_to_title_at_full_size(
+    realistic: tuple[dict[str, Any], openpyxl.Workbook],
+) -> None:
+    """docs/report-formats.md: the print area is the leading failed and not-proven rows
+    and the first seven columns (Key to Title), at 100%, the header on every page."""
+    doc, wb = realistic
+    ws = wb["Findings"]
+    assert ws.page_setup.orientation == "landscape"
+    assert not (ws.sheet_properties.pageSetUpPr and ws.sheet_properties.pageSetUpPr.fitToPage)
+    assert ws.page_setup.scale in (None, 100)
+    assert ws.print_title_rows == "$1:$1"
+    head = [c.value for c in ws[1]]
+    assert head[:7] == ["Key", "Severity", "Status", "Rule", "Object", "Cluster", "Title"]
+    open_count = sum(f["status"] in ("fail", "unproven") for f in doc["findings"])
+    assert open_count
+    assert ws.print_area == f"'Findings'!$A$1:$G${open_count + 1}"
+    title = head.index("Title") + 1
+    cells = [ws.cell(row=r, column=title) for r in range(2, open_count + 2)]
+    assert all(c.alignment.wrap_text for c in cells)
 
 
 def test_capacity_chart_plots_gpus_now_and_after_the_worst_failure(
@@ -202,10 +243,16 @@ def test_libreoffice_keeps_the_chart_and_the_columns(tmp_path: Path) -> None:
     ]
     sheets = xlsx_to_csv(source, tmp_path / "csv")
     head = sheets["Findings"][0]
-    assert head[:3] == ["ID", "First Seen", "vCenter"]
+    assert head[:2] == ["Key", "Severity"] and head[-1] == "ID"
     doc = render_json(result)
-    ids = [r[0] for r in sheets["Findings"][1:]]
-    assert ids == [stable_id(f["rule"], f["object_kind"], f["object"]) for f in doc["findings"]]
+    ids = [r[-1] for r in sheets["Findings"][1:]]
+    assert sorted(ids) == sorted(
+        stable_id(f["rule"], f["object_kind"], f["object"]) for f in doc["findings"]
+    )
+    # Failed, then not proven, waived and passed (docs/report-formats.md: failures first).
+    statuses = [r[head.index("Status")] for r in sheets["Findings"][1:]]
+    order = ["fail", "unproven", "waived", "pass"]
+    assert statuses == sorted(statuses, key=order.index)
 
 
 def scan(tmp_path: Path, out: str, *extra: str) -> Path:
@@ -288,10 +335,15 @@ def test_large_estate_workbook_prints_and_charts_every_cluster(large_estate: Aud
     with zipfile.ZipFile(io.BytesIO(data)) as z:
         chart = z.read("xl/charts/chart1.xml").decode()
         findings = z.read(f"xl/worksheets/sheet{wb.sheetnames.index('Findings') + 1}.xml")
+        workbook_xml = z.read("xl/workbook.xml")
     assert "'GPU Capacity'!$C$2:$C$65" in chart
     assert "'GPU Capacity'!$D$2:$D$65" in chart
-    assert b'fitToWidth="1"' in findings and b'fitToHeight="0"' in findings
-    assert b'orientation="landscape"' in findings
+    # Findings prints its failed and not-proven rows only, at 100%, with page breaks.
+    assert b"fitToWidth" not in findings and b'orientation="landscape"' in findings
+    assert b"<rowBreaks" in findings
+    open_count = sum(f.status in ("fail", "unproven") for f in large_estate.findings)
+    assert open_count < len(large_estate.findings)
+    assert f"'Findings'!$A$1:$G${open_count + 1}".encode() in workbook_xml
     last = len(large_estate.findings) + 1  # the filter covers every finding
     assert re.search(rb'<autoFilter ref="A1:[A-Z]+%d"' % last, findings)
     assert elapsed < 60, f"{elapsed:.1f} s"

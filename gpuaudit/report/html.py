@@ -46,6 +46,10 @@ from gpuaudit.results import CATEGORIES, SEVERITIES, AuditResult, Finding, sever
 TEMPLATE = "report.html.j2"
 # Cluster cards shown open; the others wait, worst first, behind one click.
 OPEN_CLUSTERS = 6
+# Top actions shown on the first screen; the others wait behind one click (and print).
+FIRST_ACTIONS = 7
+# New findings named in the first screen's changes since the last scan.
+CHANGES_LISTED = 5
 
 
 def template_root() -> Traversable:
@@ -76,6 +80,7 @@ def environment() -> jinja2.Environment:
         "allow_nan": False,
     }
     env.filters["tolerance"] = tolerance
+    env.filters["fid"] = finding_id
     env.filters["when"] = _when
     env.filters["thousands"] = lambda n: f"{n:,}"
     return env
@@ -188,6 +193,27 @@ def _age_cells(result: AuditResult, finding: Finding) -> list[Any]:
     return ["", ""] if age is None else [age[1], age[0]]
 
 
+def changes_view(result: AuditResult) -> dict[str, Any] | None:
+    """What changed since the last recorded scan (ScanHistory), for the first screen.
+
+    None without a history store. ``new_ids`` are the stable ids of the findings
+    failed now and not then: each gets a "new" badge, as does an action holding one.
+    """
+    history = result.history
+    if history is None:
+        return None
+    severity: dict[str, int] = {s: i for i, s in enumerate(SEVERITIES)}
+    new = sorted(history.new, key=lambda r: (severity.get(r.severity, 9), r.rule, r.object))
+    return {
+        "previous": history.previous_checked_at,
+        "new": new[:CHANGES_LISTED],
+        "new_count": len(history.new),
+        "more_new": max(len(history.new) - CHANGES_LISTED, 0),
+        "resolved_count": len(history.resolved),
+        "new_ids": frozenset(r.id for r in history.new),
+    }
+
+
 def render_html(result: AuditResult) -> str:
     env = environment()
     script = _asset("report.js")
@@ -206,10 +232,14 @@ def render_html(result: AuditResult) -> str:
     tables = inventory_tables(result)
     clusters = worst_first(summary.clusters)
     first, later = _data(result, tables)
+    changes = changes_view(result)
     html = env.get_template(TEMPLATE).render(
         result=result,
         server=inv.source or inv.vcenter.name or "unknown server",
         actions=top_actions(result),
+        first_actions=FIRST_ACTIONS,
+        changes=changes,
+        new_ids=changes["new_ids"] if changes else frozenset(),
         finding_id=finding_id,
         clusters=clusters,
         open_clusters=OPEN_CLUSTERS,

@@ -25,9 +25,11 @@ from gpuaudit.results import (
     Waiver,
 )
 
-# Bumped when a field is removed or changes meaning; adding a field keeps it.
-REPORT_SCHEMA_VERSION = 2
-SCHEMA_ID = "https://gpuaudit.invalid/schemas/report-2.schema.json"
+# Bumped when a field is removed or changes meaning, in the JSON report or in the
+# workbook's columns; adding a field keeps it. 3: the workbook's Findings columns
+# moved (Key first, ID last) and Top Actions lost Finding IDs (Action Findings).
+REPORT_SCHEMA_VERSION = 3
+SCHEMA_ID = "https://gpuaudit.invalid/schemas/report-3.schema.json"
 
 
 class ReportError(ValueError):

@@ -104,7 +104,9 @@ def summary_table(result: AuditResult, summary: Summary) -> Table:
     if summary.nothing_examined:
         rows.append(("Verdict", "FAIL: nothing was examined", summary.headline))
     rows += [
-        ("Estate", "vCenter", inv.vcenter.name or inv.source),
+        # The server as given: the same name as every sheet's vCenter column.
+        ("Estate", "vCenter", inv.source),
+        ("Estate", "vCenter UUID", inv.vcenter.instance_uuid),
         ("Estate", "Source", inv.source),
         ("Estate", "Product", inv.vcenter.product),
         ("Estate", "Version", inv.vcenter.version),
@@ -137,7 +139,9 @@ def summary_table(result: AuditResult, summary: Summary) -> Table:
         ("Inventory", "VMs", len(inv.vms)),
         ("Inventory", "GPU VMs", sum(1 for v in inv.vms if v.gpus)),
         ("Inventory", "Datastores", len(inv.datastores)),
-        ("Data", "Data gaps", summary.gaps),
+        # Data gaps counts the Data Gaps sheet's rows; the two after it divide them.
+        ("Data", "Data gaps", summary.gaps + summary.beyond_role),
+        ("Data", "Gaps that make verdicts uncertain", summary.gaps),
         ("Data", "Not read by the Read-only role", summary.beyond_role),
         ("Data", "Rule errors", summary.rule_errors),
     ]
@@ -542,6 +546,7 @@ def about_table(result: AuditResult, report_version: int) -> Table:
         ("Scan Time (UTC)", _time(inv.collected_at)),
         ("Check Time (UTC)", _time(result.checked_at)),
         ("Source", inv.source),
+        ("vCenter UUID", inv.vcenter.instance_uuid),
         ("Inventory Schema", inv.schema_version),
         ("Policy", result.policy_source or ""),
         ("Waivers In Policy", len(result.waivers)),

@@ -10,12 +10,21 @@ and the failed findings are rolled up into a Top Actions sheet.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from datetime import date
 from typing import Any
 
+from gpuaudit.inventory import Inventory
 from gpuaudit.report.actions import finding_id, top_actions
 from gpuaudit.report.age import finding_age
+from gpuaudit.report.audit_sheets import (
+    action_findings_table,
+    audit_summary_table,
+    finding_key,
+    rules_table,
+)
+from gpuaudit.report.guide import guide_table
 from gpuaudit.report.kubernetes import displaced_table, nodes_table
 from gpuaudit.report.summary import summarize
 from gpuaudit.report.tables import (
@@ -40,9 +49,17 @@ from gpuaudit.report.tables import (
     vmotion_table,
     vms_table,
 )
-from gpuaudit.results import SEVERITIES, AuditResult, ClusterSimulation, Finding
+from gpuaudit.results import (
+    SEVERITIES,
+    STATUSES,
+    AuditResult,
+    ClusterSimulation,
+    Finding,
+    severity_rank,
+)
 
 VCENTER = "vCenter"
+VCENTER_UUID = "vCenter UUID"
 MOREF = "MoRef ID"
 HOST_MOREF = "Host MoRef ID"
 
@@ -94,14 +111,18 @@ def _with_columns(
 
 
 def _joinable(
-    table: Table, server: str, morefs: Callable[[list[Value]], Sequence[Value]], names: list[str]
+    table: Table,
+    server: Sequence[str],
+    morefs: Callable[[list[Value]], Sequence[Value]],
+    names: list[str],
 ) -> Table:
-    """``table`` led by the vCenter column and the id columns ``names``."""
-    columns = [Column(VCENTER)] + [Column(n) for n in names]
-    return _with_columns(table, columns, ([server, *morefs(row)] for row in table.rows))
+    """``table`` led by the vCenter columns (``server``: its name and instance UUID)
+    and the id columns ``names``."""
+    columns = [Column(VCENTER), Column(VCENTER_UUID)] + [Column(n) for n in names]
+    return _with_columns(table, columns, ([*server, *morefs(row)] for row in table.rows))
 
 
-def _by_host(table: Table, server: str, host_morefs: dict[str, str]) -> Table:
+def _by_host(table: Table, server: Sequence[str], host_morefs: dict[str, str]) -> Table:
     """A table of per-host rows, led by vCenter and the host's managed object id."""
     index = table.column_index("Host")
     return _joinable(
@@ -109,17 +130,107 @@ def _by_host(table: Table, server: str, host_morefs: dict[str, str]) -> Table:
     )
 
 
+# The Findings columns an auditor files, in front and in this order: the sheet's
+# print area (gpuaudit.report.xlsx). The columns for sorting and joining follow the
+# shared table's, the long stable id closes them, and the age (with a history store
+# or a baseline) ends the row.
+FINDINGS_FRONT = ("Key", "Severity", "Status", "Rule", "Object", "Cluster", "Title")
+FINDINGS_BACK = (
+    "Severity Rank",
+    MOREF,
+    "MoRef Type",
+    "First Seen",
+    VCENTER,
+    VCENTER_UUID,
+    "ID",
+    "Age (days)",
+)
+
+# A finding's object kind -> the vSphere type of the managed object it joins to.
+# A GPU is a part of its host: it joins to the host's row.
+MOREF_TYPES = {
+    "cluster": "ClusterComputeResource",
+    "host": "HostSystem",
+    "gpu": "HostSystem",
+    "vm": "VirtualMachine",
+    "datastore": "Datastore",
+}
+
+
+def _morefs(inv: Inventory) -> dict[tuple[str, str], str]:
+    """(object kind, name) -> managed object id, for every object a finding may name."""
+    found: dict[tuple[str, str], str] = {}
+    for kind, objects in (
+        ("cluster", inv.clusters),
+        ("host", inv.hosts),
+        ("vm", inv.vms),
+        ("datastore", inv.datastores),
+    ):
+        for obj in objects:
+            found.setdefault((kind, obj.name), obj.moref)
+    return found
+
+
+def _finding_moref(morefs: dict[tuple[str, str], str], f: Finding) -> str | None:
+    if f.object_kind == "gpu":  # "host/pci_id": the host's id
+        return morefs.get(("host", f.host or f.object.rsplit("/", 1)[0]))
+    return morefs.get((f.object_kind, f.object))
+
+
+def _reordered(table: Table, front: Sequence[str], back: Sequence[str]) -> Table:
+    """``table`` with the columns ``front`` first and those of ``back`` it has last, the
+    others between."""
+    names = [c.name for c in table.columns]
+    middle = [n for n in names if n not in front and n not in back]
+    order = [names.index(n) for n in (*front, *middle, *back) if n in names]
+    rows = [[row[i] for i in order] for row in table.rows]
+    return Table(table.key, table.title, [table.columns[i] for i in order], rows)
+
+
+def _report_order(f: Finding) -> tuple[int, int, str, str]:
+    return (STATUSES.index(f.status), severity_rank(f.severity), f.rule, f.object)
+
+
 def finding_rows(result: AuditResult) -> Table:
-    """The Findings sheet: each finding's stable id and first-seen date lead its row."""
+    """The Findings sheet: the short key and what an auditor files first, the stable id last.
+
+    Each row also carries its severity's rank (1 critical ... 5 info: it sorts in
+    severity order, the names do not) and the managed object id and type its
+    object joins to on the Clusters, Hosts, VMs and Datastores sheets.
+
+    Rows come failed first, then not proven, waived and passed, each worst severity
+    first (the order the checker gives): the print area is the leading failed and
+    not-proven rows, so a result whose findings come in another order is sorted.
+    """
+    result = dataclasses.replace(result, findings=sorted(result.findings, key=_report_order))
     table = findings_table(result)
     evidence = table.column_index("Evidence")
     for row, finding in zip(table.rows, result.findings, strict=True):
         row[evidence] = evidence_lines(finding.evidence)
-    return _with_columns(
-        table,
-        [Column("ID"), Column("First Seen", DATE), Column(VCENTER)],
-        ([finding_id(f), _first_seen(result, f), result.inventory.source] for f in result.findings),
-    )
+    inv = result.inventory
+    morefs = _morefs(inv)
+    uuid = inv.vcenter.instance_uuid
+
+    def extra(f: Finding) -> list[Value]:
+        fid = finding_id(f)
+        moref = _finding_moref(morefs, f)
+        kind = MOREF_TYPES.get(f.object_kind) if moref else None
+        first = _first_seen(result, f)
+        rank = severity_rank(f.severity) + 1
+        return [finding_key(fid), rank, moref, kind, first, inv.source, uuid, fid]
+
+    columns = [
+        Column("Key"),
+        Column("Severity Rank", INT),
+        Column(MOREF),
+        Column("MoRef Type"),
+        Column("First Seen", DATE),
+        Column(VCENTER),
+        Column(VCENTER_UUID),
+        Column("ID"),
+    ]
+    table = _with_columns(table, columns, (extra(f) for f in result.findings))
+    return _reordered(table, FINDINGS_FRONT, FINDINGS_BACK)
 
 
 def _first_seen(result: AuditResult, finding: Finding) -> date | None:
@@ -144,7 +255,6 @@ def top_actions_table(result: AuditResult) -> Table:
         Column("Clusters"),
         Column("Objects"),
         Column("Remediation"),
-        Column("Finding IDs"),
     ]
     rows: list[list[Value]] = []
     for rank, action in enumerate(top_actions(result), start=1):
@@ -156,12 +266,20 @@ def top_actions_table(result: AuditResult) -> Table:
                 action.title,
                 action.count,
                 ", ".join(c or "(no cluster)" for c in action.clusters),
-                ", ".join(f.object for f in action.findings),
+                _objects(action.findings),
                 action.remediation,
-                "\n".join(finding_id(f) for f in action.findings),
             ]
         )
     return Table("top-actions", "Top Actions", columns, rows)
+
+
+OBJECTS_LISTED = 20  # a Top Actions row names this many objects; Action Findings has all
+
+
+def _objects(findings: list[Finding]) -> str:
+    names = ", ".join(f.object for f in findings[:OBJECTS_LISTED])
+    more = len(findings) - OBJECTS_LISTED
+    return f"{names} and {more} more (Action Findings)" if more > 0 else names
 
 
 def capacity_table(result: AuditResult) -> Table:
@@ -228,7 +346,10 @@ def audit_tables(result: AuditResult, report_version: int) -> list[Table]:
     """Every sheet of the workbook, in order."""
     summary = summarize(result)
     inv = result.inventory
-    server = inv.source
+    # Every sheet names the vCenter one way: the server as given (RVTools' "VI SDK
+    # Server"), with its instance UUID (RVTools' "VI SDK UUID").
+    server = (inv.source, inv.vcenter.instance_uuid)
+    ids = [Column(VCENTER), Column(VCENTER_UUID), Column(MOREF)]
     host_morefs = {h.name: h.moref for h in inv.hosts}
     cluster_morefs = {c.name: c.moref for c in inv.clusters}
 
@@ -243,29 +364,25 @@ def audit_tables(result: AuditResult, report_version: int) -> list[Table]:
         if result.kubernetes
         else []
     )
-    return [
+    sheets = [
+        audit_summary_table(result, summary),
         summary_table(result, summary),
         top_actions_table(result),
+        action_findings_table(result),
         finding_rows(result),
         _joinable(
             clusters, server, lambda r: [cluster_morefs.get(str(r[cluster_index]), "")], [MOREF]
         ),
         capacity_table(result),
-        _with_columns(
-            hosts, [Column(VCENTER), Column(MOREF)], ([server, h.moref] for h in inv.hosts)
-        ),
+        _with_columns(hosts, ids, ([*server, h.moref] for h in inv.hosts)),
         _by_host(gpus_table(result), server, host_morefs),
         _by_host(profiles_table(inv), server, host_morefs),
         _with_columns(
             vms,
-            [Column(VCENTER), Column(MOREF), Column("BIOS UUID"), Column("Instance UUID")],
-            ([server, v.moref, v.bios_uuid, v.instance_uuid] for v in inv.vms),
+            [*ids, Column("BIOS UUID"), Column("Instance UUID")],
+            ([*server, v.moref, v.bios_uuid, v.instance_uuid] for v in inv.vms),
         ),
-        _with_columns(
-            datastores,
-            [Column(VCENTER), Column(MOREF)],
-            ([server, d.moref] for d in inv.datastores),
-        ),
+        _with_columns(datastores, ids, ([*server, d.moref] for d in inv.datastores)),
         _by_host(adapters_table(inv), server, host_morefs),
         _by_host(vmotion_table(inv), server, host_morefs),
         _joinable(failover_table(result), server, lambda r: [], []),
@@ -273,5 +390,7 @@ def audit_tables(result: AuditResult, report_version: int) -> list[Table]:
         _by_host(host_licences_table(inv), server, host_morefs),
         _joinable(gaps_table(inv), server, lambda r: [], []),
         *kubernetes,
-        about_table(result, report_version),
+        rules_table(result),
     ]
+    about = about_table(result, report_version)
+    return [*sheets, guide_table(sheets, [about]), about]

@@ -16,7 +16,7 @@ import contextlib
 import io
 import re
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, date, datetime
 from typing import Any, cast
 
@@ -28,9 +28,12 @@ from openpyxl.formatting.rule import CellIsRule
 from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet._write_only import WriteOnlyWorksheet
+from openpyxl.worksheet.dimensions import RowDimension
+from openpyxl.worksheet.pagebreak import Break
 from openpyxl.worksheet.properties import PageSetupProperties
 
 from gpuaudit.report.json_report import REPORT_SCHEMA_VERSION
+from gpuaudit.report.printing import PrintLayout, print_layout
 from gpuaudit.report.tables import BOOL, DATE, DATETIME, FLOAT, Table, Value
 from gpuaudit.report.text import looks_like_formula, xml_text
 from gpuaudit.report.workbook import audit_tables
@@ -69,11 +72,15 @@ COLOURED: dict[str, dict[str, tuple[str, ...]]] = {
     "Targets": {"Verdict": ("PASS", "FAIL", "NOT PROVEN", "ERROR")},
 }
 
-# The sheets auditors print, and their columns of long text: these wrap within a
-# column of at most WRAP_WIDTH characters, and the sheet fits the page width.
-PRINTED: dict[str, tuple[str, ...]] = {
-    "Top Actions": ("Title", "Clusters", "Objects", "Remediation", "Finding IDs"),
-    "Findings": ("Title", "Message", "Evidence", "Remediation", "References"),
+# The columns of long text that wrap within WRAP_WIDTH characters (or the width the
+# print layout gives them). Findings wraps only its title (gpuaudit.report.printing):
+# a row is as tall as its tallest cell, printed or not.
+WRAPPED: dict[str, tuple[str, ...]] = {
+    "Audit Summary": ("Value", "Detail"),
+    "Findings": ("Title",),
+    "Top Actions": ("Title", "Clusters", "Objects", "Remediation"),
+    "Rules": ("Title", "Rationale", "Remediation", "References"),
+    "Guide": ("Meaning",),
 }
 WRAP_WIDTH = 48
 _WRAP = Alignment(wrap_text=True, vertical="top")
@@ -166,6 +173,7 @@ class _Sheet(WriteOnlyWorksheet):
         self.wrapped = wrapped  # the indexes of the columns whose text wraps
         self.wrap_style = ""  # ' s="N"': the wrapping style's index, once registered
         self.letters = [get_column_letter(i + 1) for i in range(len(kinds))]
+        self.wrap_widths: dict[int, float] = {}  # wrapped column -> width, for row heights
         self.texts: dict[str, str | None] = {}  # the same strings recur: status, rule, host
 
     def _write_rows(self) -> Any:
@@ -185,6 +193,11 @@ class _Sheet(WriteOnlyWorksheet):
                         self._write_values(xf, write, row, row_idx)
                     else:
                         if isinstance(row, _Values):
+                            height = self.row_height(row) if self.wrap_widths else None
+                            if height:
+                                self.row_dimensions[row_idx] = RowDimension(
+                                    self, index=row_idx, ht=height
+                                )
                             row = [self._cell(v, i) for i, v in enumerate(row)]
                         self._writer.write_row(xf, self._values_to_row(row, row_idx), row_idx)
                     row_idx += 1
@@ -192,9 +205,22 @@ class _Sheet(WriteOnlyWorksheet):
                 pass
         self._writer.xf.send(None)
 
+    def row_height(self, row: Sequence[Value]) -> int | None:
+        """The row's height in points when a wrapped cell needs more than one line.
+
+        Set explicitly: a reader that sizes rows itself may size them for another
+        font, and wrapped lines then overlap the next row when printed.
+        """
+        lines = max(
+            (wrapped_lines(row[i], width) for i, width in self.wrap_widths.items()), default=1
+        )
+        return lines * LINE_POINTS + 3 if lines > 1 else None
+
     def _write_values(self, xf: Any, write: Any, row: tuple[Value, ...], row_idx: int) -> None:
         r = str(row_idx)
-        out = [f'<row r="{r}">']
+        height = self.row_height(row) if self.wrap_widths else None
+        tall = f' ht="{height}" customHeight="1"' if height else ""
+        out = [f'<row r="{r}"{tall}>']
         for i, value in enumerate(row):
             if value is None:
                 continue
@@ -247,6 +273,19 @@ def _text_cell(value: str) -> str | None:
 
 
 _UNKNOWN: Any = object()
+LINE_POINTS = 15  # one line of 11 pt text
+
+
+def wrapped_lines(value: Value, width: float) -> int:
+    """How many lines ``value`` takes wrapped in a column ``width`` characters wide.
+
+    Counted for a narrower column than it is: a proportional font fits fewer wide
+    letters, and one line too many costs less than text that overlaps the next row.
+    """
+    if not isinstance(value, str) or not value:
+        return 1
+    per_line = max(int(width * 0.85) - 1, 1)
+    return sum(max(1, -(-len(line) // per_line)) for line in value.split("\n"))
 
 
 class _Values(tuple[Value, ...]):
@@ -255,7 +294,7 @@ class _Values(tuple[Value, ...]):
 
 def _width(table: Table, index: int) -> float:
     column = table.columns[index]
-    if column.name in PRINTED.get(table.title, ()):
+    if column.name in WRAPPED.get(table.title, ()):
         return WRAP_WIDTH
     if column.type == DATETIME:
         return 20
@@ -272,23 +311,20 @@ def _width(table: Table, index: int) -> float:
 
 def _write_table(wb: Workbook, table: Table) -> None:
     kinds = [c.type for c in table.columns]
-    printed = PRINTED.get(table.title, ())
-    wrapped = frozenset(i for i, c in enumerate(table.columns) if c.name in printed)
-    ws = _Sheet(parent=wb, title=table.title[:31], kinds=kinds, wrapped=wrapped)
+    layout = print_layout(table)
+    wrapping = WRAPPED.get(table.title, ())
+    wrapped = layout.wrapped | {i for i, c in enumerate(table.columns) if c.name in wrapping}
+    ws = _Sheet(parent=wb, title=table.title[:31], kinds=kinds, wrapped=frozenset(wrapped))
     wb._add_sheet(ws)
     ncols = len(table.columns)
     last = get_column_letter(ncols)
     for i in range(ncols):
-        ws.column_dimensions[get_column_letter(i + 1)].width = _width(table, i)
+        width = layout.widths.get(i) or _width(table, i)
+        ws.column_dimensions[get_column_letter(i + 1)].width = width
+        if i in wrapped:
+            ws.wrap_widths[i] = width
     ws.freeze_panes = "A2"
-    # Auditors print evidence: landscape, with the header row on every page.
-    ws.page_setup.orientation = "landscape"
-    ws.print_title_rows = "1:1"
-    if printed:
-        # As many pages down as it takes, never wider than one.
-        ws.sheet_properties.pageSetUpPr = PageSetupProperties(fitToPage=True)
-        ws.page_setup.fitToWidth = 1
-        ws.page_setup.fitToHeight = 0
+    _page_setup(ws, table, layout)
     if table.key == "gpu-capacity" and table.rows:
         ws.add_chart(capacity_chart(ws, len(table.rows)), f"{get_column_letter(ncols + 2)}2")
     ws.auto_filter.ref = f"A1:{last}{len(table.rows) + 1}"
@@ -318,6 +354,32 @@ def _write_table(wb: Workbook, table: Table) -> None:
     ws.append(header)
     for row in table.rows:
         ws.append(_Values(row))
+
+
+def _page_setup(ws: WriteOnlyWorksheet, table: Table, layout: PrintLayout) -> None:
+    """Landscape A4, the header row on every page, and what ``layout`` prints."""
+    ws.page_setup.orientation = "landscape"
+    ws.page_setup.paperSize = "9"  # A4
+    ws.page_margins.left = ws.page_margins.right = 0.4
+    ws.page_margins.top = ws.page_margins.bottom = 0.5
+    ncols = len(table.columns)
+    if not layout.printed:
+        # One empty cell below the table (no text runs into it), and no title rows:
+        # nothing prints until the print area is cleared.
+        ws.print_area = f"A{len(table.rows) + 3}"
+        return
+    ws.print_title_rows = "1:1"
+    if layout.rows is not None or layout.columns is not None:
+        columns = get_column_letter(layout.columns or ncols)
+        rows = 1 + (len(table.rows) if layout.rows is None else layout.rows)
+        ws.print_area = f"A1:{columns}{rows}"
+    if layout.fit_width or layout.one_page:
+        # As many pages down as it takes (one for a one-page sheet), never wider than one.
+        ws.sheet_properties.pageSetUpPr = PageSetupProperties(fitToPage=True)
+        ws.page_setup.fitToWidth = 1
+        ws.page_setup.fitToHeight = 1 if layout.one_page else 0
+    for row in layout.breaks:
+        ws.row_breaks.append(Break(id=row))
 
 
 def capacity_chart(ws: WriteOnlyWorksheet, clusters: int) -> BarChart:
