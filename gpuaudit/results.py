@@ -50,7 +50,7 @@ OBJECT_KINDS: tuple[ObjectKind, ...] = get_args(ObjectKind)
 
 
 # Bumped whenever a rule is added, removed, or changes meaning.
-RULES_VERSION = "2026.12.11"
+RULES_VERSION = "2026.12.12"
 
 
 def severity_rank(severity: str) -> int:
@@ -212,6 +212,44 @@ class ClusterSimulation:
     not_proven: list[str] = field(default_factory=list)
 
 
+# A GPU VM's fate when its host enters maintenance mode (gpuaudit.plan.maintenance).
+MOVED = "moved"  # vMotioned by DRS to ``to_host``
+POWERED_OFF = "powered off"  # DRS powers it off: it cannot, or is told not to, move
+BLOCKING = "blocking"  # nothing moves it: maintenance mode waits for it
+FATES = (MOVED, POWERED_OFF, BLOCKING)
+
+
+@dataclass
+class VmFate:
+    vm: str
+    fate: str  # one of FATES
+    reason: str = ""  # why it is powered off or blocks; for a move, what is not proven
+    to_host: str | None = None
+    to_gpu: str | None = None
+
+
+@dataclass
+class HostMaintenance:
+    """What happens to a host's powered-on GPU VMs when it enters maintenance mode."""
+
+    host: str
+    vms: list[VmFate] = field(default_factory=list)
+
+    @property
+    def downtime(self) -> list[VmFate]:
+        """The GPU VMs that stop running: powered off, or blocking until someone acts."""
+        return [v for v in self.vms if v.fate != MOVED]
+
+
+@dataclass
+class ClusterMaintenance:
+    """Maintenance readiness of a cluster, one host at a time, DRS fully automated."""
+
+    cluster: str
+    hosts: list[HostMaintenance] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
 @dataclass
 class RuleError:
     """A rule that raised: the audit goes on and says which verdicts are missing."""
@@ -274,6 +312,8 @@ class AuditResult:
     history: ScanHistory | None = None  # None: no history store was used
     # One section per Kubernetes cluster given (scan --kubernetes); empty without one.
     kubernetes: list[KubernetesReport] = field(default_factory=list)
+    # One per cluster with GPU VMs: each host's maintenance readiness.
+    maintenance: list[ClusterMaintenance] = field(default_factory=list)
 
     def failed(self) -> list[Finding]:
         return [f for f in self.findings if f.failed]

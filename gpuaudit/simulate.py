@@ -457,7 +457,10 @@ class ClusterModel:
         cluster: str,
         max_failures: int = MAX_FAILURES,
         optimistic: bool = False,
+        keep_disabled: bool = False,
     ) -> None:
+        """``keep_disabled``: VMs whose HA restart priority is disabled are placed too (DRS
+        moves them for maintenance, where HA would not restart them)."""
         self.facts = facts
         # How undecided capacity is read, and what was undecided (Ledger).
         self.ledger = Ledger(optimistic)
@@ -507,10 +510,10 @@ class ClusterModel:
         # HA never restarts these: they keep their GPUs and memory, and are never placed.
         self.disabled: dict[str, list[Vm]] = {}
         for vm in vms:
-            if facts.restart_priority(vm) == "disabled":
+            if facts.restart_priority(vm) == "disabled" and not keep_disabled:
                 self.disabled.setdefault(vm.host or "", []).append(vm)
         # Every VM is seated (a disabled one keeps its GPU); guest indices stay those of vms.
-        self.guests = [g for g in self._seat(vms) if g.priority != "disabled"]
+        self.guests = [g for g in self._seat(vms) if keep_disabled or g.priority != "disabled"]
         for slots in self.initial.values():
             for slot in slots:
                 slot.seated = len(slot.vgpus)  # running now: where each sits is unknown
@@ -524,6 +527,13 @@ class ClusterModel:
         # in a cluster of 96 hosts each answer is asked for again by the next failures.
         self._best_now: dict[tuple[Demand, ...], dict[str, Any]] = {}
         self._choice_now: dict[tuple[Demand, ...], dict[str, Any]] = {}
+
+    def close(self, hosts: Iterable[str]) -> None:
+        """Take no VM onto these hosts (they cannot receive one: no vMotion adapter)."""
+        for host in hosts:
+            self.nodes[host].active = False
+        self._eligible_cache.clear()
+        self.eligible = {g.index: self._eligible(g) for g in self.guests}
 
     # Building the initial state
     def _apart_now(self, hosts: list[Host]) -> dict[str, dict[str, int]]:
@@ -1547,6 +1557,20 @@ def _weigh_the_unknown(
         k, _ = _tolerance(loose, every, by_policy=True)
         if k > sim.tolerates:
             sim.tolerates_unproven = k
+
+
+def evacuate(model: ClusterModel, host: str, moving: Sequence[Guest]) -> HostFailure:
+    """Where ``moving`` (GPU VMs of ``host``) go when the host leaves the cluster, placed
+    as a failure's restarts are: ``placed`` by the hosts' own GPU choice, ``manual_only``
+    where only another choice fits, ``unplaced`` with the reason. The host's other GPU VMs
+    are taken to be powered off: they free their GPUs and go nowhere."""
+    kept = model.by_host
+    model.by_host = {**kept, host: list(moving)}
+    try:
+        exact = _failure(model, {host}, model.fail([host]))
+        return _with_policy(model, exact, model.by_policy([host]))
+    finally:
+        model.by_host = kept
 
 
 def _failure(model: ClusterModel, down: set[str], outcome: Outcome) -> HostFailure:

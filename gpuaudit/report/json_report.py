@@ -16,6 +16,7 @@ from gpuaudit.report.age import finding_age, since_last_scan
 from gpuaudit.report.summary import summarize
 from gpuaudit.results import (
     AuditResult,
+    ClusterMaintenance,
     ClusterSimulation,
     Finding,
     Rule,
@@ -93,6 +94,8 @@ def report_document(result: AuditResult) -> dict[str, Any]:
         doc["kubernetes"] = [
             {**dataclasses.asdict(k), "k8s_02_holds": k.holds} for k in result.kubernetes
         ]
+    if result.maintenance:  # clusters with GPU VMs: each host's maintenance readiness
+        doc["maintenance"] = result.maintenance
     changes = since_last_scan(result)
     if changes is not None:
         doc["summary"]["since_last_scan"] = changes
@@ -220,6 +223,9 @@ def from_json_data(data: Any) -> AuditResult:
             errors=[_build(RuleError, e, "errors[]") for e in data.get("errors", [])],
             designs={str(k): str(v) for k, v in data.get("designs", {}).items()},
             first_seen=_first_seen(data["findings"]),
+            maintenance=[
+                _build(ClusterMaintenance, m, "maintenance[]") for m in data.get("maintenance", [])
+            ],
         )
     except InventoryError as exc:
         raise ReportError(str(exc)) from None

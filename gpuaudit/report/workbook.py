@@ -17,6 +17,7 @@ from typing import Any
 from gpuaudit.report.actions import finding_id, top_actions
 from gpuaudit.report.age import finding_age
 from gpuaudit.report.kubernetes import displaced_table, nodes_table
+from gpuaudit.report.maintenance import maintenance_table
 from gpuaudit.report.summary import summarize
 from gpuaudit.report.tables import (
     DATE,
@@ -273,5 +274,6 @@ def audit_tables(result: AuditResult, report_version: int) -> list[Table]:
         _by_host(host_licences_table(inv), server, host_morefs),
         _joinable(gaps_table(inv), server, lambda r: [], []),
         *kubernetes,
+        *([maintenance_table(result)] if result.maintenance else []),
         about_table(result, report_version),
     ]
