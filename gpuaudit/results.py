@@ -250,6 +250,35 @@ class ClusterMaintenance:
     notes: list[str] = field(default_factory=list)
 
 
+# How many more VMs of one GPU device fit in a cluster (gpuaudit.plan.headroom).
+PASSTHROUGH = "passthrough"  # the profile of a row for a whole GPU by Dynamic DirectPath
+
+
+@dataclass
+class Headroom:
+    """New VMs of one vGPU profile (or whole GPUs by Dynamic DirectPath) on one GPU model."""
+
+    gpu_model: str
+    profile: str  # lower case; PASSTHROUGH for a Dynamic DirectPath GPU
+    vm_memory_mb: int  # the memory each new VM is taken to reserve
+    fits_now: int  # placed one after another, each where the hosts' own choice takes it
+    fits_nk: int  # the most of those after which the cluster still tolerates N+k
+    # vCenter's remaining capacity of the profile summed over the hosts that answered
+    # QueryCapacity (vSphere 9.0); None where none did.
+    vcenter_remaining: int | None = None
+    # Fewer fit under N+k than vCenter's remaining, because of the failure reserve.
+    below_vcenter: bool = False
+
+
+@dataclass
+class ClusterHeadroom:
+    cluster: str
+    k: int  # the N+k the cluster must keep
+    tolerates_now: bool  # it keeps it with no new VM
+    rows: list[Headroom] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
 @dataclass
 class RuleError:
     """A rule that raised: the audit goes on and says which verdicts are missing."""
@@ -314,6 +343,8 @@ class AuditResult:
     kubernetes: list[KubernetesReport] = field(default_factory=list)
     # One per cluster with GPU VMs: each host's maintenance readiness.
     maintenance: list[ClusterMaintenance] = field(default_factory=list)
+    # One per cluster with GPUs: how many more GPU VMs fit, now and under N+k.
+    headroom: list[ClusterHeadroom] = field(default_factory=list)
 
     def failed(self) -> list[Finding]:
         return [f for f in self.findings if f.failed]

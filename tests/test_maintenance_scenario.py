@@ -134,18 +134,23 @@ def test_the_workbook_has_a_maintenance_sheet(result: AuditResult) -> None:
     assert rows == {(host, vm, fate, to) for vm, (host, fate, to) in FATES.items()}
 
 
-def test_the_html_report_has_a_maintenance_section(
-    result: AuditResult, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # The checkout's templates, whatever an installed package holds.
+def checkout_section(result: AuditResult, monkeypatch: pytest.MonkeyPatch, section_id: str) -> str:
+    """The HTML report's section, rendered with the checkout's templates (whatever an
+    installed package holds)."""
     monkeypatch.setattr(html, "template_root", lambda: ROOT / "templates")
     html.environment.cache_clear()
     try:
         page = render_html(result)
     finally:
         html.environment.cache_clear()
-    section = page[page.index('<section id="maintenance">') :]
-    section = section[: section.index("</section>")]
+    section = page[page.index(f'<section id="{section_id}">') :]
+    return section[: section.index("</section>")]
+
+
+def test_the_html_report_has_a_maintenance_section(
+    result: AuditResult, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    section = checkout_section(result, monkeypatch, "maintenance")
     assert section.count('class="maintenance-cluster"') == 4
     assert '<span class="vm">pt-train</span>' in section
     assert "full-b2" in section and "clean-a" not in section  # a move names no VM

@@ -16,6 +16,7 @@ from gpuaudit.report.age import finding_age, since_last_scan
 from gpuaudit.report.summary import summarize
 from gpuaudit.results import (
     AuditResult,
+    ClusterHeadroom,
     ClusterMaintenance,
     ClusterSimulation,
     Finding,
@@ -96,6 +97,8 @@ def report_document(result: AuditResult) -> dict[str, Any]:
         ]
     if result.maintenance:  # clusters with GPU VMs: each host's maintenance readiness
         doc["maintenance"] = result.maintenance
+    if result.headroom:  # gpuaudit plan: how many more GPU VMs fit, now and under N+k
+        doc["headroom"] = result.headroom
     changes = since_last_scan(result)
     if changes is not None:
         doc["summary"]["since_last_scan"] = changes
@@ -226,6 +229,7 @@ def from_json_data(data: Any) -> AuditResult:
             maintenance=[
                 _build(ClusterMaintenance, m, "maintenance[]") for m in data.get("maintenance", [])
             ],
+            headroom=[_build(ClusterHeadroom, h, "headroom[]") for h in data.get("headroom", [])],
         )
     except InventoryError as exc:
         raise ReportError(str(exc)) from None

@@ -16,6 +16,7 @@ from typing import Any
 
 from gpuaudit.report.actions import finding_id, top_actions
 from gpuaudit.report.age import finding_age
+from gpuaudit.report.headroom import headroom_table
 from gpuaudit.report.kubernetes import displaced_table, nodes_table
 from gpuaudit.report.maintenance import maintenance_table
 from gpuaudit.report.summary import summarize
@@ -275,5 +276,6 @@ def audit_tables(result: AuditResult, report_version: int) -> list[Table]:
         _joinable(gaps_table(inv), server, lambda r: [], []),
         *kubernetes,
         *([maintenance_table(result)] if result.maintenance else []),
+        *([headroom_table(result)] if result.headroom else []),
         about_table(result, report_version),
     ]
