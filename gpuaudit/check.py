@@ -17,6 +17,7 @@ from gpuaudit.inventory import Inventory
 from gpuaudit.kube import Cluster as KubernetesCluster
 from gpuaudit.kube import KubernetesReport
 from gpuaudit.kube_sim import analyse_all
+from gpuaudit.plan.maintenance import readiness_all
 from gpuaudit.policy import Policy
 from gpuaudit.progress import Progress, Step, ignore
 from gpuaudit.results import (
@@ -71,6 +72,10 @@ def run_checks(
     ctx = Context(
         facts=facts, policy=policy, simulations=simulations, today=today, kubernetes=kube_reports
     )
+    try:
+        ctx.maintenance = {m.cluster: m for m in readiness_all(ctx)}
+    except Exception as exc:  # the audit goes on; VM-12 and VM-13 then give no verdict
+        errors.append(RuleError("maintenance", _describe(exc)))
     gaps = _gaps(inventory)
     findings: list[Finding] = []
     for spec in specs():
@@ -106,6 +111,7 @@ def run_checks(
         errors=errors,
         designs=designs,
         kubernetes=kube_reports,
+        maintenance=list(ctx.maintenance.values()),
     )
 
 

@@ -468,6 +468,10 @@ class Vm:
     # The NVIDIA vGPU plugin parameters of config.extraConfig that disable live migration
     # when 1: pciPassthru<N>.cfg.enable_uvm, .enable_debugging, .enable_profiling, as set.
     vgpu_plugin_options: dict[str, str] = field(default_factory=dict)
+    # config.extraConfig's maintenance.vm.evacuation.poweroff as set (vSphere's
+    # vm-operator sets "TRUE" on its GPU VMs: DRS powers the VM off for its host's
+    # maintenance instead of moving it); None when unset or the devices were not read.
+    evacuation_poweroff: str | None = None
     min_evc_mode: str | None = None  # runtime.minRequiredEVCModeKey
     # The join keys of other inventories (RVTools' "VM UUID"): empty when not read.
     bios_uuid: str = ""  # config.uuid

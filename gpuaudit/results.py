@@ -52,7 +52,7 @@ OBJECT_KINDS: tuple[ObjectKind, ...] = get_args(ObjectKind)
 
 
 # Bumped whenever a rule is added, removed, or changes meaning.
-RULES_VERSION = "2026.12.11"
+RULES_VERSION = "2026.12.12"
 
 
 def severity_rank(severity: str) -> int:
@@ -214,6 +214,73 @@ class ClusterSimulation:
     not_proven: list[str] = field(default_factory=list)
 
 
+# A GPU VM's fate when its host enters maintenance mode (gpuaudit.plan.maintenance).
+MOVED = "moved"  # vMotioned by DRS to ``to_host``
+POWERED_OFF = "powered off"  # DRS powers it off: it cannot, or is told not to, move
+BLOCKING = "blocking"  # nothing moves it: maintenance mode waits for it
+FATES = (MOVED, POWERED_OFF, BLOCKING)
+
+
+@dataclass
+class VmFate:
+    vm: str
+    fate: str  # one of FATES
+    reason: str = ""  # why it is powered off or blocks; for a move, what is not proven
+    to_host: str | None = None
+    to_gpu: str | None = None
+
+
+@dataclass
+class HostMaintenance:
+    """What happens to a host's powered-on GPU VMs when it enters maintenance mode."""
+
+    host: str
+    vms: list[VmFate] = field(default_factory=list)
+
+    @property
+    def downtime(self) -> list[VmFate]:
+        """The GPU VMs that stop running: powered off, or blocking until someone acts."""
+        return [v for v in self.vms if v.fate != MOVED]
+
+
+@dataclass
+class ClusterMaintenance:
+    """Maintenance readiness of a cluster, one host at a time, DRS fully automated."""
+
+    cluster: str
+    hosts: list[HostMaintenance] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+# How many more VMs of one GPU device fit in a cluster (gpuaudit.plan.headroom).
+PASSTHROUGH = "passthrough"  # the profile of a row for a whole GPU by Dynamic DirectPath
+
+
+@dataclass
+class Headroom:
+    """New VMs of one vGPU profile (or whole GPUs by Dynamic DirectPath) on one GPU model."""
+
+    gpu_model: str
+    profile: str  # lower case; PASSTHROUGH for a Dynamic DirectPath GPU
+    vm_memory_mb: int  # the memory each new VM is taken to reserve
+    fits_now: int  # placed one after another, each where the hosts' own choice takes it
+    fits_nk: int  # the most of those after which the cluster still tolerates N+k
+    # vCenter's remaining capacity of the profile summed over the hosts that answered
+    # QueryCapacity (vSphere 9.0); None where none did.
+    vcenter_remaining: int | None = None
+    # Fewer fit under N+k than vCenter's remaining, because of the failure reserve.
+    below_vcenter: bool = False
+
+
+@dataclass
+class ClusterHeadroom:
+    cluster: str
+    k: int  # the N+k the cluster must keep
+    tolerates_now: bool  # it keeps it with no new VM
+    rows: list[Headroom] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
 @dataclass
 class RuleError:
     """A rule that raised: the audit goes on and says which verdicts are missing."""
@@ -317,6 +384,10 @@ class AuditResult:
     # The job's verdict under --fail-on and the baseline; None: rendered on its own,
     # where every failure counts (gpuaudit.judgement.judgement_of).
     judgement: Judgement | None = None
+    # One per cluster with GPU VMs: each host's maintenance readiness.
+    maintenance: list[ClusterMaintenance] = field(default_factory=list)
+    # One per cluster with GPUs: how many more GPU VMs fit, now and under N+k.
+    headroom: list[ClusterHeadroom] = field(default_factory=list)
 
     def failed(self) -> list[Finding]:
         return [f for f in self.findings if f.failed]

@@ -95,6 +95,7 @@ largest device fit now, and the N+k of those VMs alone by the policy pass.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import itertools
@@ -278,7 +279,17 @@ class Slot:
             sharing.vcenter_told(host),
         )
         self.ledger = ledger or Ledger()
-        self.static: tuple[Any, ...] = (
+        self.static = self._static()
+        self.owner: str | None = None  # the passthrough VM that holds it
+        self.vgpus: list[tuple[str, str, int]] = []  # (vm, profile, frame buffer)
+        self.used = 0  # frame buffer taken by vGPUs
+        # The first ``seated`` of vgpus ran before any failure: where they sit is unknown.
+        # The others arrive in a simulation, each where ESXi chooses.
+        self.seated = 0
+
+    def _static(self) -> tuple[Any, ...]:
+        """What never changes in a simulation: equal for interchangeable GPUs."""
+        return (
             self.model,
             self.prefix,
             self.vendor,
@@ -295,12 +306,13 @@ class Slot:
             self.groups is None,
             tuple(sorted(self.groups or ())),
         )
-        self.owner: str | None = None  # the passthrough VM that holds it
-        self.vgpus: list[tuple[str, str, int]] = []  # (vm, profile, frame buffer)
-        self.used = 0  # frame buffer taken by vGPUs
-        # The first ``seated`` of vgpus ran before any failure: where they sit is unknown.
-        # The others arrive in a simulation, each where ESXi chooses.
-        self.seated = 0
+
+    def with_caps(self, caps: Mapping[str, int]) -> Slot:
+        """A copy whose host vCenter says takes ``caps`` more of each profile."""
+        new = self.copy()
+        new.caps = caps
+        new.static = new._static()
+        return new
 
     def copy(self) -> Slot:
         new = Slot.__new__(Slot)
@@ -457,8 +469,12 @@ class ClusterModel:
         cluster: str,
         max_failures: int = MAX_FAILURES,
         optimistic: bool = False,
+        keep_disabled: bool = False,
     ) -> None:
+        """``keep_disabled``: VMs whose HA restart priority is disabled are placed too (DRS
+        moves them for maintenance, where HA would not restart them)."""
         self.facts = facts
+        self.keep_disabled = keep_disabled
         # How undecided capacity is read, and what was undecided (Ledger).
         self.ledger = Ledger(optimistic)
         self.max_failures = max_failures  # N+k is searched for k up to this
@@ -507,10 +523,11 @@ class ClusterModel:
         # HA never restarts these: they keep their GPUs and memory, and are never placed.
         self.disabled: dict[str, list[Vm]] = {}
         for vm in vms:
-            if facts.restart_priority(vm) == "disabled":
+            if facts.restart_priority(vm) == "disabled" and not keep_disabled:
                 self.disabled.setdefault(vm.host or "", []).append(vm)
+        self.seated_vms = len(vms)  # the next VM's index (ClusterModel.plus)
         # Every VM is seated (a disabled one keeps its GPU); guest indices stay those of vms.
-        self.guests = [g for g in self._seat(vms) if g.priority != "disabled"]
+        self.guests = [g for g in self._seat(vms) if keep_disabled or g.priority != "disabled"]
         for slots in self.initial.values():
             for slot in slots:
                 slot.seated = len(slot.vgpus)  # running now: where each sits is unknown
@@ -524,6 +541,57 @@ class ClusterModel:
         # in a cluster of 96 hosts each answer is asked for again by the next failures.
         self._best_now: dict[tuple[Demand, ...], dict[str, Any]] = {}
         self._choice_now: dict[tuple[Demand, ...], dict[str, Any]] = {}
+
+    def close(self, hosts: Iterable[str]) -> None:
+        """Take no VM onto these hosts (they cannot receive one: no vMotion adapter)."""
+        for host in hosts:
+            self.nodes[host].active = False
+        self._eligible_cache.clear()
+        self.eligible = {g.index: self._eligible(g) for g in self.guests}
+
+    def plus(self, extra: Sequence[tuple[Vm, tuple[str, ...]]]) -> ClusterModel:
+        """A copy of the model with more powered-on GPU VMs that the inventory does not hold
+        (new VMs a plan deploys), each with its host and the GPUs (PCI ids, one per device)
+        it runs on: as if the inventory listed them after its own VMs, on those GPUs. They
+        take memory and vCenter's remaining capacity; they are in no DRS rule."""
+        new = copy.copy(self)
+        new.initial = dict(self.initial)
+        new.free = dict(self.free)
+        new.guests = list(self.guests)
+        new.by_host = {h: list(g) for h, g in self.by_host.items()}
+        new.disabled = {h: list(v) for h, v in self.disabled.items()}
+        new.eligible = dict(self.eligible)
+        new._best_now, new._choice_now = {}, {}
+        new.seated_vms = self.seated_vms + len(extra)
+        touched = list(dict.fromkeys(vm.host or "" for vm, _ in extra))
+        for host in touched:
+            caps = _less(
+                vcenter_room(self.facts.hosts[host]), [v for v, _ in extra if v.host == host]
+            )
+            new.initial[host] = [s.with_caps(caps) for s in self.initial[host]]
+        for i, (vm, seats) in enumerate(extra):
+            host = vm.host or ""
+            by_id = {s.pci_id: s for s in new.initial[host]}
+            demands = []
+            for att, pci in zip(vm.gpus, seats, strict=True):
+                d = _dynamic_wants(_demand(att.kind, att.profile, att.pci_id, att.allowed), att)
+                slot = by_id[pci]
+                slot.take(vm.name, d)
+                if d.kind == "vgpu":
+                    d = _with_model(d, slot.model)
+                demands.append(_label_as_seen(d, slot))
+            new.free[host] -= vm_memory_need_mb(vm)
+            guest = new._guest(self.seated_vms + i, vm, demands)
+            if guest.priority == "disabled" and not self.keep_disabled:
+                new.disabled.setdefault(host, []).append(vm)
+                continue
+            new.guests.append(guest)
+            new.by_host.setdefault(host, []).append(guest)
+            new.eligible[guest.index] = new._eligible(guest)
+        for host in touched:
+            for slot in new.initial[host]:
+                slot.seated = len(slot.vgpus)
+        return new
 
     # Building the initial state
     def _apart_now(self, hosts: list[Host]) -> dict[str, dict[str, int]]:
@@ -1154,6 +1222,16 @@ def vcenter_room(host: Host) -> dict[str, int]:
     }
 
 
+def _less(room: dict[str, int], new: Sequence[Vm]) -> dict[str, int]:
+    """vCenter's remaining capacity less one unit for each vGPU of the new VMs."""
+    for vm in new:
+        for att in vm.gpus:
+            name = (att.profile or "").lower()
+            if att.kind == "vgpu" and name in room:
+                room[name] = max(room[name] - 1, 0)
+    return room
+
+
 def _arrivals(slots: Sequence[Slot]) -> Iterator[str]:
     """The profiles (lower case) of the vGPUs placed on the host since it was read."""
     for slot in slots:
@@ -1547,6 +1625,20 @@ def _weigh_the_unknown(
         k, _ = _tolerance(loose, every, by_policy=True)
         if k > sim.tolerates:
             sim.tolerates_unproven = k
+
+
+def evacuate(model: ClusterModel, host: str, moving: Sequence[Guest]) -> HostFailure:
+    """Where ``moving`` (GPU VMs of ``host``) go when the host leaves the cluster, placed
+    as a failure's restarts are: ``placed`` by the hosts' own GPU choice, ``manual_only``
+    where only another choice fits, ``unplaced`` with the reason. The host's other GPU VMs
+    are taken to be powered off: they free their GPUs and go nowhere."""
+    kept = model.by_host
+    model.by_host = {**kept, host: list(moving)}
+    try:
+        exact = _failure(model, {host}, model.fail([host]))
+        return _with_policy(model, exact, model.by_policy([host]))
+    finally:
+        model.by_host = kept
 
 
 def _failure(model: ClusterModel, down: set[str], outcome: Outcome) -> HostFailure:

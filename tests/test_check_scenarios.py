@@ -40,6 +40,7 @@ STUNTIME = SCENARIOS / "stuntime.yaml"
 FAILCLOSED_VMOTION = SCENARIOS / "failclosed-vmotion.yaml"
 FAILCLOSED_GPUTYPE = SCENARIOS / "failclosed-gputype.yaml"
 FAILCLOSED_NVLINK = SCENARIOS / "failclosed-nvlink.yaml"
+MAINTENANCE = SCENARIOS / "maintenance.yaml"
 TODAY = date(2027, 1, 15)
 
 # The intent that broken.yaml's DS-02 expectations assume (see its header).
@@ -105,6 +106,17 @@ def design_expectations() -> list[tuple[str, str, str]]:
     return out
 
 
+# maintenance.yaml's VM-12 expectations assume stateful workloads (see its header).
+MAINTENANCE_POLICY = """
+clusters:
+  "mm-*": {intent: {stateless: false}}
+"""
+
+
+def maintenance_policy() -> Policy:
+    return parse_policy(MAINTENANCE_POLICY, "maintenance-policy", rule_ids=RULE_IDS)
+
+
 def broken_policy() -> Policy:
     return parse_policy(BROKEN_POLICY, "broken-policy", rule_ids=RULE_IDS)
 
@@ -155,6 +167,7 @@ TWIN_SCENARIOS: dict[Path, Callable[[], Policy | None]] = {
     FAILCLOSED_VMOTION: lambda: None,
     FAILCLOSED_GPUTYPE: lambda: None,
     FAILCLOSED_NVLINK: lambda: None,
+    MAINTENANCE: lambda: maintenance_policy(),
 }
 
 

@@ -43,6 +43,7 @@ def build_vm(obj: ObjectProps, host_names: dict[str, str], ds_names: dict[str, s
         firmware=obj.get("config.firmware") or None,
         mmio_options=mmio_options(obj.get("config.extraConfig", [])),
         vgpu_plugin_options=vgpu_plugin_options(obj.get("config.extraConfig", [])),
+        evacuation_poweroff=evacuation_poweroff(obj.get("config.extraConfig", [])),
         min_evc_mode=obj.get("runtime.minRequiredEVCModeKey") or None,
         bios_uuid=str(obj.get("config.uuid") or ""),
         instance_uuid=str(obj.get("config.instanceUuid") or ""),
@@ -102,6 +103,18 @@ def vgpu_plugin_options(extra_config: Any) -> dict[str, str]:
         if match is not None:
             found[f"pciPassthru{match[1]}.cfg.{match[2].lower()}"] = str(option.value)
     return found
+
+
+EVACUATION_POWEROFF = "maintenance.vm.evacuation.poweroff"
+
+
+def evacuation_poweroff(extra_config: Any) -> str | None:
+    """The VM's maintenance.vm.evacuation.poweroff as set; the key matches
+    case-insensitively, as the VMX file's do."""
+    for option in extra_config or []:
+        if str(option.key).lower() == EVACUATION_POWEROFF:
+            return str(option.value)
+    return None
 
 
 def device_candidates(objects: Mapping[str, ObjectProps]) -> list[str]:

@@ -254,6 +254,8 @@ def render_html(result: AuditResult) -> str:
         worst=worst,
         tables=tables,
         kubernetes=cluster_views(result.kubernetes),
+        maintenance=result.maintenance,
+        headroom=result.headroom,
         ops=operations_view(inv),
         licences=summary.licences,
         spark_w=SPARK_WIDTH,

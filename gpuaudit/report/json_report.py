@@ -17,6 +17,8 @@ from gpuaudit.report.age import finding_age, since_last_scan
 from gpuaudit.report.summary import summarize
 from gpuaudit.results import (
     AuditResult,
+    ClusterHeadroom,
+    ClusterMaintenance,
     ClusterSimulation,
     Finding,
     Judgement,
@@ -99,6 +101,10 @@ def report_document(result: AuditResult) -> dict[str, Any]:
         doc["kubernetes"] = [
             {**dataclasses.asdict(k), "k8s_02_holds": k.holds} for k in result.kubernetes
         ]
+    if result.maintenance:  # clusters with GPU VMs: each host's maintenance readiness
+        doc["maintenance"] = result.maintenance
+    if result.headroom:  # gpuaudit plan: how many more GPU VMs fit, now and under N+k
+        doc["headroom"] = result.headroom
     changes = since_last_scan(result)
     if changes is not None:
         doc["summary"]["since_last_scan"] = changes
@@ -232,6 +238,10 @@ def from_json_data(data: Any) -> AuditResult:
             errors=[_build(RuleError, e, "errors[]") for e in data.get("errors", [])],
             designs={str(k): str(v) for k, v in data.get("designs", {}).items()},
             first_seen=_first_seen(data["findings"]),
+            maintenance=[
+                _build(ClusterMaintenance, m, "maintenance[]") for m in data.get("maintenance", [])
+            ],
+            headroom=[_build(ClusterHeadroom, h, "headroom[]") for h in data.get("headroom", [])],
         )
     except InventoryError as exc:
         raise ReportError(str(exc)) from None

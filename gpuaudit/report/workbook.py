@@ -25,7 +25,9 @@ from gpuaudit.report.audit_sheets import (
     rules_table,
 )
 from gpuaudit.report.guide import guide_table
+from gpuaudit.report.headroom import headroom_table
 from gpuaudit.report.kubernetes import displaced_table, nodes_table
+from gpuaudit.report.maintenance import maintenance_table
 from gpuaudit.report.summary import summarize
 from gpuaudit.report.tables import (
     DATE,
@@ -390,6 +392,8 @@ def audit_tables(result: AuditResult, report_version: int) -> list[Table]:
         _by_host(host_licences_table(inv), server, host_morefs),
         _joinable(gaps_table(inv), server, lambda r: [], []),
         *kubernetes,
+        *([maintenance_table(result)] if result.maintenance else []),
+        *([headroom_table(result)] if result.headroom else []),
         rules_table(result),
     ]
     about = about_table(result, report_version)

@@ -20,6 +20,7 @@ from gpuaudit.rules import (  # noqa: F401
     ha_health,
     kubernetes,
     licensing,
+    maintenance,
     monitoring,
     storage,
     stun,

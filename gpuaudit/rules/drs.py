@@ -53,7 +53,7 @@ def vgpu_drs_options(ctx: Context, cluster: Cluster) -> Outcome | None:
         "vcenter_release": str(release) if release else None,
         "vgpu_vms": len(vgpu_vms),
     }
-    problems = _evacuation(options, release, vcenter.build)
+    problems = evacuation_problems(options, release, vcenter.build)
     problems += _load_balancing(options, release, cluster.drs_automation)
     problems += _stun_tolerance(options)
     if problems:
@@ -88,7 +88,10 @@ def _number(value: str | None) -> int | None:
         return None
 
 
-def _evacuation(options: dict[str, str], release: R.Release | None, build: str) -> list[str]:
+def evacuation_problems(
+    options: dict[str, str], release: R.Release | None, build: str
+) -> list[str]:
+    """Why maintenance mode does not evacuate the cluster's vGPU VMs; [] when it does."""
     if release is not None and _before_70u3f(release, build):
         return [
             f"vCenter {release} predates 7.0 U3f: maintenance mode never evacuates vGPU VMs; "

@@ -28,6 +28,7 @@ from gpuaudit.results import (
     OBJECT_KINDS,
     SEVERITIES,
     Category,
+    ClusterMaintenance,
     ObjectKind,
     Reference,
     Rule,
@@ -75,6 +76,8 @@ class Context:
     today: date
     # The Kubernetes clusters given (scan --kubernetes), analysed; empty without one.
     kubernetes: list[KubernetesReport] = field(default_factory=list)
+    # Cluster name -> its hosts' maintenance readiness (gpuaudit.plan.maintenance).
+    maintenance: dict[str, ClusterMaintenance] = field(default_factory=dict)
     memo: dict[Hashable, Any] = field(default_factory=dict, init=False, repr=False)
 
     def once(self, key: Hashable, compute: Callable[[], T]) -> T:

@@ -938,6 +938,7 @@ def _vm(
         firmware=vm.get("firmware"),
         mmio_options=_mmio_options(vm) if _devices_read(vm) else {},
         vgpu_plugin_options=_vgpu_plugin_options(vm) if _devices_read(vm) else {},
+        evacuation_poweroff=_evacuation_poweroff(vm) if _devices_read(vm) else None,
         min_evc_mode=vm.get("min_evc_mode"),
         device_groups=[VmDeviceGroup(g["name"], g["key"], len(g["gpus"])) for g in groups],
     )
@@ -985,6 +986,16 @@ def _vgpu_plugin_options(vm: dict[str, Any]) -> dict[str, str]:
         if index.isdigit() and name in ("enable_uvm", "enable_debugging", "enable_profiling"):
             found[f"pciPassthru{index}.cfg.{name}"] = str(value)
     return found
+
+
+def _evacuation_poweroff(vm: dict[str, Any]) -> str | None:
+    """The extraConfig entry maintenance.vm.evacuation.poweroff, whatever its case."""
+    found = [
+        v
+        for k, v in vm.get("extra_config", {}).items()
+        if k.lower() == "maintenance.vm.evacuation.poweroff"
+    ]
+    return str(found[0]) if found else None
 
 
 def comparable(inv: Inventory) -> dict[str, Any]:
