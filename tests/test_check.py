@@ -145,6 +145,7 @@ def test_rules_of_every_module_are_registered() -> None:
             "ha_health",
             "kubernetes",
             "licensing",
+            "maintenance",
             "monitoring",
             "storage",
             "stun",
