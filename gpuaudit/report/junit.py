@@ -28,6 +28,7 @@ from gpuaudit.report.summary import parse_time
 from gpuaudit.report.tables import evidence_text
 from gpuaudit.report.text import one_line, xml_text
 from gpuaudit.results import NOTICE, AuditResult, Finding, Judgement, Rule
+from gpuaudit.rules.data import NOTHING_EXAMINED
 
 
 def _el(parent: ET.Element, tag: str, **attrs: str) -> ET.Element:
@@ -62,6 +63,8 @@ def _quiet(f: Finding, judgement: Judgement) -> str | None:
     and with a baseline only a new finding fails."""
     if not f.open:
         return None
+    if f.failed and f.rule == NOTHING_EXAMINED:
+        return None  # nothing examined fails the job whatever the baseline holds
     if judgement.state(f) == "unchanged":
         return "unchanged since the baseline"
     if f.failed and f.severity == NOTICE:
