@@ -80,6 +80,13 @@ Exit status:
      that cannot be written
   70  a bug in gpuaudit (one line names the crash file)"""
 
+HISTORY_PRUNE_EXIT_STATUS_HELP = """\b
+Exit status:
+  0  the old scans were deleted, or there were none
+  2  usage error (DAYS not a whole number of at least 1), or a history store
+     that cannot be opened or written
+  70  a bug in gpuaudit (one line names the crash file)"""
+
 FLEET_REPORT_EXIT_STATUS_HELP = """\b
 Exit status:
   0  the summary was written, and no vCenter's latest scan exited 1
@@ -1115,7 +1122,7 @@ def fleet_report(console: Console, history: str | None, output_dir: str) -> None
     sys.exit(int(data["exit_code"]))
 
 
-@main.command("history", epilog=HISTORY_EXIT_STATUS_HELP)
+@main.group("history", epilog=HISTORY_EXIT_STATUS_HELP, invoke_without_command=True)
 @click.option("--history", metavar="PATH|URL", help="The history store (default as for scan).")
 @click.option("--server", "-s", help="Only the scans of this vCenter (as scanned, or its name).")
 @click.option(
@@ -1140,10 +1147,19 @@ def fleet_report(console: Console, history: str | None, output_dir: str) -> None
     type=click.Path(dir_okay=False),
     help="Write to this file instead of standard output.",
 )
+@click.pass_context
 def history_command(
-    history: str | None, server: str | None, limit: int, fmt: str, output: str | None
+    ctx: click.Context,
+    history: str | None,
+    server: str | None,
+    limit: int,
+    fmt: str,
+    output: str | None,
 ) -> None:
-    """List the recorded scans of each vCenter with their counts, newest first."""
+    """List the recorded scans of each vCenter with their counts, newest first
+    (or, with prune, delete the old ones)."""
+    if ctx.invoked_subcommand is not None:
+        return
     from gpuaudit.files import write_atomic
     from gpuaudit.history import HistoryError, default_location
     from gpuaudit.history.listing import export
@@ -1160,6 +1176,37 @@ def history_command(
         write_atomic(Path(output), text.encode("utf-8"))
     except OSError as exc:
         fail(f"cannot write {output}: {exc.strerror or exc}", ExitCode.INPUT)
+
+
+@history_command.command("prune", epilog=HISTORY_PRUNE_EXIT_STATUS_HELP)
+@click.option(
+    "--older-than",
+    "days",
+    type=click.IntRange(min=1),
+    required=True,
+    metavar="DAYS",
+    help="Delete the scans checked more than DAYS days ago.",
+)
+@click.option("--history", metavar="PATH|URL", help="The history store (default as for scan).")
+@click.option(
+    "--server", "-s", help="Only the scans of this vCenter (as scanned, or its name); else all."
+)
+def history_prune(days: int, history: str | None, server: str | None) -> None:
+    """Delete the scans older than DAYS days, with their findings, clusters and
+    capacity (and, for all vCenters, the fleet runs left without a scan); print
+    what was removed."""
+    import datetime as dt
+
+    from gpuaudit.history import HistoryError, default_location
+    from gpuaudit.history.listing import prune
+
+    _check_history(history)
+    now = dt.datetime.now(dt.UTC)
+    try:
+        text = prune(history or default_location(), days, server, now)
+    except HistoryError as exc:
+        raise InputError(str(exc)) from exc
+    click.echo(text, nl=False)
 
 
 @main.group("config")

@@ -30,7 +30,7 @@ from gpuaudit.report import RENDERERS
 from gpuaudit.report.actions import finding_id
 from gpuaudit.report.json_report import load_json_report, render_json, report_schema
 from gpuaudit.results import AuditResult
-from tests.history_tools import demo_result, store_at_revision
+from tests.history_tools import demo_result, prune_and_check, store_at_revision
 from tests.store_writer import spawn
 
 jsonschema = pytest.importorskip("jsonschema")
@@ -353,6 +353,18 @@ def test_a_fleet_run_groups_its_targets_scans(tmp_path: Path) -> None:
         ((run_id, summary),) = db.execute("SELECT id, summary FROM runs").fetchall()
         assert db.execute("SELECT DISTINCT run_id FROM scans").fetchall() == [(run_id,)]
     assert [t["name"] for t in json.loads(summary)["targets"]] == ["t0", "t1"]
+
+
+def test_history_prune_deletes_the_scans_older_than_days(tmp_path: Path) -> None:
+    prune_and_check(str(tmp_path / "h.sqlite"))
+
+
+def test_history_prune_of_a_store_that_is_not_one_is_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.sqlite"
+    bad.write_text("not a database")
+    done = run("history", "prune", "--history", str(bad), "--older-than", "30")
+    assert done.exit_code == 2
+    assert done.stderr.strip() == f"gpuaudit: error: {bad}: file is not a database"
 
 
 # Concurrency and crashes
