@@ -583,7 +583,11 @@ def _check_history(given: str | None) -> None:
 @click.option(
     "--replay", type=click.Path(dir_okay=False), help="Analyse a recorded cassette offline."
 )
-@click.option("--demo", is_flag=True, help="Scan the bundled demo estate (no vCenter needed).")
+@click.option(
+    "--demo",
+    is_flag=True,
+    help="Scan the bundled demo estate (no vCenter needed; kept in no history unless --history).",
+)
 @record_options
 @telemetry_option
 @output_dir_option(
@@ -783,6 +787,8 @@ def scan_command(
     if to_stdout and (keep or latest):
         raise click.UsageError(f"{'--keep' if keep else '--latest'} needs an --output-dir")
     store = _history_location(history, no_history)
+    if demo and not history:  # the demo estate is no vCenter: it keeps a history only if asked
+        store = None
     source = _pick_source(
         console, opts, from_file, replay, demo, record, anonymize, telemetry_window
     )
