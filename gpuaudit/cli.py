@@ -80,6 +80,8 @@ Exit status:
      that cannot be written
   70  a bug in gpuaudit (one line names the crash file)"""
 
+HISTORY_STORE = "gpuaudit.history_store"  # history's --history (or [history]), for prune
+
 HISTORY_PRUNE_EXIT_STATUS_HELP = """\b
 Exit status:
   0  the old scans were deleted, or there were none
@@ -1164,7 +1166,8 @@ def history_command(
 ) -> None:
     """List the recorded scans of each vCenter with their counts, newest first
     (or, with prune, delete the old ones)."""
-    if ctx.invoked_subcommand is not None:
+    if ctx.invoked_subcommand is not None:  # prune: the store named here, or in [history]
+        ctx.meta[HISTORY_STORE] = history
         return
     from gpuaudit.files import write_atomic
     from gpuaudit.history import HistoryError, default_location
@@ -1197,7 +1200,8 @@ def history_command(
 @click.option(
     "--server", "-s", help="Only the scans of this vCenter (as scanned, or its name); else all."
 )
-def history_prune(days: int, history: str | None, server: str | None) -> None:
+@click.pass_context
+def history_prune(ctx: click.Context, days: int, history: str | None, server: str | None) -> None:
     """Delete the scans older than DAYS days, with their findings, clusters and
     capacity (and, for all vCenters, the fleet runs left without a scan); print
     what was removed."""
@@ -1206,6 +1210,7 @@ def history_prune(days: int, history: str | None, server: str | None) -> None:
     from gpuaudit.history import HistoryError, default_location
     from gpuaudit.history.listing import prune
 
+    history = history or ctx.meta.get(HISTORY_STORE)
     _check_history(history)
     now = dt.datetime.now(dt.UTC)
     try:
