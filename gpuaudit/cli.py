@@ -80,6 +80,15 @@ Exit status:
      that cannot be written
   70  a bug in gpuaudit (one line names the crash file)"""
 
+HISTORY_STORE = "gpuaudit.history_store"  # history's --history (or [history]), for prune
+
+HISTORY_PRUNE_EXIT_STATUS_HELP = """\b
+Exit status:
+  0  the old scans were deleted, or there were none
+  2  usage error (DAYS not a whole number of at least 1), or a history store
+     that cannot be opened or written
+  70  a bug in gpuaudit (one line names the crash file)"""
+
 FLEET_REPORT_EXIT_STATUS_HELP = """\b
 Exit status:
   0  the summary was written, and no vCenter's latest scan exited 1
@@ -576,7 +585,11 @@ def _check_history(given: str | None) -> None:
 @click.option(
     "--replay", type=click.Path(dir_okay=False), help="Analyse a recorded cassette offline."
 )
-@click.option("--demo", is_flag=True, help="Scan the bundled demo estate (no vCenter needed).")
+@click.option(
+    "--demo",
+    is_flag=True,
+    help="Scan the bundled demo estate (no vCenter needed; kept in no history unless --history).",
+)
 @record_options
 @telemetry_option
 @output_dir_option(
@@ -776,6 +789,8 @@ def scan_command(
     if to_stdout and (keep or latest):
         raise click.UsageError(f"{'--keep' if keep else '--latest'} needs an --output-dir")
     store = _history_location(history, no_history)
+    if demo and not history:  # the demo estate is no vCenter: it keeps a history only if asked
+        store = None
     source = _pick_source(
         console, opts, from_file, replay, demo, record, anonymize, telemetry_window
     )
@@ -1115,7 +1130,7 @@ def fleet_report(console: Console, history: str | None, output_dir: str) -> None
     sys.exit(int(data["exit_code"]))
 
 
-@main.command("history", epilog=HISTORY_EXIT_STATUS_HELP)
+@main.group("history", epilog=HISTORY_EXIT_STATUS_HELP, invoke_without_command=True)
 @click.option("--history", metavar="PATH|URL", help="The history store (default as for scan).")
 @click.option("--server", "-s", help="Only the scans of this vCenter (as scanned, or its name).")
 @click.option(
@@ -1140,10 +1155,20 @@ def fleet_report(console: Console, history: str | None, output_dir: str) -> None
     type=click.Path(dir_okay=False),
     help="Write to this file instead of standard output.",
 )
+@click.pass_context
 def history_command(
-    history: str | None, server: str | None, limit: int, fmt: str, output: str | None
+    ctx: click.Context,
+    history: str | None,
+    server: str | None,
+    limit: int,
+    fmt: str,
+    output: str | None,
 ) -> None:
-    """List the recorded scans of each vCenter with their counts, newest first."""
+    """List the recorded scans of each vCenter with their counts, newest first
+    (or, with prune, delete the old ones)."""
+    if ctx.invoked_subcommand is not None:  # prune: the store named here, or in [history]
+        ctx.meta[HISTORY_STORE] = history
+        return
     from gpuaudit.files import write_atomic
     from gpuaudit.history import HistoryError, default_location
     from gpuaudit.history.listing import export
@@ -1160,6 +1185,39 @@ def history_command(
         write_atomic(Path(output), text.encode("utf-8"))
     except OSError as exc:
         fail(f"cannot write {output}: {exc.strerror or exc}", ExitCode.INPUT)
+
+
+@history_command.command("prune", epilog=HISTORY_PRUNE_EXIT_STATUS_HELP)
+@click.option(
+    "--older-than",
+    "days",
+    type=click.IntRange(min=1),
+    required=True,
+    metavar="DAYS",
+    help="Delete the scans checked more than DAYS days ago.",
+)
+@click.option("--history", metavar="PATH|URL", help="The history store (default as for scan).")
+@click.option(
+    "--server", "-s", help="Only the scans of this vCenter (as scanned, or its name); else all."
+)
+@click.pass_context
+def history_prune(ctx: click.Context, days: int, history: str | None, server: str | None) -> None:
+    """Delete the scans older than DAYS days, with their findings, clusters and
+    capacity (and, for all vCenters, the fleet runs left without a scan); print
+    what was removed."""
+    import datetime as dt
+
+    from gpuaudit.history import HistoryError, default_location
+    from gpuaudit.history.listing import prune
+
+    history = history or ctx.meta.get(HISTORY_STORE)
+    _check_history(history)
+    now = dt.datetime.now(dt.UTC)
+    try:
+        text = prune(history or default_location(), days, server, now)
+    except HistoryError as exc:
+        raise InputError(str(exc)) from exc
+    click.echo(text, nl=False)
 
 
 @main.group("config")

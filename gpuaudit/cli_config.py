@@ -114,7 +114,8 @@ def read(ctx: click.Context, param: click.Parameter, given: str | None) -> None:
     tables = {
         name: keys_of(command)
         for name, command in group.commands.items()
-        if not isinstance(command, click.Group)
+        # A group that is a command of its own too (history) has its table.
+        if not isinstance(command, click.Group) or command.invoke_without_command
     }
     try:
         path = config.locate(given, Path.cwd())

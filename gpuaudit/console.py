@@ -139,7 +139,9 @@ class Console:
         if not self.live:  # --log-format json: a job reads standard error as JSON lines
             log.warning(printable(message))
             return
-        self._err.print(Text(f"warning: {printable(message)}", style="yellow"))
+        # Colour only on a terminal (or with FORCE_COLOR): a log file or a pipe gets plain text.
+        style = "yellow" if self.color and self._err.is_terminal else ""
+        self._err.print(Text(f"warning: {printable(message)}", style=style))
 
     def print_summary(self, summary: Summary, written: Sequence[Path]) -> None:
         self.done()

@@ -160,3 +160,17 @@ def test_policy_in_the_file_is_one_path(tmp_path: Path) -> None:
     (report,) = (tmp_path / "out").glob("*.json")
     gpu03 = [f for f in json.loads(report.read_text())["findings"] if f["rule"] == "GPU-03"]
     assert done.exit_code in (0, 1) and gpu03 and {f["severity"] for f in gpu03} == {"low"}
+
+
+def test_the_history_table_serves_history_and_prune(tmp_path: Path) -> None:
+    store = tmp_path / "h.sqlite"
+    config = write(tmp_path / "gpuaudit.toml", f"[history]\nhistory = '{store}'\n")
+    scanned = gpuaudit("scan", "--demo", "-f", "json", "-o", str(tmp_path), "--history", str(store))
+    assert scanned.exit_code == 1, scanned.output
+    listed = gpuaudit("--config", str(config), "history", "-f", "csv")
+    assert listed.exit_code == 0, listed.output
+    assert listed.stdout.splitlines()[1].startswith("demo,"), listed.stdout
+    pruned = gpuaudit("--config", str(config), "history", "prune", "--older-than", "1")
+    assert pruned.exit_code == 0, pruned.output
+    assert pruned.stdout.startswith("nothing removed: no scan checked before"), pruned.stdout
+    assert not (Path(os.environ["XDG_STATE_HOME"]) / "gpuaudit").exists()  # not the default

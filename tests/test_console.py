@@ -10,6 +10,7 @@ import os
 import pty
 import re
 import select
+import socket
 import subprocess
 import sys
 from collections import Counter
@@ -171,6 +172,29 @@ def test_colour_with_click_runner(
     assert result.exit_code == 1, result.output
     assert "FAIL: findings at or above high" in result.stdout
     assert bool(SGR.search(result.stdout)) is coloured, result.stdout
+
+
+@pytest.mark.parametrize(("env", "coloured"), [({}, False), ({"FORCE_COLOR": "1"}, True)])
+def test_a_warning_into_a_pipe_has_no_colour(
+    tmp_path: Path, env: dict[str, str], coloured: bool
+) -> None:
+    """Standard error is a real pipe: the warning is plain text, unless FORCE_COLOR asks."""
+    with socket.socket() as closed:  # bound and never listening: a connection is refused
+        closed.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{closed.getsockname()[1]}/hook"
+        environ = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+        command = [sys.executable, "-m", "gpuaudit", "scan", "--demo", "-o", str(tmp_path)]
+        proc = subprocess.run(
+            [*command, "-f", "json", "--no-history", "--notify", url],
+            capture_output=True,
+            text=True,
+            env={**environ, "TERM": "xterm", **env},
+            cwd=ROOT,
+            timeout=120,
+        )
+    warnings = [line for line in proc.stderr.splitlines() if "warning: notification to" in line]
+    assert len(warnings) == 1, proc.stderr
+    assert bool(SGR.search(warnings[0])) is coloured, warnings
 
 
 # -- the summary ------------------------------------------------------------------------

@@ -30,7 +30,8 @@ from gpuaudit.report import RENDERERS
 from gpuaudit.report.actions import finding_id
 from gpuaudit.report.json_report import load_json_report, render_json, report_schema
 from gpuaudit.results import AuditResult
-from tests.history_tools import demo_result, store_at_revision
+from tests.conftest import CASSETTES
+from tests.history_tools import demo_result, prune_and_check, store_at_revision
 from tests.store_writer import spawn
 
 jsonschema = pytest.importorskip("jsonschema")
@@ -67,10 +68,26 @@ def test_without_xdg_state_home_the_store_is_under_local_state(
 
 
 def test_a_scan_keeps_its_history_at_the_default_location(tmp_path: Path) -> None:
+    cassette = CASSETTES / "scenario-a.yaml"
+    done = run("-q", "scan", "--replay", str(cassette), "-f", "json", "-o", str(tmp_path))
+    assert done.exit_code in (0, 1), done.output
+    stored = Path(os.environ["XDG_STATE_HOME"]) / "gpuaudit/history.sqlite"
+    (report,) = tmp_path.glob("*.json")
+    source = json.loads(report.read_text())["inventory"]["source"]
+    with sqlite3.connect(stored) as db:  # keyed by the server as named, as the report says
+        assert db.execute("SELECT vcenter FROM scans").fetchall() == [(source,)]
+
+
+def test_the_demo_keeps_no_history_unless_asked(tmp_path: Path) -> None:
     done = run("-q", "scan", "--demo", "-f", "json", "-o", str(tmp_path))
     assert done.exit_code == 1, done.output
-    stored = Path(os.environ["XDG_STATE_HOME"]) / "gpuaudit/history.sqlite"
-    with sqlite3.connect(stored) as db:
+    assert not (Path(os.environ["XDG_STATE_HOME"]) / "gpuaudit").exists()
+    (report,) = tmp_path.glob("*.json")
+    assert "since_last_scan" not in json.loads(report.read_text())["summary"]
+    asked = tmp_path / "asked.sqlite"
+    done = run("-q", "scan", "--demo", "-f", "json", "-o", str(tmp_path), "--history", str(asked))
+    assert done.exit_code == 1, done.output
+    with sqlite3.connect(asked) as db:
         assert db.execute("SELECT vcenter FROM scans").fetchall() == [("demo",)]
 
 
@@ -353,6 +370,18 @@ def test_a_fleet_run_groups_its_targets_scans(tmp_path: Path) -> None:
         ((run_id, summary),) = db.execute("SELECT id, summary FROM runs").fetchall()
         assert db.execute("SELECT DISTINCT run_id FROM scans").fetchall() == [(run_id,)]
     assert [t["name"] for t in json.loads(summary)["targets"]] == ["t0", "t1"]
+
+
+def test_history_prune_deletes_the_scans_older_than_days(tmp_path: Path) -> None:
+    prune_and_check(str(tmp_path / "h.sqlite"))
+
+
+def test_history_prune_of_a_store_that_is_not_one_is_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.sqlite"
+    bad.write_text("not a database")
+    done = run("history", "prune", "--history", str(bad), "--older-than", "30")
+    assert done.exit_code == 2
+    assert done.stderr.strip() == f"gpuaudit: error: {bad}: file is not a database"
 
 
 # Concurrency and crashes

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from gpuaudit import history
 from gpuaudit.cli import main
 from gpuaudit.history import schema
-from tests.history_tools import demo_result
+from tests.history_tools import demo_result, prune_and_check
 from tests.postgres_server import PostgresServer, serve_postgres
 from tests.store_writer import spawn
 
@@ -109,3 +109,7 @@ def test_a_postgresql_store_newer_than_the_program_is_refused_naming_both_versio
     assert listed.exit_code == 2
     assert "its schema is at revision 9999, newer than 0003" in listed.stderr
     assert "Traceback" not in listed.output
+
+
+def test_history_prune_deletes_the_old_scans_on_postgresql(url: str) -> None:
+    prune_and_check(url)

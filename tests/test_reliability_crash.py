@@ -129,6 +129,8 @@ def commands(group: click.Group, path: tuple[str, ...] = ()) -> list[tuple[tuple
     found = []
     for name, command in sorted(group.commands.items()):
         if isinstance(command, click.Group):
+            if command.invoke_without_command:  # a command of its own too (history)
+                found.append(((*path, name), command))
             found += commands(command, (*path, name))
         else:
             found.append(((*path, name), command))
@@ -142,7 +144,8 @@ def arguments(command: click.Command) -> list[str]:
         if isinstance(param, click.Argument):
             given.append("x.json")
         elif param.required:
-            given += [param.opts[0], "x.json"]
+            number = isinstance(param.type, click.types.IntParamType)
+            given += [param.opts[0], "1" if number else "x.json"]
     return given
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from gpuaudit.history.store import (
     StoreTooNew,
     engine_url,
     open_store,
+    reason,
     shown,
 )
 from gpuaudit.history.track import iso
@@ -81,6 +83,32 @@ def _sqlite(location: str) -> bool:
     except ValueError:
         return False
     return url.get_backend_name() == "sqlite" and bool(url.database)
+
+
+def prune(location: str, days: int, server: str | None, now: datetime) -> str:
+    """`gpuaudit history prune`: delete the scans checked more than ``days`` days before
+    ``now`` (of ``server``, or of every vCenter) and say what was removed."""
+    before = now - timedelta(days=days)
+    removed = []
+    if not missing_sqlite(location):  # nothing recorded yet: pruning creates no store
+        store = open_store(location)
+        try:
+            removed = store.prune(before, server)
+        except Exception as exc:  # a failing database is one line, as for any other use
+            raise HistoryError(f"{shown(location)}: {reason(exc)}") from exc
+        finally:
+            store.close()
+    if not removed:
+        whose = f" of {printable(server)}" if server else ""
+        return f"nothing removed: no scan{whose} checked before {iso(before)}\n"
+    lines = [
+        f"removed {p.scans} scan{'' if p.scans == 1 else 's'} of {printable(p.vcenter)} "
+        f"(checked {iso(p.oldest)} to {iso(p.newest)})"
+        for p in removed
+    ]
+    total = sum(p.scans for p in removed)
+    lines.append(f"removed {total} scan{'' if total == 1 else 's'} checked before {iso(before)}")
+    return "\n".join(lines) + "\n"
 
 
 def missing_sqlite(location: str) -> bool:

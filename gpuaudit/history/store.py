@@ -116,6 +116,16 @@ class ScanRecord:
     id: int | None = None
 
 
+@dataclass
+class Pruned:
+    """The scans of one vCenter that ``Store.prune`` deleted."""
+
+    vcenter: str
+    scans: int
+    oldest: datetime
+    newest: datetime
+
+
 def utc_naive(when: datetime) -> datetime:
     """UTC without a zone, as both databases store and return it."""
     if when.tzinfo is not None:
@@ -405,6 +415,44 @@ class Store:
                 values = {k: v for k, v in r.items() if k != "scan_id"}
                 found[r["scan_id"]].append(record(**values))
         return found
+
+    def prune(self, before: datetime, vcenter: str | None = None) -> list[Pruned]:
+        """Delete the scans checked before ``before`` (of one vCenter, by its key or its
+        name, or of all), with their findings, clusters and capacity, in one transaction;
+        then the fleet runs started before it that no scan names any more."""
+        cutoff = utc_naive(before)
+        scans = schema.scans
+        old = scans.c.checked_at < cutoff
+        if vcenter is not None:
+            old = old & ((scans.c.vcenter == vcenter) | (scans.c.vcenter_name == vcenter))
+        query = (
+            select(
+                scans.c.vcenter,
+                func.count(),
+                func.min(scans.c.checked_at),
+                func.max(scans.c.checked_at),
+            )
+            .where(old)
+            .group_by(scans.c.vcenter)
+            .order_by(scans.c.vcenter)
+        )
+        with self._transaction() as conn:
+            removed = [
+                Pruned(str(v), int(n), first, last)
+                for v, n, first, last in conn.execute(query).all()
+            ]
+            ids = select(scans.c.id).where(old).scalar_subquery()
+            for table in (schema.findings, schema.clusters, schema.capacity):
+                conn.execute(table.delete().where(table.c.scan_id.in_(ids)))
+            conn.execute(scans.delete().where(old))
+            if vcenter is None:
+                named = select(scans.c.run_id).where(scans.c.run_id.is_not(None))
+                conn.execute(
+                    schema.runs.delete().where(
+                        (schema.runs.c.started_at < cutoff) & schema.runs.c.id.not_in(named)
+                    )
+                )
+        return removed
 
     def count_findings(self, scan_id: int) -> int:
         query = select(func.count()).where(schema.findings.c.scan_id == scan_id)
