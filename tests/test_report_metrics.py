@@ -1,11 +1,13 @@
 """-f openmetrics: the Prometheus text exposition, read back with prometheus_client's parser.
 
-Every value is checked against the JSON report of the same demo scan.
+Every value is checked against the JSON report of the same demo scan, and every
+metric the Grafana dashboard in docs queries must be in the output.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -16,7 +18,10 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from gpuaudit.cli import main
 from gpuaudit.report import load_json_report, render_metrics
+from tests.conftest import ROOT
 
+DASHBOARD = ROOT / "docs" / "grafana-dashboard.json"
+SCHEDULING = ROOT / "docs" / "scheduling.md"
 Samples = dict[str, dict[tuple[tuple[str, str], ...], float]]
 
 
@@ -107,6 +112,39 @@ def test_times(demo: tuple[Samples, dict[str, Any], Path]) -> None:
     again = samples(render_metrics(load_json_report(path)).decode())
     assert "gpuaudit_scan_duration_seconds" not in again
     assert value(again, "gpuaudit_last_success_timestamp_seconds") == expected
+
+
+def dashboard_queries() -> list[str]:
+    doc = json.loads(DASHBOARD.read_text(encoding="utf-8"))
+    queries = [t["expr"] for p in doc["panels"] for t in p["targets"]]
+    for variable in doc["templating"]["list"]:
+        if variable["type"] == "query":
+            queries.append(variable["query"]["query"])
+    return queries
+
+
+def test_every_metric_the_dashboard_queries_is_written(
+    demo: tuple[Samples, dict[str, Any], Path],
+) -> None:
+    found, _, _ = demo
+    queries = dashboard_queries()
+    assert len(queries) >= 9
+    named = {m for q in queries for m in re.findall(r"\bgpuaudit_[a-z_]+\b", q)}
+    assert len(named) >= 9
+    missing = sorted(named - set(found))
+    assert not missing, f"the dashboard queries metrics gpuaudit does not write: {missing}"
+
+
+def test_every_metric_the_documented_alerts_name_is_written(
+    demo: tuple[Samples, dict[str, Any], Path],
+) -> None:
+    found, _, _ = demo
+    text = SCHEDULING.read_text(encoding="utf-8")
+    section = text[text.index("## Monitoring the job") :]
+    section = section[: section.index("\n## ", 1)]
+    named = set(re.findall(r"\bgpuaudit_[a-z_]+\b", section))
+    assert len(named) >= 3
+    assert named <= set(found)
 
 
 def test_cli_help_lists_the_format() -> None:
