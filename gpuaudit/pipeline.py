@@ -7,6 +7,7 @@ raises an ``AuditError`` (gpuaudit.errors), and the caller picks the exit status
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -90,6 +91,7 @@ def audit(
     Raises InputError, ConnectionFailed or ReportWriteError.
     """
     say = progress or (lambda _m: None)
+    started = time.monotonic()
     with during("reading the policy"):
         loaded_policy = with_waivers(load_policy(policy), waivers)
     with during("reading the Kubernetes files"):
@@ -106,6 +108,7 @@ def audit(
     if bootstrap and not nothing_examined(result):
         known = failed_keys(result)  # the first night: this scan is the baseline
     result.judgement = judge(result, fail_on, known)
+    result.duration_seconds = round(time.monotonic() - started, 3)
     keeper = Keeper(history)
     keeper.annotate(result, None if bootstrap else baseline)
     say("writing reports")

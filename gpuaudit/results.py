@@ -388,6 +388,9 @@ class AuditResult:
     maintenance: list[ClusterMaintenance] = field(default_factory=list)
     # One per cluster with GPUs: how many more GPU VMs fit, now and under N+k.
     headroom: list[ClusterHeadroom] = field(default_factory=list)
+    # Seconds from the start of the scan to its verdict; None when not measured (a
+    # result read back from a report).
+    duration_seconds: float | None = None
 
     def failed(self) -> list[Finding]:
         return [f for f in self.findings if f.failed]

@@ -57,7 +57,7 @@ def test_an_unknown_format_writes_nothing_and_names_the_first(tmp_path: Path) ->
     with pytest.raises(ValueError) as raised:
         write_reports(_result(), tmp_path, ["json", "pdf", "doc"], "vc", NOW)
     assert str(raised.value) == (
-        "unknown report format 'pdf'; known: html, xlsx, json, junit, sarif"
+        "unknown report format 'pdf'; known: html, xlsx, json, junit, sarif, openmetrics"
     )
     assert list(tmp_path.iterdir()) == []
 

@@ -64,7 +64,10 @@ def test_file_names_carry_the_format_extension() -> None:
 def test_an_unknown_format_is_refused_with_the_known_ones() -> None:
     with pytest.raises(ValueError) as raised:
         report_filename("vc", "pdf", NOW)
-    assert str(raised.value) == "unknown report format 'pdf'; known: html, xlsx, json, junit, sarif"
+    assert (
+        str(raised.value)
+        == "unknown report format 'pdf'; known: html, xlsx, json, junit, sarif, openmetrics"
+    )
 
 
 def test_the_time_defaults_to_now_in_utc(far_from_utc: None) -> None:

@@ -1,4 +1,4 @@
-"""Reports: HTML for the admin, Excel for the auditor, JSON, JUnit XML and SARIF for jobs.
+"""Reports: HTML for the admin, Excel for the auditor, JSON, JUnit XML, SARIF and metrics for jobs.
 
 Every renderer reads only an AuditResult. ``write_reports`` writes the chosen
 formats into one folder, each under a name that carries the server and a UTC
@@ -27,6 +27,7 @@ from gpuaudit.report.json_report import (
     write_json,
 )
 from gpuaudit.report.junit import render_junit
+from gpuaudit.report.metrics import render_metrics
 from gpuaudit.report.naming import EXTENSIONS, FORMATS, report_filename, report_stem, safe_server
 from gpuaudit.report.sarif import render_sarif
 from gpuaudit.report.xlsx import render_xlsx
@@ -40,6 +41,7 @@ __all__ = [
     "render_html",
     "render_json",
     "render_junit",
+    "render_metrics",
     "render_sarif",
     "render_xlsx",
     "report_filename",
@@ -72,6 +74,7 @@ RENDERERS: dict[str, Callable[[AuditResult], bytes]] = {
     "sarif": lambda r: _encode(
         json.dumps(render_sarif(r), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
     ),
+    "openmetrics": render_metrics,
 }
 
 

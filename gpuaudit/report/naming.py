@@ -18,6 +18,7 @@ EXTENSIONS = {
     "json": "json",
     "junit": "junit.xml",
     "sarif": "sarif",
+    "openmetrics": "prom",
 }
 FORMATS = tuple(EXTENSIONS)
 DEFAULT_FORMATS = ("html", "xlsx", "json")
