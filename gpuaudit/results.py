@@ -252,6 +252,27 @@ class ClusterMaintenance:
     notes: list[str] = field(default_factory=list)
 
 
+@dataclass
+class RollingStep:
+    """One host of a rolling upgrade entering maintenance mode, on the cluster as the
+    earlier steps left it."""
+
+    host: str
+    vms: list[VmFate] = field(default_factory=list)
+
+
+@dataclass
+class ClusterRolling:
+    """A rolling-upgrade order of a cluster's hosts, one at a time (gpuaudit.plan.rolling)."""
+
+    cluster: str
+    order: list[str] = field(default_factory=list)
+    steps: list[RollingStep] = field(default_factory=list)
+    downtime: int = 0  # GPU VMs powered off or blocking, summed over the steps
+    exhaustive: bool = True  # every order was tried; False: chosen greedily, step by step
+    notes: list[str] = field(default_factory=list)
+
+
 # How many more VMs of one GPU device fit in a cluster (gpuaudit.plan.headroom).
 PASSTHROUGH = "passthrough"  # the profile of a row for a whole GPU by Dynamic DirectPath
 
@@ -391,6 +412,8 @@ class AuditResult:
     # Seconds from the start of the scan to its verdict; None when not measured (a
     # result read back from a report).
     duration_seconds: float | None = None
+    # One per cluster with GPU VMs: the rolling-upgrade order with the least GPU VM downtime.
+    rolling: list[ClusterRolling] = field(default_factory=list)
 
     def failed(self) -> list[Finding]:
         return [f for f in self.findings if f.failed]

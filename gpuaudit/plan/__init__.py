@@ -1,6 +1,7 @@
 """Planned work, not failures: what happens to the GPU VMs when a host is taken out of
-service on purpose (``maintenance``: each host's maintenance readiness), and how much
-more a cluster takes while it keeps its N+k (``headroom``).
+service on purpose (``maintenance``: each host's maintenance readiness; ``rolling``: the
+order of a rolling upgrade with the least GPU VM downtime), and how much more a cluster
+takes while it keeps its N+k (``headroom``).
 
 It sits above the rules, whose verdicts on a VM's vMotion it reuses (vgpu.hotmigrate,
 migration support, the vGPU plugin options, the stun time, the DRS options), and below

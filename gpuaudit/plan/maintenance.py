@@ -25,6 +25,8 @@ The vMotion verdicts are the rules' own check functions, asked about one VM.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from gpuaudit import vgpu_releases as R
 from gpuaudit.inventory import Cluster, Vm
 from gpuaudit.results import (
@@ -53,9 +55,12 @@ def readiness_all(ctx: Context) -> list[ClusterMaintenance]:
     ]
 
 
-def readiness(ctx: Context, cluster: Cluster) -> ClusterMaintenance:
+def readiness(
+    ctx: Context, cluster: Cluster, only: Collection[str] | None = None
+) -> ClusterMaintenance:
     """Each connected host of the cluster, out of maintenance, entering maintenance mode
-    on its own: where each of its powered-on GPU VMs goes, or why it stops."""
+    on its own: where each of its powered-on GPU VMs goes, or why it stops. ``only``: the
+    hosts to evaluate (the others still take VMs); every active host when None."""
     facts = ctx.facts
     model = ClusterModel(facts, cluster.name, keep_disabled=True)
     out = ClusterMaintenance(cluster.name)
@@ -73,6 +78,8 @@ def readiness(ctx: Context, cluster: Cluster) -> ClusterMaintenance:
     everyone = _cluster_blocks(ctx, cluster)
     vms = {vm.name: vm for vm in facts.cluster_gpu_vms(cluster.name)}
     for host in active:
+        if only is not None and host not in only:
+            continue
         fates: list[VmFate] = []
         movable: list[Guest] = []
         for guest in model.by_host.get(host, []):

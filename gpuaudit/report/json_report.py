@@ -19,6 +19,7 @@ from gpuaudit.results import (
     AuditResult,
     ClusterHeadroom,
     ClusterMaintenance,
+    ClusterRolling,
     ClusterSimulation,
     Finding,
     Judgement,
@@ -105,6 +106,8 @@ def report_document(result: AuditResult) -> dict[str, Any]:
         doc["maintenance"] = result.maintenance
     if result.headroom:  # gpuaudit plan: how many more GPU VMs fit, now and under N+k
         doc["headroom"] = result.headroom
+    if result.rolling:  # the rolling-upgrade order with the least GPU VM downtime
+        doc["rolling"] = result.rolling
     changes = since_last_scan(result)
     if changes is not None:
         doc["summary"]["since_last_scan"] = changes
@@ -242,6 +245,7 @@ def from_json_data(data: Any) -> AuditResult:
                 _build(ClusterMaintenance, m, "maintenance[]") for m in data.get("maintenance", [])
             ],
             headroom=[_build(ClusterHeadroom, h, "headroom[]") for h in data.get("headroom", [])],
+            rolling=[_build(ClusterRolling, r, "rolling[]") for r in data.get("rolling", [])],
         )
     except InventoryError as exc:
         raise ReportError(str(exc)) from None
