@@ -132,3 +132,19 @@ def test_max_memory_is_checked(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["scan", "--demo", "--max-memory", "1G"])
     assert result.exit_code == ExitCode.INPUT
     assert "--max-memory needs --targets FILE" in result.output
+
+
+def test_sizes_from_the_history(tmp_path: Path) -> None:
+    from gpuaudit import pipeline, scan
+
+    history = str(tmp_path / "history.db")
+    done = pipeline.audit(scan.demo_source(), tmp_path, ["json"], "high", history=history)
+    objects = len(done.inventory.hosts) + len(done.inventory.vms)
+    targets = [
+        fleet.Target(name="d", server="demo", user="u"),
+        fleet.Target(name="n", server="never.example.com", user="u"),
+    ]
+    assert objects > 0
+    assert fleet.target_sizes(targets, history) == [objects, None]
+    assert fleet.target_sizes(targets, None) == [None, None]
+    assert fleet.target_sizes(targets, str(tmp_path / "none.db")) == [None, None]
