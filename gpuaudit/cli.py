@@ -345,6 +345,22 @@ class Seconds(click.ParamType):
         return seconds
 
 
+class MemorySize(click.ParamType):
+    """A memory size: 1.5GiB, 800MiB, 2G, or bytes."""
+
+    name = "size"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> int:
+        from gpuaudit.fleet_schedule import SizeError, parse_size
+
+        if isinstance(value, int):
+            return value
+        try:
+            return parse_size(str(value))
+        except SizeError as exc:
+            self.fail(str(exc), param, ctx)
+
+
 def connection_options(func: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option("--server", "-s", help="vCenter or ESXi: host, host:port or URL (GOVC_URL)."),
@@ -698,6 +714,14 @@ def _check_history(given: str | None) -> None:
     "file's defaults, and write no fleet summary; one Kubernetes Indexed Job pod per target "
     "(docs/scale.md).",
 )
+@click.option(
+    "--max-memory",
+    type=MemorySize(),
+    metavar="SIZE",
+    help="With --targets: start targets, largest first, only while their expected peak "
+    "memory stays within SIZE (1.5GiB, 800MiB); default half of the machine's memory "
+    "(docs/scale.md).",
+)
 @history_options
 @click.pass_obj
 def scan_command(
@@ -723,6 +747,7 @@ def scan_command(
     notify_timeout: float,
     targets: str | None,
     target_index: int | None,
+    max_memory: int | None,
     history: str | None,
     no_history: bool,
     kubernetes: tuple[str, ...],
@@ -780,10 +805,20 @@ def scan_command(
         if given:
             raise click.UsageError(f"--targets cannot be combined with {given[0]}")
         _scan_fleet(
-            console, targets, Path(output_dir), formats, fail_on, history, no_history, target_index
+            console,
+            targets,
+            Path(output_dir),
+            formats,
+            fail_on,
+            history,
+            no_history,
+            target_index,
+            max_memory,
         )
     if target_index is not None:
         raise click.UsageError("--target-index needs --targets FILE")
+    if max_memory is not None:
+        raise click.UsageError("--max-memory needs --targets FILE")
     if baseline_create and not baseline:
         raise click.UsageError("--baseline-create needs --baseline FILE: the file to create")
     if to_stdout and (keep or latest):
@@ -877,6 +912,7 @@ def _scan_fleet(
     history: str | None = None,
     no_history: bool = False,
     index: int | None = None,
+    max_memory: int | None = None,
 ) -> NoReturn:
     import datetime as dt
     import os
@@ -897,7 +933,15 @@ def _scan_fleet(
     store = _history_location(history, no_history)
     now = dt.datetime.now(dt.UTC)
     outcomes = fleet.scan_fleet(
-        loaded, output_dir, formats, fail_on, dict(os.environ), console.progress, now, store
+        loaded,
+        output_dir,
+        formats,
+        fail_on,
+        dict(os.environ),
+        console.progress,
+        now,
+        store,
+        max_memory,
     )
     console.done()
     # One target of many (a pod of an Indexed Job): the history is where they meet.

@@ -12,7 +12,7 @@ import itertools
 import json
 import logging
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 import yaml
 from pydantic import Field, model_validator
 
-from gpuaudit import connect, scan
+from gpuaudit import connect, fleet_schedule, scan
 from gpuaudit.credentials import CredentialError, Credentials, read_password_file
 from gpuaudit.errors import AuditError, ExitCode, ReportWriteError, exit_code, stage_of
 from gpuaudit.files import write_new
@@ -235,6 +235,45 @@ def scan_target(
     )
 
 
+def target_sizes(targets: Sequence[Target], history: str | None) -> list[int | None]:
+    """Each target's objects (hosts + VMs) in its last scan in the history; None if unknown.
+
+    A history that cannot be read leaves every size unknown: the scans will say why.
+    """
+    if history is None:
+        return [None] * len(targets)
+    from gpuaudit.history import open_store
+    from gpuaudit.history.listing import missing_sqlite
+
+    if missing_sqlite(history):
+        return [None] * len(targets)
+    try:
+        store = open_store(history, read_only=True)
+    except Exception as exc:  # any trouble here is reported by the scans themselves
+        log.debug("no sizes from the history: %s", exc)
+        return [None] * len(targets)
+    sizes: list[int | None] = []
+    try:
+        for target in targets:
+            last = store.scans(vcenter=_history_key(target), limit=1)
+            known = last and last[0].hosts is not None and last[0].vms is not None
+            sizes.append((last[0].hosts or 0) + (last[0].vms or 0) if known else None)
+    except Exception as exc:
+        log.debug("no sizes from the history: %s", exc)
+        return [None] * len(targets)
+    finally:
+        store.close()
+    return sizes
+
+
+def _history_key(target: Target) -> str:
+    """The key the history files a target's scans under (gpuaudit.history.track.vcenter_key)."""
+    try:
+        return connect.parse_server(target.server).display
+    except Exception:  # a server its scan will refuse: it has no scan in the history
+        return target.server
+
+
 def scan_fleet(
     fleet: Fleet,
     output_dir: Path,
@@ -244,20 +283,41 @@ def scan_fleet(
     progress: Callable[[str], None] | None = None,
     now: datetime | None = None,
     history: str | None = None,
+    max_memory: int | None = None,
 ) -> list[TargetOutcome]:
-    """Scan every target, at most ``fleet.concurrency`` at a time; results in file order."""
+    """Scan every target, at most ``fleet.concurrency`` at a time; results in file order.
+
+    Targets start largest first, and only while the expected peaks of the running
+    ones stay within ``max_memory`` bytes (default: half of the machine's memory;
+    gpuaudit.fleet_schedule).
+    """
     say = progress or (lambda _m: None)
     stamp = now or datetime.now(UTC)
     finished = itertools.count(1)  # next() on a count is atomic under the GIL
+    budget = max_memory or fleet_schedule.default_budget()
+    peaks = [fleet_schedule.expected_peak(n) for n in target_sizes(fleet.targets, history)]
 
     def one(target: Target) -> TargetOutcome:
         result = scan_target(target, output_dir, formats, fail_on, env, stamp, history)
         say(f"[{next(finished)}/{len(fleet.targets)}] {target.name}: {result.verdict}")
         return result
 
+    waiting = fleet_schedule.start_order(peaks)
+    running: dict[Future[TargetOutcome], int] = {}
+    outcomes: dict[int, TargetOutcome] = {}
     workers = min(fleet.concurrency, len(fleet.targets))
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="target") as pool:
-        return list(pool.map(one, fleet.targets))
+        while waiting or running:
+            for index in fleet_schedule.to_start(
+                waiting, list(running.values()), peaks, budget, fleet.concurrency
+            ):
+                waiting.remove(index)
+                log.debug("starting %s", fleet.targets[index].name)
+                running[pool.submit(one, fleet.targets[index])] = index
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                outcomes[running.pop(future)] = future.result()
+    return [outcomes[i] for i in range(len(fleet.targets))]
 
 
 def fleet_exit_code(outcomes: Sequence[TargetOutcome]) -> ExitCode:
