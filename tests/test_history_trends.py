@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
+from html.parser import HTMLParser
 from pathlib import Path
 
 from gpuaudit import history
@@ -38,7 +39,7 @@ def titles(svg: str) -> list[str]:
     return re.findall(r"<circle [^>]*><title>([^<]*)</title>", svg)
 
 
-def test_three_charts_with_every_scan_s_values() -> None:
+def test_severity_chart_then_one_chart_per_cluster_with_every_scan_s_values() -> None:
     html = with_trend(
         [
             point("2026-11-01T00:00:00Z", 5, 0, 2),
@@ -50,8 +51,8 @@ def test_three_charts_with_every_scan_s_values() -> None:
     svgs = re.findall(r"<svg class=\"trend\".*?</svg>", trend, re.S)
     assert [re.search(r'aria-label="([^"]*)"', s).group(1) for s in svgs] == [  # type: ignore[union-attr]
         "Failed findings by severity",
-        "N+k per cluster",
-        "Free GPU slots per cluster and model",
+        "N+k of gpu-a",
+        "Free GPU slots of gpu-a",
     ]
     assert [t for t in titles(svgs[0]) if t.startswith("high")] == [
         "high: 5 (2026-11-01 00:00 UTC)",
@@ -63,8 +64,71 @@ def test_three_charts_with_every_scan_s_values() -> None:
         "gpu-a: 1 (2026-11-02 00:00 UTC)",
         "gpu-a: 2 (2026-11-03 00:00 UTC)",
     ]
-    assert titles(svgs[2])[-1] == "gpu-a / A100: 6 (2026-11-03 00:00 UTC)"
+    assert titles(svgs[2])[-1] == "A100: 6 (2026-11-03 00:00 UTC)"
     assert "The last 3 scans" in trend
+
+
+class Multiples(HTMLParser):
+    """The trends section's small multiples: each figure's caption, legend entries, ticks."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.figures: list[dict[str, list[str]]] = []
+        self.headings: list[str] = []
+        self._in: str | None = None
+        self._after_rect = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "figure":
+            self.figures.append({"caption": [], "legend": [], "ticks": []})
+        elif tag == "figcaption":
+            self._in = "caption"
+        elif tag == "h3":
+            self._in = "h3"
+        elif tag == "rect" and self.figures:
+            self._after_rect = True
+        elif tag == "line" and a.get("class") == "tick" and self.figures:
+            self.figures[-1]["ticks"].append(a.get("y1") or "")
+        elif tag == "text" and self._after_rect:
+            self._in = "legend"
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("figcaption", "h3", "text"):
+            self._in = None
+            if tag == "text":
+                self._after_rect = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in == "h3":
+            self.headings.append(data)
+        elif self._in and self.figures:
+            self.figures[-1][self._in].append(data)
+
+
+def test_five_clusters_at_zero_are_five_charts_each_with_its_legend_and_ticks() -> None:
+    names = ["gpu-a", "gpu-b", "gpu-c", "gpu-d", "gpu-e"]
+    scans = []
+    for when in ("2026-11-01T00:00:00Z", "2026-11-02T00:00:00Z"):
+        p = point(when, 1, 0, 3)
+        p.tolerates = dict.fromkeys(names, 0)
+        p.free_slots = {n: {"A100": 3, "L40S": 1} for n in names}
+        scans.append(p)
+    page = Multiples()
+    page.feed(section(with_trend(scans)))
+    assert page.headings == [
+        "Failed findings by severity",
+        "N+k per cluster",
+        "Free GPU slots per cluster, by GPU model",
+    ]
+    nk = [f for f in page.figures if f["caption"][0].startswith("N+k")]
+    free = [f for f in page.figures if f["caption"][0].startswith("Free")]
+    assert [f["caption"] for f in nk] == [[f"N+k of {n}"] for n in names]
+    assert [f["legend"] for f in nk] == [[n] for n in names]
+    assert [f["legend"] for f in free] == [["A100", "L40S"]] * 5
+    # An all-zero chart ticks 0 and 1; free slots up to 3 tick 0, 1, 2 and 3.
+    assert all(len(f["ticks"]) == 2 for f in nk)
+    assert all(len(f["ticks"]) == 4 for f in free)
 
 
 def test_a_higher_value_is_drawn_higher_and_time_spaces_the_points() -> None:
@@ -90,9 +154,9 @@ def test_a_cluster_missing_from_a_scan_breaks_its_line() -> None:
             point("2026-11-03T00:00:00Z", 1, 1, 2),
         ]
     )
-    nk = re.findall(r"<svg class=\"trend\".*?</svg>", section(html), re.S)[1]
-    lines = re.findall(r'<polyline [^>]*stroke="([^"]*)"', nk)
-    assert len(lines) == 3  # gpu-a twice, either side of the gap, and other once
+    nk = re.findall(r"<svg class=\"trend\".*?</svg>", section(html), re.S)[1:3]
+    assert [len(re.findall(r"<polyline ", svg)) for svg in nk] == [2, 1]  # gpu-a, other
+    assert "N+k of gpu-a" in nk[0] and "N+k of other" in nk[1]
 
 
 def test_with_one_scan_the_section_says_two_are_needed() -> None:

@@ -24,6 +24,8 @@ SEVERITY_COLOURS = {
     "low": "#2563eb",
     "info": "#0891b2",
 }
+NK_GROUP = "N+k per cluster"
+FREE_GROUP = "Free GPU slots per cluster, by GPU model"
 PALETTE = ("#2563eb", "#dc2626", "#16a34a", "#d97706", "#7e22ce", "#0891b2", "#db2777", "#4b5563")
 
 
@@ -31,6 +33,7 @@ PALETTE = ("#2563eb", "#dc2626", "#16a34a", "#d97706", "#7e22ce", "#0891b2", "#d
 class Chart:
     title: str
     svg: Markup
+    group: str = ""  # small multiples: the heading the chart sits under, one chart each
 
 
 @dataclass
@@ -38,6 +41,14 @@ class Trends:
     scans: int  # how many scans the charts span
     charts: list[Chart]
     note: str = ""  # why there are no charts
+
+    def groups(self) -> list[tuple[str, list[Chart]]]:
+        """The small multiples by their heading, in the order of the charts."""
+        grouped: dict[str, list[Chart]] = {}
+        for chart in self.charts:
+            if chart.group:
+                grouped.setdefault(chart.group, []).append(chart)
+        return list(grouped.items())
 
 
 def trends(result: AuditResult) -> Trends | None:
@@ -57,26 +68,43 @@ def trends(result: AuditResult) -> Trends | None:
     failed: dict[str, list[int | None]] = {
         s: [p.failed.get(s, 0) for p in points] for s in SEVERITIES
     }
-    clusters = sorted({c for p in points for c in p.tolerates})
-    tolerates = {c: [p.tolerates.get(c) for p in points] for c in clusters}
-    free = _free_series(points)
     charts = [
         Chart(
             "Failed findings by severity",
             line_chart("Failed findings by severity", times, failed, SEVERITY_COLOURS),
-        ),
-        Chart("N+k per cluster", line_chart("N+k per cluster", times, tolerates)),
-        Chart(
-            "Free GPU slots per cluster and model",
-            line_chart("Free GPU slots per cluster and model", times, free),
-        ),
+        )
     ]
+    # Small multiples, one chart per cluster: clusters at the same value never share a line.
+    for cluster in sorted({c for p in points for c in p.tolerates}):
+        label = f"N+k of {cluster}"
+        series = {cluster: [p.tolerates.get(cluster) for p in points]}
+        charts.append(Chart(label, line_chart(label, times, series), NK_GROUP))
+    for cluster in sorted({c for p in points for c in p.free_slots}):
+        label = f"Free GPU slots of {cluster}"
+        charts.append(
+            Chart(label, line_chart(label, times, _free_series(points, cluster)), FREE_GROUP)
+        )
     return Trends(scans=len(points), charts=charts)
 
 
-def _free_series(points: list[TrendPoint]) -> dict[str, list[int | None]]:
-    keys = sorted({(c, m) for p in points for c, models in p.free_slots.items() for m in models})
-    return {f"{c} / {m}": [p.free_slots.get(c, {}).get(m) for p in points] for c, m in keys}
+def _free_series(points: list[TrendPoint], cluster: str) -> dict[str, list[int | None]]:
+    """One series per GPU model of the cluster."""
+    models = sorted({m for p in points for m in p.free_slots.get(cluster, {})})
+    return {m: [p.free_slots.get(cluster, {}).get(m) for p in points] for m in models}
+
+
+def ticks(largest: int) -> list[int]:
+    """The y axis' labelled values: 0 up to ``largest`` rounded up to a step.
+
+    The step is 1, 2 or 5 x 10^n, the smallest that needs at most five steps.
+    """
+    step = 1
+    while True:
+        for factor in (1, 2, 5):
+            if step * factor * 5 >= largest:
+                top = -(-largest // (step * factor)) * step * factor
+                return list(range(0, top + 1, step * factor))
+        step *= 10
 
 
 def _time(text: str) -> datetime | None:
@@ -105,7 +133,8 @@ def line_chart(
     """One polyline per series (a gap where a scan has no value), axes and a legend."""
     xs = _xs(times)
     values = [v for vs in series.values() for v in vs if v is not None]
-    top = max([1, *values])
+    marks = ticks(max([1, *values]))
+    top = marks[-1]
     plot = HEIGHT - TOP - BOTTOM
 
     def y(value: int) -> float:
@@ -120,9 +149,13 @@ def line_chart(
         f'y2="{TOP + plot}" stroke="#9aa4b2"/>',
         f'<line class="axis" x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{TOP + plot}" '
         'stroke="#9aa4b2"/>',
-        f'<text x="{LEFT - 6}" y="{TOP + 4}" text-anchor="end">{top}</text>',
-        f'<text x="{LEFT - 6}" y="{TOP + plot + 4}" text-anchor="end">0</text>',
     ]
+    for mark in marks:
+        at = f"{y(mark):.1f}"
+        parts.append(
+            f'<line class="tick" x1="{LEFT - 4}" y1="{at}" x2="{LEFT}" y2="{at}" stroke="#9aa4b2"/>'
+            f'<text x="{LEFT - 6}" y="{y(mark) + 4:.1f}" text-anchor="end">{mark}</text>'
+        )
     stamps = [t.strftime("%Y-%m-%d %H:%M") if t else "?" for t in times]
     parts.append(f'<text x="{LEFT}" y="{HEIGHT - 8}">{escape(stamps[0])}</text>')
     parts.append(
