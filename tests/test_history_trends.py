@@ -198,3 +198,64 @@ def test_the_trend_comes_from_the_scans_of_the_same_vcenter(tmp_path: Path) -> N
         f"high: {high} (2026-11-02 00:00 UTC)",
         f"high: {high} (2026-11-03 00:00 UTC)",
     ]
+
+
+class Sparks(HTMLParser):
+    """The first screen's sparklines: each one's label, title and polyline points."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sparks: list[dict[str, str]] = []
+        self._title = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "svg" and a.get("class") == "sparkline":
+            self.sparks.append({"label": a.get("aria-label") or "", "title": "", "points": ""})
+        elif tag == "title" and self.sparks:
+            self._title = True
+        elif tag == "polyline" and self.sparks:
+            self.sparks[-1]["points"] += (a.get("points") or "") + ";"
+
+    def handle_endtag(self, tag: str) -> None:
+        self._title = False if tag == "title" else self._title
+
+    def handle_data(self, data: str) -> None:
+        if self._title:
+            self.sparks[-1]["title"] += data
+
+
+def overview(html: str) -> str:
+    match = re.search(r'<section id="overview">(.*?)<section id="clusters">', html, re.S)
+    assert match, "no overview section"
+    return match.group(1)
+
+
+def test_the_first_screen_has_a_sparkline_of_failed_findings_and_of_the_worst_n_k() -> None:
+    # Failed: high + medium 1 each scan -> 6, 4, 2. Worst N+k: the lower of two clusters.
+    scans = [
+        point("2026-11-01T00:00:00Z", 5, 2, 2),
+        point("2026-11-02T00:00:00Z", 3, 1, 4),
+        point("2026-11-03T00:00:00Z", 1, 0, 6),
+    ]
+    for p, other in zip(scans, (1, 3, 2), strict=True):
+        p.tolerates["gpu-b"] = other
+    page = Sparks()
+    page.feed(overview(with_trend(scans)))
+    assert [s["label"] for s in page.sparks] == ["Failed findings", "Worst N+k"]
+    assert page.sparks[0]["title"] == (
+        "Failed findings by scan, oldest first: "
+        "2026-11-01 00:00: 6, 2026-11-02 00:00: 4, 2026-11-03 00:00: 2"
+    )
+    assert page.sparks[1]["title"].endswith(
+        "2026-11-01 00:00: 1, 2026-11-02 00:00: 1, 2026-11-03 00:00: 0"
+    )
+    # 120 x 28: x at 0, 60, 120; y = 26 - 24 * v / top, top 6 and 1.
+    assert page.sparks[0]["points"] == "0.0,2.0 60.0,10.0 120.0,18.0;"
+    assert page.sparks[1]["points"] == "0.0,2.0 60.0,2.0 120.0,26.0;"
+
+
+def test_one_scan_draws_no_sparkline() -> None:
+    page = Sparks()
+    page.feed(overview(with_trend([point("2026-11-01T00:00:00Z", 1, 1, 2)])))
+    assert page.sparks == []

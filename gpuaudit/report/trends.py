@@ -193,3 +193,54 @@ def _segments(xs: list[float], values: list[int | None]) -> list[list[tuple[floa
         else:
             runs[-1].append((x, v))
     return [r for r in runs if r]
+
+
+SPARK_W, SPARK_H = 120, 28
+
+
+@dataclass
+class Sparkline:
+    label: str
+    latest: str  # this scan's value, or "-" when it has none
+    svg: Markup
+
+
+def sparklines(result: AuditResult) -> list[Sparkline]:
+    """The first screen's small trends: failed findings and the worst cluster's N+k.
+
+    Empty without a history store or with fewer than two scans.
+    """
+    points = result.history.trend if result.history else []
+    if len(points) < 2:
+        return []
+    failed: list[int | None] = [sum(p.failed.values()) for p in points]
+    worst: list[int | None] = [min(p.tolerates.values(), default=None) for p in points]
+    stamps = [p.checked_at[:16].replace("T", " ") for p in points]
+    return [
+        _sparkline("Failed findings", stamps, failed),
+        _sparkline("Worst N+k", stamps, worst),
+    ]
+
+
+def _sparkline(label: str, stamps: list[str], values: list[int | None]) -> Sparkline:
+    known = [v for v in values if v is not None]
+    low, high = min([0, *known]), max([1, *known])
+    xs = [SPARK_W * i / (len(values) - 1) for i in range(len(values))]
+
+    def y(value: int) -> float:
+        return SPARK_H - 2 - (SPARK_H - 4) * (value - low) / (high - low)
+
+    said = ", ".join(f"{s}: {'-' if v is None else v}" for s, v in zip(stamps, values, strict=True))
+    parts = [
+        f'<svg class="sparkline" viewBox="0 0 {SPARK_W} {SPARK_H}" width="{SPARK_W}" '
+        f'height="{SPARK_H}" role="img" aria-label="{escape(label)}">'
+        f"<title>{escape(label)} by scan, oldest first: {escape(said)}</title>"
+    ]
+    for segment in _segments(xs, values):
+        line = " ".join(f"{x:.1f},{y(v):.1f}" for x, v in segment)
+        parts.append(f'<polyline class="spark-line" points="{line}"/>')
+    if values[-1] is not None:
+        parts.append(f'<circle cx="{xs[-1]:.1f}" cy="{y(values[-1]):.1f}" r="2.5"/>')
+    parts.append("</svg>")
+    latest = "-" if values[-1] is None else str(values[-1])
+    return Sparkline(label, latest, Markup("".join(parts)))
