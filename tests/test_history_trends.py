@@ -187,7 +187,11 @@ def test_names_are_escaped_and_nothing_is_fetched() -> None:
 def test_the_trend_comes_from_the_scans_of_the_same_vcenter(tmp_path: Path) -> None:
     store = history.open_store(str(tmp_path / "h.sqlite"))
     for when in ("2026-11-01T00:00:00Z", "2026-11-02T00:00:00Z"):
-        history.record(store, demo_result(when))
+        earlier = demo_result(when)
+        if when.startswith("2026-11-01"):
+            first = next(f for f in earlier.findings if f.unproven)
+            first.status = "pass"
+        history.record(store, earlier)
     history.record(store, demo_result("2026-11-02T12:00:00Z", source="elsewhere"))
     now = demo_result("2026-11-03T00:00:00Z")
     history.annotate(store, now)
@@ -198,6 +202,11 @@ def test_the_trend_comes_from_the_scans_of_the_same_vcenter(tmp_path: Path) -> N
         f"high: {high} (2026-11-02 00:00 UTC)",
         f"high: {high} (2026-11-03 00:00 UTC)",
     ]
+    # The store keeps each scan's not-proven count: one fewer in the first scan here.
+    unproven = sum(f.unproven for f in now.findings)
+    assert unproven > 0
+    assert now.history is not None
+    assert [p.unproven for p in now.history.trend] == [unproven - 1, unproven, unproven]
 
 
 class Sparks(HTMLParser):
@@ -232,27 +241,33 @@ def overview(html: str) -> str:
 
 
 def test_the_first_screen_has_a_sparkline_of_failed_findings_and_of_the_worst_n_k() -> None:
-    # Failed: high + medium 1 each scan -> 6, 4, 2. Worst N+k: the lower of two clusters.
+    # Failed: high + medium 1 each scan -> 6, 4, 2. Not proven 4, 0, 2 (top 4).
+    # Worst N+k: the lower of two clusters.
     scans = [
         point("2026-11-01T00:00:00Z", 5, 2, 2),
         point("2026-11-02T00:00:00Z", 3, 1, 4),
         point("2026-11-03T00:00:00Z", 1, 0, 6),
     ]
-    for p, other in zip(scans, (1, 3, 2), strict=True):
+    for p, other, unproven in zip(scans, (1, 3, 2), (4, 0, 2), strict=True):
         p.tolerates["gpu-b"] = other
+        p.unproven = unproven
     page = Sparks()
     page.feed(overview(with_trend(scans)))
-    assert [s["label"] for s in page.sparks] == ["Failed findings", "Worst N+k"]
+    assert [s["label"] for s in page.sparks] == ["Failed findings", "Not proven", "Worst N+k"]
     assert page.sparks[0]["title"] == (
         "Failed findings by scan, oldest first: "
         "2026-11-01 00:00: 6, 2026-11-02 00:00: 4, 2026-11-03 00:00: 2"
     )
     assert page.sparks[1]["title"].endswith(
+        "2026-11-01 00:00: 4, 2026-11-02 00:00: 0, 2026-11-03 00:00: 2"
+    )
+    assert page.sparks[2]["title"].endswith(
         "2026-11-01 00:00: 1, 2026-11-02 00:00: 1, 2026-11-03 00:00: 0"
     )
-    # 120 x 28: x at 0, 60, 120; y = 26 - 24 * v / top, top 6 and 1.
+    # 120 x 28: x at 0, 60, 120; y = 26 - 24 * v / top, top 6, 4 and 1.
     assert page.sparks[0]["points"] == "0.0,2.0 60.0,10.0 120.0,18.0;"
-    assert page.sparks[1]["points"] == "0.0,2.0 60.0,2.0 120.0,26.0;"
+    assert page.sparks[1]["points"] == "0.0,2.0 60.0,26.0 120.0,14.0;"
+    assert page.sparks[2]["points"] == "0.0,2.0 60.0,2.0 120.0,26.0;"
 
 
 def test_one_scan_draws_no_sparkline() -> None:

@@ -206,7 +206,7 @@ class Sparkline:
 
 
 def sparklines(result: AuditResult) -> list[Sparkline]:
-    """The first screen's small trends: failed findings and the worst cluster's N+k.
+    """The first screen's small trends: failed, not proven, and the worst cluster's N+k.
 
     Empty without a history store or with fewer than two scans.
     """
@@ -214,10 +214,12 @@ def sparklines(result: AuditResult) -> list[Sparkline]:
     if len(points) < 2:
         return []
     failed: list[int | None] = [sum(p.failed.values()) for p in points]
+    unproven: list[int | None] = [p.unproven for p in points]
     worst: list[int | None] = [min(p.tolerates.values(), default=None) for p in points]
     stamps = [p.checked_at[:16].replace("T", " ") for p in points]
     return [
         _sparkline("Failed findings", stamps, failed),
+        _sparkline("Not proven", stamps, unproven),
         _sparkline("Worst N+k", stamps, worst),
     ]
 
