@@ -330,6 +330,7 @@ class TrendPoint:
     tolerates: dict[str, int] = field(default_factory=dict)  # cluster -> the k of N+k
     # cluster -> GPU model -> free slots before any failure
     free_slots: dict[str, dict[str, int]] = field(default_factory=dict)
+    unproven: int = 0  # unwaived findings not proven
 
 
 @dataclass

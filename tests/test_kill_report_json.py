@@ -157,7 +157,7 @@ def _history() -> ScanHistory:
         ],
         resolved=[FindingRef("r1", "HA-01", "gpu-c", "high", "fail")],
         trend=[
-            TrendPoint(OLDER, {"critical": 2}, {"gpu-a": 0}, {"gpu-a": {"L4": 2}}),
+            TrendPoint(OLDER, {"critical": 2}, {"gpu-a": 0}, {"gpu-a": {"L4": 2}}, unproven=3),
             TrendPoint("2026-12-01T10:30:00+00:00", {"critical": 1}, {"gpu-a": 1}, {}),
         ],
     )
@@ -253,12 +253,14 @@ def test_the_whole_document() -> None:
                 "failed": {"critical": 2},
                 "tolerates": {"gpu-a": 0},
                 "free_slots": {"gpu-a": {"L4": 2}},
+                "unproven": 3,
             },
             {
                 "checked_at": "2026-12-01T10:30:00+00:00",
                 "failed": {"critical": 1},
                 "tolerates": {"gpu-a": 1},
                 "free_slots": {},
+                "unproven": 0,
             },
         ],
     }

@@ -2,12 +2,15 @@
 
 The plot is 640 x 220 with margins left 44, right 16, top 14, bottom 30, so a point's
 x runs from 44 to 624 (580 wide) and its y from 190 (value 0) up to 14 (the
-largest value); each series adds a 16-high legend line below. Scans are placed by
+top tick); each series adds a 16-high legend line below. The y axis has a tick and
+label at 0 and every step of 1, 2 or 5 x 10^n up to the largest value rounded up,
+at most five steps. Scans are placed by
 their time when every time is known and the first and last differ, else evenly.
 """
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -27,12 +30,18 @@ AXES = (
 H = timedelta(hours=1)
 
 
-def head(label: str, height: int, top: int) -> str:
+def tick(value: int, y: float) -> str:
+    return (
+        f'<line class="tick" x1="40" y1="{y:.1f}" x2="44" y2="{y:.1f}" stroke="#9aa4b2"/>'
+        f'<text x="38" y="{y + 4:.1f}" text-anchor="end">{value}</text>'
+    )
+
+
+def head(label: str, height: int, ticks: list[tuple[int, float]]) -> str:
     return (
         f'<svg class="trend" viewBox="0 0 640 {height}" width="640" height="{height}" '
         f'role="img" aria-label="{label}"><title>{label}</title>{AXES}'
-        f'<text x="38" y="18" text-anchor="end">{top}</text>'
-        '<text x="38" y="194" text-anchor="end">0</text>'
+        + "".join(tick(v, y) for v, y in ticks)
     )
 
 
@@ -70,7 +79,11 @@ def test_points_by_time_with_a_gap_a_given_colour_and_the_palette_s_second() -> 
         {"a": "#111111"},
     )
     assert str(svg) == (
-        head("Load &amp; &lt;GPUs&gt;", 220 + 2 * 16, 4)
+        head(
+            "Load &amp; &lt;GPUs&gt;",
+            220 + 2 * 16,
+            [(0, 190.0), (1, 146.0), (2, 102.0), (3, 58.0), (4, 14.0)],
+        )
         + stamps("2026-11-01 00:00", "2026-11-05 00:00")
         + line("44.0,190.0 189.0,14.0 624.0,102.0", "#111111")
         + dot("44.0", "190.0", "#111111", "a: 0 (2026-11-01 00:00 UTC)")
@@ -92,7 +105,7 @@ def test_a_scan_of_unknown_time_spaces_the_points_evenly_and_shows_a_question_ma
     # Values of at most 1 still scale to a top of 1: y = 14 + 176 * (1 - v).
     svg = line_chart("x", [None, NOV_2, NOV_5], {"s": [1, 0, 1]})
     assert str(svg) == (
-        head("x", 236, 1)
+        head("x", 236, [(0, 190.0), (1, 14.0)])
         + stamps("?", "2026-11-05 00:00")
         + line("44.0,14.0 334.0,190.0 624.0,14.0", "#2563eb")
         + dot("44.0", "14.0", "#2563eb", "s: 1 (? UTC)")
@@ -106,7 +119,25 @@ def test_a_scan_of_unknown_time_spaces_the_points_evenly_and_shows_a_question_ma
 def test_two_scans_at_the_same_time_are_drawn_apart() -> None:
     svg = str(line_chart("x", [NOV_2, NOV_2], {"s": [0, 0]}))
     assert line("44.0,190.0 624.0,190.0", "#2563eb") in svg
-    assert '<text x="38" y="18" text-anchor="end">1</text>' in svg  # an all-zero chart
+    assert tick(1, 14.0) in svg  # an all-zero chart still labels 1 at the top
+
+
+@pytest.mark.parametrize(
+    ("largest", "labels"),
+    [
+        (1, [0, 1]),
+        (5, [0, 1, 2, 3, 4, 5]),
+        (6, [0, 2, 4, 6]),
+        (7, [0, 2, 4, 6, 8]),
+        (11, [0, 5, 10, 15]),
+        (99, [0, 20, 40, 60, 80, 100]),
+    ],
+)
+def test_the_y_axis_labels_more_than_zero_and_the_top(largest: int, labels: list[int]) -> None:
+    svg = str(line_chart("x", [NOV_1, NOV_2], {"s": [0, largest]}))
+    got = re.findall(r'<text x="38" y="[^"]*" text-anchor="end">(\d+)</text>', svg)
+    assert [int(v) for v in got] == labels
+    assert svg.count('<line class="tick"') == len(labels)
 
 
 def test_the_first_and_last_scan_s_times_decide_how_points_are_placed() -> None:
@@ -171,10 +202,15 @@ def test_three_charts_with_a_severity_no_scan_failed_drawn_at_zero() -> None:
                 "Failed findings by severity",
                 line_chart("Failed findings by severity", times, failed, colours),
             ),
-            Chart("N+k per cluster", line_chart("N+k per cluster", times, {"gpu-a": [0, 1]})),
             Chart(
-                "Free GPU slots per cluster and model",
-                line_chart("Free GPU slots per cluster and model", times, {"gpu-a / A100": [0, 2]}),
+                "N+k of gpu-a",
+                line_chart("N+k of gpu-a", times, {"gpu-a": [0, 1]}),
+                "N+k per cluster",
+            ),
+            Chart(
+                "Free GPU slots of gpu-a",
+                line_chart("Free GPU slots of gpu-a", times, {"A100": [0, 2]}),
+                "Free GPU slots per cluster, by GPU model",
             ),
         ],
     )

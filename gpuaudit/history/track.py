@@ -214,6 +214,7 @@ def trend(store: Store, result: AuditResult) -> list[TrendPoint]:
                 failed=dict(scan.failed),
                 tolerates={c.cluster: c.tolerates for c in clusters[scan.id]},
                 free_slots=free,
+                unproven=scan.unproven,
             )
         )
     failed: dict[str, int] = {s: 0 for s in SEVERITIES}
@@ -228,6 +229,7 @@ def trend(store: Store, result: AuditResult) -> list[TrendPoint]:
                 s.cluster: {m: t - u for m, (t, u) in sorted(by_model(s.capacity).items())}
                 for s in result.simulations
             },
+            unproven=len(result.unproven()),
         )
     )
     return points

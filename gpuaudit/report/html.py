@@ -40,7 +40,7 @@ from gpuaudit.report.kubernetes import cluster_views
 from gpuaudit.report.operations import SPARK_HEIGHT, SPARK_WIDTH, operations_view
 from gpuaudit.report.summary import DESIGNS, ClusterSummary, parse_time, summarize, tolerance
 from gpuaudit.report.tables import Table, Value, inventory_tables
-from gpuaudit.report.trends import trends
+from gpuaudit.report.trends import sparklines, trends
 from gpuaudit.results import CATEGORIES, SEVERITIES, AuditResult, Finding, severity_rank
 
 TEMPLATE = "report.html.j2"
@@ -271,5 +271,6 @@ def render_html(result: AuditResult) -> str:
         tool_version=result.tool_version or gpuaudit.__version__,
         report_version=REPORT_SCHEMA_VERSION,
         trends=trends(result),
+        sparklines=sparklines(result),
     )
     return html

@@ -24,6 +24,8 @@ SEVERITY_COLOURS = {
     "low": "#2563eb",
     "info": "#0891b2",
 }
+NK_GROUP = "N+k per cluster"
+FREE_GROUP = "Free GPU slots per cluster, by GPU model"
 PALETTE = ("#2563eb", "#dc2626", "#16a34a", "#d97706", "#7e22ce", "#0891b2", "#db2777", "#4b5563")
 
 
@@ -31,6 +33,7 @@ PALETTE = ("#2563eb", "#dc2626", "#16a34a", "#d97706", "#7e22ce", "#0891b2", "#d
 class Chart:
     title: str
     svg: Markup
+    group: str = ""  # small multiples: the heading the chart sits under, one chart each
 
 
 @dataclass
@@ -38,6 +41,14 @@ class Trends:
     scans: int  # how many scans the charts span
     charts: list[Chart]
     note: str = ""  # why there are no charts
+
+    def groups(self) -> list[tuple[str, list[Chart]]]:
+        """The small multiples by their heading, in the order of the charts."""
+        grouped: dict[str, list[Chart]] = {}
+        for chart in self.charts:
+            if chart.group:
+                grouped.setdefault(chart.group, []).append(chart)
+        return list(grouped.items())
 
 
 def trends(result: AuditResult) -> Trends | None:
@@ -57,26 +68,43 @@ def trends(result: AuditResult) -> Trends | None:
     failed: dict[str, list[int | None]] = {
         s: [p.failed.get(s, 0) for p in points] for s in SEVERITIES
     }
-    clusters = sorted({c for p in points for c in p.tolerates})
-    tolerates = {c: [p.tolerates.get(c) for p in points] for c in clusters}
-    free = _free_series(points)
     charts = [
         Chart(
             "Failed findings by severity",
             line_chart("Failed findings by severity", times, failed, SEVERITY_COLOURS),
-        ),
-        Chart("N+k per cluster", line_chart("N+k per cluster", times, tolerates)),
-        Chart(
-            "Free GPU slots per cluster and model",
-            line_chart("Free GPU slots per cluster and model", times, free),
-        ),
+        )
     ]
+    # Small multiples, one chart per cluster: clusters at the same value never share a line.
+    for cluster in sorted({c for p in points for c in p.tolerates}):
+        label = f"N+k of {cluster}"
+        series = {cluster: [p.tolerates.get(cluster) for p in points]}
+        charts.append(Chart(label, line_chart(label, times, series), NK_GROUP))
+    for cluster in sorted({c for p in points for c in p.free_slots}):
+        label = f"Free GPU slots of {cluster}"
+        charts.append(
+            Chart(label, line_chart(label, times, _free_series(points, cluster)), FREE_GROUP)
+        )
     return Trends(scans=len(points), charts=charts)
 
 
-def _free_series(points: list[TrendPoint]) -> dict[str, list[int | None]]:
-    keys = sorted({(c, m) for p in points for c, models in p.free_slots.items() for m in models})
-    return {f"{c} / {m}": [p.free_slots.get(c, {}).get(m) for p in points] for c, m in keys}
+def _free_series(points: list[TrendPoint], cluster: str) -> dict[str, list[int | None]]:
+    """One series per GPU model of the cluster."""
+    models = sorted({m for p in points for m in p.free_slots.get(cluster, {})})
+    return {m: [p.free_slots.get(cluster, {}).get(m) for p in points] for m in models}
+
+
+def ticks(largest: int) -> list[int]:
+    """The y axis' labelled values: 0 up to ``largest`` rounded up to a step.
+
+    The step is 1, 2 or 5 x 10^n, the smallest that needs at most five steps.
+    """
+    step = 1
+    while True:
+        for factor in (1, 2, 5):
+            if step * factor * 5 >= largest:
+                top = -(-largest // (step * factor)) * step * factor
+                return list(range(0, top + 1, step * factor))
+        step *= 10
 
 
 def _time(text: str) -> datetime | None:
@@ -105,7 +133,8 @@ def line_chart(
     """One polyline per series (a gap where a scan has no value), axes and a legend."""
     xs = _xs(times)
     values = [v for vs in series.values() for v in vs if v is not None]
-    top = max([1, *values])
+    marks = ticks(max([1, *values]))
+    top = marks[-1]
     plot = HEIGHT - TOP - BOTTOM
 
     def y(value: int) -> float:
@@ -120,9 +149,13 @@ def line_chart(
         f'y2="{TOP + plot}" stroke="#9aa4b2"/>',
         f'<line class="axis" x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{TOP + plot}" '
         'stroke="#9aa4b2"/>',
-        f'<text x="{LEFT - 6}" y="{TOP + 4}" text-anchor="end">{top}</text>',
-        f'<text x="{LEFT - 6}" y="{TOP + plot + 4}" text-anchor="end">0</text>',
     ]
+    for mark in marks:
+        at = f"{y(mark):.1f}"
+        parts.append(
+            f'<line class="tick" x1="{LEFT - 4}" y1="{at}" x2="{LEFT}" y2="{at}" stroke="#9aa4b2"/>'
+            f'<text x="{LEFT - 6}" y="{y(mark) + 4:.1f}" text-anchor="end">{mark}</text>'
+        )
     stamps = [t.strftime("%Y-%m-%d %H:%M") if t else "?" for t in times]
     parts.append(f'<text x="{LEFT}" y="{HEIGHT - 8}">{escape(stamps[0])}</text>')
     parts.append(
@@ -160,3 +193,56 @@ def _segments(xs: list[float], values: list[int | None]) -> list[list[tuple[floa
         else:
             runs[-1].append((x, v))
     return [r for r in runs if r]
+
+
+SPARK_W, SPARK_H = 120, 28
+
+
+@dataclass
+class Sparkline:
+    label: str
+    latest: str  # this scan's value, or "-" when it has none
+    svg: Markup
+
+
+def sparklines(result: AuditResult) -> list[Sparkline]:
+    """The first screen's small trends: failed, not proven, and the worst cluster's N+k.
+
+    Empty without a history store or with fewer than two scans.
+    """
+    points = result.history.trend if result.history else []
+    if len(points) < 2:
+        return []
+    failed: list[int | None] = [sum(p.failed.values()) for p in points]
+    unproven: list[int | None] = [p.unproven for p in points]
+    worst: list[int | None] = [min(p.tolerates.values(), default=None) for p in points]
+    stamps = [p.checked_at[:16].replace("T", " ") for p in points]
+    return [
+        _sparkline("Failed findings", stamps, failed),
+        _sparkline("Not proven", stamps, unproven),
+        _sparkline("Worst N+k", stamps, worst),
+    ]
+
+
+def _sparkline(label: str, stamps: list[str], values: list[int | None]) -> Sparkline:
+    known = [v for v in values if v is not None]
+    low, high = min([0, *known]), max([1, *known])
+    xs = [SPARK_W * i / (len(values) - 1) for i in range(len(values))]
+
+    def y(value: int) -> float:
+        return SPARK_H - 2 - (SPARK_H - 4) * (value - low) / (high - low)
+
+    said = ", ".join(f"{s}: {'-' if v is None else v}" for s, v in zip(stamps, values, strict=True))
+    parts = [
+        f'<svg class="sparkline" viewBox="0 0 {SPARK_W} {SPARK_H}" width="{SPARK_W}" '
+        f'height="{SPARK_H}" role="img" aria-label="{escape(label)}">'
+        f"<title>{escape(label)} by scan, oldest first: {escape(said)}</title>"
+    ]
+    for segment in _segments(xs, values):
+        line = " ".join(f"{x:.1f},{y(v):.1f}" for x, v in segment)
+        parts.append(f'<polyline class="spark-line" points="{line}"/>')
+    if values[-1] is not None:
+        parts.append(f'<circle cx="{xs[-1]:.1f}" cy="{y(values[-1]):.1f}" r="2.5"/>')
+    parts.append("</svg>")
+    latest = "-" if values[-1] is None else str(values[-1])
+    return Sparkline(label, latest, Markup("".join(parts)))
