@@ -480,7 +480,9 @@ def test_the_workbook_findings_sheet_has_an_age_column_with_history(tmp_path: Pa
 
     rows = sheet(_aged(tmp_path))
     header = list(rows[0])
-    assert header[1] == "First Seen" and header[-1] == "Age (days)"
+    # docs/report-formats.md: "... MoRef Type, First Seen (date), vCenter, ...", and
+    # Age (days) last when the scan has a history.
+    assert header[header.index("MoRef Type") + 1] == "First Seen" and header[-1] == "Age (days)"
     status = header.index("Status")
     ages = {row[-1] for row in rows[1:] if row[status] == "fail"}
     assert ages == {3}
