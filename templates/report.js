@@ -171,8 +171,8 @@
         tr.appendChild(sev);
         // An info finding that fails is a notice; with a baseline, an open one is new or unchanged.
         var word = f[0] === "info" && f[1] === "fail" ? "notice" : f[1];
-        var state = STATES && STATES[i] ? " (" + STATES[i] + ")" : "";
-        tr.appendChild(el("td", "status-" + word, STATUS_WORD[word] + state));
+        var mark = STATES && STATES[i] ? " (" + STATES[i] + ")" : "";
+        tr.appendChild(el("td", "status-" + word, STATUS_WORD[word] + mark));
         var rule = el("td", "", f[2]); rule.title = (rules[f[2]] || [""])[0];
         tr.appendChild(rule);
         tr.appendChild(el("td", "", f[3]));

@@ -76,6 +76,9 @@ def test_healthy_estate_passes_every_rule_but_the_branch_check_it_cannot_prove()
         ("VM-06", "h1", "unproven"),
         ("VM-06", "h2", "unproven"),
         ("VM-06", "h3", "unproven"),
+        # No VgpuMMAutomationTimeoutSecs: maintenance mode evacuates no vGPU VM (Broadcom
+        # KB 88271), so no host enters it without stopping its GPU VM.
+        ("VM-13", "c1", "fail"),
     ]
     examined = {f.rule for f in result.findings}
     # Every rule that has something to examine in a vGPU + FC SAN cluster.
