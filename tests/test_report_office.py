@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -71,6 +71,14 @@ def documented_columns() -> dict[str, list[str]]:
             re.sub(r" \((int|float|bool|date|datetime)\)$", "", n) for n in names.split(", ")
         ]
     return columns
+
+
+def named(objects: Iterable[str], most: int = 20) -> str:
+    """Top Actions names at most twenty objects; the rest are on Action Findings
+    (docs/report-formats.md)."""
+    listed = list(objects)
+    more = f" and {len(listed) - most} more (Action Findings)" if len(listed) > most else ""
+    return ", ".join(listed[:most]) + more
 
 
 def _joined(values: list[Any]) -> str:
@@ -201,7 +209,7 @@ def expected_sheets(doc: dict[str, Any]) -> dict[str, list[list[Any]]]:
         [
             stable_id(f)[:12],
             f["severity"],
-            f["status"],
+            "notice" if f["status"] == "fail" and f["severity"] == "info" else f["status"],
             f["rule"],
             f["object"],
             f["cluster"],
@@ -455,7 +463,7 @@ def expected_sheets(doc: dict[str, Any]) -> dict[str, list[list[Any]]]:
             ", ".join(
                 c or "(no cluster)" for c in sorted({f["cluster"] or "" for f in failed[rule]})
             ),
-            ", ".join(f["object"] for f in failed[rule]),
+            named(f["object"] for f in failed[rule]),
             rules[rule]["remediation"],
         ]
         for rank, rule in enumerate(order, start=1)
@@ -494,6 +502,10 @@ def n_plus_k(k: int | None, unproven: int | None) -> str:
 
 def assert_sheets_match(doc: dict[str, Any], sheets: dict[str, list[list[str]]]) -> None:
     columns = documented_columns()
+    # docs/report-formats.md: "Maintenance is there only where a cluster runs GPU VMs".
+    runs_gpu_vms = any(vm.get("gpus") for vm in doc["inventory"]["vms"])
+    if "Maintenance" not in sheets and not (runs_gpu_vms and doc.get("maintenance")):
+        columns.pop("Maintenance", None)
     assert sorted(sheets) == sorted(columns)
     for title, names in columns.items():
         assert sheets[title][0] == names, title
@@ -545,15 +557,17 @@ SEVERITIES = ("critical", "high", "medium", "low", "info")
 def assert_summary_sheets_match(doc: dict[str, Any], sheets: dict[str, list[list[str]]]) -> None:
     """Summary, Clusters and About, counted here from the findings, inventory and simulations."""
     inv, findings = doc["inventory"], doc["findings"]
-    failed = [f for f in findings if f["status"] == "fail"]
+    # An info finding that fails is a notice, never a failed finding.
+    failed = [f for f in findings if f["status"] == "fail" and f["severity"] != "info"]
     category = {r["id"]: r["category"] for r in doc["rules"]}
     summary = {(r["Section"], r["Item"]): r["Value"] for r in _sheet(sheets, "Summary")}
     assert summary[("Verdict", "Verdict")] == ("FAIL" if failed else "PASS")
     worst = next((s for s in SEVERITIES if any(f["severity"] == s for f in failed)), "")
     assert summary[("Verdict", "Worst severity")] == worst
-    for status, item in (("fail", "Failed"), ("waived", "Waived"), ("pass", "Passed")):
+    assert summary[("Results", "Failed")] == str(len(failed))
+    for status, item in (("waived", "Waived"), ("pass", "Passed")):
         assert summary[("Results", item)] == str(sum(f["status"] == status for f in findings))
-    for severity in SEVERITIES:
+    for severity in SEVERITIES[:-1]:  # info has its own row: notices
         n = sum(f["severity"] == severity for f in failed)
         assert summary[("Failed by severity", severity)] == str(n), severity
     for name in {category[f["rule"]] for f in failed}:
@@ -570,7 +584,8 @@ def assert_summary_sheets_match(doc: dict[str, Any], sheets: dict[str, list[list
     for item, n in counts.items():
         assert summary[("Inventory", item)] == str(n), item
     beyond_role = sum(1 for g in inv["gaps"] if g.get("privilege"))
-    assert summary[("Data", "Data gaps")] == str(len(inv["gaps"]) - beyond_role)
+    # Every row of the Data Gaps sheet, those beyond the Read-only role counted below.
+    assert summary[("Data", "Data gaps")] == str(len(inv["gaps"]))
     assert summary[("Data", "Not read by the Read-only role")] == str(beyond_role)
     assert summary[("Data", "Rule errors")] == str(len(doc["errors"]))
     scanned = datetime.fromisoformat(inv["collected_at"].replace("Z", "+00:00"))
@@ -589,8 +604,9 @@ def assert_summary_sheets_match(doc: dict[str, Any], sheets: dict[str, list[list
         assert row["Tolerates"] == as_csv(tolerates.get(c["name"]))
         assert row["Failed"] == str(sum(f["cluster"] == c["name"] for f in failed))
         assert row["vCenter"] == shown(inv["source"]) and row["MoRef ID"] == c["moref"]
-        for severity in SEVERITIES:
-            n = sum(f["cluster"] == c["name"] and f["severity"] == severity for f in failed)
+        for severity in SEVERITIES:  # the Info column counts the cluster's notices
+            of = failed if severity != "info" else [f for f in findings if f["status"] == "fail"]
+            n = sum(f["cluster"] == c["name"] and f["severity"] == severity for f in of)
             assert row[severity.capitalize()] == str(n), (c["name"], severity)
     about = {r["Item"]: r["Value"] for r in _sheet(sheets, "About")}
     assert about["Tool Version"] == doc["generator"]["version"]

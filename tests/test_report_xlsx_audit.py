@@ -99,7 +99,9 @@ def test_every_finding_row_has_its_stable_id(
     by_id = {r["ID"]: r for r in findings}
     for f in doc["findings"]:
         row = by_id[stable_id(f["rule"], f["object_kind"], f["object"])]
-        assert (row["Rule"], row["Object"], row["Status"]) == (f["rule"], f["object"], f["status"])
+        notice = f["status"] == "fail" and f["severity"] == "info"  # never a failed finding
+        status = "notice" if notice else f["status"]
+        assert (row["Rule"], row["Object"], row["Status"]) == (f["rule"], f["object"], status)
         assert row["vCenter"] == doc["source"]["server"]
         assert row["First Seen"] is None  # no history, no baseline
         assert not str(row["Evidence"] or "").startswith("{")
@@ -176,7 +178,10 @@ def test_findings_print_the_failed_and_not_proven_rows_key_to_title_at_full_size
     assert ws.print_title_rows == "$1:$1"
     head = [c.value for c in ws[1]]
     assert head[:7] == ["Key", "Severity", "Status", "Rule", "Object", "Cluster", "Title"]
-    open_count = sum(f["status"] in ("fail", "unproven") for f in doc["findings"])
+    open_count = sum(
+        f["status"] == "unproven" or (f["status"] == "fail" and f["severity"] != "info")
+        for f in doc["findings"]
+    )
     assert open_count
     assert ws.print_area == f"'Findings'!$A$1:$G${open_count + 1}"
     title = head.index("Title") + 1
@@ -249,9 +254,9 @@ def test_libreoffice_keeps_the_chart_and_the_columns(tmp_path: Path) -> None:
     assert sorted(ids) == sorted(
         stable_id(f["rule"], f["object_kind"], f["object"]) for f in doc["findings"]
     )
-    # Failed, then not proven, waived and passed (docs/report-formats.md: failures first).
+    # Failed, then not proven, notices, waived and passed (failures first).
     statuses = [r[head.index("Status")] for r in sheets["Findings"][1:]]
-    order = ["fail", "unproven", "waived", "pass"]
+    order = ["fail", "unproven", "notice", "waived", "pass"]
     assert statuses == sorted(statuses, key=order.index)
 
 
@@ -341,7 +346,9 @@ def test_large_estate_workbook_prints_and_charts_every_cluster(large_estate: Aud
     # Findings prints its failed and not-proven rows only, at 100%, with page breaks.
     assert b"fitToWidth" not in findings and b'orientation="landscape"' in findings
     assert b"<rowBreaks" in findings
-    open_count = sum(f.status in ("fail", "unproven") for f in large_estate.findings)
+    open_count = sum(
+        f.unproven or (f.failed and f.severity != "info") for f in large_estate.findings
+    )
     assert open_count < len(large_estate.findings)
     assert f"'Findings'!$A$1:$G${open_count + 1}".encode() in workbook_xml
     last = len(large_estate.findings) + 1  # the filter covers every finding

@@ -536,4 +536,7 @@ def test_three_nights_of_the_documented_job(
     html = next(p for p in sets[-1] if p.suffix == ".html").read_text(encoding="utf-8")
     section = re.search(r'<section id="trends">(.*?)</section>', html, re.S)
     assert section and "The last 3 scans" in section.group(1)
-    assert len(re.findall(r'<svg class="trend"', section.group(1))) == 3
+    # Failed findings, then one N+k chart and one free-slots chart per cluster.
+    clusters = {s["cluster"] for doc in (night1, night2, night3) for s in doc["simulations"]}
+    charts = len(re.findall(r'<svg class="trend"', section.group(1)))
+    assert charts == 1 + 2 * len(clusters), charts

@@ -47,13 +47,13 @@ from gpuaudit.report.tables import (
     hosts_table,
     licences_table,
     profiles_table,
+    shown_status,
     summary_table,
     vmotion_table,
     vms_table,
 )
 from gpuaudit.results import (
     SEVERITIES,
-    STATUSES,
     AuditResult,
     ClusterSimulation,
     Finding,
@@ -189,8 +189,13 @@ def _reordered(table: Table, front: Sequence[str], back: Sequence[str]) -> Table
     return Table(table.key, table.title, [table.columns[i] for i in order], rows)
 
 
+# Failed, not proven, then notices (info findings that fail), waived and passed: the
+# printed Findings are the leading failed and not-proven rows, so notices follow them.
+_SHEET_ORDER = ("fail", "unproven", "notice", "waived", "pass")
+
+
 def _report_order(f: Finding) -> tuple[int, int, str, str]:
-    return (STATUSES.index(f.status), severity_rank(f.severity), f.rule, f.object)
+    return (_SHEET_ORDER.index(shown_status(f)), severity_rank(f.severity), f.rule, f.object)
 
 
 def finding_rows(result: AuditResult) -> Table:
