@@ -191,13 +191,18 @@ def expected_sheets(doc: dict[str, Any]) -> dict[str, list[list[Any]]]:
         ids, vsphere_type = joined.get(kind, ({}, None))
         return [ids[name], vsphere_type] if name in ids else [None, None]
 
-    # Failed, not proven, waived, passed; then severity, rule and object.
-    statuses = ["fail", "unproven", "waived", "pass"]
+    # Failed, not proven, notices (failed info findings), waived, passed; then
+    # severity, rule and object.
+    statuses = ["fail", "unproven", "notice", "waived", "pass"]
     severities = ["critical", "high", "medium", "low", "info"]
+
+    def shown(f: dict[str, Any]) -> str:
+        return "notice" if f["status"] == "fail" and f["severity"] == "info" else f["status"]
+
     ordered = sorted(
         doc["findings"],
         key=lambda f: (
-            statuses.index(f["status"]),
+            statuses.index(shown(f)),
             severities.index(f["severity"]),
             f["rule"],
             f["object"],
@@ -209,7 +214,7 @@ def expected_sheets(doc: dict[str, Any]) -> dict[str, list[list[Any]]]:
         [
             stable_id(f)[:12],
             f["severity"],
-            "notice" if f["status"] == "fail" and f["severity"] == "info" else f["status"],
+            shown(f),
             f["rule"],
             f["object"],
             f["cluster"],
