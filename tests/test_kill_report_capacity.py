@@ -108,6 +108,8 @@ def _row(row) -> tuple:
 
 
 # Three GPUs on esx-02 share a panel: (330 - 60 - 2 * 6) / 3 = 86 wide, 92 apart.
+# Each host is drawn once: its bars after the failure take the place of its bars now,
+# so both start at x 200.
 # A 4-slot bar: slots (86 - 3 * 1.5) / 4 = 20.375 wide, 21.875 apart.
 # A 32-slot bar: (86 - 31 * 1.5) / 32 < 4, so proportional: 86 * n / 32 per run of slots.
 NOW_ROWS = [
@@ -180,35 +182,35 @@ NOW_ROWS = [
         [
             (
                 "esx-02 C A100 (grid_a100-10c): 3 of 4 used, 1 by restarted VMs. VMs: v2, v3, vm1",
-                566,
+                200,
                 59.0,
                 86.0,
                 14,
                 [
-                    (566, 59.0, 20.38, 14, "used-vgpu"),
-                    (587.88, 59.0, 20.38, 14, "used-vgpu"),
-                    (609.75, 59.0, 20.38, 14, "moved"),
-                    (631.62, 59.0, 20.38, 14, "free"),
+                    (200, 59.0, 20.38, 14, "used-vgpu"),
+                    (221.88, 59.0, 20.38, 14, "used-vgpu"),
+                    (243.75, 59.0, 20.38, 14, "moved"),
+                    (265.62, 59.0, 20.38, 14, "free"),
                 ],
             ),
             (
                 "esx-02 D A100 (passthrough): 1 of 1 used, 1 by restarted VMs. VMs: pt1",
-                658.0,
+                292.0,
                 59.0,
                 86.0,
                 14,
-                [(658.0, 59.0, 86.0, 14, "moved")],
+                [(292.0, 59.0, 86.0, 14, "moved")],
             ),
             (
                 f"esx-02 E A16 (grid_a16-2b): 15 of 32 used, 2 by restarted VMs. VMs: {E_SHOWN}",
-                750.0,
+                384.0,
                 59.0,
                 86.0,
                 14,
                 [
-                    (750.0, 59.0, 34.94, 14, "used-vgpu"),
-                    (784.94, 59.0, 5.38, 14, "moved"),
-                    (790.31, 59.0, 45.69, 14, "free"),
+                    (384.0, 59.0, 34.94, 14, "used-vgpu"),
+                    (418.94, 59.0, 5.38, 14, "moved"),
+                    (424.31, 59.0, 45.69, 14, "free"),
                 ],
             ),
         ],
@@ -235,11 +237,11 @@ NOW_ROWS = [
         [
             (
                 "esx-x F T4 (grid_t4-16c): 0 of 1 used",
-                566,
+                200,
                 107.0,
                 86.0,
                 14,
-                [(566, 107.0, 86.0, 14, "free")],
+                [(200, 107.0, 86.0, 14, "free")],
             )
         ],
         "1 free",
@@ -251,11 +253,12 @@ def test_whole_chart_after_the_worst_failure() -> None:
     sim = _sim()
     chart = build_chart(sim, _inventory())
     assert [_row(r) for r in chart.rows] == NOW_ROWS
-    # 200 + 330 + 36 + 330 wide; 30 + 4 rows * 24 + 34 high, the legend 16 above the foot.
-    assert (chart.width, chart.height, chart.legend_y) == (896, 160, 144)
+    # 200 + 330 + 90 wide (one panel and the column of free slots after the failure);
+    # 30 + 4 rows * 24 + 34 high, the legend 16 above the foot.
+    assert (chart.width, chart.height, chart.legend_y) == (620, 160, 144)
     assert (chart.now_x, chart.after_x, chart.worst_host, chart.has_after) == (
         200,
-        566,
+        200,
         "esx-01",
         True,
     )
@@ -264,7 +267,8 @@ def test_whole_chart_after_the_worst_failure() -> None:
     assert chart.restart_disabled is not sim.restart_disabled
     assert chart.after_title == "After esx-01 fails (HA restart)"
     assert chart.moved_label == "taken by restarted VMs"
-    assert (chart.now_text_x, chart.after_text_x, chart.failed_w) == (526, 892, 264)
+    # Right-aligned 4 short of the panel's end, and of the after column's.
+    assert (chart.now_text_x, chart.after_text_x) == (526, 616)
 
 
 def test_chart_without_a_failure_has_one_panel() -> None:
@@ -402,10 +406,10 @@ def test_tip_lists_twelve_vms_without_more_and_ignores_fewer_after() -> None:
     assert row.after[0].tip == f"h P L40 (grid_l40-12q): 2 of 4 used. VMs: {shown}"
     # (330 - 60) / 1 = 270, capped at 110; (110 - 4.5) / 4 = 26.375 per slot.
     assert [(r.x, r.w, r.kind) for r in row.after[0].rects] == [
-        (566, 26.38, "used-vgpu"),
-        (593.88, 26.38, "used-vgpu"),
-        (621.75, 26.38, "free"),
-        (649.62, 26.38, "free"),
+        (200, 26.38, "used-vgpu"),
+        (227.88, 26.38, "used-vgpu"),
+        (255.75, 26.38, "free"),
+        (283.62, 26.38, "free"),
     ]
     assert row.after_text == "2 free"
 

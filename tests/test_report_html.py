@@ -153,10 +153,12 @@ def test_cluster_cards_draw_capacity_before_and_after_the_worst_failure() -> Non
     assert titles == ["Now", "After esx-p01.corp.example fails (HA restart)"]
     assert card.count('class="s-moved"') == 4 + 1  # four slots, one legend entry
     assert card.count('class="s-failed"') == 1 + 1
-    # Now: 10 of 36 slots used. After: p2 and p3 keep their 6 VMs and take p1's 4,
-    # on 24 slots. Each count has one more for the legend.
-    assert card.count('class="s-used-vgpu"') == 10 + 6 + 1
-    assert card.count('class="s-free"') == 26 + 14 + 1
+    # Each host drawn once, 12 slots each. p1 (failed) as it is: 4 used, 8 free. p2
+    # and p3 after the failure, with the restarted VMs' slots marked: p2 keeps its 3
+    # and takes 3 (6 free), p3 keeps its 3 and takes 1 (8 free). Each count has one
+    # more for the legend.
+    assert card.count('class="s-used-vgpu"') == 4 + 3 + 3 + 1
+    assert card.count('class="s-free"') == 8 + 6 + 8 + 1
     # Free slots per host, now and after: p1 8 (then failed), p2 9 then 6, p3 9 then 8.
     free = re.findall(r'class="free-label"[^>]*>([^<]*)<', card)
     assert free == ["8 free", "9 free", "6 free", "9 free", "8 free"]
@@ -167,8 +169,9 @@ def test_passthrough_and_gpu_less_hosts_are_drawn() -> None:
     html = render_html(ALL["realistic"]())
     card = html[html.index('aria-label="Cluster gpu-pt-edge"') :]
     card = card[: card.index("</article>")]
-    # Three passthrough GPUs in use now, two after e1 fails, and the legend's entry.
-    assert card.count('class="s-used-pt"') == 3 + 2 + 1
+    # Three passthrough GPUs in use now, each drawn once (e1's as it is, the two on
+    # the survivors after e1 fails), and the legend's entry.
+    assert card.count('class="s-used-pt"') == 3 + 1
     assert "no GPU" in card  # the buffer node
     assert "infer-01" in card and "no free passthrough GPU" in card
 
@@ -237,3 +240,35 @@ def test_a_long_host_name_is_cut_in_the_panel_title_not_the_restart_kind() -> No
     chart.worst_host = "esx-p01.corp.example"
     chart.manual = False
     assert chart.after_title == "After esx-p01.corp.example fails (HA restart)"
+
+
+def test_each_host_and_gpu_is_drawn_once_in_its_cluster_card() -> None:
+    # Eight clusters of 16 hosts, one L4 and one vGPU VM on each: near-identical
+    # cards, each with a worst single-host failure whose VM restarts elsewhere.
+    from gpuaudit.check import run_checks
+    from tests.builders import Estate
+
+    estate = Estate()
+    members: dict[str, list[str]] = {}
+    for c in range(8):
+        cluster = f"c{c}"
+        estate.cluster(cluster)
+        hosts = [estate.host(f"h{c}-{i:02}", cluster) for i in range(16)]
+        for host in hosts:
+            estate.gpu(host)
+        estate.datastore(f"san{c}", hosts)
+        for i, host in enumerate(hosts):
+            estate.vm(f"v{c}-{i:02}", host, [f"san{c}"], vgpu="grid_l4-8q")
+        members[cluster] = [h.name for h in hosts]
+    html = render_html(run_checks(estate.inv))
+    assert html.count('<article class="card"') == 8
+    # 128 hosts in all, each one row; 128 GPUs, each one bar.
+    assert html.count('<g class="host') == 128
+    assert html.count('<g class="gpu">') == 128
+    for cluster, hosts in members.items():
+        card = html[html.index(f'aria-label="Cluster {cluster}"') :]
+        card = card[: card.index("</article>")]
+        assert "fails (HA restart)" in card  # the failure is drawn, in the same rows
+        labels = re.findall(r'class="host-label"[^>]*><title>([^<]*)</title>', card)
+        assert sorted(labels) == hosts
+        assert card.count('<g class="gpu">') == 16

@@ -1,10 +1,12 @@
 """Geometry of a cluster's GPU capacity picture (inline SVG, drawn by the template).
 
-One row per host; on the left the GPUs as they are, on the right after the worst
-single-host failure. Each GPU is a bar cut into its vGPU slots (one slot for
-passthrough): used, free, and, after the failure, the slots taken by restarted VMs.
-Where vSphere HA does not restart VMs (HA off, or host monitoring disabled), the
-right panel shows where a manual restart would fit, and says so.
+One row per host, each host drawn once: a large estate's cards stay short. Each
+GPU is a bar cut into its vGPU slots (one slot for passthrough): used, free, and,
+when a host failure displaces GPU VMs, the slots the restarted VMs would take,
+marked in the same bar. Beside the bars, the host's free slots now and after the
+worst single-host failure; the failed host's row says it fails. Where vSphere HA
+does not restart VMs (HA off, or host monitoring disabled), the marked slots are
+where a manual restart would fit, and the chart says so.
 Only numbers and names leave this module; the template escapes every name.
 """
 
@@ -17,7 +19,7 @@ from gpuaudit.results import ClusterSimulation, GpuSlots
 
 LABEL_W = 200
 PANEL_W = 330
-PANEL_GAP = 36
+AFTER_W = 90  # the column of free slots after the failure
 ROW_H = 24
 BAR_H = 14
 TOP = 30
@@ -96,11 +98,7 @@ class Chart:
 
     @property
     def after_text_x(self) -> float:
-        return self.after_x + PANEL_W - 4
-
-    @property
-    def failed_w(self) -> float:
-        return PANEL_W - 66
+        return self.now_x + PANEL_W + AFTER_W - 4
 
 
 def _short(name: str, limit: int = 24) -> str:
@@ -175,7 +173,9 @@ def build_chart(sim: ClusterSimulation, inventory: Inventory) -> Chart:
     most = max((len(g) for g in by_host.values()), default=1)
     bar_w = min(MAX_BAR_W, (PANEL_W - 60 - (most - 1) * GPU_GAP) / max(most, 1))
     now_x = LABEL_W
-    after_x = LABEL_W + PANEL_W + PANEL_GAP
+    # The bars after the failure are the bars now with the restarted VMs' slots
+    # marked: they take the place of the bars now, not a second panel.
+    after_x = now_x
     has_after = bool(sim.worst_host)
     rows = []
     for i, name in enumerate(names):
@@ -192,7 +192,7 @@ def build_chart(sim: ClusterSimulation, inventory: Inventory) -> Chart:
             row.after_text = _free_text(after) if after else "no GPU"
         rows.append(row)
     height = TOP + len(rows) * ROW_H + 34
-    width = after_x + PANEL_W if has_after else now_x + PANEL_W
+    width = now_x + PANEL_W + (AFTER_W if has_after else 0)
     return Chart(
         width,
         height,
