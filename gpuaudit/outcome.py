@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuaudit.files import read_json
-from gpuaudit.judgement import NEVER, judge
+from gpuaudit.judgement import NEVER, judge, no_longer_open
 from gpuaudit.results import (
     NOTICE,
     OPEN_STATUSES,
@@ -193,10 +193,8 @@ def summarise(result: AuditResult, fail_on: str, known: set[tuple[str, str]] | N
     summary.top_actions = top_actions(result)[:TOP_ACTIONS]
     if judgement.states is not None:
         summary.unchanged = judgement.count("unchanged")
-        waived = {(f.rule, f.object) for f in result.findings if f.status == "waived"}
-        absent = judgement.absent()
-        summary.newly_waived = sum(1 for key in absent if key in waived)
-        summary.resolved = len(absent) - summary.newly_waived
+        resolved, newly_waived = no_longer_open(result, judgement.absent(), lambda key: key)
+        summary.resolved, summary.newly_waived = len(resolved), len(newly_waived)
     summary.history = result.history
     summary.failed_rules = sorted(
         by_rule.values(), key=lambda r: (severity_rank(r.severity), -r.objects, r.rule)

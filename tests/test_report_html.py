@@ -272,3 +272,48 @@ def test_each_host_and_gpu_is_drawn_once_in_its_cluster_card() -> None:
         labels = re.findall(r'class="host-label"[^>]*><title>([^<]*)</title>', card)
         assert sorted(labels) == hosts
         assert card.count('<g class="gpu">') == 16
+
+
+def test_changes_strip_counts_newly_waived_apart_from_resolved_as_the_console_does() -> None:
+    import dataclasses
+
+    from gpuaudit.outcome import summarise
+    from gpuaudit.report.actions import finding_id
+    from gpuaudit.results import Finding, FindingRef, ScanHistory
+
+    result = ALL["realistic"]()
+    failed = [f for f in result.findings if f.status == "fail"]
+    waived = [f for f in result.findings if f.status == "waived"]
+    passed = [f for f in result.findings if f.status == "pass"]
+    assert len(waived) == 2 and len(result.expired_waivers) == 1  # as the fixture builds them
+
+    def ref(f: Finding) -> FindingRef:  # as the last scan held it: failed
+        return FindingRef(finding_id(f), f.rule, f.object, f.severity, "fail")
+
+    # Open at the last scan and no more: the two findings waived since, and one that
+    # passes now. One finding failed now and not then.
+    history = ScanHistory(
+        previous_checked_at="2026-11-29T08:49:12Z",
+        new=[ref(failed[0])],
+        resolved=[ref(waived[0]), ref(passed[0]), ref(waived[1])],
+    )
+    html = render_html(dataclasses.replace(result, history=history))
+    strip = html[html.index('id="changes"') :]
+    strip = re.sub(r"<[^>]+>", "", strip[: strip.index("</div>")])
+    strip = " ".join(strip.split())
+    for said in ("1 new", "1 resolved", "2 newly waived", "1 waiver expired"):
+        assert said in strip, (said, strip)
+    # The console's count against a baseline holding the same three findings agrees.
+    known = {(f.rule, f.object) for f in (waived[0], passed[0], waived[1])}
+    summary = summarise(dataclasses.replace(result, judgement=None), "low", known)
+    assert (summary.resolved, summary.newly_waived) == (1, 2)
+
+
+def test_without_history_the_strip_still_names_expired_waivers() -> None:
+    html = render_html(ALL["realistic"]())
+    strip = html[html.index('id="changes"') :]
+    strip = " ".join(re.sub(r"<[^>]+>", "", strip[: strip.index("</div>")]).split())
+    assert "not known" in strip and "1 waiver expired" in strip
+    strip = render_html(ALL["passing"]())
+    strip = strip[strip.index('id="changes"') :]
+    assert "expired" not in strip[: strip.index("</div>")]

@@ -31,7 +31,7 @@ from markupsafe import Markup
 
 import gpuaudit
 from gpuaudit import shipped
-from gpuaudit.judgement import judgement_of
+from gpuaudit.judgement import judgement_of, no_longer_open
 from gpuaudit.report.actions import finding_id, top_actions
 from gpuaudit.report.age import finding_age, has_ages
 from gpuaudit.report.capacity import build_chart
@@ -198,18 +198,23 @@ def changes_view(result: AuditResult) -> dict[str, Any] | None:
 
     None without a history store. ``new_ids`` are the stable ids of the findings
     failed now and not then: each gets a "new" badge, as does an action holding one.
+    The findings open then and no more are resolved or newly waived, as the console
+    counts them (gpuaudit.judgement.no_longer_open); ``expired`` counts the policy's
+    waivers that have expired, whose findings count again.
     """
     history = result.history
     if history is None:
         return None
     severity: dict[str, int] = {s: i for i, s in enumerate(SEVERITIES)}
     new = sorted(history.new, key=lambda r: (severity.get(r.severity, 9), r.rule, r.object))
+    resolved, newly_waived = no_longer_open(result, history.resolved, lambda r: (r.rule, r.object))
     return {
         "previous": history.previous_checked_at,
         "new": new[:CHANGES_LISTED],
         "new_count": len(history.new),
         "more_new": max(len(history.new) - CHANGES_LISTED, 0),
-        "resolved_count": len(history.resolved),
+        "resolved_count": len(resolved),
+        "waived_count": len(newly_waived),
         "new_ids": frozenset(r.id for r in history.new),
     }
 
@@ -239,6 +244,7 @@ def render_html(result: AuditResult) -> str:
         actions=top_actions(result),
         first_actions=FIRST_ACTIONS,
         changes=changes,
+        expired_waivers=len(result.expired_waivers),
         new_ids=changes["new_ids"] if changes else frozenset(),
         finding_id=finding_id,
         clusters=clusters,
