@@ -19,7 +19,7 @@ import pytest
 from gpuaudit import pipeline, scan
 from gpuaudit.report import write_reports
 from gpuaudit.report.actions import finding_id
-from gpuaudit.results import AuditResult, FindingRef, ScanHistory
+from gpuaudit.results import AuditResult, FindingRef, ScanHistory, TrendPoint
 from tests.large_estate import SERVER, large_estate_result
 from tests.report_tools import ARTIFACTS, Chromium
 
@@ -29,6 +29,7 @@ WIDTH, HEIGHT = 1280, 800
 READY = """new Promise(resolve => { const wait = () => window.gpuauditReady ?
     resolve(performance.now()) : setTimeout(wait, 5); wait(); })"""
 PREVIOUS = "2026-11-29T08:49:12Z"
+SCANNED = "2026-11-30T08:49:12Z"
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +40,8 @@ def browser() -> Iterator[Chromium]:
 
 def with_history(result: AuditResult, new: int, resolved: int) -> AuditResult:
     """``result`` as if the last scan had not failed its first ``new`` failed findings
-    and had failed ``resolved`` findings that pass now."""
+    and had failed ``resolved`` findings that pass now; the trend holds three scans, so
+    the first screen draws its sparklines."""
     failed = [f for f in result.findings if f.status == "fail"]
     passed = [f for f in result.findings if f.status == "pass"]
 
@@ -50,6 +52,11 @@ def with_history(result: AuditResult, new: int, resolved: int) -> AuditResult:
         previous_checked_at=PREVIOUS,
         new=[ref(f, "fail") for f in failed[:new]],
         resolved=[ref(f, "fail") for f in passed[:resolved]],
+        trend=[
+            TrendPoint("2026-11-28T08:49:12Z", {"high": 40}, {"cl-000-vgpu": 0}, {}, 3),
+            TrendPoint(PREVIOUS, {"high": 38}, {"cl-000-vgpu": 1}, {}, 2),
+            TrendPoint(result.checked_at or SCANNED, {"high": 41}, {"cl-000-vgpu": 1}, {}, 2),
+        ],
     )
     return dataclasses.replace(result, history=history)
 
@@ -122,6 +129,8 @@ def test_large_estate_first_screen_at_1280_by_800(browser: Chromium, tmp_path: P
     first_viewport = (
         ".verdict",
         "#changes",
+        ".sparklines",
+        ".sparklines svg.sparkline",
         "#actions details.action > summary",
         "#worst-clusters tbody tr",
     )
@@ -131,7 +140,14 @@ def test_large_estate_first_screen_at_1280_by_800(browser: Chromium, tmp_path: P
     clusters = rect(browser, "#clusters")
     assert clusters["top"] < 2 * HEIGHT, clusters
     changes = " ".join(browser.evaluate("document.getElementById('changes').textContent").split())
-    assert "3 new" in changes and "2 resolved" in changes
+    assert "3 new" in changes and "2 resolved" in changes and "0 newly waived" in changes
+    # Three sparklines (failed, not proven, worst N+k), each drawn in the first viewport.
+    sparks = browser.evaluate(
+        "[...document.querySelectorAll('.sparklines svg.sparkline')]"
+        ".map(s => { const b = s.getBoundingClientRect(); return [b.bottom + scrollY, b.width]; })"
+    )
+    assert len(sparks) == 3
+    assert all(width > 0 and bottom <= HEIGHT for bottom, width in sparks), sparks
     # The worst cluster named first is the first card.
     first = browser.evaluate("document.querySelector('#worst-clusters tbody a').textContent")
     assert first == browser.evaluate("document.querySelector('#cluster-1 .card-title').textContent")
