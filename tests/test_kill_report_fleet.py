@@ -124,5 +124,5 @@ def test_the_page_carries_the_report_style_under_its_content_security_policy_has
 def test_the_fleet_workbook_is_titled_and_leads_with_the_targets_sheet() -> None:
     book = openpyxl.load_workbook(io.BytesIO(render_fleet_xlsx(fleet(EAST, DOWN))))
     assert book.properties.title == "gpuaudit fleet summary"
-    assert book.sheetnames == ["Targets"]
+    assert book.sheetnames == ["Targets", "Guide"]
     assert [c.value for c in book["Targets"][1]][:4] == ["Target", "Server", "Verdict", "Exit"]

@@ -149,12 +149,12 @@ def test_the_page_lists_eachfleet_target() -> None:
 def test_the_workbook_holds_the_targets_then_the_merged_sheets() -> None:
     data = _data(EAST, WEST)
     alone = openpyxl.load_workbook(io.BytesIO(render_fleet_xlsx(data)))
-    assert alone.sheetnames == ["Targets"]
+    assert alone.sheetnames == ["Targets", "Guide"]
     assert alone.properties.title == "gpuaudit fleet summary"
     east, west = small_result(), small_result()
     west.inventory.source = "vc-west.example"
     merged = openpyxl.load_workbook(io.BytesIO(render_fleet_xlsx(data, [east, west])))
-    assert merged.sheetnames == ["Targets", "Findings", "Clusters", "Hosts", "GPUs", "VMs"]
+    assert merged.sheetnames == ["Targets", "Findings", "Clusters", "Hosts", "GPUs", "VMs", "Guide"]
 
 
 def test_merged_sheets_hold_each_targets_rows_target_byfleet_target() -> None:

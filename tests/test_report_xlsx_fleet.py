@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from gpuaudit.cli import main
 from gpuaudit.errors import ExitCode
-from gpuaudit.report import render_json
+from gpuaudit.report import render_json, render_xlsx
 from gpuaudit.report.fleet import render_fleet_xlsx
 from gpuaudit.results import AuditResult
 from tests.conftest import unused_port
@@ -61,7 +61,7 @@ def test_fleet_workbook_merges_the_targets_sheets_by_vcenter() -> None:
         ]
     }
     wb = openpyxl.load_workbook(io.BytesIO(render_fleet_xlsx(data, results)))
-    assert wb.sheetnames == ["Targets", *MERGED]
+    assert wb.sheetnames == ["Targets", *MERGED, "Guide"]
     for title in MERGED:
         rows = sheet_rows(wb, title)
         assert "vCenter" in [c.value for c in wb[title][1]], title
@@ -79,6 +79,41 @@ def test_fleet_workbook_merges_the_targets_sheets_by_vcenter() -> None:
     assert all(len(r["ID"]) == 64 for r in findings)
 
 
+def test_fleet_guide_explains_every_sheet_and_column_of_its_workbook() -> None:
+    """Read back from the fleet workbook, with and without the history's ages: each sheet
+    has a (sheet) row and each of its columns a row, in the workbook's order, with a
+    meaning; a merged sheet's columns mean what the single-scan Guide says they do."""
+    results = two_estates()
+    run = {"targets": [fleet_target("east", "FAIL", exit_code=1)]}
+    aged = {
+        "source": "history",
+        "targets": [
+            fleet_target("east", "FAIL", checked_at="2026-11-30T08:49:12Z", age_seconds=3700)
+        ],
+    }
+    for data, audited in ((run, results), (aged, []), (run, [])):
+        wb = openpyxl.load_workbook(io.BytesIO(render_fleet_xlsx(data, audited)))
+        assert wb.sheetnames[-1] == "Guide"
+        rows = sheet_rows(wb, "Guide")
+        listed = [(r["Sheet"], r["Column"]) for r in rows]
+        want = []
+        for title in wb.sheetnames:
+            want.append((title, "(sheet)"))
+            want += [(title, c.value) for c in wb[title][1]]
+        assert listed == want
+        empty = [pair for pair, r in zip(listed, rows, strict=True) if len(r["Meaning"] or "") < 4]
+        assert empty == []
+        if data is aged:
+            assert ("Targets", "Age (s)") in listed
+    # The single-scan workbook's Guide gives a merged column the same meaning.
+    single = openpyxl.load_workbook(io.BytesIO(render_xlsx(results[0])))
+    meanings = {(r["Sheet"], r["Column"]): r["Meaning"] for r in sheet_rows(single, "Guide")}
+    fleet = openpyxl.load_workbook(io.BytesIO(render_fleet_xlsx(run, results)))
+    for r in sheet_rows(fleet, "Guide"):
+        if r["Sheet"] in MERGED and r["Column"] != "(sheet)":
+            assert r["Meaning"] == meanings[(r["Sheet"], r["Column"])], r
+
+
 @pytest.mark.office
 def test_libreoffice_reads_the_merged_sheets(tmp_path: Path) -> None:
     results = two_estates()
@@ -91,7 +126,7 @@ def test_libreoffice_reads_the_merged_sheets(tmp_path: Path) -> None:
     path = tmp_path / "fleet.xlsx"
     path.write_bytes(render_fleet_xlsx(data, results))
     sheets = xlsx_to_csv(path, tmp_path / "csv")
-    assert sorted(sheets) == sorted(["Targets", *MERGED])
+    assert sorted(sheets) == sorted(["Targets", *MERGED, "Guide"])
     for title in MERGED:
         head, *rows = sheets[title]
         at = head.index("vCenter")
@@ -121,7 +156,7 @@ def test_fleet_scan_writes_one_merged_workbook(lab_factory: Any, tmp_path: Path)
     )
     assert run.exit_code == ExitCode.CONNECT, run.output
     wb = openpyxl.load_workbook(next(out.glob("gpuaudit-fleet-*.xlsx")))
-    assert wb.sheetnames == ["Targets", *MERGED]
+    assert wb.sheetnames == ["Targets", *MERGED, "Guide"]
     for name in ("lab0", "lab1"):
         doc = json.loads(next(out.glob(f"gpuaudit-{name}-*.json")).read_text(encoding="utf-8"))
         server = doc["source"]["server"]

@@ -1,7 +1,8 @@
 """The fleet summary: one row per vCenter of a `gpuaudit scan --targets` run.
 
 Its workbook also merges the targets' Findings, Clusters, Hosts, GPUs and VMs
-sheets into one of each, every row led by the vCenter it came from.
+sheets into one of each, every row led by the vCenter it came from, and ends with a
+Guide to its sheets and columns, written from the single-scan workbook's meanings.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from gpuaudit.report.guide import guide_table
 from gpuaudit.report.html import _asset, _csp_hash, environment
 from gpuaudit.report.json_report import REPORT_SCHEMA_VERSION
 from gpuaudit.report.tables import INT, Column, Table
@@ -123,5 +125,7 @@ def merged_tables(results: Sequence[AuditResult]) -> list[Table]:
 
 
 def render_fleet_xlsx(data: dict[str, Any], results: Sequence[AuditResult] = ()) -> bytes:
-    """The Targets sheet, then the targets' merged sheets (of those that were audited)."""
-    return tables_xlsx([fleet_table(data), *merged_tables(results)], "gpuaudit fleet summary")
+    """The Targets sheet, the targets' merged sheets (of those that were audited), then
+    the Guide to them all."""
+    sheets = [fleet_table(data), *merged_tables(results)]
+    return tables_xlsx([*sheets, guide_table(sheets, [])], "gpuaudit fleet summary")

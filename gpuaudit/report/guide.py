@@ -275,6 +275,9 @@ SHEET_COLUMNS: dict[tuple[str, str], str] = {
     ("K8s Displaced Pods", "Failed Host"): "The ESXi host that fails.",
     ("Targets", "Hosts"): "Hosts scanned.",
     ("Targets", "GPUs"): "GPUs scanned.",
+    ("Targets", "Checked at"): "When the target's latest recorded scan ran (UTC).",
+    ("Targets", "Age"): "How long ago that was, as people read it (3 d 4 h).",
+    ("Targets", "Age (s)"): "The same age in seconds: sorts and filters.",
 }
 
 SHEET_ROW = "(sheet)"
