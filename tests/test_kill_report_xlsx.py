@@ -282,13 +282,11 @@ def test_coloured_columns_of_the_other_sheets() -> None:
     ]
     assert wb["Summary"].auto_filter.ref == "A1:B1"
     assert wb["Targets"].auto_filter.ref == "A1:B2"
-    # Top Actions prints to the page width like Findings; the others do not.
+    # Top Actions prints to the page width; so does Summary, a sheet for filtering,
+    # once a reader clears its print area (docs/report-formats.md).
     assert wb["Top Actions"].sheet_properties.pageSetUpPr.fitToPage is True
-    assert wb["Summary"].sheet_properties.pageSetUpPr.fitToPage is None
-    assert (wb["Summary"].page_setup.fitToWidth, wb["Summary"].page_setup.fitToHeight) == (
-        None,
-        None,
-    )
+    assert wb["Summary"].sheet_properties.pageSetUpPr.fitToPage is True
+    assert (wb["Summary"].page_setup.fitToWidth, wb["Summary"].page_setup.fitToHeight) == (1, 0)
     assert wb["Summary"].page_setup.orientation == "landscape"
     # Summary is not among the printed sheets (the Audit Summary is): its print area
     # is one empty cell below the table, and it repeats no header row.
@@ -325,7 +323,13 @@ def test_plain_sheet_widths_and_no_wrapping() -> None:
     assert ws["B2"].alignment.wrap_text is None
     assert ws.auto_filter.ref == "A1:G502"
     assert ws.max_row == 502
-    assert ws.sheet_properties.pageSetUpPr.fitToPage is None
+    # Hosts is for filtering: it prints nothing (an empty cell two rows below its 501
+    # rows and header) and repeats no header row, and once its print area is cleared
+    # it prints as wide as the page.
+    assert ws.print_area == "'A sheet title longer than 31 ch'!$A$504"
+    assert ws.print_title_rows is None
+    assert ws.sheet_properties.pageSetUpPr.fitToPage is True
+    assert (ws.page_setup.fitToWidth, ws.page_setup.fitToHeight) == (1, 0)
     assert ws.conditional_formatting._cf_rules == {}
 
 

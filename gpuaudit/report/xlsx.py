@@ -364,9 +364,12 @@ def _page_setup(ws: WriteOnlyWorksheet, table: Table, layout: PrintLayout) -> No
     ws.page_margins.top = ws.page_margins.bottom = 0.5
     ncols = len(table.columns)
     if not layout.printed:
-        # One empty cell below the table (no text runs into it), and no title rows:
-        # nothing prints until the print area is cleared.
+        # A sheet for filtering: one empty cell below the table (no text runs into it)
+        # is its print area, and no title rows, so nothing prints, not even a lone
+        # header row, until a reader clears the print area; then it prints on whole
+        # pages as wide as the page, as many down as it takes.
         ws.print_area = f"A{len(table.rows) + 3}"
+        _fit_width(ws, one_page=False)
         return
     ws.print_title_rows = "1:1"
     if layout.rows is not None or layout.columns is not None:
@@ -374,12 +377,16 @@ def _page_setup(ws: WriteOnlyWorksheet, table: Table, layout: PrintLayout) -> No
         rows = 1 + (len(table.rows) if layout.rows is None else layout.rows)
         ws.print_area = f"A1:{columns}{rows}"
     if layout.fit_width or layout.one_page:
-        # As many pages down as it takes (one for a one-page sheet), never wider than one.
-        ws.sheet_properties.pageSetUpPr = PageSetupProperties(fitToPage=True)
-        ws.page_setup.fitToWidth = 1
-        ws.page_setup.fitToHeight = 1 if layout.one_page else 0
+        _fit_width(ws, layout.one_page)
     for row in layout.breaks:
         ws.row_breaks.append(Break(id=row))
+
+
+def _fit_width(ws: WriteOnlyWorksheet, one_page: bool) -> None:
+    """As many pages down as it takes (one for a one-page sheet), never wider than one."""
+    ws.sheet_properties.pageSetUpPr = PageSetupProperties(fitToPage=True)
+    ws.page_setup.fitToWidth = 1
+    ws.page_setup.fitToHeight = 1 if one_page else 0
 
 
 def capacity_chart(ws: WriteOnlyWorksheet, clusters: int) -> BarChart:
