@@ -33,7 +33,15 @@ KEPT = ("fail", "unproven", "waived")  # the statuses the store keeps finding by
 
 
 def vcenter_key(result: AuditResult) -> str:
-    """The history's key: the server as it was named, else the vCenter's own name."""
+    """The history's key: the vCenter's instance UUID (about.instanceUuid), so that an
+    FQDN and an IP address of one vCenter make one history; without one, the name as
+    given. Replays of cassettes recorded from one vCenter share its key."""
+    return result.inventory.vcenter.instance_uuid or vcenter_named(result)
+
+
+def vcenter_named(result: AuditResult) -> str:
+    """The server as it was named for this scan, else the vCenter's own name: shown
+    beside the key."""
     inv = result.inventory
     return inv.source or inv.vcenter.name or "unknown"
 
@@ -142,8 +150,9 @@ def record(
             )
         )
     scan = ScanRecord(
-        vcenter=vcenter_key(result),
+        vcenter=vcenter_named(result),
         vcenter_name=result.inventory.vcenter.name,
+        key=vcenter_key(result),
         checked_at=now,
         tool_version=result.tool_version,
         rules_version=result.rules_version,
