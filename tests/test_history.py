@@ -392,6 +392,28 @@ def test_history_prune_deletes_the_scans_older_than_days(tmp_path: Path) -> None
     prune_and_check(str(tmp_path / "h.sqlite"))
 
 
+def test_history_prune_by_one_name_prunes_every_name_of_that_vcenter(tmp_path: Path) -> None:
+    location = str(tmp_path / "h.sqlite")
+    store = history.open_store(location)
+    uuid = "5a1d4496-0000-4000-8000-0000000000b2"
+    for when, name in (
+        ("2026-01-01T00:00:00Z", "vc01.example"),
+        ("2026-01-02T00:00:00Z", "10.1.1.1"),
+    ):
+        history.record(store, demo_result(when, source=name, instance=uuid))
+    history.record(store, demo_result("2026-01-03T00:00:00Z", source="vc02"))  # another vCenter
+    done = run(
+        "history", "prune", "--history", location, "--older-than", "30", "--server", "vc01.example"
+    )
+    assert done.exit_code == 0, done.output
+    # Both scans of the vCenter go, named as it was last scanned; vc02 stays.
+    assert done.stdout.splitlines()[0] == (
+        "removed 2 scans of 10.1.1.1 (checked 2026-01-01T00:00:00Z to 2026-01-02T00:00:00Z)"
+    )
+    assert [s.vcenter for s in store.scans()] == ["vc02"]
+    store.close()
+
+
 def test_history_prune_of_a_store_that_is_not_one_is_exit_2(tmp_path: Path) -> None:
     bad = tmp_path / "bad.sqlite"
     bad.write_text("not a database")

@@ -125,6 +125,20 @@ def test_each_vcenter_gives_its_newest_scan_with_its_age(tmp_path: Path) -> None
     assert targets == [a, b, c]
 
 
+def test_two_names_of_one_vcenter_are_one_target_named_as_last_scanned(tmp_path: Path) -> None:
+    store = history.open_store(str(tmp_path / "h.sqlite"))
+    uuid = "5a1d4496-0000-4000-8000-0000000000a1"
+    store.record(scan("vc-a.example.com", "2026-11-30 12:00:00", "fail", key=uuid))
+    store.record(scan("10.0.0.5", "2026-12-01 09:30:00", "pass", key=uuid))
+    store.record(scan("vc-b", "2026-12-01 10:00:00", "fail"))  # no UUID: its name is its key
+    targets = latest_targets(store, NOW)
+    store.close()
+    assert [(t["name"], t["key"], t["verdict"], t["scan"]) for t in targets] == [
+        ("10.0.0.5", uuid, "PASS", 2),  # ordered by the name last scanned by
+        ("vc-b", "vc-b", "FAIL", 3),
+    ]
+
+
 def from_history(**fields: Any) -> dict[str, Any]:
     """A summary from the history of one target, east, scanned 2 h 30 min before it."""
     east = fleet_target("east", "PASS", checked_at="2026-12-01T09:30:00Z", age_seconds=9000)
