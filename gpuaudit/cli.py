@@ -1176,7 +1176,12 @@ def fleet_report(console: Console, history: str | None, output_dir: str) -> None
 
 @main.group("history", epilog=HISTORY_EXIT_STATUS_HELP, invoke_without_command=True)
 @click.option("--history", metavar="PATH|URL", help="The history store (default as for scan).")
-@click.option("--server", "-s", help="Only the scans of this vCenter (as scanned, or its name).")
+@click.option(
+    "--server",
+    "-s",
+    help="Only the scans of this vCenter: any name it was scanned by, its own name, or its "
+    "key (instance UUID); every scan of it, whatever it was named.",
+)
 @click.option(
     "--limit",
     type=click.IntRange(min=1),
@@ -1242,7 +1247,10 @@ def history_command(
 )
 @click.option("--history", metavar="PATH|URL", help="The history store (default as for scan).")
 @click.option(
-    "--server", "-s", help="Only the scans of this vCenter (as scanned, or its name); else all."
+    "--server",
+    "-s",
+    help="Only the scans of this vCenter (any name it was scanned by, its own name, or its "
+    "key), whatever it was named; else all.",
 )
 @click.pass_context
 def history_prune(ctx: click.Context, days: int, history: str | None, server: str | None) -> None:

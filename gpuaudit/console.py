@@ -310,14 +310,29 @@ def summary_text(summary: Summary, written: Sequence[Path]) -> str:
 
 
 def since_last_scan(history: ScanHistory) -> list[str]:
-    """The failed findings new and resolved since the last scan of the same vCenter."""
+    """The failed findings new, resolved, newly waived and whose waiver expired since the
+    last scan of the same vCenter."""
     if history.previous_checked_at is None:
         return ["history: the first recorded scan of this vCenter"]
+    # Waived is not resolved, and a waiver expired is not new: said apart when there are any.
+    apart = [
+        f", {len(refs)} {label}"
+        for label, refs in (
+            ("newly waived", history.newly_waived),
+            ("waiver expired", history.waiver_expired),
+        )
+        if refs
+    ]
     lines = [
         f"since the last scan ({history.previous_checked_at}): "
-        f"{len(history.new)} new, {len(history.resolved)} resolved failed findings"
+        f"{len(history.new)} new, {len(history.resolved)} resolved{''.join(apart)} failed findings"
     ]
-    for label, refs in (("new", history.new), ("resolved", history.resolved)):
+    for label, refs in (
+        ("new", history.new),
+        ("resolved", history.resolved),
+        ("waived", history.newly_waived),
+        ("expired", history.waiver_expired),
+    ):
         ordered = sorted(refs, key=lambda r: (severity_rank(r.severity), r.rule, r.object))
         for ref in ordered[:FINDING_LINES]:
             lines.append(f"  {label:<8} {ref.severity:<8} {ref.rule:<8} {printable(ref.object)}")

@@ -1,4 +1,5 @@
-"""What changed between two scans: findings new, resolved and changed; inventory added and removed.
+"""What changed between two scans: findings new, resolved, newly waived, whose waiver
+expired, and changed; inventory added and removed.
 
 Either side may be a JSON report (``gpuaudit scan --format json``) or a saved
 inventory (``gpuaudit collect``); an inventory is checked first, with the default
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpuaudit.changes import WAIVED, change
 from gpuaudit.files import read_json
 from gpuaudit.results import OPEN_STATUSES, SEVERITIES
 from gpuaudit.terminal import printable, printable_lines
@@ -31,9 +33,12 @@ class InventoryChange:
 
 @dataclass
 class ReportDiff:
-    # Open: failed, or not proven (unwaived either way).
-    new: list[dict[str, Any]] = field(default_factory=list)  # open now, not before
-    resolved: list[dict[str, Any]] = field(default_factory=list)  # open before, not now
+    # Open: failed, or not proven (unwaived either way); each finding classified as
+    # every comparison classifies it (gpuaudit.changes).
+    new: list[dict[str, Any]] = field(default_factory=list)  # open now, absent or passing before
+    resolved: list[dict[str, Any]] = field(default_factory=list)  # open before, passing or gone
+    newly_waived: list[dict[str, Any]] = field(default_factory=list)  # open before, waived now
+    waiver_expired: list[dict[str, Any]] = field(default_factory=list)  # waived before, open now
     # Same rule and object, open on both sides, with another status, severity or message.
     changed: list[dict[str, Any]] = field(default_factory=list)
     inventory: dict[str, InventoryChange] = field(default_factory=dict)
@@ -43,6 +48,8 @@ class ReportDiff:
         return not (
             self.new
             or self.resolved
+            or self.newly_waived
+            or self.waiver_expired
             or self.changed
             or any(c.added or c.removed for c in self.inventory.values())
         )
@@ -51,6 +58,8 @@ class ReportDiff:
         return {
             "new": self.new,
             "resolved": self.resolved,
+            "newly_waived": self.newly_waived,
+            "waiver_expired": self.waiver_expired,
             "changed": self.changed,
             "inventory": {
                 kind: {"added": c.added, "removed": c.removed} for kind, c in self.inventory.items()
@@ -138,16 +147,22 @@ def _fields_problem(item: Any, where: str, fields: dict[str, bool]) -> str | Non
     return None
 
 
-def _open(report: dict[str, Any]) -> dict[Key, dict[str, Any]]:
-    """The findings failed or not proven: a finding now only not proven is not resolved."""
+def _compared(report: dict[str, Any]) -> dict[Key, dict[str, Any]]:
+    """The findings failed, not proven or waived, by (rule, object); passes are left
+    out, as a finding absent is: neither is open. A finding now only not proven is not
+    resolved."""
     return {
         (str(f.get("rule")), str(f.get("object"))): f
         for f in report.get("findings", [])
-        if isinstance(f, dict) and f.get("status") in OPEN_STATUSES
+        if isinstance(f, dict) and f.get("status") in (*OPEN_STATUSES, WAIVED)
     }
 
 
 _COMPARED = ("status", "severity", "message")
+
+
+def _status(finding: dict[str, Any] | None) -> str | None:
+    return None if finding is None else str(finding.get("status"))
 
 
 def _inventory_keys(report: dict[str, Any]) -> dict[str, set[str]]:
@@ -169,13 +184,17 @@ def _inventory_keys(report: dict[str, Any]) -> dict[str, set[str]]:
 
 
 def diff_reports(old: dict[str, Any], new: dict[str, Any]) -> ReportDiff:
-    before, after = _open(old), _open(new)
-    result = ReportDiff(
-        new=[after[k] for k in sorted(after.keys() - before.keys())],
-        resolved=[before[k] for k in sorted(before.keys() - after.keys())],
-    )
-    for key in sorted(before.keys() & after.keys()):
-        was, now = before[key], after[key]
+    before, after = _compared(old), _compared(new)
+    result = ReportDiff()
+    for key in sorted(before.keys() | after.keys()):
+        was, now = before.get(key), after.get(key)
+        how = change(_status(was), _status(now))
+        if how in ("new", "waiver_expired", "newly_waived"):
+            getattr(result, how).append(now)
+        elif how == "resolved" and was is not None:
+            result.resolved.append(was)
+        if how != "unchanged" or was is None or now is None:
+            continue
         if any(was.get(k) != now.get(k) for k in _COMPARED):
             result.changed.append(
                 {
@@ -209,7 +228,12 @@ def format_text(diff: ReportDiff) -> str:
         where = f"{item.get('rule')} [{_grade(item)}] {item.get('object')}"
         return f"  {sign} {where}: {item.get('message')}"
 
-    for title, items, sign in (("New findings", diff.new, "+"), ("Resolved", diff.resolved, "-")):
+    for title, items, sign in (
+        ("New findings", diff.new, "+"),
+        ("Resolved", diff.resolved, "-"),
+        ("Newly waived", diff.newly_waived, "w"),  # still failing: accepted, not resolved
+        ("Waiver expired", diff.waiver_expired, "!"),
+    ):
         lines.append(f"{title}: {len(items)}")
         lines.extend(finding(sign, i) for i in items)
     lines.append(f"Changed: {len(diff.changed)}")
@@ -218,12 +242,12 @@ def format_text(diff: ReportDiff) -> str:
             f"  ~ {c['rule']} {c['object']}: {_grade(c['before'])} -> {_grade(c['after'])}"
             f" ({c['after']['message']})"
         )
-    for kind, change in diff.inventory.items():
-        if change.added or change.removed:
+    for kind, moved in diff.inventory.items():
+        if moved.added or moved.removed:
             title = kind.replace("_", " ").capitalize()
-            lines.append(f"{title}: +{len(change.added)} -{len(change.removed)}")
-            lines.extend(f"  + {name}" for name in change.added)
-            lines.extend(f"  - {name}" for name in change.removed)
+            lines.append(f"{title}: +{len(moved.added)} -{len(moved.removed)}")
+            lines.extend(f"  + {name}" for name in moved.added)
+            lines.extend(f"  - {name}" for name in moved.removed)
     if diff.empty:
         lines.append("No changes.")
     # Names and messages come from the servers: control characters are shown, not obeyed.

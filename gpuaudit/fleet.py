@@ -255,7 +255,8 @@ def target_sizes(targets: Sequence[Target], history: str | None) -> list[int | N
     sizes: list[int | None] = []
     try:
         for target in targets:
-            last = store.scans(vcenter=_history_key(target), limit=1)
+            # Before the scan its UUID is unknown: the name finds the vCenter's history.
+            last = store.scans(vcenter=_history_name(target), limit=1, by_name=True)
             known = last and last[0].hosts is not None and last[0].vms is not None
             sizes.append((last[0].hosts or 0) + (last[0].vms or 0) if known else None)
     except Exception as exc:
@@ -266,8 +267,8 @@ def target_sizes(targets: Sequence[Target], history: str | None) -> list[int | N
     return sizes
 
 
-def _history_key(target: Target) -> str:
-    """The key the history files a target's scans under (gpuaudit.history.track.vcenter_key)."""
+def _history_name(target: Target) -> str:
+    """The name the history keeps beside a target's scans (gpuaudit.history.track.vcenter_named)."""
     try:
         return connect.parse_server(target.server).display
     except Exception:  # a server its scan will refuse: it has no scan in the history

@@ -10,9 +10,6 @@ notifications and the history all state this one verdict.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import TypeVar
-
 from gpuaudit.results import (
     AuditResult,
     BaselineState,
@@ -22,8 +19,6 @@ from gpuaudit.results import (
     baseline_key,
 )
 from gpuaudit.rules.data import NOTHING_EXAMINED
-
-T = TypeVar("T")
 
 NEVER = "never"  # --fail-on never: a report-only job
 # A report rendered on its own, with no job around it: every open finding counts.
@@ -78,21 +73,3 @@ def judgement_of(result: AuditResult) -> Judgement:
     if result.judgement is not None:
         return result.judgement
     return judge(result, EVERY_SEVERITY, None)
-
-
-def no_longer_open(
-    result: AuditResult, closed: Iterable[T], key: Callable[[T], tuple[str, str]]
-) -> tuple[list[T], list[T]]:
-    """Findings open before (in a baseline, or at the last scan) and open no more in
-    ``result``, as (resolved, newly waived); ``key`` gives each one's (rule, object).
-
-    One waived now is newly waived, not resolved: a waiver accepts a failure, it does
-    not resolve it. The console, the notifications and the HTML report count both
-    from here.
-    """
-    waived = {(f.rule, f.object) for f in result.findings if f.status == "waived"}
-    resolved: list[T] = []
-    newly_waived: list[T] = []
-    for item in closed:
-        (newly_waived if key(item) in waived else resolved).append(item)
-    return resolved, newly_waived

@@ -6,8 +6,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gpuaudit.changes import change
 from gpuaudit.files import read_json
-from gpuaudit.judgement import NEVER, judge, no_longer_open
+from gpuaudit.judgement import NEVER, judge
 from gpuaudit.results import (
     NOTICE,
     OPEN_STATUSES,
@@ -193,8 +194,11 @@ def summarise(result: AuditResult, fail_on: str, known: set[tuple[str, str]] | N
     summary.top_actions = top_actions(result)[:TOP_ACTIONS]
     if judgement.states is not None:
         summary.unchanged = judgement.count("unchanged")
-        resolved, newly_waived = no_longer_open(result, judgement.absent(), lambda key: key)
-        summary.resolved, summary.newly_waived = len(resolved), len(newly_waived)
+        # Each baseline finding open no more was open then: how it changed is its status now.
+        now = {(f.rule, f.object): f.status for f in result.findings}
+        changed = [change(OPEN_STATUSES[0], now.get(key)) for key in judgement.absent()]
+        summary.newly_waived = changed.count("newly_waived")
+        summary.resolved = changed.count("resolved")
     summary.history = result.history
     summary.failed_rules = sorted(
         by_rule.values(), key=lambda r: (severity_rank(r.severity), -r.objects, r.rule)

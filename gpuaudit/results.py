@@ -326,11 +326,14 @@ class TrendPoint:
     """One scan of a vCenter, as the history store keeps it for trends."""
 
     checked_at: str  # ISO 8601, UTC
-    failed: dict[str, int] = field(default_factory=dict)  # unwaived failures by severity
+    # Unwaived failures by severity, info left out: an info finding is a notice.
+    failed: dict[str, int] = field(default_factory=dict)
     tolerates: dict[str, int] = field(default_factory=dict)  # cluster -> the k of N+k
     # cluster -> GPU model -> free slots before any failure
     free_slots: dict[str, dict[str, int]] = field(default_factory=dict)
     unproven: int = 0  # unwaived findings not proven
+    notices: int = 0  # unwaived info findings that failed
+    waived: int = 0  # findings waived: accepted failures, not resolved ones
 
 
 @dataclass
@@ -339,7 +342,12 @@ class ScanHistory:
 
     previous_checked_at: str | None = None  # None: no earlier scan
     new: list[FindingRef] = field(default_factory=list)  # failed now, not at the last scan
-    resolved: list[FindingRef] = field(default_factory=list)  # failed then, not now
+    # Open then (failed or not proven), passing or gone now.
+    resolved: list[FindingRef] = field(default_factory=list)
+    # Open then, waived now: accepted, not resolved (gpuaudit.changes).
+    newly_waived: list[FindingRef] = field(default_factory=list)
+    # Waived then, open now: its waiver expired or was withdrawn.
+    waiver_expired: list[FindingRef] = field(default_factory=list)
     trend: list[TrendPoint] = field(default_factory=list)  # oldest first, this scan last
 
 

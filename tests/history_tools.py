@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -16,24 +17,35 @@ def _demo() -> AuditResult:
     return pipeline.check(pipeline.obtain(scan.demo_source()), None, None)
 
 
-def demo_result(checked_at: str = "2026-11-01T00:00:00Z", source: str = "vc01") -> AuditResult:
-    """A fresh copy of the demo estate's result, as if scanned from ``source`` at ``checked_at``."""
+def demo_result(
+    checked_at: str = "2026-11-01T00:00:00Z", source: str = "vc01", instance: str | None = None
+) -> AuditResult:
+    """A fresh copy of the demo estate's result, as if scanned from ``source`` at
+    ``checked_at``: a vCenter of its own, whose instance UUID is ``instance`` or, by
+    default, one derived from ``source`` (the demo cassette's own UUID is every
+    cassette's, recorded from one lab)."""
     result = copy.deepcopy(_demo())
     result.checked_at = checked_at
     result.inventory.source = source
+    result.inventory.vcenter.instance_uuid = instance or str(uuid.uuid5(uuid.NAMESPACE_DNS, source))
     return result
 
 
-def store_at_revision(path: Path, revision: str, *rows: str) -> None:
-    """A SQLite store at ``path`` migrated only to ``revision``, holding ``rows``
-    (INSERT statements written for that revision's tables)."""
+def demo_instance() -> str:
+    """The instance UUID the demo cassette recorded: that of `scan --demo`'s vCenter."""
+    return _demo().inventory.vcenter.instance_uuid
+
+
+def store_at_revision(path: Path | str, revision: str, *rows: str) -> None:
+    """A store at ``path`` (a SQLite file, or a database URL) migrated only to
+    ``revision``, holding ``rows`` (INSERT statements written for that revision's tables)."""
     from alembic import command
     from alembic.config import Config
     from sqlalchemy import create_engine, text
 
-    from gpuaudit.history.store import MIGRATIONS
+    from gpuaudit.history.store import MIGRATIONS, engine_url
 
-    engine = create_engine(f"sqlite:///{path}")
+    engine = create_engine(engine_url(str(path)))
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     with engine.begin() as conn:
@@ -42,6 +54,36 @@ def store_at_revision(path: Path, revision: str, *rows: str) -> None:
         for row in rows:
             conn.execute(text(row))
     engine.dispose()
+
+
+# A scan of vc01.example as revision 0003 kept it: keyed by the name it was given.
+SCAN_AT_0003 = (
+    "INSERT INTO scans (vcenter, vcenter_name, checked_at, recorded_at, tool_version,"
+    " rules_version, verdict, failed_critical, failed_high, failed_medium,"
+    " failed_low, failed_info, waived, passed, rule_errors, unproven) VALUES"
+    " ('vc01.example', 'vc01-own-name', '2026-11-01 02:00:00', '2026-11-01 02:00:01',"
+    " '0.1', 'r', 'fail', 0, 2, 0, 0, 0, 0, 40, 0, 0)"
+)
+
+
+def check_upgrade_to_keys(location: str) -> None:
+    """A store of revision 0003 at ``location`` holding SCAN_AT_0003, opened: its scan
+    is keyed by the name it was given, found by that name, and a scan of vc01.example
+    recorded now, keyed by its instance UUID, is another history (the old scan never
+    knew the UUID)."""
+    from gpuaudit import history
+
+    store = history.open_store(location)
+    assert store.schema_version() == "0004"
+    [old] = store.scans("vc01.example")  # by key: the name as given
+    assert (old.key, old.vcenter, old.vcenter_name) == (
+        "vc01.example", "vc01.example", "vc01-own-name",
+    )  # fmt: skip
+    new = demo_result("2026-11-02T00:00:00Z", source="vc01.example", instance="uuid-of-vc01")
+    history.record(store, new)
+    assert [s.key for s in store.scans()] == ["uuid-of-vc01", "vc01.example"]
+    assert len(store.scans("vc01.example", by_name=True)) == 2  # a name finds both
+    store.close()
 
 
 def prune_and_check(location: str) -> None:

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import time
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -72,7 +73,8 @@ def test_the_fleet_report_holds_the_latest_scan_of_every_vcenter_with_its_age(
     server: PostgresServer, lab_factory: Any, tmp_path: Path
 ) -> None:
     url = server.create_database("fleet")
-    labs = {name: lab_factory(name) for name in LABS}
+    # Three vCenters, each with its instance UUID (one simulator's is every lab's).
+    labs = {name: lab_factory(name, instance_uuid=str(uuid.uuid4())) for name in LABS}
     targets = targets_file(labs, tmp_path)
     first = datetime.now(UTC).replace(microsecond=0)
     scans = [pod(i, targets, url, tmp_path / name) for i, name in enumerate(labs)]

@@ -31,7 +31,13 @@ from gpuaudit.report.actions import finding_id
 from gpuaudit.report.json_report import load_json_report, render_json, report_schema
 from gpuaudit.results import AuditResult
 from tests.conftest import CASSETTES
-from tests.history_tools import demo_result, prune_and_check, store_at_revision
+from tests.history_tools import (
+    SCAN_AT_0003,
+    check_upgrade_to_keys,
+    demo_result,
+    prune_and_check,
+    store_at_revision,
+)
 from tests.store_writer import spawn
 
 jsonschema = pytest.importorskip("jsonschema")
@@ -112,13 +118,13 @@ def test_history_and_no_history_are_a_usage_error(tmp_path: Path) -> None:
 
 def test_the_first_use_migrates_to_the_newest_schema(tmp_path: Path) -> None:
     store = store_at(tmp_path)
-    assert store.schema_version() == "0003"
+    assert store.schema_version() == "0004"
     with store.engine.connect() as conn:
         # The migrations create exactly the tables schema.py describes.
         assert compare_metadata(MigrationContext.configure(conn), schema.metadata) == []
     store.close()
     again = store_at(tmp_path)  # opening a current store migrates nothing
-    assert again.schema_version() == "0003"
+    assert again.schema_version() == "0004"
     again.close()
 
 
@@ -135,11 +141,18 @@ def test_a_store_of_revision_0001_keeps_its_scans_and_counts_none_not_proven(
         " 1, 2, 0, 0, 0, 3, 40, 0)",
     )
     store = store_at(tmp_path)  # opening it migrates to the newest revision
-    assert store.schema_version() == "0003"
+    assert store.schema_version() == "0004"
     [scan] = store.scans("vc", limit=5)
     assert (scan.verdict, scan.failed["high"], scan.waived, scan.passed) == ("fail", 2, 3, 40)
     assert scan.unproven == 0
     store.close()
+
+
+def test_a_store_of_revision_0003_keys_its_scans_by_the_name_they_were_given(
+    tmp_path: Path,
+) -> None:
+    store_at_revision(tmp_path / "history.sqlite", "0003", SCAN_AT_0003)
+    check_upgrade_to_keys(str(tmp_path / "history.sqlite"))
 
 
 # Finding age
@@ -289,8 +302,11 @@ def test_history_lists_each_vcenter_newest_first(tmp_path: Path) -> None:
     ]
     failed_high = sum(f.failed and f.severity == "high" for f in demo_result().findings)
     assert {r["failed_high"] for r in rows} == {str(failed_high)}
+    # Each vCenter is headed by its name, its key (the instance UUID) beside it.
+    vc01, vc02 = (demo_result(source=s).inventory.vcenter.instance_uuid for s in ("vc01", "vc02"))
+    assert [r["key"] for r in rows] == [vc01, vc01, vc02]
     text = run("history", "--history", location).stdout
-    assert text.splitlines()[0] == "vc01" and "vc02" in text.splitlines()
+    assert text.splitlines()[0] == f"vc01 ({vc01})" and f"vc02 ({vc02})" in text.splitlines()
 
 
 def test_history_filters_by_server_limits_and_writes_json(tmp_path: Path) -> None:
@@ -376,6 +392,28 @@ def test_history_prune_deletes_the_scans_older_than_days(tmp_path: Path) -> None
     prune_and_check(str(tmp_path / "h.sqlite"))
 
 
+def test_history_prune_by_one_name_prunes_every_name_of_that_vcenter(tmp_path: Path) -> None:
+    location = str(tmp_path / "h.sqlite")
+    store = history.open_store(location)
+    uuid = "5a1d4496-0000-4000-8000-0000000000b2"
+    for when, name in (
+        ("2026-01-01T00:00:00Z", "vc01.example"),
+        ("2026-01-02T00:00:00Z", "10.1.1.1"),
+    ):
+        history.record(store, demo_result(when, source=name, instance=uuid))
+    history.record(store, demo_result("2026-01-03T00:00:00Z", source="vc02"))  # another vCenter
+    done = run(
+        "history", "prune", "--history", location, "--older-than", "30", "--server", "vc01.example"
+    )
+    assert done.exit_code == 0, done.output
+    # Both scans of the vCenter go, named as it was last scanned; vc02 stays.
+    assert done.stdout.splitlines()[0] == (
+        "removed 2 scans of 10.1.1.1 (checked 2026-01-01T00:00:00Z to 2026-01-02T00:00:00Z)"
+    )
+    assert [s.vcenter for s in store.scans()] == ["vc02"]
+    store.close()
+
+
 def test_history_prune_of_a_store_that_is_not_one_is_exit_2(tmp_path: Path) -> None:
     bad = tmp_path / "bad.sqlite"
     bad.write_text("not a database")
@@ -396,7 +434,7 @@ def test_two_processes_writing_at_once_both_land(tmp_path: Path) -> None:
         assert writer.returncode == 0, err
         assert len(out.split()) == 15
     store = history.open_store(location)
-    assert len(store.scans("vc01")) == len(store.scans("vc02")) == 15
+    assert len(store.scans("vc01", by_name=True)) == len(store.scans("vc02", by_name=True)) == 15
     kept = sum(f.status in ("fail", "unproven", "waived") for f in demo_result().findings)
     assert {store.count_findings(s.id or 0) for s in store.scans()} == {kept}
 
@@ -416,7 +454,7 @@ def test_a_writer_killed_mid_write_loses_nothing_recorded_before(tmp_path: Path)
         assert db.execute("PRAGMA foreign_key_check").fetchall() == []
     store = history.open_store(location)
     kept = sum(f.status in ("fail", "unproven", "waived") for f in demo_result().findings)
-    stored = {s.id: s for s in store.scans("vc01")}
+    stored = {s.id: s for s in store.scans("vc01", by_name=True)}
     assert set(committed) <= set(stored)
     for scan_id in stored:  # every scan there is whole: none half-written
         assert store.count_findings(scan_id) == kept
@@ -553,6 +591,40 @@ def test_a_fleet_scan_records_each_target_and_the_run(lab_factory: Any, tmp_path
     assert len(scans) == 1 and scans[0][0] == run_id  # the target that was scanned
 
 
+@pytest.mark.live
+def test_an_ip_address_and_a_host_name_of_one_vcenter_make_one_history(
+    lab_factory: Any, tmp_path: Path
+) -> None:
+    lab = lab_factory("scenario-b", instance_uuid="5a1d4496-0000-4000-8000-00000000c0de")
+    location = str(tmp_path / "h.sqlite")
+    by_ip = lab.url  # http://127.0.0.1:PORT/sdk
+    by_name = by_ip.replace("127.0.0.1", "localhost")
+    assert by_name != by_ip
+    for i, server in enumerate((by_ip, by_name)):
+        done = CliRunner().invoke(
+            main,
+            ["-q", "scan", "--server", server, "--user", lab.user, "--history", location,
+             "-f", "json", "-o", str(tmp_path / f"out{i}")],
+            env={"GPUAUDIT_PASSWORD": lab.password, "GOVC_URL": None},
+        )  # fmt: skip
+        assert done.exit_code in (0, 1), done.output
+    # The second scan knows the first: it has a previous scan and nothing is new.
+    (second,) = (tmp_path / "out1").glob("*.json")
+    since = json.loads(second.read_text())["summary"]["since_last_scan"]
+    assert since["previous_checked_at"] is not None and since["new"] == []
+    listed = run("history", "--history", location, "-f", "json")
+    scans = json.loads(listed.stdout)["scans"]
+    assert {s["key"] for s in scans} == {"5a1d4496-0000-4000-8000-00000000c0de"}
+    names = [s["vcenter"] for s in scans]  # newest first, each by the name it was given
+    assert len(names) == 2 and "localhost" in names[0] and "127.0.0.1" in names[1]
+    for name in names:  # either name finds the whole history
+        by = run("history", "--history", location, "-f", "json", "--server", name)
+        assert len(json.loads(by.stdout)["scans"]) == 2
+    store = history.open_store(location)
+    assert store.vcenters() == ["5a1d4496-0000-4000-8000-00000000c0de"]
+    store.close()
+
+
 def test_a_store_that_fails_to_read_still_records_nothing_and_warns(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -607,7 +679,7 @@ def test_a_store_newer_than_the_program_is_refused_naming_both_versions(tmp_path
     assert len(list(out.glob("gpuaudit-demo-*.json"))) == 1
     (warning,) = [line for line in done.stderr.splitlines() if "history" in line]
     assert warning.startswith(
-        f"warning: history: cannot open {location}: its schema is at revision 9999, newer than 0003"
+        f"warning: history: cannot open {location}: its schema is at revision 9999, newer than 0004"
     )
     listed = run("history", "--history", str(location))
     assert listed.exit_code == 2

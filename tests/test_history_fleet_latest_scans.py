@@ -80,6 +80,7 @@ def test_each_vcenter_gives_its_newest_scan_with_its_age(tmp_path: Path) -> None
     a = {
         "name": "vc-a",
         "server": "vc-a",
+        "key": "vc-a",  # recorded with no key: the name as given is its key
         "verdict": "NOT PROVEN",
         "exit_code": 0,
         "error": None,
@@ -99,6 +100,7 @@ def test_each_vcenter_gives_its_newest_scan_with_its_age(tmp_path: Path) -> None
     b = a | {
         "name": "vc-b",
         "server": "vc-b",
+        "key": "vc-b",
         "verdict": "FAIL",
         "exit_code": 1,  # unknown: a failure fails at the default --fail-on
         "hosts": None,
@@ -113,6 +115,7 @@ def test_each_vcenter_gives_its_newest_scan_with_its_age(tmp_path: Path) -> None
     c = b | {
         "name": "vc-c",
         "server": "vc-c",
+        "key": "vc-c",
         "verdict": "PASS",
         "exit_code": 0,
         "scan": 4,
@@ -120,6 +123,20 @@ def test_each_vcenter_gives_its_newest_scan_with_its_age(tmp_path: Path) -> None
         "age_seconds": 0,
     }
     assert targets == [a, b, c]
+
+
+def test_two_names_of_one_vcenter_are_one_target_named_as_last_scanned(tmp_path: Path) -> None:
+    store = history.open_store(str(tmp_path / "h.sqlite"))
+    uuid = "5a1d4496-0000-4000-8000-0000000000a1"
+    store.record(scan("vc-a.example.com", "2026-11-30 12:00:00", "fail", key=uuid))
+    store.record(scan("10.0.0.5", "2026-12-01 09:30:00", "pass", key=uuid))
+    store.record(scan("vc-b", "2026-12-01 10:00:00", "fail"))  # no UUID: its name is its key
+    targets = latest_targets(store, NOW)
+    store.close()
+    assert [(t["name"], t["key"], t["verdict"], t["scan"]) for t in targets] == [
+        ("10.0.0.5", uuid, "PASS", 2),  # ordered by the name last scanned by
+        ("vc-b", "vc-b", "FAIL", 3),
+    ]
 
 
 def from_history(**fields: Any) -> dict[str, Any]:
@@ -210,7 +227,7 @@ def test_a_store_of_revision_0002_keeps_its_scans_with_no_size_and_no_exit_statu
         " 'pass', 0, 0, 0, 0, 0, 0, 40, 0, 0)",
     )
     store = history.open_store(str(path))
-    assert store.schema_version() == "0003"
+    assert store.schema_version() == "0004"
     [old] = store.scans("vc", limit=5)
     assert (old.passed, old.hosts, old.vms, old.gpus, old.gpu_vms, old.exit_code) == (
         40, None, None, None, None, None,

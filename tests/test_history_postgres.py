@@ -16,7 +16,14 @@ from click.testing import CliRunner
 from gpuaudit import history
 from gpuaudit.cli import main
 from gpuaudit.history import schema
-from tests.history_tools import demo_result, prune_and_check
+from tests.history_tools import (
+    SCAN_AT_0003,
+    check_upgrade_to_keys,
+    demo_instance,
+    demo_result,
+    prune_and_check,
+    store_at_revision,
+)
 from tests.postgres_server import PostgresServer, serve_postgres
 from tests.store_writer import spawn
 
@@ -38,10 +45,17 @@ def kept() -> int:
 
 def test_the_first_use_migrates_postgresql_to_the_newest_schema(url: str) -> None:
     store = history.open_store(url)
-    assert store.schema_version() == "0003"
+    assert store.schema_version() == "0004"
     with store.engine.connect() as conn:
         assert compare_metadata(MigrationContext.configure(conn), schema.metadata) == []
     store.close()
+
+
+def test_a_postgresql_store_of_revision_0003_keys_its_scans_by_the_name_they_were_given(
+    url: str,
+) -> None:
+    store_at_revision(url, "0003", SCAN_AT_0003)
+    check_upgrade_to_keys(url)
 
 
 def test_scans_share_one_history_through_a_url(url: str, tmp_path: Path) -> None:
@@ -54,7 +68,7 @@ def test_scans_share_one_history_through_a_url(url: str, tmp_path: Path) -> None
     rows = list(csv.DictReader(io.StringIO(listed.stdout)))
     assert [r["vcenter"] for r in rows] == ["demo", "demo"]
     store = history.open_store(url)
-    later = demo_result("2030-01-01T00:00:00Z", source="demo")
+    later = demo_result("2030-01-01T00:00:00Z", source="demo", instance=demo_instance())
     history.annotate(store, later)
     assert later.history is not None and len(later.history.trend) == 3
     assert len(set(later.first_seen.values())) == 1  # both scans saw the same findings first
@@ -68,7 +82,7 @@ def test_two_machines_writing_at_once_both_land(url: str) -> None:
         assert writer.returncode == 0, err
         assert len(out.split()) == 10
     store = history.open_store(url)
-    assert [len(store.scans(s)) for s in ("vc01", "vc02", "vc03")] == [10, 10, 10]
+    assert [len(store.scans(s, by_name=True)) for s in ("vc01", "vc02", "vc03")] == [10, 10, 10]
     assert {store.count_findings(s.id or 0) for s in store.scans()} == {kept()}
 
 
@@ -82,7 +96,7 @@ def test_a_writer_killed_mid_write_loses_nothing_recorded_before(url: str) -> No
     writer.wait(timeout=30)
     committed += [int(line) for line in writer.stdout.read().split()]
     store = history.open_store(url)
-    stored = {s.id for s in store.scans("vc01")}
+    stored = {s.id for s in store.scans("vc01", by_name=True)}
     assert set(committed) <= stored
     for scan_id in stored:
         assert store.count_findings(scan_id or 0) == kept()
@@ -104,10 +118,10 @@ def test_a_postgresql_store_newer_than_the_program_is_refused_naming_both_versio
     assert done.exit_code == 1
     assert len(list(out.glob("gpuaudit-demo-*.json"))) == 1
     (warning,) = [line for line in done.stderr.splitlines() if "history" in line]
-    assert "its schema is at revision 9999, newer than 0003" in warning
+    assert "its schema is at revision 9999, newer than 0004" in warning
     listed = CliRunner().invoke(main, ["history", "--history", url])
     assert listed.exit_code == 2
-    assert "its schema is at revision 9999, newer than 0003" in listed.stderr
+    assert "its schema is at revision 9999, newer than 0004" in listed.stderr
     assert "Traceback" not in listed.output
 
 

@@ -51,6 +51,7 @@ def test_severity_chart_then_one_chart_per_cluster_with_every_scan_s_values() ->
     svgs = re.findall(r"<svg class=\"trend\".*?</svg>", trend, re.S)
     assert [re.search(r'aria-label="([^"]*)"', s).group(1) for s in svgs] == [  # type: ignore[union-attr]
         "Failed findings by severity",
+        "Waived findings and notices",
         "N+k of gpu-a",
         "Free GPU slots of gpu-a",
     ]
@@ -59,12 +60,13 @@ def test_severity_chart_then_one_chart_per_cluster_with_every_scan_s_values() ->
         "high: 3 (2026-11-02 00:00 UTC)",
         "high: 1 (2026-11-03 00:00 UTC)",
     ]
-    assert titles(svgs[1]) == [
+    assert not [t for t in titles(svgs[0]) if t.startswith("info")]  # notices: not failed
+    assert titles(svgs[2]) == [
         "gpu-a: 0 (2026-11-01 00:00 UTC)",
         "gpu-a: 1 (2026-11-02 00:00 UTC)",
         "gpu-a: 2 (2026-11-03 00:00 UTC)",
     ]
-    assert titles(svgs[2])[-1] == "A100: 6 (2026-11-03 00:00 UTC)"
+    assert titles(svgs[3])[-1] == "A100: 6 (2026-11-03 00:00 UTC)"
     assert "The last 3 scans" in trend
 
 
@@ -118,6 +120,7 @@ def test_five_clusters_at_zero_are_five_charts_each_with_its_legend_and_ticks() 
     page.feed(section(with_trend(scans)))
     assert page.headings == [
         "Failed findings by severity",
+        "Waived findings and notices",
         "N+k per cluster",
         "Free GPU slots per cluster, by GPU model",
     ]
@@ -154,7 +157,7 @@ def test_a_cluster_missing_from_a_scan_breaks_its_line() -> None:
             point("2026-11-03T00:00:00Z", 1, 1, 2),
         ]
     )
-    nk = re.findall(r"<svg class=\"trend\".*?</svg>", section(html), re.S)[1:3]
+    nk = re.findall(r"<svg class=\"trend\".*?</svg>", section(html), re.S)[2:4]
     assert [len(re.findall(r"<polyline ", svg)) for svg in nk] == [2, 1]  # gpu-a, other
     assert "N+k of gpu-a" in nk[0] and "N+k of other" in nk[1]
 

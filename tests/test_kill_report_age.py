@@ -78,6 +78,8 @@ def test_new_and_resolved_findings_are_sorted_by_rule_then_object() -> None:
         previous_checked_at="2026-11-30T10:30:00Z",
         new=[_ref("ZZ-01", "a"), _ref("HA-01", "b", "critical"), _ref("HA-01", "a", "low")],
         resolved=[_ref("ST-01", "z"), _ref("DS-01", "y", "medium")],
+        newly_waived=[_ref("VM-02", "b"), _ref("VM-01", "c")],
+        waiver_expired=[_ref("HA-02", "d", "critical")],
     )
     result: AuditResult = dataclasses.replace(small_result(), history=history)
     assert since_last_scan(result) == {
@@ -90,5 +92,12 @@ def test_new_and_resolved_findings_are_sorted_by_rule_then_object() -> None:
         "resolved": [
             {"id": "id-DS-01-y", "rule": "DS-01", "object": "y", "severity": "medium"},
             {"id": "id-ST-01-z", "rule": "ST-01", "object": "z", "severity": "high"},
+        ],
+        "newly_waived": [
+            {"id": "id-VM-01-c", "rule": "VM-01", "object": "c", "severity": "high"},
+            {"id": "id-VM-02-b", "rule": "VM-02", "object": "b", "severity": "high"},
+        ],
+        "waiver_expired": [
+            {"id": "id-HA-02-d", "rule": "HA-02", "object": "d", "severity": "critical"},
         ],
     }

@@ -194,6 +194,8 @@ def test_the_whole_document() -> None:
                 {"id": ID_X99, "rule": "X-99", "object": "esx-09.corp", "severity": "low"},
             ],
             "resolved": [{"id": "r1", "rule": "HA-01", "object": "gpu-c", "severity": "high"}],
+            "newly_waived": [],
+            "waiver_expired": [],
         },
     }
     assert doc == {
@@ -254,6 +256,8 @@ def test_the_whole_document() -> None:
                 "tolerates": {"gpu-a": 0},
                 "free_slots": {"gpu-a": {"L4": 2}},
                 "unproven": 3,
+                "notices": 0,
+                "waived": 0,
             },
             {
                 "checked_at": "2026-12-01T10:30:00+00:00",
@@ -261,6 +265,8 @@ def test_the_whole_document() -> None:
                 "tolerates": {"gpu-a": 1},
                 "free_slots": {},
                 "unproven": 0,
+                "notices": 0,
+                "waived": 0,
             },
         ],
     }
@@ -282,6 +288,8 @@ def test_without_history_kubernetes_or_tool_version_those_parts_are_absent() -> 
         "previous_checked_at": None,
         "new": [],
         "resolved": [],
+        "newly_waived": [],
+        "waiver_expired": [],
     }
 
 

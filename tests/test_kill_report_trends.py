@@ -151,12 +151,16 @@ def test_the_first_and_last_scan_s_times_decide_how_points_are_placed() -> None:
     assert line("44.0,190.0 334.0,190.0 624.0,190.0", "#2563eb") in even
 
 
-def scan(when: str, failed: dict[str, int], k: int) -> TrendPoint:
+def scan(
+    when: str, failed: dict[str, int], k: int, waived: int = 0, notices: int = 0
+) -> TrendPoint:
     return TrendPoint(
         checked_at=when,
         failed=failed,
         tolerates={"gpu-a": k},
         free_slots={"gpu-a": {"A100": 2 * k}},
+        waived=waived,
+        notices=notices,
     )
 
 
@@ -179,11 +183,11 @@ def test_fewer_than_two_scans_say_why_there_are_no_charts() -> None:
     )
 
 
-def test_three_charts_with_a_severity_no_scan_failed_drawn_at_zero() -> None:
+def test_four_charts_with_a_severity_no_scan_failed_drawn_at_zero() -> None:
     got = with_history(
         [
-            scan("2026-11-01T00:00:00Z", {"high": 2}, 0),
-            scan("2026-11-02T00:00:00Z", {"high": 1, "low": 3}, 1),
+            scan("2026-11-01T00:00:00Z", {"high": 2}, 0, waived=0, notices=4),
+            scan("2026-11-02T00:00:00Z", {"high": 1, "low": 3}, 1, waived=1, notices=4),
         ]
     )
     times = [NOV_1, NOV_2]
@@ -194,13 +198,24 @@ def test_three_charts_with_a_severity_no_scan_failed_drawn_at_zero() -> None:
         "low": "#2563eb",
         "info": "#0891b2",
     }
-    failed = {"critical": [0, 0], "high": [2, 1], "medium": [0, 0], "low": [0, 3], "info": [0, 0]}
+    # Info is no failed severity: notices are drawn beside the waived findings.
+    failed = {"critical": [0, 0], "high": [2, 1], "medium": [0, 0], "low": [0, 3]}
+    accepted = {"waived": [0, 1], "notices": [4, 4]}
     assert got == Trends(
         scans=2,
         charts=[
             Chart(
                 "Failed findings by severity",
                 line_chart("Failed findings by severity", times, failed, colours),
+            ),
+            Chart(
+                "Waived findings and notices",
+                line_chart(
+                    "Waived findings and notices",
+                    times,
+                    accepted,
+                    {"waived": "#4b5563", "notices": "#0891b2"},
+                ),
             ),
             Chart(
                 "N+k of gpu-a",

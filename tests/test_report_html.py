@@ -291,11 +291,12 @@ def test_changes_strip_counts_newly_waived_apart_from_resolved_as_the_console_do
         return FindingRef(finding_id(f), f.rule, f.object, f.severity, "fail")
 
     # Open at the last scan and no more: the two findings waived since, and one that
-    # passes now. One finding failed now and not then.
+    # passes now, as the history classifies them. One finding failed now and not then.
     history = ScanHistory(
         previous_checked_at="2026-11-29T08:49:12Z",
         new=[ref(failed[0])],
-        resolved=[ref(waived[0]), ref(passed[0]), ref(waived[1])],
+        resolved=[ref(passed[0])],
+        newly_waived=[ref(waived[0]), ref(waived[1])],
     )
     html = render_html(dataclasses.replace(result, history=history))
     strip = html[html.index('id="changes"') :]

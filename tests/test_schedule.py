@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
 from click.testing import CliRunner
@@ -284,12 +285,14 @@ def job_folders(root: Path, lab: Any) -> None:
         (root / "etc" / "waivers.yaml").write_text("version: 1\n", encoding="utf-8")
 
 
-def waive(root: Path, rule: str, obj: str) -> None:
-    (root / "etc" / "waivers.yaml").write_text(
-        f"version: 1\nwaivers:\n  - rule: {rule}\n    object: {obj!r}\n"
-        "    reason: accepted by design review\n    owner: gpu-ops\n    expires: 2099-12-31\n",
-        encoding="utf-8",
+def waive(root: Path, *pairs: tuple[str, str]) -> None:
+    """The job's waiver file, waiving each (rule, object)."""
+    waivers = "".join(
+        f"  - rule: {rule}\n    object: {obj!r}\n    reason: accepted by design review\n"
+        "    owner: gpu-ops\n    expires: 2099-12-31\n"
+        for rule, obj in pairs
     )
+    (root / "etc" / "waivers.yaml").write_text(f"version: 1\nwaivers:\n{waivers}", encoding="utf-8")
 
 
 def first_failure(cassette: Path, out: Path) -> tuple[str, str]:
@@ -390,6 +393,29 @@ def open_pairs(report: Path) -> set[tuple[str, str]]:
     return failed_pairs(report, ("fail", "unproven"))
 
 
+def mildest_new(report: Path, baseline: set[tuple[str, str]]) -> tuple[str, str]:
+    """The new failed finding (not open in ``baseline``) of lowest severity in ``report``:
+    waived, it leaves the night failing on the others."""
+    data = json.loads(report.read_text(encoding="utf-8"))
+    ranks = {"low": 0, "medium": 1, "high": 2, "critical": 3}
+    new = [
+        (ranks[f["severity"]], f["rule"], f["object"])
+        for f in data["findings"]
+        if f["status"] == "fail"
+        and f["severity"] in ranks
+        and (f["rule"], f["object"]) not in baseline
+    ]
+    _rank, rule, obj = min(new)
+    return rule, obj
+
+
+def console_verdict(stdout: str) -> str | None:
+    """The console's last line's verdict: PASS, FAIL or NOT PROVEN."""
+    lines = [re.match(r"(PASS|FAIL|NOT PROVEN): ", line) for line in stdout.splitlines()]
+    found = [m.group(1) for m in lines if m]
+    return found[-1] if found else None
+
+
 def console_number(stdout: str, prefix: str) -> int | None:
     for line in stdout.splitlines():
         if line.startswith(prefix):
@@ -419,20 +445,32 @@ def test_three_nights_of_the_documented_job(
     lab_factory: Any, tmp_path: Path, mailbox: tuple[Mailbox, int], store: str | None
 ) -> None:
     """scenario-b, then the estate changes to scenario-a for two nights; --keep 2; the
-    history in SQLite (the default) or PostgreSQL."""
+    history in SQLite (the default) or PostgreSQL. The job is the documented cron line
+    and configuration file, with a waiver file. Night 1 creates the baseline; on nights
+    2 and 3 every output states the one verdict against it; night 3 waives one of
+    night 2's new failures (newly waived since the last scan: neither new nor
+    resolved); a fourth night cannot reach the vCenter and notifies both sinks."""
     box, mail_port = mailbox
     received = Received()
     # A waiver file waives one of scenario-b's failures: waived on night 1, and matching
     # nothing (a warning) on the scenario-a nights.
     waived = first_failure(ROOT / "cassettes" / "scenario-b.yaml", tmp_path / "replayed")
     (tmp_path / "etc").mkdir()
-    waive(tmp_path, *waived)
+    waive(tmp_path, waived)
     hook_server, hook_url = start_webhook(received)
     try:
         port = 0
         nights = []
+        accepted: tuple[str, str] | None = None
         for scenario in ("scenario-b", "scenario-a", "scenario-a"):
             lab = lab_factory(scenario, port=port)
+            if len(nights) == 2:  # night 3 waives one of night 2's new failures
+                name = safe_server(parse_server(lab.url).display)
+                accepted = mildest_new(
+                    tmp_path / "srv" / "reports" / f"gpuaudit-{name}-latest.json",
+                    open_pairs(tmp_path / "srv" / "baseline.json"),
+                )
+                waive(tmp_path, waived, accepted)
             port = lab.port  # one server name, night after night
             job_folders(tmp_path, lab)
             config = job_config()
@@ -475,22 +513,49 @@ def test_three_nights_of_the_documented_job(
     assert unmatched in second.stderr and unmatched in third.stderr
     assert second.returncode == 1  # scenario-a brings new high findings
     assert third.returncode == 1
-    for night in (second, third):
-        assert console_number(night.stdout, "new findings: ") == len(new)
+    # Night 3's waived failure is no longer new, and not resolved either.
+    assert accepted is not None and accepted in new
+    for night, new_that_night in ((second, len(new)), (third, len(new) - 1)):
+        assert console_number(night.stdout, "new findings: ") == new_that_night
         counts = re.search(
             r"^against the baseline: (\d+) new, \d+ unchanged, (\d+) resolved, \d+ waived$",
             night.stdout,
             re.M,
         )
         assert counts is not None, night.stdout
-        assert (int(counts[1]), int(counts[2])) == (len(new), len(resolved))
+        assert (int(counts[1]), int(counts[2])) == (new_that_night, len(resolved))
+    since = re.search(r"^since the last scan \(.*\): (.*)$", third.stdout, re.M)
+    assert since is not None and since[1] == "0 new, 0 resolved, 1 newly waived failed findings"
+
+    # Every output of every night states the one verdict: the exit status, the console,
+    # the JSON, the HTML banner, JUnit (only a new finding fails), the mail, the
+    # webhook and the history.
+    verdicts = ["PASS", "FAIL", "FAIL"]
+    assert [n.returncode for n in nights] == [0, 1, 1]
+    assert [console_verdict(n.stdout) for n in nights] == verdicts
+    documents = [tmp_path / "srv" / "baseline.json", *jsons]  # night 1's report is the baseline
+    assert [
+        json.loads(p.read_text(encoding="utf-8"))["summary"]["verdict"].upper() for p in documents
+    ] == verdicts
+    for night_set, new_that_night in zip(sets, (len(new), len(new) - 1), strict=True):
+        html = next(p for p in night_set if p.suffix == ".html").read_text(encoding="utf-8")
+        word = re.search(r'<div class="verdict-word">([^<]+)</div>', html)
+        assert word is not None and word.group(1).strip() == "FAIL"
+        junit = ElementTree.parse(next(p for p in night_set if p.suffix == ".xml")).getroot()
+        failures = sum(int(s.get("failures") or 0) for s in junit.iter("testsuite"))
+        assert failures == new_that_night  # only a new finding fails
+    location = store or str(tmp_path / ".local" / "state" / "gpuaudit" / "history.sqlite")
+    listed = CliRunner().invoke(main, ["history", "--history", location, "-f", "json"])
+    assert listed.exit_code == 0, listed.output
+    scans = json.loads(listed.stdout)["scans"]  # newest first; night 4 scanned nothing
+    assert [s["verdict"].upper() for s in scans] == verdicts[::-1]
 
     assert unreachable.returncode == 3, unreachable.stderr
     assert len(box.messages) == 4
     assert [m["Subject"] for m in box.messages[:3]] == [
         f"gpuaudit {server}: PASS, 0 new failed findings",
         f"gpuaudit {server}: FAIL, {len(new)} new failed findings",
-        f"gpuaudit {server}: FAIL, {len(new)} new failed findings",
+        f"gpuaudit {server}: FAIL, {len(new) - 1} new failed findings",
     ]
     down = " ".join(str(box.messages[3]["Subject"]).split())  # a long subject is folded
     assert down.startswith(f"gpuaudit {server}: ERROR (exit 3): ")
@@ -502,8 +567,8 @@ def test_three_nights_of_the_documented_job(
     assert [s["verdict"] for s in summaries] == ["PASS", "FAIL", "FAIL"]
     assert summaries[0]["baseline_created"] is not None
     assert [s["resolved"] for s in summaries] == [0, len(resolved), len(resolved)]
-    assert [sum(s["new"].values()) for s in summaries] == [0, len(new), len(new)]
-    assert {(f["rule"], f["object"]) for f in summaries[2]["new_findings"]} == new
+    assert [sum(s["new"].values()) for s in summaries] == [0, len(new), len(new) - 1]
+    assert {(f["rule"], f["object"]) for f in summaries[2]["new_findings"]} == new - {accepted}
 
     # The history: each finding's first-seen time and age, what changed since the last
     # scan, and the trend series. Night 1 is the baseline (its report set is pruned).
@@ -513,12 +578,18 @@ def test_three_nights_of_the_documented_job(
     night2, night3 = (json.loads(p.read_text(encoding="utf-8")) for p in jsons)
     times = [when(doc["source"]["checked_at"]) for doc in (night1, night2, night3)]
     assert times == sorted(times)
-    for doc, added, gone in ((night2, new, resolved), (night3, set(), set())):
+    for doc, added, gone, waived_now in (
+        (night2, new, resolved, set()),
+        (night3, set(), set(), {accepted}),  # waived since night 2: not resolved
+    ):
         changes = doc["summary"]["since_last_scan"]
         assert {(f["rule"], f["object"]) for f in changes["new"]} == added
         assert {(f["rule"], f["object"]) for f in changes["resolved"]} == gone
+        assert {(f["rule"], f["object"]) for f in changes["newly_waived"]} == waived_now
     aged = {(f["rule"], f["object"]): f for f in night3["findings"] if f["status"] == "fail"}
-    assert {pair for pair, f in aged.items() if f["severity"] != "info"} == failed_pairs(jsons[0])
+    assert {pair for pair, f in aged.items() if f["severity"] != "info"} == failed_pairs(
+        jsons[0]
+    ) - {accepted}
     was_open = {(f["rule"], f["object"]) for f in night1["findings"] if f["status"] != "pass"}
     for pair, finding in aged.items():
         first = times[0] if pair in was_open else times[1]  # notices age like failures
@@ -528,15 +599,19 @@ def test_three_nights_of_the_documented_job(
     assert [when(p["checked_at"]) for p in trend] == times
     for point, doc in zip(trend, (night1, night2, night3), strict=True):
         unwaived = [f for f in doc["findings"] if f["status"] == "fail"]
+        failing = [f for f in unwaived if f["severity"] != "info"]  # info: notices
         for severity, count in point["failed"].items():
-            assert count == sum(f["severity"] == severity for f in unwaived), severity
-        assert sum(point["failed"].values()) == len(unwaived)
+            assert count == sum(f["severity"] == severity for f in failing), severity
+        assert "info" not in point["failed"] and sum(point["failed"].values()) == len(failing)
+        assert point["notices"] == len(unwaived) - len(failing)
+        assert point["waived"] == sum(f["status"] == "waived" for f in doc["findings"])
         tolerates = {s["cluster"]: s["tolerates"] for s in doc["simulations"]}
         assert point["tolerates"] == tolerates
     html = next(p for p in sets[-1] if p.suffix == ".html").read_text(encoding="utf-8")
     section = re.search(r'<section id="trends">(.*?)</section>', html, re.S)
     assert section and "The last 3 scans" in section.group(1)
-    # Failed findings, then one N+k chart and one free-slots chart per cluster.
+    # Failed findings, waived findings and notices, then one N+k chart and one
+    # free-slots chart per cluster.
     clusters = {s["cluster"] for doc in (night1, night2, night3) for s in doc["simulations"]}
     charts = len(re.findall(r'<svg class="trend"', section.group(1)))
-    assert charts == 1 + 2 * len(clusters), charts
+    assert charts == 2 + 2 * len(clusters), charts

@@ -27,8 +27,10 @@ def latest_targets(store: Store, now: datetime) -> list[dict[str, Any]]:
 def _target(scan: ScanRecord, clusters: list[Any], now: datetime) -> dict[str, Any]:
     age = utc_naive(now) - utc_naive(scan.checked_at)
     return {
+        # Named as it was last scanned; the key holds every name of one vCenter together.
         "name": scan.vcenter,
         "server": scan.vcenter,
+        "key": scan.key,
         "verdict": VERDICTS.get(scan.verdict, scan.verdict.upper()),
         # A scan kept before its exit status was: 1 on a failure, which fails at the default.
         "exit_code": scan.exit_code if scan.exit_code is not None else int(scan.verdict == "fail"),

@@ -25,6 +25,7 @@ from gpuaudit.terminal import printable, printable_lines
 
 COLUMNS = (
     "vcenter",
+    "key",
     "scan",
     "checked_at",
     "verdict",
@@ -63,9 +64,13 @@ def _listed(store: Store, location: str, server: str | None, limit: int) -> list
     try:
         found: list[dict[str, Any]] = []
         if server:
-            found = [_row(scan) for scan in store.scans(server, limit, by_name=True)]
-        for name in [] if server else store.vcenters():
-            found += [_row(scan) for scan in store.scans(name, limit)]
+            # Every vCenter the name keys or names, each with its newest ``limit`` scans.
+            by_key: dict[str, list[ScanRecord]] = {}
+            for scan in store.scans(server, by_name=True):
+                by_key.setdefault(scan.key, []).append(scan)
+            return [_row(scan) for scans in by_key.values() for scan in scans[:limit]]
+        for key in store.vcenters():
+            found += [_row(scan) for scan in store.scans(key, limit)]
         return found
     except HistoryError:
         raise
@@ -128,6 +133,7 @@ def missing_sqlite(location: str) -> bool:
 def _row(scan: ScanRecord) -> dict[str, Any]:
     return {
         "vcenter": scan.vcenter,
+        "key": scan.key,
         "scan": scan.id,
         "checked_at": iso(scan.checked_at),
         "verdict": scan.verdict,
@@ -159,19 +165,23 @@ def _table(found: list[dict[str, Any]]) -> str:
     if not found:
         return "no scans recorded\n"
     lines: list[str] = []
-    current = None
+    current = name = None
     for row in found:
-        if row["vcenter"] != current:
-            current = row["vcenter"]
+        if row["key"] != current:
+            # One vCenter: named as it was last scanned, with its key beside the name.
+            current, name = row["key"], row["vcenter"]
             lines += [""] if lines else []  # a blank line between two vCenters
-            lines.append(printable(str(current)))
+            key = "" if current == name else f" ({current})"
+            lines.append(printable(f"{name}{key}"))
             lines.append(
                 "  scan  checked at            verdict   crit high  med  low info  "
                 "not proven  waived  passed"
             )
         counts = " ".join(f"{row[f'failed_{s}']:>4}" for s in SEVERITIES)
+        # A scan made by another name of the same vCenter says which.
+        named = "" if row["vcenter"] == name else f"  as {printable(str(row['vcenter']))}"
         lines.append(
             f"  {row['scan']:>4}  {row['checked_at']:<20}  {row['verdict']:<8}  {counts}"
-            f"  {row['unproven']:>10}  {row['waived']:>6}  {row['passed']:>6}"
+            f"  {row['unproven']:>10}  {row['waived']:>6}  {row['passed']:>6}{named}"
         )
     return "\n".join(lines) + "\n"

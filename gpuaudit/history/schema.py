@@ -38,7 +38,7 @@ scans = Table(
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("run_id", Integer, ForeignKey("runs.id", ondelete="SET NULL"), nullable=True),
-    Column("vcenter", String(512), nullable=False),  # the server as named: the history's key
+    Column("vcenter", String(512), nullable=False),  # the server as it was named
     Column("vcenter_name", String(512), nullable=False),
     Column("checked_at", DateTime, nullable=False),  # UTC
     Column("recorded_at", DateTime, nullable=False),
@@ -63,7 +63,12 @@ scans = Table(
     Column("gpus", Integer, nullable=True),
     Column("gpu_vms", Integer, nullable=True),
     Column("exit_code", Integer, nullable=True),
+    # The history's key (revision 0004): the vCenter's instance UUID, so that its FQDN
+    # and its IP address make one history; the name as given when the UUID is unknown,
+    # and for the scans recorded before.
+    Column("vcenter_key", String(512), nullable=False),
     Index("ix_scans_vcenter_checked", "vcenter", "checked_at"),
+    Index("ix_scans_key_checked", "vcenter_key", "checked_at"),
 )
 
 # Failed, not proven and waived findings only: passes are counted in scans.passed.

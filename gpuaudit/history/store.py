@@ -42,7 +42,7 @@ R = TypeVar("R")  # a record read back from a per-scan table
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 _MIGRATION_LOCK = 0x67707561  # "gpua": PostgreSQL advisory lock around migrations
 # The newest migration: a store already at it opens without loading Alembic.
-SCHEMA_HEAD = "0003"
+SCHEMA_HEAD = "0004"
 # The columns of revision 0003, read and written as they are.
 SIZE_COLUMNS = ("hosts", "vms", "gpus", "gpu_vms", "exit_code")
 
@@ -92,8 +92,8 @@ class CapacityRecord:
 class ScanRecord:
     """One scan as the store keeps it."""
 
-    vcenter: str
-    vcenter_name: str
+    vcenter: str  # the server as it was named
+    vcenter_name: str  # the vCenter's own name
     checked_at: datetime  # UTC, naive
     tool_version: str
     rules_version: str
@@ -114,13 +114,16 @@ class ScanRecord:
     capacity: list[CapacityRecord] = field(default_factory=list)
     run_id: int | None = None
     id: int | None = None
+    # The history's key (gpuaudit.history.track.vcenter_key); the name as given when
+    # left empty.
+    key: str = ""
 
 
 @dataclass
 class Pruned:
     """The scans of one vCenter that ``Store.prune`` deleted."""
 
-    vcenter: str
+    vcenter: str  # the name it was last scanned by
     scans: int
     oldest: datetime
     newest: datetime
@@ -296,6 +299,7 @@ class Store:
                     "run_id": scan.run_id,
                     "vcenter": scan.vcenter,
                     "vcenter_name": scan.vcenter_name,
+                    "vcenter_key": scan.key or scan.vcenter,
                     "checked_at": utc_naive(scan.checked_at),
                     "recorded_at": utc_naive(datetime.now(UTC)),
                     "tool_version": scan.tool_version,
@@ -371,29 +375,48 @@ class Store:
     def scans(
         self, vcenter: str | None = None, limit: int | None = None, by_name: bool = False
     ) -> list[ScanRecord]:
-        """Scans newest first, of all or of one vCenter: by its key, or also by its own
-        name (``by_name``, for people looking it up)."""
+        """Scans newest first, of all or of one vCenter: by its key, or (``by_name``, for
+        people looking it up) by any name it was scanned by, or its own name; a name
+        gives the whole history of each vCenter it names."""
         query = select(schema.scans).order_by(
             schema.scans.c.checked_at.desc(), schema.scans.c.id.desc()
         )
         if vcenter is not None:
-            match = schema.scans.c.vcenter == vcenter
-            if by_name:
-                match = match | (schema.scans.c.vcenter_name == vcenter)
-            query = query.where(match)
+            query = query.where(self._of(vcenter, by_name))
         if limit is not None:
             query = query.limit(limit)
         with self.engine.connect() as conn:
             return [_scan(r) for r in conn.execute(query).mappings()]
 
+    @staticmethod
+    def _of(vcenter: str, by_name: bool) -> Any:
+        """The condition on scans of the vCenter keyed ``vcenter`` or, ``by_name``, of every
+        vCenter that ``vcenter`` keys or names."""
+        scans = schema.scans
+        if not by_name:
+            return scans.c.vcenter_key == vcenter
+        named = (
+            (scans.c.vcenter_key == vcenter)
+            | (scans.c.vcenter == vcenter)
+            | (scans.c.vcenter_name == vcenter)
+        )
+        return scans.c.vcenter_key.in_(select(scans.c.vcenter_key).where(named))
+
     def vcenters(self) -> list[str]:
-        """Every vCenter with a recorded scan, by name."""
-        query = select(schema.scans.c.vcenter).distinct().order_by(schema.scans.c.vcenter)
+        """The key of every vCenter with a recorded scan, in the order of the name it was
+        last scanned by."""
+        scans = schema.scans
+        query = select(scans.c.vcenter_key, scans.c.vcenter).order_by(
+            scans.c.checked_at.desc(), scans.c.id.desc()
+        )
+        newest: dict[str, str] = {}
         with self.engine.connect() as conn:
-            return [str(v) for v in conn.execute(query).scalars()]
+            for key, name in conn.execute(query).all():
+                newest.setdefault(str(key), str(name))
+        return sorted(newest, key=lambda key: (newest[key], key))
 
     def latest_of_each(self) -> list[ScanRecord]:
-        """The newest scan of every vCenter, by vCenter."""
+        """The newest scan of every vCenter, by the name it was last scanned by."""
         return [scan for vcenter in self.vcenters() for scan in self.scans(vcenter, limit=1)]
 
     def clusters_of(self, scan_ids: Sequence[int]) -> dict[int, list[ClusterRecord]]:
@@ -417,30 +440,26 @@ class Store:
         return found
 
     def prune(self, before: datetime, vcenter: str | None = None) -> list[Pruned]:
-        """Delete the scans checked before ``before`` (of one vCenter, by its key or its
-        name, or of all), with their findings, clusters and capacity, in one transaction;
-        then the fleet runs started before it that no scan names any more."""
+        """Delete the scans checked before ``before`` (of one vCenter, by its key or any of
+        its names, or of all), with their findings, clusters and capacity, in one
+        transaction; then the fleet runs started before it that no scan names any more."""
         cutoff = utc_naive(before)
         scans = schema.scans
         old = scans.c.checked_at < cutoff
         if vcenter is not None:
-            old = old & ((scans.c.vcenter == vcenter) | (scans.c.vcenter_name == vcenter))
+            old = old & self._of(vcenter, by_name=True)
         query = (
-            select(
-                scans.c.vcenter,
-                func.count(),
-                func.min(scans.c.checked_at),
-                func.max(scans.c.checked_at),
-            )
+            select(scans.c.vcenter_key, scans.c.vcenter, scans.c.checked_at)
             .where(old)
-            .group_by(scans.c.vcenter)
-            .order_by(scans.c.vcenter)
+            .order_by(scans.c.checked_at, scans.c.id)
         )
         with self._transaction() as conn:
-            removed = [
-                Pruned(str(v), int(n), first, last)
-                for v, n, first, last in conn.execute(query).all()
-            ]
+            found: dict[str, Pruned] = {}
+            for key, name, when in conn.execute(query).all():
+                kept = found.setdefault(str(key), Pruned(str(name), 0, when, when))
+                # Oldest first: each vCenter is named as it was last scanned.
+                kept.vcenter, kept.scans, kept.newest = str(name), kept.scans + 1, when
+            removed = sorted(found.values(), key=lambda p: p.vcenter)
             ids = select(scans.c.id).where(old).scalar_subquery()
             for table in (schema.findings, schema.clusters, schema.capacity):
                 conn.execute(table.delete().where(table.c.scan_id.in_(ids)))
@@ -487,6 +506,7 @@ def _scan(row: Any) -> ScanRecord:
         run_id=row["run_id"],
         vcenter=row["vcenter"],
         vcenter_name=row["vcenter_name"],
+        key=row["vcenter_key"],
         checked_at=row["checked_at"],
         tool_version=row["tool_version"],
         rules_version=row["rules_version"],

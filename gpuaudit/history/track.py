@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from datetime import UTC, datetime
 
+from gpuaudit.changes import change
 from gpuaudit.files import read_json
 from gpuaudit.history.store import (
     CapacityRecord,
@@ -18,7 +19,6 @@ from gpuaudit.judgement import judgement_of
 from gpuaudit.report.actions import finding_id
 from gpuaudit.results import (
     NOTICE,
-    OPEN_STATUSES,
     SEVERITIES,
     AuditResult,
     ClusterSimulation,
@@ -30,10 +30,19 @@ from gpuaudit.results import (
 
 TREND_SCANS = 60  # scans a trend shows at most, the newest
 KEPT = ("fail", "unproven", "waived")  # the statuses the store keeps finding by finding
+FAILING = tuple(s for s in SEVERITIES if s != NOTICE)  # info fails only as a notice
 
 
 def vcenter_key(result: AuditResult) -> str:
-    """The history's key: the server as it was named, else the vCenter's own name."""
+    """The history's key: the vCenter's instance UUID (about.instanceUuid), so that an
+    FQDN and an IP address of one vCenter make one history; without one, the name as
+    given. Replays of cassettes recorded from one vCenter share its key."""
+    return result.inventory.vcenter.instance_uuid or vcenter_named(result)
+
+
+def vcenter_named(result: AuditResult) -> str:
+    """The server as it was named for this scan, else the vCenter's own name: shown
+    beside the key."""
     inv = result.inventory
     return inv.source or inv.vcenter.name or "unknown"
 
@@ -87,27 +96,25 @@ def annotate(
     history = ScanHistory(trend=trend(store, result))
     if last is not None:
         history.previous_checked_at = iso(last.checked_at)
-        # The same reading as a baseline's: a finding open last time (failed or not
-        # proven) is known, so it is not new when it fails now; and a finding only not
-        # proven now is not resolved, since nothing shows it passes.
+        # The same reading as a baseline's, in the words every comparison uses
+        # (gpuaudit.changes): a finding open last time (failed or not proven) is known,
+        # so it is not new when it fails now; one only not proven now is not resolved,
+        # since nothing shows it passes; one waived now is newly waived, not resolved;
+        # one waived then and open now is a waiver expired, not new. A finding only
+        # not proven now that was not open then is not new either: new names failures.
         # A notice (an info finding that fails) is never a failure, new or resolved.
-        failed_now = {
-            finding_id(f): f for f in result.findings if f.failed and f.severity != NOTICE
-        }
-        open_then = {
-            f.id: f for f in last.findings if f.status in OPEN_STATUSES and f.severity != NOTICE
-        }
-        history.new = [
-            FindingRef(key, f.rule, f.object, f.severity, f.status)
-            for key, f in failed_now.items()
-            if key not in open_then
-        ]
-        open_now = {finding_id(f) for f in result.findings if f.open and f.severity != NOTICE}
-        history.resolved = [
-            FindingRef(key, f.rule, f.object, f.severity, f.status)
-            for key, f in open_then.items()
-            if key not in open_now
-        ]
+        then = {f.id: f for f in last.findings if f.severity != NOTICE}
+        found_now = {finding_id(f): f for f in result.findings if f.severity != NOTICE}
+        for key in sorted(then.keys() | found_now.keys()):
+            was, found = then.get(key), found_now.get(key)
+            kind = change(was.status if was else None, found.status if found else None)
+            if kind in (None, "unchanged") or (kind == "new" and not (found and found.failed)):
+                continue
+            # Named as it is now, but a resolved finding as it was (it may be gone).
+            ref = was if kind == "resolved" or found is None else found
+            assert ref is not None
+            refs = getattr(history, kind)
+            refs.append(FindingRef(key, ref.rule, ref.object, ref.severity, ref.status))
     result.history = history
 
 
@@ -142,8 +149,9 @@ def record(
             )
         )
     scan = ScanRecord(
-        vcenter=vcenter_key(result),
+        vcenter=vcenter_named(result),
         vcenter_name=result.inventory.vcenter.name,
+        key=vcenter_key(result),
         checked_at=now,
         tool_version=result.tool_version,
         rules_version=result.rules_version,
@@ -211,18 +219,27 @@ def trend(store: Store, result: AuditResult) -> list[TrendPoint]:
         points.append(
             TrendPoint(
                 checked_at=iso(scan.checked_at),
-                failed=dict(scan.failed),
+                # The store counts notices as failed info findings: here they are apart.
+                failed={s: scan.failed.get(s, 0) for s in FAILING},
                 tolerates={c.cluster: c.tolerates for c in clusters[scan.id]},
                 free_slots=free,
                 unproven=scan.unproven,
+                notices=scan.failed.get(NOTICE, 0),
+                waived=scan.waived,
             )
         )
-    failed: dict[str, int] = {s: 0 for s in SEVERITIES}
+    failed: dict[str, int] = {s: 0 for s in FAILING}
+    notices = 0
     for finding in result.failed():
-        failed[finding.severity] += 1
+        if finding.severity == NOTICE:
+            notices += 1
+        else:
+            failed[finding.severity] += 1
     points.append(
         TrendPoint(
             checked_at=iso(checked_at(result)),
+            notices=notices,
+            waived=sum(f.status == "waived" for f in result.findings),
             failed=failed,
             tolerates={s.cluster: s.tolerates for s in result.simulations},
             free_slots={

@@ -35,7 +35,8 @@ def has_ages(result: AuditResult) -> bool:
 
 
 def since_last_scan(result: AuditResult) -> dict[str, Any] | None:
-    """The JSON summary's new and resolved findings, or None without history."""
+    """The JSON summary's findings new, resolved, newly waived and whose waiver expired
+    since the last scan, or None without history."""
     history = result.history
     if history is None:
         return None
@@ -51,4 +52,6 @@ def since_last_scan(result: AuditResult) -> dict[str, Any] | None:
         "previous_checked_at": history.previous_checked_at,
         "new": refs(history.new),
         "resolved": refs(history.resolved),
+        "newly_waived": refs(history.newly_waived),
+        "waiver_expired": refs(history.waiver_expired),
     }

@@ -31,7 +31,7 @@ from markupsafe import Markup
 
 import gpuaudit
 from gpuaudit import shipped
-from gpuaudit.judgement import judgement_of, no_longer_open
+from gpuaudit.judgement import judgement_of
 from gpuaudit.report.actions import finding_id, top_actions
 from gpuaudit.report.age import finding_age, has_ages
 from gpuaudit.report.capacity import build_chart
@@ -198,8 +198,8 @@ def changes_view(result: AuditResult) -> dict[str, Any] | None:
 
     None without a history store. ``new_ids`` are the stable ids of the findings
     failed now and not then: each gets a "new" badge, as does an action holding one.
-    The findings open then and no more are resolved or newly waived, as the console
-    counts them (gpuaudit.judgement.no_longer_open); ``expired`` counts the policy's
+    The findings open then and no more are resolved or newly waived, as the history
+    classifies them (gpuaudit.changes); ``expired`` counts the policy's
     waivers that have expired, whose findings count again.
     """
     history = result.history
@@ -207,14 +207,13 @@ def changes_view(result: AuditResult) -> dict[str, Any] | None:
         return None
     severity: dict[str, int] = {s: i for i, s in enumerate(SEVERITIES)}
     new = sorted(history.new, key=lambda r: (severity.get(r.severity, 9), r.rule, r.object))
-    resolved, newly_waived = no_longer_open(result, history.resolved, lambda r: (r.rule, r.object))
     return {
         "previous": history.previous_checked_at,
         "new": new[:CHANGES_LISTED],
         "new_count": len(history.new),
         "more_new": max(len(history.new) - CHANGES_LISTED, 0),
-        "resolved_count": len(resolved),
-        "waived_count": len(newly_waived),
+        "resolved_count": len(history.resolved),
+        "waived_count": len(history.newly_waived),
         "new_ids": frozenset(r.id for r in history.new),
     }
 

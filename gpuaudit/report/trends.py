@@ -12,7 +12,7 @@ from datetime import datetime
 
 from markupsafe import Markup, escape
 
-from gpuaudit.results import SEVERITIES, AuditResult, TrendPoint
+from gpuaudit.results import NOTICE, SEVERITIES, AuditResult, TrendPoint
 
 WIDTH, HEIGHT = 640, 220
 LEFT, RIGHT, TOP, BOTTOM = 44, 16, 14, 30
@@ -24,6 +24,8 @@ SEVERITY_COLOURS = {
     "low": "#2563eb",
     "info": "#0891b2",
 }
+WAIVED_CHART = "Waived findings and notices"
+WAIVED_COLOURS = {"waived": "#4b5563", "notices": SEVERITY_COLOURS["info"]}
 NK_GROUP = "N+k per cluster"
 FREE_GROUP = "Free GPU slots per cluster, by GPU model"
 PALETTE = ("#2563eb", "#dc2626", "#16a34a", "#d97706", "#7e22ce", "#0891b2", "#db2777", "#4b5563")
@@ -65,14 +67,25 @@ def trends(result: AuditResult) -> Trends | None:
             f"{'this is the first' if points else 'there is none yet'}.",
         )
     times = [_time(p.checked_at) for p in points]
+    # Info findings are notices, never failed: they have their own line below.
     failed: dict[str, list[int | None]] = {
-        s: [p.failed.get(s, 0) for p in points] for s in SEVERITIES
+        s: [p.failed.get(s, 0) for p in points] for s in SEVERITIES if s != NOTICE
+    }
+    # A failure waived leaves the failed lines as a fix does: the waived line shows
+    # which it was.
+    accepted: dict[str, list[int | None]] = {
+        "waived": [p.waived for p in points],
+        "notices": [p.notices for p in points],
     }
     charts = [
         Chart(
             "Failed findings by severity",
             line_chart("Failed findings by severity", times, failed, SEVERITY_COLOURS),
-        )
+        ),
+        Chart(
+            WAIVED_CHART,
+            line_chart(WAIVED_CHART, times, accepted, WAIVED_COLOURS),
+        ),
     ]
     # Small multiples, one chart per cluster: clusters at the same value never share a line.
     for cluster in sorted({c for p in points for c in p.tolerates}):

@@ -73,7 +73,7 @@ type hostEntry struct {
 func (h *hostEntry) connected() bool { return h.spec.Connection == "connected" }
 
 // buildEstate creates the simulator model and fills it with the scenario.
-func buildEstate(s *Scenario) (*simulator.Model, error) {
+func buildEstate(s *Scenario, instanceUUID string) (*simulator.Model, error) {
 	api, err := parseAPIVersion(s.VCenter.APIVersion)
 	if err != nil {
 		return nil, err
@@ -99,6 +99,9 @@ func buildEstate(s *Scenario) (*simulator.Model, error) {
 	about.Build = s.VCenter.Build
 	about.ApiVersion = s.VCenter.APIVersion
 	about.LicenseProductVersion = majorMinor(s.VCenter.Version)
+	if instanceUUID != "" {
+		about.InstanceUuid = instanceUUID
+	}
 	if err := m.Create(); err != nil {
 		return nil, fmt.Errorf("creating the simulator: %v", err)
 	}

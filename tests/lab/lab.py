@@ -58,8 +58,9 @@ class LabError(RuntimeError):
 
 
 def ensure_binary() -> Path:
-    """The lab binary, built with build.sh when it is missing."""
-    if BINARY.is_file() and os.access(BINARY, os.X_OK):
+    """The lab binary, built with build.sh when it is missing or older than a Go
+    source (a checkout whose lab gained a flag must not run the binary without it)."""
+    if BINARY.is_file() and os.access(BINARY, os.X_OK) and not _stale(BINARY):
         return BINARY
     try:
         result = subprocess.run(
@@ -79,6 +80,12 @@ def ensure_binary() -> Path:
     return BINARY
 
 
+def _stale(binary: Path) -> bool:
+    built = binary.stat().st_mtime
+    sources = [*LAB_DIR.glob("*.go"), LAB_DIR / "govmomi-fields.patch"]
+    return any(p.stat().st_mtime > built for p in sources if p.is_file())
+
+
 class Lab:
     """One running lab; use as a context manager or call start() and stop()."""
 
@@ -93,8 +100,11 @@ class Lab:
         timeout: float = 60.0,
         faults: Mapping[str, str | Sequence[str]] | None = None,
         cert_name: str | None = None,
+        instance_uuid: str | None = None,
     ) -> None:
         self.scenario_source = scenario
+        # The vCenter's about.instanceUuid; None: the simulator's, the same in every lab.
+        self.instance_uuid = instance_uuid
         self.tls = tls
         self.faults = dict(faults or {})
         self.cert_name = cert_name
@@ -152,6 +162,8 @@ class Lab:
             command += ["-tls", "-cert-out", self.cert_file]
         if self.cert_name:
             command += ["-cert-name", self.cert_name]
+        if self.instance_uuid:
+            command += ["-instance-uuid", self.instance_uuid]
         command += fault_flags(self.faults)
         with open(self._stderr_path, "wb") as stderr:
             # Its own process group, so that stop() can end everything it started;

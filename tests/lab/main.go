@@ -37,6 +37,7 @@ type options struct {
 	user     string
 	password string
 	certName string
+	instance string
 	faults   *faultSwitches
 }
 
@@ -70,6 +71,9 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.user, "user", "", "the only user name Login accepts")
 	fs.StringVar(&o.password, "password", "", "the only password Login accepts")
 	fs.StringVar(&o.certName, "cert-name", "", "with -tls: the only name the certificate holds")
+	// Every simulator answers with one instance UUID; labs standing for different
+	// vCenters at once (a fleet) need their own, as real vCenters have.
+	fs.StringVar(&o.instance, "instance-uuid", "", "the vCenter's about.instanceUuid (default: the simulator's)")
 	o.faults = registerFaultFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -105,7 +109,7 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	m, err := buildEstate(s)
+	m, err := buildEstate(s, o.instance)
 	if err != nil {
 		return err
 	}
