@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -178,7 +179,7 @@ def run(runs: int, say: Any, large: float = 1.0, partial: Path | None = None) ->
                         f"peak {figures['peak_rss_mib']:.0f} MiB "
                         f"(tree sampled {figures['tree_peak_mib']:.0f} MiB)"
                     )
-                    subprocess.run(["rm", "-rf", str(out)], check=False)
+                    shutil.rmtree(out, ignore_errors=True)
         finally:
             for _, lab in labs:
                 lab.stop()
