@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from gpuaudit import fleet
+from gpuaudit import fleet, fleet_schedule
 from gpuaudit.cli import main
 from gpuaudit.errors import ExitCode
 from gpuaudit.fleet_schedule import (
@@ -34,6 +34,9 @@ MIB = 1024 * 1024
         ("512k", 524_288),
         ("1048576", 1_048_576),
         (" 1 TiB ", 1_099_511_627_776),
+        ("512B", 512),  # bytes spelt out, either case
+        ("512b", 512),
+        ("1", 1),  # the smallest budget there is
     ],
 )
 def test_sizes(text: str, size: int) -> None:
@@ -44,6 +47,49 @@ def test_sizes(text: str, size: int) -> None:
 def test_bad_sizes(text: str) -> None:
     with pytest.raises(SizeError):
         parse_size(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("5iB", "'5iB' is not a size (for example 1.5GiB, 800MiB or 2G)"),
+        ("lots", "'lots' is not a size (for example 1.5GiB, 800MiB or 2G)"),
+        ("0MiB", "'0MiB': the memory budget must be more than 0"),
+    ],
+)
+def test_a_bad_size_says_what_is_wrong(text: str, message: str) -> None:
+    with pytest.raises(SizeError) as caught:
+        parse_size(text)
+    assert str(caught.value) == message
+
+
+def _sysconf(values: dict[str, int]) -> Any:
+    """os.sysconf of a machine that knows only ``values``; others raise as os.sysconf does."""
+
+    def sysconf(name: str) -> int:
+        if name not in values:
+            raise ValueError("unrecognized configuration name")
+        return values[name]
+
+    return sysconf
+
+
+def test_the_default_budget_is_half_of_the_machine_s_memory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 1,000,000 pages of 4,096 bytes: 4,096,000,000 bytes, half of it 2,048,000,000.
+    pages = {"SC_PAGE_SIZE": 4096, "SC_PHYS_PAGES": 1_000_000}
+    monkeypatch.setattr(fleet_schedule.os, "sysconf", _sysconf(pages))
+    assert fleet_schedule.machine_memory() == 4_096_000_000
+    assert fleet_schedule.default_budget() == 2_048_000_000
+
+
+def test_a_machine_that_does_not_say_its_memory_gets_2_gib(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(fleet_schedule.os, "sysconf", _sysconf({}))
+    assert fleet_schedule.machine_memory() is None
+    assert fleet_schedule.default_budget() == 2 * 1024 * 1024 * 1024  # 2,147,483,648
 
 
 def test_expected_peak_from_the_benchmark() -> None:

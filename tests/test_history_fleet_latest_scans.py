@@ -139,6 +139,22 @@ def test_two_names_of_one_vcenter_are_one_target_named_as_last_scanned(tmp_path:
     ]
 
 
+def test_a_scan_keeps_its_own_exit_status_and_an_unknown_verdict_reads_in_capitals(
+    tmp_path: Path,
+) -> None:
+    store = history.open_store(str(tmp_path / "h.sqlite"))
+    # Failed findings below the scan's --fail-on threshold: it failed, and exited 0.
+    store.record(scan("vc-a", "2026-12-01 11:00:00", "fail", exit_code=0))
+    # A verdict this gpuaudit has no spelling for (a newer one's): shown as it is, capitalised.
+    store.record(scan("vc-b", "2026-12-01 11:00:00", "error", exit_code=3))
+    targets = latest_targets(store, NOW)
+    store.close()
+    assert [(t["name"], t["verdict"], t["exit_code"]) for t in targets] == [
+        ("vc-a", "FAIL", 0),
+        ("vc-b", "ERROR", 3),
+    ]
+
+
 def from_history(**fields: Any) -> dict[str, Any]:
     """A summary from the history of one target, east, scanned 2 h 30 min before it."""
     east = fleet_target("east", "PASS", checked_at="2026-12-01T09:30:00Z", age_seconds=9000)

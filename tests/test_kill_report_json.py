@@ -334,27 +334,40 @@ def test_nan_is_refused_not_written() -> None:
         dump_json(report_document(result))
 
 
-def test_json_chunks_split_three_levels_deep() -> None:
+def test_json_chunks_split_findings_and_inventory_objects_into_pieces() -> None:
     doc = {"a": [1, {"b": {"c": [2]}}], "d": "é", 1: 2}
     # A dict with a key that is not text is encoded whole, as JSON writes it.
     assert list(json_chunks(doc)) == ['{"a":[1,{"b":{"c":[2]}}],"d":"é","1":2}']
     doc = {"a": [1, {"b": {"c": [2]}}], "d": "é"}
+    # A mapping two levels down (a finding in the findings list) is one piece.
     assert list(json_chunks(doc)) == [
         "{",
         '"a":',
         "[",
         "1",
         ",",
-        "{",
-        '"b":',
-        '{"c":[2]}',
-        "}",
+        '{"b":{"c":[2]}}',
         "]",
         ',"d":',
         '"é"',
         "}",
     ]
     assert dump_json(doc) == '{"a":[1,{"b":{"c":[2]}}],"d":"é"}'
+    # A list two levels down (the inventory's VMs) is taken apart: one piece per VM.
+    inventory = {"inventory": {"vms": [{"name": "a"}, {"name": "b"}]}}
+    assert list(json_chunks(inventory)) == [
+        "{",
+        '"inventory":',
+        "{",
+        '"vms":',
+        "[",
+        '{"name":"a"}',
+        ",",
+        '{"name":"b"}',
+        "]",
+        "}",
+        "}",
+    ]
     assert list(json_chunks([], 0)) == ["[", "]"]
     assert list(json_chunks({}, 0)) == ["{", "}"]
     assert list(json_chunks([1], 3)) == ["[1]"]

@@ -132,8 +132,8 @@ def _age(result: AuditResult, finding: Finding) -> dict[str, Any]:
 _ENCODE = json.JSONEncoder(
     ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=_jsonable
 ).encode
-# How deep the document is taken apart: the fields of each finding and simulation,
-# each host and VM of the inventory are encoded on their own, by the C encoder.
+# How deep the document is taken apart: each finding and simulation, and each host
+# and VM of the inventory, is one piece, encoded whole by the C encoder.
 _STREAM_DEPTH = 3
 
 
@@ -142,8 +142,12 @@ def json_chunks(doc: Any, depth: int = 0) -> Iterator[str]:
 
     Joined, the pieces are exactly ``json.dumps(doc)`` with compact separators:
     the report has no indentation, which at 10,000 VMs is a fifth of its bytes.
+    A mapping two levels down (a finding) is one piece: ``json.dumps`` of a mapping
+    is its keys' and values' own encodings joined, so encoding it whole gives the
+    same text with one call instead of one per field (20 million pieces at the
+    configuration maximum, most of the report's time).
     """
-    if depth < _STREAM_DEPTH and isinstance(doc, dict) and all(isinstance(k, str) for k in doc):
+    if depth < _STREAM_DEPTH - 1 and isinstance(doc, dict) and all(isinstance(k, str) for k in doc):
         yield "{"
         for n, (key, value) in enumerate(doc.items()):
             yield ("," if n else "") + _ENCODE(key) + ":"

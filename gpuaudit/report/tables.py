@@ -157,7 +157,10 @@ def summary_table(result: AuditResult, summary: Summary) -> Table:
     return _table("summary", "Summary", spec, rows)
 
 
-def findings_table(result: AuditResult) -> Table:
+def findings_table(
+    result: AuditResult, evidence: Callable[[dict[str, Any]], str] = evidence_text
+) -> Table:
+    """The findings, one row each; ``evidence`` writes a finding's evidence as text."""
     rules = {r.id: r for r in result.rules}
 
     def rule(f: Finding, read: Callable[[Rule], str]) -> str:
@@ -176,7 +179,7 @@ def findings_table(result: AuditResult) -> Table:
         ("Cluster", TEXT, lambda f: f.cluster),
         ("Host", TEXT, lambda f: f.host),
         ("Message", TEXT, lambda f: f.message),
-        ("Evidence", TEXT, lambda f: evidence_text(f.evidence)),
+        ("Evidence", TEXT, lambda f: evidence(f.evidence)),
         ("Remediation", TEXT, lambda f: rule(f, lambda r: r.remediation)),
         ("Waiver Reason", TEXT, lambda f: f.waiver.reason if f.waiver else None),
         ("Waiver Owner", TEXT, lambda f: f.waiver.owner if f.waiver else None),

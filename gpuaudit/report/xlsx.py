@@ -112,6 +112,10 @@ def cell_text(value: str) -> str:
 
 def stored_text(value: str) -> str:
     """``cell_text(value)`` as written into the sheet's XML."""
+    # Escaped once when it fits, as it almost always does (cell_text escapes to measure).
+    escaped = _escaped(xml_text(value))
+    if len(escaped) <= MAX_CELL:
+        return escaped
     return _escaped(cell_text(value))
 
 
