@@ -16,7 +16,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import yaml
 from pydantic import Field, model_validator
@@ -28,6 +28,9 @@ from gpuaudit.files import write_new
 from gpuaudit.outcome import verdict
 from gpuaudit.results import AuditResult
 from gpuaudit.yamlread import InputFileError, InputModel, Text, YamlReader, problem
+
+if TYPE_CHECKING:  # the report package is slow to import: the command line starts without it
+    from gpuaudit.report.tables import Table
 
 log = logging.getLogger("gpuaudit.fleet")
 
@@ -154,7 +157,9 @@ class TargetOutcome:
     gpu_vms: int = 0
     designs: dict[str, str] = field(default_factory=dict)
     tolerates: dict[str, int] = field(default_factory=dict)
-    result: AuditResult | None = None  # the audit, for the fleet workbook's merged sheets
+    # The fleet workbook's merged sheets of this target, spooled to disk
+    # (report.fleet.target_sheets): the audit itself is not kept.
+    sheets: list[Table] | None = None
     scan_id: int | None = None  # the scan's row in the history store
     warnings: list[str] = field(default_factory=list)  # the history store's trouble
 
@@ -229,10 +234,16 @@ def scan_target(
         gpu_vms=sum(1 for v in inventory.vms if v.gpus),
         designs=summary.designs,
         tolerates=summary.tolerates,
-        result=done.result,
+        sheets=_sheets(done.result),
         scan_id=done.scan_id,
         warnings=done.warnings,
     )
+
+
+def _sheets(result: AuditResult) -> list[Table]:
+    from gpuaudit.report.fleet import target_sheets
+
+    return target_sheets(result)
 
 
 def target_sizes(targets: Sequence[Target], history: str | None) -> list[int | None]:
@@ -423,12 +434,12 @@ def write_fleet_summary(
     """
     data = fleet_json(outcomes, now)
     return write_summary(
-        data, [o.result for o in outcomes if o.result is not None], output_dir, now
+        data, [o.sheets for o in outcomes if o.sheets is not None], output_dir, now
     )
 
 
 def write_summary(
-    data: dict[str, Any], results: Sequence[AuditResult], output_dir: Path, now: datetime
+    data: dict[str, Any], sheets: Sequence[Sequence[Table]], output_dir: Path, now: datetime
 ) -> list[Path]:
     """Write a fleet summary's HTML, xlsx and JSON; raises ReportWriteError."""
     from gpuaudit.report.fleet import render_fleet_html, render_fleet_xlsx
@@ -436,7 +447,7 @@ def write_summary(
 
     files = [
         (".html", render_fleet_html(data).encode("utf-8")),
-        (".xlsx", render_fleet_xlsx(data, results)),
+        (".xlsx", render_fleet_xlsx(data, sheets=sheets)),
         (
             ".json",
             (json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False) + "\n").encode(

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from markupsafe import Markup
 
 from gpuaudit.report.guide import guide_table
 from gpuaudit.report.html import _asset, _csp_hash, environment
 from gpuaudit.report.json_report import REPORT_SCHEMA_VERSION
-from gpuaudit.report.tables import INT, Column, Table
+from gpuaudit.report.spool import ChainedRows, SpooledRows
+from gpuaudit.report.tables import INT, Column, Table, Value
 from gpuaudit.report.workbook import audit_tables
 from gpuaudit.report.xlsx import tables_xlsx
 from gpuaudit.results import SEVERITIES, AuditResult
@@ -106,26 +107,49 @@ def fleet_table(data: dict[str, Any]) -> Table:
     return Table("targets", "Targets", columns, rows)
 
 
-def merged_tables(results: Sequence[AuditResult]) -> list[Table]:
+def target_sheets(result: AuditResult) -> list[Table]:
+    """One target's MERGED sheets, their rows spooled to a temporary file: a fleet
+    keeps these, not the target's whole audit, until its workbook is written."""
+    return [
+        Table(
+            table.key, table.title, table.columns, cast(list[list[Value]], SpooledRows(table.rows))
+        )
+        for table in audit_tables(result, REPORT_SCHEMA_VERSION)
+        if table.key in MERGED
+    ]
+
+
+def merge_sheets(targets: Sequence[Sequence[Table]]) -> list[Table]:
     """Each MERGED sheet with every target's rows, target by target.
 
     Every target's sheet has the same columns, the vCenter first, so the rows of
     one fleet sheet filter and join like those of one target's workbook.
     """
-    merged: dict[str, Table] = {}
-    for result in results:
-        for table in audit_tables(result, REPORT_SCHEMA_VERSION):
-            if table.key not in MERGED:
-                continue
-            if table.key in merged:
-                merged[table.key].rows.extend(table.rows)
-            else:
-                merged[table.key] = table
-    return [merged[key] for key in MERGED if key in merged]
+    by_key: dict[str, list[Table]] = {}
+    for sheets in targets:
+        for table in sheets:
+            by_key.setdefault(table.key, []).append(table)
+    merged = []
+    for key in MERGED:
+        if key in by_key:
+            first = by_key[key][0]
+            rows = ChainedRows([t.rows for t in by_key[key]])
+            merged.append(Table(key, first.title, first.columns, cast(list[list[Value]], rows)))
+    return merged
 
 
-def render_fleet_xlsx(data: dict[str, Any], results: Sequence[AuditResult] = ()) -> bytes:
-    """The Targets sheet, the targets' merged sheets (of those that were audited), then
-    the Guide to them all."""
-    sheets = [fleet_table(data), *merged_tables(results)]
-    return tables_xlsx([*sheets, guide_table(sheets, [])], "gpuaudit fleet summary")
+def merged_tables(results: Sequence[AuditResult]) -> list[Table]:
+    """Each MERGED sheet with every target's rows (merge_sheets of their audits)."""
+    return merge_sheets([target_sheets(result) for result in results])
+
+
+def render_fleet_xlsx(
+    data: dict[str, Any],
+    results: Sequence[AuditResult] = (),
+    sheets: Sequence[Sequence[Table]] = (),
+) -> bytes:
+    """The Targets sheet, the targets' merged sheets (of those that were audited: their
+    ``results``, or the ``sheets`` target_sheets kept of them), then the Guide to them all."""
+    merged = merge_sheets([*(target_sheets(r) for r in results), *sheets])
+    tables = [fleet_table(data), *merged]
+    return tables_xlsx([*tables, guide_table(tables, [])], "gpuaudit fleet summary")

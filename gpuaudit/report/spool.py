@@ -1,0 +1,102 @@
+"""Rows of a sheet kept in a temporary file instead of memory.
+
+A fleet scan merges every target's Findings, Clusters, Hosts, GPUs and VMs sheets
+into its own workbook, written when the last target is done. Holding each finished
+target's whole audit until then made the fleet's peak memory the sum of its
+targets' audits (two configuration-maximum vCenters held some 2 GiB); a target's
+sheet rows are spooled here as soon as it finishes, and its audit is dropped.
+
+The standard library has no on-disk list (``shelve`` keys by string and pickles per
+key; ``tempfile.SpooledTemporaryFile`` holds bytes, not rows), so this is a small
+one: rows pickled in chunks to an unnamed temporary file, read back a chunk at a
+time. Sheet writers read rows in order (iteration, a leading slice, the row before),
+so one decoded chunk is kept and a read in order costs one pass over the file.
+"""
+
+from __future__ import annotations
+
+import itertools
+import pickle
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from typing import IO, Any, overload
+
+CHUNK = 2000  # rows pickled together: large enough to pickle fast, small to hold
+
+
+class SpooledRows(Sequence[list[Any]]):
+    """A read-only sequence of rows stored in a temporary file (deleted on close)."""
+
+    def __init__(self, rows: Iterable[list[Any]]) -> None:
+        # Kept open for the rows' lifetime; closed by close() or when collected.
+        self._file: IO[bytes] = tempfile.TemporaryFile(prefix="gpuaudit-rows-")  # noqa: SIM115
+        self._offsets: list[int] = []  # where each chunk starts in the file
+        self._length = 0
+        source = iter(rows)
+        while chunk := list(itertools.islice(source, CHUNK)):
+            self._offsets.append(self._file.tell())
+            pickle.dump(chunk, self._file, protocol=pickle.HIGHEST_PROTOCOL)
+            self._length += len(chunk)
+        self._cached: tuple[int, list[list[Any]]] | None = None
+
+    def _chunk(self, number: int) -> list[list[Any]]:
+        if self._cached is None or self._cached[0] != number:
+            self._file.seek(self._offsets[number])
+            self._cached = (number, pickle.load(self._file))  # our own file, written above
+        return self._cached[1]
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> list[Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[list[Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> list[Any] | list[list[Any]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._length))]
+        if index < 0:
+            index += self._length
+        if not 0 <= index < self._length:
+            raise IndexError(index)
+        return self._chunk(index // CHUNK)[index % CHUNK]
+
+    def __iter__(self) -> Iterator[list[Any]]:
+        for number in range(len(self._offsets)):
+            yield from self._chunk(number)
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class ChainedRows(Sequence[list[Any]]):
+    """Several row sequences read as one, in order (the fleet's targets, one after another)."""
+
+    def __init__(self, parts: Sequence[Sequence[list[Any]]]) -> None:
+        self._parts = list(parts)
+        self._starts = list(itertools.accumulate((len(p) for p in self._parts), initial=0))
+
+    def __len__(self) -> int:
+        return self._starts[-1]
+
+    @overload
+    def __getitem__(self, index: int) -> list[Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[list[Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> list[Any] | list[list[Any]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        part = next(p for p in range(len(self._parts)) if index < self._starts[p + 1])
+        return self._parts[part][index - self._starts[part]]
+
+    def __iter__(self) -> Iterator[list[Any]]:
+        for part in self._parts:
+            yield from part
