@@ -1,0 +1,246 @@
+"""What-if changes (gpuaudit.plan.whatif) on builder estates, with the arithmetic written out.
+
+NVIDIA's vGPU user guide (A.1, "Virtual GPU Types for NVIDIA L4") allows 3 L4-8Q and 1
+L4-24Q per GPU: that is all the sharing arithmetic below uses.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuaudit.check import run_checks
+from gpuaudit.inventory import Inventory
+from gpuaudit.plan import whatif
+from gpuaudit.plan.whatif import (
+    AddDrsRule,
+    AddHosts,
+    ChangeError,
+    MoveVm,
+    RetireHosts,
+    SetDrs,
+    SetHa,
+    SetProfile,
+    SetVgpuMode,
+    apply,
+)
+from gpuaudit.simulate import simulate_cluster
+from tests.builders import Estate, healthy
+
+EIGHT = "grid_l4-8q"
+EVACUATES = {"VgpuMMAutomationTimeoutSecs": "-1"}  # Broadcom KB 88271: DRS evacuates vGPU VMs
+
+
+def k(inv: Inventory, cluster: str = "c1") -> int:
+    return simulate_cluster(inv, cluster).tolerates
+
+
+def full_pair() -> Inventory:
+    """Two hosts, one L4 each, each running three L4-8Q VMs: the GPUs are full, so the
+    loss of either host leaves its 3 VMs nowhere to go: N+0."""
+    e = Estate()
+    e.cluster("c1")
+    hosts = [e.host(f"h{i}", "c1", profiles=(EIGHT,)) for i in (1, 2)]
+    for h in hosts:
+        e.gpu(h, vgpu_mode="sameSize")
+    e.datastore("san", hosts)
+    for i, h in enumerate(hosts):
+        for j in range(3):
+            e.vm(f"v{i}{j}", h, ["san"], vgpu=EIGHT)
+    return e.inv
+
+
+def test_one_more_host_of_the_same_kind_makes_a_full_pair_n_plus_1() -> None:
+    inv = full_pair()
+    assert k(inv) == 0
+    # The new host's L4 takes 3 L4-8Q: the loss of either old host displaces 3, which it
+    # takes. Losing two hosts displaces 3 or 6 VMs onto at most 3 free slots: N+1, not 2.
+    after = apply(inv, [AddHosts("c1", like="h1")]).inventory
+    assert k(after) == 1
+    new = after.host("c1-new-1")
+    assert new is not None and new.cluster == "c1"
+    assert [g.vms for g in new.gpus] == [[]]
+    assert [m.host for m in after.datastores[0].mounts] == ["h1", "h2", "c1-new-1"]
+
+
+def test_the_original_inventory_is_left_as_it_was() -> None:
+    inv = full_pair()
+    apply(inv, [AddHosts("c1", like="h1"), RetireHosts(("h2",))])
+    assert [h.name for h in inv.hosts] == ["h1", "h2"]
+
+
+def test_added_hosts_take_the_gpu_count_memory_and_profiles_given() -> None:
+    after = apply(
+        full_pair(),
+        [AddHosts("c1", count=2, gpus=3, memory_gb=768, profiles=("grid_l4-24q",))],
+    ).inventory
+    new = [h for h in after.hosts if h.name.startswith("c1-new-")]
+    assert [h.name for h in new] == ["c1-new-1", "c1-new-2"]
+    assert [len(h.gpus) for h in new] == [3, 3]
+    assert len({g.pci_id for g in new[0].gpus}) == 3
+    assert [h.memory_mb for h in new] == [768 * 1024] * 2
+    assert [p.name for p in new[0].vgpu_profiles] == ["grid_l4-24q"]
+
+
+def test_a_board_no_host_has_comes_from_the_gpu_catalogue() -> None:
+    after = apply(
+        full_pair(), [AddHosts("c1", gpu_model="NVIDIA L40S", gpus=2, vgpu_mode="sameSize")]
+    ).inventory
+    gpus = after.host("c1-new-1").gpus  # type: ignore[union-attr]
+    # The L40S: PCI device 26b9, 48 GB of frame buffer (NVIDIA's L40S datasheet).
+    assert [(g.device_id, g.memory_mb, g.known_model) for g in gpus] == [
+        (0x26B9, 48 * 1024, True)
+    ] * 2
+    assert gpus[0].graphics_type == "sharedDirect"
+
+
+def test_an_unknown_board_stays_unknown() -> None:
+    after = apply(full_pair(), [AddHosts("c1", gpu_model="Acme Z9", gpus=1)]).inventory
+    (gpu,) = after.host("c1-new-1").gpus  # type: ignore[union-attr]
+    assert (gpu.model, gpu.known_model, gpu.memory_mb, gpu.device_id) == ("Acme Z9", False, 0, 0)
+
+
+def test_a_name_in_use_is_refused() -> None:
+    with pytest.raises(ChangeError) as err:
+        apply(full_pair(), [AddHosts("c1", like="h1", name="h2")])
+    assert (err.value.index, err.value.key) == (0, "name")
+
+
+def test_retiring_an_idle_host_of_three_leaves_n_plus_1() -> None:
+    # healthy(): three hosts, one L4-8Q VM each (3 slots per GPU). Retiring h3 moves v3
+    # to a survivor (2 VMs there, 1 on the other). Losing a host of two then displaces 1
+    # or 2 VMs onto the other's 2 or 1 free slots: N+1.
+    e = healthy()
+    e.inv.clusters[0].drs_options.update(EVACUATES)
+    e.inv.clusters[0].drs_enabled, e.inv.clusters[0].drs_automation = True, "fullyAutomated"
+    assert k(e.inv) == 2
+    done = apply(e.inv, [RetireHosts(("h3",))])
+    after = done.inventory
+    assert after.host("h3") is None
+    v3 = next(v for v in after.vms if v.name == "v3")
+    assert v3.powered_on and v3.host in ("h1", "h2")
+    assert k(after) == 1
+    assert any(n.startswith("change 1: v3 moves from h3 to") for n in done.notes)
+
+
+def test_a_vm_nothing_moves_is_powered_off_with_its_host_retired() -> None:
+    # Without VgpuMMAutomationTimeoutSecs = -1 DRS moves no vGPU VM (KB 88271).
+    done = apply(healthy().inv, [RetireHosts(("h*3",))])
+    v3 = next(v for v in done.inventory.vms if v.name == "v3")
+    assert (v3.power_state, v3.host) == ("poweredOff", None)
+    assert any("v3 is powered off" in n for n in done.notes)
+
+
+def test_a_pattern_matching_no_host_is_an_error() -> None:
+    with pytest.raises(ChangeError, match="no host matches 'x\\*'"):
+        apply(healthy().inv, [RetireHosts(("x*",))])
+
+
+def test_moving_a_vm_seats_it_on_the_target_gpu() -> None:
+    after = apply(healthy().inv, [MoveVm("v1", "h2")]).inventory
+    assert [g.vms for h in after.hosts for g in h.gpus] == [[], ["v2", "v1"], ["v3"]]
+    assert next(v.host for v in after.vms if v.name == "v1") == "h2"
+
+
+@pytest.mark.parametrize(
+    ("change", "key"),
+    [(MoveVm("nope", "h2"), "vm"), (MoveVm("v1", "nope"), "host")],
+)
+def test_moving_names_a_known_vm_and_host(change: MoveVm, key: str) -> None:
+    with pytest.raises(ChangeError) as err:
+        apply(healthy().inv, [change])
+    assert err.value.key == key
+
+
+def test_a_whole_gpu_profile_leaves_no_gpu_for_its_restart() -> None:
+    # healthy(): one L4-8Q VM per host, 3 per GPU: two hosts lost put 2 on the third
+    # (3 in all): N+2. With v1 on L4-24Q (a whole L4), the loss of h1 needs an empty L4,
+    # and h2's and h3's each run an L4-8Q VM: N+0.
+    inv = healthy().inv
+    assert k(inv) == 2
+    after = apply(inv, [SetProfile("v1", "grid_l4-24q")]).inventory
+    (att,) = next(v for v in after.vms if v.name == "v1").gpus
+    assert (att.profile, att.migrate_supported) == ("grid_l4-24q", True)
+    assert k(after) == 0
+
+
+def test_a_vm_without_a_vgpu_has_no_profile_to_change() -> None:
+    e = Estate()
+    e.cluster("c1")
+    h = e.host("h1", "c1", profiles=())
+    g = e.gpu(h, mode="passthrough")
+    e.vm("p1", h, [], passthrough=g)
+    with pytest.raises(ChangeError, match="p1 has no vGPU"):
+        apply(e.inv, [SetProfile("p1", EIGHT)])
+
+
+def test_a_clusters_vgpu_gpus_switch_mode() -> None:
+    after = apply(healthy().inv, [SetVgpuMode("mixedSize", cluster="c1")]).inventory
+    assert [g.vgpu_mode for h in after.hosts for g in h.gpus] == ["mixedSize"] * 3
+    one = apply(healthy().inv, [SetVgpuMode("mixedSize", hosts=("h2",))]).inventory
+    assert [g.vgpu_mode for h in one.hosts for g in h.gpus] == [None, "mixedSize", None]
+
+
+def test_an_unknown_cluster_is_an_error() -> None:
+    with pytest.raises(ChangeError) as err:
+        apply(healthy().inv, [SetVgpuMode("mixedSize", cluster="c9")])
+    assert (err.value.key, err.value.message) == ("cluster", "no cluster 'c9'")
+
+
+def test_a_mandatory_anti_affinity_rule_is_added() -> None:
+    rule = AddDrsRule("c1", "apart", "anti-affinity", ("v1", "v2"), mandatory=True)
+    (added,) = apply(healthy().inv, [rule]).inventory.clusters[0].vm_vm_rules
+    assert (added.name, added.affinity, added.mandatory, added.vms) == (
+        "apart",
+        False,
+        True,
+        ["v1", "v2"],
+    )
+
+
+def test_a_vm_host_rule_binds_its_vms_to_its_hosts() -> None:
+    # v1 must run on h1 alone: the loss of h1 leaves it nowhere to restart: N+0.
+    rule = AddDrsRule("c1", "pin", "vm-host", ("v1",), hosts=("h1",), mandatory=True)
+    after = apply(healthy().inv, [rule]).inventory
+    (added,) = after.clusters[0].vm_host_rules
+    assert (added.vms, added.hosts, added.affine) == (["v1"], ["h1"], True)
+    assert k(after) == 0
+
+
+def test_a_rule_names_vms_of_its_cluster() -> None:
+    with pytest.raises(ChangeError) as err:
+        apply(healthy().inv, [AddDrsRule("c1", "x", "affinity", ("v1", "ghost"))])
+    assert (err.value.key, err.value.message) == ("vms", "no VM 'ghost'")
+
+
+def test_turning_ha_off_leaves_no_restart() -> None:
+    assert k(apply(healthy().inv, [SetHa("c1", enabled=False)]).inventory) == 0
+
+
+def test_ha_and_drs_options_are_set() -> None:
+    changes = [
+        SetHa("c1", failover_level=1, options=(("das.heartbeatDsPerHost", "4"),)),
+        SetDrs("c1", enabled=True, automation="fullyAutomated", options=tuple(EVACUATES.items())),
+    ]
+    c = apply(healthy().inv, changes).inventory.clusters[0]
+    assert (c.admission_control.policy, c.admission_control.failover_level) == ("slots", 1)
+    assert c.ha_options == {"das.heartbeatDsPerHost": "4"}
+    assert (c.drs_enabled, c.drs_automation, c.drs_options) == (True, "fullyAutomated", EVACUATES)
+
+
+def test_the_comparison_shows_n_plus_k_and_the_findings_that_go() -> None:
+    inv = full_pair()
+    before = run_checks(inv, plans=True)
+    after = run_checks(apply(inv, [AddHosts("c1", like="h1")]).inventory, plans=True)
+    plan = whatif.compare(before, after, ["add one"])
+    (c,) = plan.clusters
+    assert (c.hosts_before, c.hosts_after) == (2, 3)
+    assert (c.tolerates_before, c.tolerates_after) == (0, 1)
+    (row,) = c.headroom
+    # Before: both GPUs full, nothing fits. After: the new L4 takes 3; under N+1 none,
+    # since each old host's loss needs all 3 of its slots.
+    assert (row.fits_now_before, row.fits_now_after) == (0, 3)
+    assert (row.fits_nk_before, row.fits_nk_after) == (0, 0)
+    gone = {(f.rule, f.object) for f in plan.gone}
+    # HA-05 failed for each of the 6 VMs, which a host's loss left nowhere to restart.
+    assert {("HA-05", f"v{i}{j}") for i in (0, 1) for j in range(3)} <= gone
+    assert not any(f.rule == "HA-05" for f in plan.appeared)
