@@ -10,9 +10,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from gpuaudit import pipeline, scan
 from gpuaudit.change_file import ChangeFileError, parse_changes
 from gpuaudit.cli import main
+from gpuaudit.pipeline import PlanOutcome
 from gpuaudit.plan.whatif import AddHosts, SetHa
+from gpuaudit.report.html import render_html
+from gpuaudit.report.workbook import audit_tables
+from tests.test_whatif import full_pair
 
 ROOT = Path(__file__).resolve().parent.parent
 PLAN_DOC = ROOT / "docs" / "plan.md"
@@ -137,3 +142,40 @@ def test_the_json_report_of_the_after_holds_the_comparison(tmp_path: Path) -> No
     assert ("HA-05", "train-01") in {(f["rule"], f["object"]) for f in doc["plan"]["appeared"]}
     plan = from_json_data(doc).plan
     assert plan is not None and plan.clusters[1].cluster == "ml-iscsi"
+
+
+@pytest.fixture(scope="module")
+def planned(tmp_path_factory: pytest.TempPathFactory) -> PlanOutcome:
+    """tests/test_whatif.py's full pair (two hosts whose L4s each run three L4-8Q VMs:
+    N+0) with one more host like h1: N+1."""
+    folder = tmp_path_factory.mktemp("plan")
+    saved = folder / "inventory.json"
+    full_pair().save(saved)
+    file = folder / "changes.yaml"
+    file.write_text("changes:\n  - add_hosts: {cluster: c1, like: h1}\n", encoding="utf-8")
+    return pipeline.plan(scan.Saved(saved), str(file))
+
+
+def test_the_workbook_has_the_plan_sheets(planned: PlanOutcome) -> None:
+    sheets = {t.title: t for t in audit_tables(planned.after, 2)}
+    rows = [tuple(r) for r in sheets["Plan"].rows]
+    assert ("c1", "hosts", "2", "3") in rows
+    assert ("c1", "N+k", "N+0", "N+1") in rows
+    # Before, both L4s are full; after, the new one takes 3, none of them under N+1.
+    assert ("c1", "headroom NVIDIA L4 grid_l4-8q", "0 / 0", "3 / 0") in rows
+    gone = [tuple(r[:3]) for r in sheets["Plan Findings"].rows if r[0] == "goes"]
+    assert ("goes", "HA-05", "v00") in gone
+
+
+def test_the_html_report_has_the_what_if_section(planned: PlanOutcome) -> None:
+    html = render_html(planned.after)
+    section = html[html.index('<section id="plan">') :]
+    section = section[: section.index("</section>")]
+    assert '<a href="#plan">What-if</a>' in html
+    assert "<td>N+k</td><td>N+0</td><td><strong>N+1</strong></td>" in section
+    assert "add_hosts: cluster c1; count 1; like h1" in section
+
+
+def test_a_scan_has_no_what_if_section(planned: PlanOutcome) -> None:
+    assert 'id="plan"' not in render_html(planned.before)
+    assert "Plan" not in {t.title for t in audit_tables(planned.before, 2)}

@@ -1,10 +1,13 @@
 """The what-if comparison (gpuaudit plan --change) as console text: each cluster before
 and after, then the findings that appear or go. The same data is the JSON report's
-``plan`` section."""
+``plan`` section, the HTML report's "What-if" section and the workbook's Plan sheets."""
 
 from __future__ import annotations
 
-from gpuaudit.results import ClusterPlan, FindingChange, PlanComparison
+from collections.abc import Callable
+
+from gpuaudit.report.tables import TEXT, Table, Value, _table
+from gpuaudit.results import AuditResult, ClusterPlan, FindingChange, PlanComparison
 
 ARROW = "->"
 
@@ -39,7 +42,8 @@ def _hosts(hosts: list[str] | None) -> str:
     return ", ".join(hosts) if hosts else "none"
 
 
-def _cluster(c: ClusterPlan) -> list[str]:
+def measures(c: ClusterPlan) -> list[tuple[str, str, str]]:
+    """(measure, before, after) of one cluster, as the text, HTML and workbook show them."""
     rows = [
         ("hosts", _n(c.hosts_before), _n(c.hosts_after)),
         (
@@ -58,15 +62,32 @@ def _cluster(c: ClusterPlan) -> list[str]:
             _n(c.rolling_downtime_after),
         ),
     ]
+    for h in c.headroom:
+        rows.append(
+            (
+                f"headroom {h.gpu_model} {h.profile}",
+                f"{_n(h.fits_now_before)} / {_n(h.fits_nk_before)}",
+                f"{_n(h.fits_now_after)} / {_n(h.fits_nk_after)}",
+            )
+        )
+    return rows
+
+
+HEADROOM = "headroom "
+
+
+def _cluster(c: ClusterPlan) -> list[str]:
     out = [f"Cluster {c.cluster}"]
-    out += [f"  {label:<27}{_change(b, a)}" for label, b, a in rows]
-    if c.headroom:
+    rows = measures(c)
+    out += [
+        f"  {label:<27}{_change(b, a)}" for label, b, a in rows if not label.startswith(HEADROOM)
+    ]
+    headroom = [
+        (label[len(HEADROOM) :], b, a) for label, b, a in rows if label.startswith(HEADROOM)
+    ]
+    if headroom:
         out.append("  headroom, new VMs that fit now / under N+k:")
-        for h in c.headroom:
-            label = f"{h.gpu_model} {h.profile}"
-            b = f"{_n(h.fits_now_before)} / {_n(h.fits_nk_before)}"
-            a = f"{_n(h.fits_now_after)} / {_n(h.fits_nk_after)}"
-            out.append(f"    {label:<25}{_change(b, a)}")
+        out += [f"    {label:<25}{_change(b, a)}" for label, b, a in headroom]
     return out
 
 
@@ -82,3 +103,31 @@ def _findings(verb: str, found: list[FindingChange]) -> list[str]:
         status = "not proven" if f.status == "unproven" else f.status
         out.append(f"    {f.rule} {f.object} ({f.severity}, {status}): {f.message}")
     return out
+
+
+def plan_tables(result: AuditResult) -> list[Table]:
+    """The workbook's Plan sheet (each cluster's measures before and after; headroom as
+    new VMs that fit now / under N+k) and Plan Findings (those that appear or go)."""
+    plan = result.plan
+    if plan is None:
+        return []
+    measure_spec: list[tuple[str, str, Callable[[tuple[str, str, str, str]], Value]]] = [
+        ("Cluster", TEXT, lambda r: r[0]),
+        ("Measure", TEXT, lambda r: r[1]),
+        ("Before", TEXT, lambda r: r[2]),
+        ("After", TEXT, lambda r: r[3]),
+    ]
+    rows = [(c.cluster, *m) for c in plan.clusters for m in measures(c)]
+    finding_spec: list[tuple[str, str, Callable[[tuple[str, FindingChange]], Value]]] = [
+        ("Change", TEXT, lambda r: r[0]),
+        ("Rule", TEXT, lambda r: r[1].rule),
+        ("Object", TEXT, lambda r: r[1].object),
+        ("Severity", TEXT, lambda r: r[1].severity),
+        ("Status", TEXT, lambda r: r[1].status),
+        ("Message", TEXT, lambda r: r[1].message),
+    ]
+    found = [("appears", f) for f in plan.appeared] + [("goes", f) for f in plan.gone]
+    return [
+        _table("plan", "Plan", measure_spec, rows),
+        _table("plan_findings", "Plan Findings", finding_spec, found),
+    ]
