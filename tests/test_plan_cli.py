@@ -179,3 +179,20 @@ def test_the_html_report_has_the_what_if_section(planned: PlanOutcome) -> None:
 def test_a_scan_has_no_what_if_section(planned: PlanOutcome) -> None:
     assert 'id="plan"' not in render_html(planned.before)
     assert "Plan" not in {t.title for t in audit_tables(planned.before, 2)}
+
+
+def test_the_pages_reference_file_reads() -> None:
+    text = PLAN_DOC.read_text("utf-8")
+    section = text[text.index("### The change file") :]
+    block = section[section.index("```yaml\n") + 8 : section.index("```\n", 8)]
+    assert parse_changes(block).kinds == [
+        "add_hosts",
+        "retire_hosts",
+        "move_vm",
+        "set_profile",
+        "set_vgpu_mode",
+        "add_drs_rule",
+        "add_drs_rule",
+        "set_ha",
+        "set_drs",
+    ]
