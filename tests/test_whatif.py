@@ -9,7 +9,14 @@ from __future__ import annotations
 import pytest
 
 from gpuaudit.check import run_checks
-from gpuaudit.inventory import Inventory
+from gpuaudit.inventory import (
+    ConfigIssue,
+    Gap,
+    GpuTelemetry,
+    Inventory,
+    ProfileCapacity,
+    VmHostRule,
+)
 from gpuaudit.plan import whatif
 from gpuaudit.plan.whatif import (
     AddDrsRule,
@@ -23,8 +30,9 @@ from gpuaudit.plan.whatif import (
     SetVgpuMode,
     apply,
 )
+from gpuaudit.results import AuditResult, ClusterSimulation, Finding
 from gpuaudit.simulate import simulate_cluster
-from tests.builders import Estate, healthy
+from tests.builders import Estate, healthy, passthrough_estate
 
 EIGHT = "grid_l4-8q"
 EVACUATES = {"VgpuMMAutomationTimeoutSecs": "-1"}  # Broadcom KB 88271: DRS evacuates vGPU VMs
@@ -244,3 +252,289 @@ def test_the_comparison_shows_n_plus_k_and_the_findings_that_go() -> None:
     # HA-05 failed for each of the 6 VMs, which a host's loss left nowhere to restart.
     assert {("HA-05", f"v{i}{j}") for i in (0, 1) for j in range(3)} <= gone
     assert not any(f.rule == "HA-05" for f in plan.appeared)
+
+
+def test_a_copied_host_is_connected_out_of_maintenance_and_runs_nothing() -> None:
+    inv = full_pair()
+    h1 = inv.hosts[0]
+    h1.in_maintenance, h1.connection_state, h1.ha_state = True, "disconnected", "master"
+    h1.config_issues = [ConfigIssue("HostNoRedundantManagementNetworkEvent")]
+    h1.vgpu_profiles[0].capacity = ProfileCapacity(3, 3, 0, 0)
+    h1.gpus[0].telemetry = GpuTelemetry(instance="gpu0")
+    h1.gpus[0].virtual_functions = ["0000:3b:00.4"]
+    new = apply(inv, [AddHosts("c1", like="h1")]).inventory.host("c1-new-1")
+    assert new is not None
+    assert (new.in_maintenance, new.connection_state, new.ha_state) == (False, "connected", None)
+    assert (new.config_issues, new.telemetry) == ([], None)
+    assert [n.ip for n in new.vmotion_nics] == [""]
+    # A new host runs nothing: all of its capacity of 3 remains.
+    assert new.vgpu_profiles[0].capacity == ProfileCapacity(3, 0, 3, 0)
+    (gpu,) = new.gpus
+    assert (gpu.pci_id, gpu.vms, gpu.telemetry, gpu.virtual_functions) == (
+        "0000:3b:00.0",
+        [],
+        None,
+        [],
+    )
+    assert new.moref not in {h.moref for h in inv.hosts}
+
+
+def test_a_copy_mounts_shared_datastores_only_and_inherits_the_unread_facts() -> None:
+    inv = full_pair()
+    e = Estate()
+    e.inv = inv
+    e.datastore("local-h1", [inv.hosts[0]], transport="local")
+    inv.gaps.append(Gap("h1", "HostSystem", "vGPU manager version", "NoPermission", "host-h1"))
+    after = apply(inv, [AddHosts("c1", like="h1")]).inventory
+    mounted = {d.name: [m.host for m in d.mounts] for d in after.datastores}
+    assert mounted == {"san": ["h1", "h2", "c1-new-1"], "local-h1": ["h1"]}
+    san = after.datastore("san")
+    assert san is not None and san.mounts[2].paths == san.mounts[0].paths != []
+    assert [(g.object, g.property) for g in after.gaps] == [
+        ("h1", "vGPU manager version"),
+        ("c1-new-1", "vGPU manager version"),
+    ]
+
+
+def test_the_template_is_a_host_with_the_model_in_the_cluster_first() -> None:
+    # h9 of another cluster has an L4 too; c1's own h1 is taken, and c1's datastore with it.
+    inv = full_pair()
+    e = Estate()
+    e.inv = inv
+    e.cluster("c2")
+    h9 = e.host("h9", "c2", profiles=("grid_l4-24q",))
+    e.gpu(h9)
+    after = apply(inv, [AddHosts("c1", gpu_model="nvidia l4")]).inventory
+    new = after.host("c1-new-1")
+    assert new is not None and [p.name for p in new.vgpu_profiles] == [EIGHT]
+
+
+def test_a_catalogue_board_without_vgpu_is_a_passthrough_gpu() -> None:
+    after = apply(full_pair(), [AddHosts("c1", gpu_model="NVIDIA L40S", gpus=1)]).inventory
+    (gpu,) = after.host("c1-new-1").gpus  # type: ignore[union-attr]
+    assert (gpu.graphics_type, gpu.passthrough_enabled, gpu.passthrough_active) == (
+        "direct",
+        True,
+        True,
+    )
+    assert (gpu.vgpu_mode, gpu.sriov_enabled, gpu.vendor_id) == (None, None, 0x10DE)
+
+
+def test_an_ada_board_in_vgpu_mode_runs_its_vgpus_on_virtual_functions() -> None:
+    # The L40S is an Ada board: each vGPU on an SR-IOV virtual function.
+    change = AddHosts("c1", gpu_model="NVIDIA L40S", gpus=1, profiles=("grid_l40s-8q",))
+    (gpu,) = apply(full_pair(), [change]).inventory.host("c1-new-1").gpus  # type: ignore[union-attr]
+    assert (gpu.sriov_capable, gpu.sriov_enabled, gpu.sriov_active) == (True, True, True)
+    assert (gpu.graphics_type, gpu.passthrough_active) == ("sharedDirect", False)
+
+
+def test_profiles_given_keep_the_inventorys_description_without_vcenters_counts() -> None:
+    inv = full_pair()
+    inv.hosts[0].vgpu_profiles[0].capacity = ProfileCapacity(3, 3, 0, 0)
+    change = AddHosts("c1", like="h1", profiles=(EIGHT, "grid_l4-2q"))
+    new = apply(inv, [change]).inventory.host("c1-new-1")
+    assert new is not None
+    assert [(p.name, p.migrate_supported, p.capacity) for p in new.vgpu_profiles] == [
+        (EIGHT, True, None),
+        ("grid_l4-2q", None, None),
+    ]
+
+
+def test_a_note_says_what_was_added() -> None:
+    inv = full_pair()
+    inv.hosts[0].memory_mb = 512 * 1024
+    done = apply(inv, [AddHosts("c1", like="h1", gpus=2, name="esx-{n}")])
+    assert done.notes == ["change 1: added esx-1 to c1, 2 x NVIDIA L4, 512 GB"]
+
+
+def test_new_names_count_past_the_names_in_use() -> None:
+    inv = full_pair()
+    after = apply(inv, [AddHosts("c1", like="h1", count=2, name="h{n}")]).inventory
+    assert [h.name for h in after.hosts] == ["h1", "h2", "h3", "h4"]
+
+
+def test_a_retired_host_leaves_its_rules_mounts_and_failover_role() -> None:
+    e = healthy()
+    c = e.inv.clusters[0]
+    c.admission_control.failover_hosts = ["h3", "h1"]
+    c.vm_host_rules.append(VmHostRule("r", vms=["v1"], hosts=["h1", "h3"]))
+    after = apply(e.inv, [RetireHosts(("h3",))]).inventory
+    c = after.clusters[0]
+    assert c.admission_control.failover_hosts == ["h1"]
+    assert c.vm_host_rules[0].hosts == ["h1"]
+    assert [m.host for m in after.datastores[0].mounts] == ["h1", "h2"]
+
+
+def test_a_disconnected_host_is_retired_without_a_move() -> None:
+    e = healthy()
+    e.inv.clusters[0].drs_options.update(EVACUATES)
+    e.inv.hosts[2].connection_state = "disconnected"
+    done = apply(e.inv, [RetireHosts(("h3",))])
+    v3 = next(v for v in done.inventory.vms if v.name == "v3")
+    assert (v3.power_state, v3.host) == ("poweredOff", None)
+    assert done.notes == ["change 1: retired h3"]
+
+
+def test_a_passthrough_vm_moves_to_an_idle_gpu_of_its_model() -> None:
+    e = Estate()
+    e.cluster("pt")
+    hosts = [e.host(f"p{i}", "pt", profiles=()) for i in (1, 2)]
+    g1 = e.gpu(hosts[0], mode="passthrough")
+    e.gpu(hosts[1], "0000:3b:00.0", model="t4", mode="passthrough")
+    idle = e.gpu(hosts[1], "0000:5e:00.0", mode="passthrough")
+    e.vm("pv", hosts[0], [], passthrough=g1)
+    after = apply(e.inv, [MoveVm("pv", "p2")]).inventory
+    vm = after.vms[0]
+    assert (vm.host, vm.gpus[0].pci_id) == ("p2", idle.pci_id)
+    assert [g.vms for g in after.hosts[1].gpus] == [[], ["pv"]]
+    assert after.hosts[0].gpus[0].vms == []
+
+
+def test_no_gpu_of_the_target_taking_it_is_an_error() -> None:
+    e = Estate()
+    e.cluster("pt")
+    hosts = [e.host(f"p{i}", "pt", profiles=()) for i in (1, 2)]
+    g1 = e.gpu(hosts[0], mode="passthrough")
+    busy = e.gpu(hosts[1], mode="passthrough")
+    e.vm("pv", hosts[0], [], passthrough=g1)
+    e.vm("other", hosts[1], [], passthrough=busy)
+    with pytest.raises(ChangeError, match="no GPU of p2 takes pv's passthrough device"):
+        apply(e.inv, [MoveVm("pv", "p2")])
+
+
+def test_a_vgpu_moves_to_the_least_used_gpu_of_its_model() -> None:
+    e = healthy()
+    h2 = e.inv.hosts[1]
+    e.gpu(h2, "0000:5e:00.0", model="t4")  # another model, idle: not a seat for an L4 vGPU
+    e.gpu(h2, "0000:86:00.0")  # h2: v2 on its first L4, nothing on this one
+    after = apply(e.inv, [MoveVm("v1", "h2")]).inventory
+    assert [g.vms for g in after.hosts[1].gpus] == [["v2"], [], ["v1"]]
+
+
+def test_a_powered_off_vm_moves_without_a_seat() -> None:
+    e = healthy()
+    e.vm("off", e.inv.hosts[0], ["san1"], vgpu=EIGHT, power="poweredOff")
+    after = apply(e.inv, [MoveVm("off", "h2")]).inventory
+    assert next(v.host for v in after.vms if v.name == "off") == "h2"
+    assert [g.vms for h in after.hosts for g in h.gpus] == [["v1"], ["v2"], ["v3"]]
+
+
+def test_a_host_in_no_cluster_takes_no_move() -> None:
+    e = healthy()
+    e.host("solo", None)
+    with pytest.raises(ChangeError, match="solo is in no cluster"):
+        apply(e.inv, [MoveVm("v1", "solo")])
+
+
+def test_a_profile_no_host_offers_has_no_migration_support_known() -> None:
+    e = healthy()
+    e.inv.vms[0].gpus[0].migrate_data_mb = 8192
+    (att,) = apply(e.inv, [SetProfile("v1", "grid_l4-2q")]).inventory.vms[0].gpus
+    assert (att.profile, att.migrate_supported, att.migrate_data_mb) == ("grid_l4-2q", None, None)
+
+
+def test_one_gpu_of_a_host_switches_mode() -> None:
+    e = healthy()
+    e.gpu(e.inv.hosts[1], "0000:5e:00.0")
+    change = SetVgpuMode("mixedSize", hosts=("h2",), gpu="0000:5e:00.0")
+    after = apply(e.inv, [change]).inventory
+    assert [g.vgpu_mode for g in after.hosts[1].gpus] == [None, "mixedSize"]
+    with pytest.raises(ChangeError) as err:
+        apply(e.inv, [SetVgpuMode("mixedSize", hosts=("h2",), gpu="0000:99:00.0")])
+    assert (err.value.key, err.value.message) == (
+        "gpu",
+        "no GPU 0000:99:00.0 in vGPU mode on those hosts",
+    )
+
+
+def test_passthrough_gpus_have_no_vgpu_mode_to_switch() -> None:
+    with pytest.raises(ChangeError) as err:
+        apply(passthrough_estate().inv, [SetVgpuMode("mixedSize", cluster="pt")])
+    assert (err.value.key, err.value.message) == ("cluster", "no GPU there is in vGPU mode")
+
+
+def test_a_rule_name_is_the_clusters_once() -> None:
+    e = healthy()
+    e.inv.clusters[0].vm_host_rules.append(VmHostRule("taken"))
+    with pytest.raises(ChangeError) as err:
+        apply(e.inv, [AddDrsRule("c1", "taken", "affinity", ("v1", "v2"))])
+    assert (err.value.key, err.value.message) == ("name", "c1 already has a rule 'taken'")
+
+
+def test_a_rule_takes_only_the_clusters_vms_and_hosts() -> None:
+    e = healthy()
+    e.cluster("c2")
+    other = e.host("x1", "c2")
+    e.gpu(other)
+    e.vm("vx", other, [], vgpu=EIGHT)
+    with pytest.raises(ChangeError, match="vx is not in c1"):
+        apply(e.inv, [AddDrsRule("c1", "r", "affinity", ("v1", "vx"))])
+    with pytest.raises(ChangeError, match="x1 is not in c1"):
+        apply(e.inv, [AddDrsRule("c1", "r", "vm-host", ("v1",), hosts=("x1",))])
+    with pytest.raises(ChangeError, match="an affinity rule names two VMs or more"):
+        apply(e.inv, [AddDrsRule("c1", "r", "affinity", ("v1",))])
+
+
+def test_a_vm_host_rule_names_its_groups_after_itself() -> None:
+    rule = AddDrsRule("c1", "keep", "vm-host", ("v1", "v2"), hosts=("h*",), affine=False)
+    (added,) = apply(healthy().inv, [rule]).inventory.clusters[0].vm_host_rules
+    assert (added.vm_group, added.host_group, added.hosts) == (
+        "keep-vms",
+        "keep-hosts",
+        ["h1", "h2", "h3"],
+    )
+    assert (added.affine, added.mandatory, added.enabled) == (False, False, True)
+
+
+def test_ha_settings_each_apply_alone() -> None:
+    changes = [SetHa("c1", host_monitoring=False, admission_control=False, restart_priority="high")]
+    c = apply(healthy().inv, changes).inventory.clusters[0]
+    assert (c.ha_enabled, c.ha_host_monitoring, c.admission_control.enabled) == (
+        True,
+        False,
+        False,
+    )
+    assert (c.admission_control.policy, c.default_restart_priority) == ("percent", "high")
+
+
+def test_unset_settings_stay_as_they_were() -> None:
+    e = healthy()
+    c0 = e.inv.clusters[0]
+    c0.drs_enabled, c0.drs_automation = True, "manual"
+    c = apply(e.inv, [SetHa("c1"), SetDrs("c1")]).inventory.clusters[0]
+    assert (c.ha_enabled, c.ha_host_monitoring, c.admission_control.enabled) == (True, True, True)
+    assert (c.drs_enabled, c.drs_automation, c.default_restart_priority) == (
+        True,
+        "manual",
+        "medium",
+    )
+
+
+def test_a_change_error_names_its_place() -> None:
+    err = ChangeError(2, "vm", "no VM 'x'")
+    assert str(err) == "change 3: vm: no VM 'x'"
+
+
+def test_a_finding_whose_status_changes_appears_and_goes() -> None:
+    def result(status: str) -> AuditResult:
+        f = Finding("HA-05", "v1", "VirtualMachine", status, "high", status)  # type: ignore[arg-type]
+        return AuditResult(Inventory(), [], [f], [])
+
+    plan = whatif.compare(result("unproven"), result("fail"))
+    assert [(f.rule, f.status) for f in plan.appeared] == [("HA-05", "fail")]
+    assert [(f.rule, f.status) for f in plan.gone] == [("HA-05", "unproven")]
+    same = whatif.compare(result("fail"), result("fail"))
+    assert (same.appeared, same.gone) == ([], [])
+    passed = whatif.compare(result("pass"), result("waived"))
+    assert (passed.appeared, passed.gone) == ([], [])
+
+
+def test_a_cluster_on_one_side_only_has_none_on_the_other() -> None:
+    before = AuditResult(Inventory(), [], [], [ClusterSimulation("a", hosts=2, tolerates=1)])
+    after = AuditResult(Inventory(), [], [], [ClusterSimulation("b", hosts=3)])
+    plan = whatif.compare(before, after, ["x"], ["y"])
+    assert (plan.changes, plan.notes) == (["x"], ["y"])
+    a, b = plan.clusters
+    assert (a.cluster, a.hosts_before, a.hosts_after, a.tolerates_before) == ("a", 2, None, 1)
+    assert (b.cluster, b.hosts_before, b.hosts_after, b.tolerates_after) == ("b", None, 3, 0)
+    assert (a.downtime_hosts_before, a.rolling_downtime_before) == (None, None)

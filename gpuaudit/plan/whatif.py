@@ -39,7 +39,7 @@ from gpuaudit.inventory import (
     VmVmRule,
 )
 from gpuaudit.plan.maintenance import readiness
-from gpuaudit.plan.rolling import _moved
+from gpuaudit.plan.rolling import _moved  # the inventory after vMotions, as rolling sees it
 from gpuaudit.policy import Policy
 from gpuaudit.results import (
     MOVED,
@@ -381,7 +381,7 @@ def _evacuate(step: _Step, host: Host) -> None:
     moves: dict[str, tuple[str, tuple[str, ...]]] = {}
     stopped: list[tuple[str, str]] = []
     if cluster is not None and host.connected and not host.in_maintenance:
-        ctx = Context(Facts(step.inv), step.policy, {}, step.today)
+        ctx = Context(facts=Facts(step.inv), policy=step.policy, simulations={}, today=step.today)
         for h in readiness(ctx, cluster, only={host.name}).hosts:
             for fate in h.vms:
                 if fate.fate == MOVED and fate.to_host:
@@ -393,11 +393,10 @@ def _evacuate(step: _Step, host: Host) -> None:
         step.inv = step.applied.inventory = _moved(step.inv, moves)
     for vm_name, target in sorted(moves.items()):
         step.note(f"{vm_name} moves from {host.name} to {target[0]}")
-    gone = {vm_name for vm_name, _ in stopped}
     for vm_name, reason in stopped:
         step.note(f"{vm_name} is powered off: {reason}")
     for vm in step.inv.vms:
-        if vm.host == host.name and (vm.name in gone or vm.name not in moves):
+        if vm.host == host.name:  # the moved ones run elsewhere now
             vm.power_state, vm.host = "poweredOff", None
 
 
