@@ -10,11 +10,13 @@ import pytest
 
 from gpuaudit.check import run_checks
 from gpuaudit.inventory import (
+    Cluster,
     ConfigIssue,
     Gap,
     GpuTelemetry,
     Inventory,
     ProfileCapacity,
+    VgpuProfile,
     VmHostRule,
 )
 from gpuaudit.plan import whatif
@@ -30,7 +32,13 @@ from gpuaudit.plan.whatif import (
     SetVgpuMode,
     apply,
 )
-from gpuaudit.results import AuditResult, ClusterSimulation, Finding
+from gpuaudit.results import (
+    AuditResult,
+    ClusterHeadroom,
+    ClusterSimulation,
+    Finding,
+    Headroom,
+)
 from gpuaudit.simulate import simulate_cluster
 from tests.builders import Estate, healthy, passthrough_estate
 
@@ -538,3 +546,212 @@ def test_a_cluster_on_one_side_only_has_none_on_the_other() -> None:
     assert (a.cluster, a.hosts_before, a.hosts_after, a.tolerates_before) == ("a", 2, None, 1)
     assert (b.cluster, b.hosts_before, b.hosts_after, b.tolerates_after) == ("b", None, 3, 0)
     assert (a.downtime_hosts_before, a.rolling_downtime_before) == (None, None)
+
+
+def test_each_error_names_the_key_it_is_about() -> None:
+    e = healthy()
+    e.cluster("c2")
+    x = e.host("x1", "c2")
+    e.gpu(x)
+    e.vm("vx", x, [], vgpu=EIGHT)
+    e.host("ghost", "nowhere")
+    p = e.host("p1", "c1", profiles=())
+    e.gpu(p, mode="passthrough")
+    e.vm("off", p, [], power="poweredOff")
+    cases = [
+        (AddHosts("c1", like="nope"), "like", "no host 'nope'"),
+        (MoveVm("v1", "ghost"), "host", "ghost is in no cluster"),
+        (MoveVm("v1", "p1"), "host", "no GPU of p1 takes v1's vgpu device"),
+        (SetProfile("off", EIGHT), "vm", "off has no vGPU"),
+        (SetVgpuMode("mixedSize", hosts=("p1",)), "hosts", "no GPU there is in vGPU mode"),
+        (AddDrsRule("c1", "r", "affinity", ("v1", "vx")), "vms", "vx is not in c1"),
+        (AddDrsRule("c1", "r", "vm-host", ("v1",), hosts=("x1",)), "hosts", "x1 is not in c1"),
+        (
+            AddDrsRule("c1", "r", "anti-affinity", ("v1",)),
+            "vms",
+            "an anti-affinity rule names two VMs or more",
+        ),
+    ]
+    for change, key, message in cases:
+        with pytest.raises(ChangeError) as err:
+            apply(e.inv, [change])
+        assert (err.value.key, err.value.message) == (key, message), change
+
+
+def test_a_name_taken_twice_in_one_change_is_refused() -> None:
+    with pytest.raises(ChangeError) as err:
+        apply(full_pair(), [AddHosts("c1", like="h1", count=2, name="esx")])
+    assert (err.value.key, err.value.message) == (
+        "name",
+        "a host named 'esx' is already in the inventory",
+    )
+
+
+def test_a_taken_name_is_skipped_by_one() -> None:
+    inv = full_pair()
+    inv.hosts[1].name = "c1-1"  # taken: the next free number is 2
+    after = apply(inv, [AddHosts("c1", like="h1", name="{cluster}-{n}")]).inventory
+    assert [h.name for h in after.hosts] == ["h1", "c1-1", "c1-2"]
+    assert after.hosts[2].moref == "host-whatif-3"
+
+
+def test_the_copied_gaps_name_the_new_hosts_moref() -> None:
+    inv = full_pair()
+    inv.gaps.append(Gap("h1", "HostSystem", "vGPU manager version", "NoPermission", "host-h1"))
+    after = apply(inv, [AddHosts("c1", like="h1")]).inventory
+    assert [(g.object, g.moref) for g in after.gaps] == [
+        ("h1", "host-h1"),
+        ("c1-new-1", "host-whatif-3"),
+    ]
+
+
+def test_the_template_of_a_model_is_the_first_host_of_it_in_the_cluster() -> None:
+    # c1's h1 and h2 both run an L4; h1 offers L4-8Q, h2 L4-4Q: h1 is the template.
+    # Added to c2, whose own host runs a T4, the template is still c1's h1.
+    inv = full_pair()
+    inv.hosts[1].vgpu_profiles = [VgpuProfile("grid_l4-4q")]
+    e = Estate()
+    e.inv = inv
+    e.cluster("c2")
+    t = e.host("t1", "c2", profiles=("grid_t4-16q",))
+    e.gpu(t, model="t4")
+    for cluster in ("c1", "c2"):
+        change = AddHosts(cluster, gpu_model="nvidia l4", name="{cluster}-x")
+        new = apply(inv, [change]).inventory.host(f"{cluster}-x")
+        assert new is not None
+        assert [p.name for p in new.vgpu_profiles] == [EIGHT]
+        assert [(g.model, g.vgpu_mode) for g in new.gpus] == [("NVIDIA L4", "sameSize")]
+
+
+def test_a_host_added_to_an_empty_cluster_is_made_from_the_catalogue() -> None:
+    inv = full_pair()
+    inv.clusters.append(Cluster("empty", "domain-empty"))
+    after = apply(inv, [AddHosts("empty", gpu_model="nvidia l40s", gpus=1, vgpu_mode="sameSize")])
+    new = after.inventory.host("empty-new-1")
+    assert new is not None and (new.moref, new.cluster, new.vgpu_profiles) == (
+        "host-whatif-3",
+        "empty",
+        [],
+    )
+    (gpu,) = new.gpus
+    assert (gpu.pci_id, gpu.model, gpu.device_name, gpu.vendor_name) == (
+        "0000:3b:00.0",
+        "NVIDIA L40S",
+        "nvidia l40s",
+        "NVIDIA",
+    )
+    assert (gpu.vgpu_mode, gpu.passthrough_capable) == ("sameSize", True)
+    assert after.notes == ["change 1: added empty-new-1 to empty, 1 x NVIDIA L40S, 0 GB"]
+
+
+def test_gpus_without_a_model_to_copy_are_refused() -> None:
+    inv = full_pair()
+    inv.clusters.append(Cluster("empty", "domain-empty"))
+    with pytest.raises(ChangeError) as err:
+        apply(inv, [AddHosts("empty", gpus=2)])
+    assert (err.value.key, err.value.message) == (
+        "gpu_model",
+        "give the GPU model of the new hosts' GPUs",
+    )
+
+
+def test_an_unknown_board_has_no_vendor() -> None:
+    after = apply(full_pair(), [AddHosts("c1", gpu_model="Acme Z9", gpus=1)]).inventory
+    (gpu,) = after.host("c1-new-1").gpus  # type: ignore[union-attr]
+    assert (gpu.vendor_id, gpu.vendor_name, gpu.device_name) == (0, "", "Acme Z9")
+
+
+def test_more_gpus_than_the_template_fill_the_next_slots() -> None:
+    change = AddHosts("c1", like="h1", gpus=3, vgpu_mode="mixedSize")
+    new = apply(full_pair(), [change]).inventory.host("c1-new-1")
+    assert new is not None
+    # The template's own slot 3b, then 3b + 20 and 3b + 40 (hex).
+    assert [g.pci_id for g in new.gpus] == ["0000:3b:00.0", "0000:5b:00.0", "0000:7b:00.0"]
+    assert [g.vgpu_mode for g in new.gpus] == ["mixedSize"] * 3
+
+
+def test_a_host_with_no_gpu_says_so() -> None:
+    done = apply(full_pair(), [AddHosts("c1", like="h1", gpus=0, memory_gb=256)])
+    assert done.notes == ["change 1: added c1-new-1 to c1, no GPU, 256 GB"]
+
+
+def test_a_copy_mounts_as_the_template_does() -> None:
+    inv = full_pair()
+    inv.datastores[0].mounts[0].accessible = False
+    after = apply(inv, [AddHosts("c1", like="h1")]).inventory
+    mount = after.datastores[0].mounts[-1]
+    assert (mount.host, mount.mounted, mount.accessible) == ("c1-new-1", True, False)
+
+
+def test_a_host_in_maintenance_is_retired_without_a_move() -> None:
+    e = healthy()
+    e.inv.clusters[0].drs_options.update(EVACUATES)
+    e.inv.hosts[2].in_maintenance = True
+    done = apply(e.inv, [RetireHosts(("h3",))])
+    assert done.notes == ["change 1: retired h3"]
+
+
+def test_a_vm_moved_off_a_retired_host_runs_on_the_gpu_it_went_to() -> None:
+    e = healthy()
+    e.inv.clusters[0].drs_options.update(EVACUATES)
+    done = apply(e.inv, [RetireHosts(("h3",))])
+    v3 = next(v for v in done.inventory.vms if v.name == "v3")
+    to = done.inventory.host(v3.host or "")
+    assert to is not None and "v3" in to.gpus[0].vms
+    assert done.notes[0] == f"change 1: v3 moves from h3 to {to.name}"
+
+
+def test_a_dynamic_directpath_vm_moves_to_an_idle_gpu() -> None:
+    e = Estate()
+    e.cluster("pt")
+    hosts = [e.host(f"p{i}", "pt", profiles=()) for i in (1, 2)]
+    g1 = e.gpu(hosts[0], mode="passthrough")
+    e.gpu(hosts[1], "0000:5e:00.0", mode="passthrough")
+    e.vm("dv", hosts[0], [], dynamic=g1)
+    after = apply(e.inv, [MoveVm("dv", "p2")]).inventory
+    assert after.vms[0].gpus[0].pci_id == "0000:5e:00.0"
+
+
+def test_a_vm_on_no_host_moves() -> None:
+    e = healthy()
+    vm = e.vm("loose", e.inv.hosts[0], ["san1"], vgpu=EIGHT, power="poweredOff")
+    vm.host = None
+    after = apply(e.inv, [MoveVm("loose", "h2")]).inventory
+    assert next(v.host for v in after.vms if v.name == "loose") == "h2"
+
+
+def test_a_new_profile_is_described_as_the_vms_own_host_offers_it() -> None:
+    e = healthy()
+    e.inv.hosts[0].vgpu_profiles.append(VgpuProfile("grid_l4-2q", migrate_supported=True))
+    e.inv.hosts[1].vgpu_profiles.append(VgpuProfile("grid_l4-2q", migrate_supported=False))
+    (att,) = apply(e.inv, [SetProfile("v1", "grid_l4-2q")]).inventory.vms[0].gpus
+    assert att.migrate_supported is True
+
+
+def test_an_affinity_rule_keeps_its_vms_together() -> None:
+    rule = AddDrsRule("c1", "together", "affinity", ("v1", "v2"))
+    (added,) = apply(healthy().inv, [rule]).inventory.clusters[0].vm_vm_rules
+    assert (added.name, added.affinity, added.mandatory) == ("together", True, False)
+
+
+def test_ha_turned_on_with_a_failover_level_admits_by_it() -> None:
+    e = healthy()
+    c0 = e.inv.clusters[0]
+    c0.ha_enabled, c0.admission_control.enabled = False, False
+    c = apply(e.inv, [SetHa("c1", enabled=True, failover_level=2)]).inventory.clusters[0]
+    assert (c.ha_enabled, c.admission_control.enabled) == (True, True)
+    assert (c.admission_control.policy, c.admission_control.failover_level) == ("slots", 2)
+
+
+def test_headroom_rows_of_one_side_have_none_on_the_other() -> None:
+    def result(profile: str, now: int, nk: int) -> AuditResult:
+        out = AuditResult(Inventory(), [], [], [ClusterSimulation("c1")])
+        row = Headroom("NVIDIA L4", profile, 16384, now, nk)
+        out.headroom = [ClusterHeadroom("c1", 1, True, [row])]
+        return out
+
+    (c,) = whatif.compare(result(EIGHT, 3, 1), result("grid_l4-4q", 7, 2)).clusters
+    assert [
+        (h.profile, h.fits_now_before, h.fits_now_after, h.fits_nk_before, h.fits_nk_after)
+        for h in c.headroom
+    ] == [("grid_l4-4q", None, 7, None, 2), (EIGHT, 3, None, 1, None)]
