@@ -491,7 +491,12 @@ def test_a_vm_host_rule_names_its_groups_after_itself() -> None:
         "keep-hosts",
         ["h1", "h2", "h3"],
     )
-    assert (added.affine, added.mandatory, added.enabled) == (False, False, True)
+    assert (added.name, added.affine, added.mandatory, added.enabled) == (
+        "keep",
+        False,
+        False,
+        True,
+    )
 
 
 def test_ha_settings_each_apply_alone() -> None:
@@ -755,3 +760,12 @@ def test_headroom_rows_of_one_side_have_none_on_the_other() -> None:
         (h.profile, h.fits_now_before, h.fits_now_after, h.fits_nk_before, h.fits_nk_after)
         for h in c.headroom
     ] == [("grid_l4-4q", None, 7, None, 2), (EIGHT, 3, None, 1, None)]
+
+
+def test_a_note_names_each_model_of_the_new_host() -> None:
+    inv = full_pair()
+    e = Estate()
+    e.inv = inv
+    e.gpu(inv.hosts[0], "0000:5e:00.0", model="t4")
+    done = apply(inv, [AddHosts("c1", like="h1")])
+    assert done.notes == ["change 1: added c1-new-1 to c1, 2 x NVIDIA L4, NVIDIA T4, 0 GB"]
