@@ -17,12 +17,16 @@ from gpuaudit.inventory import Inventory
 from gpuaudit.kube import Cluster as KubernetesCluster
 from gpuaudit.kube import KubernetesReport
 from gpuaudit.kube_sim import analyse_all
+from gpuaudit.plan.headroom import headroom_all
 from gpuaudit.plan.maintenance import readiness_all
+from gpuaudit.plan.rolling import rolling_all
 from gpuaudit.policy import Policy
 from gpuaudit.progress import Progress, Step, ignore
 from gpuaudit.results import (
     STATUSES,
     AuditResult,
+    ClusterHeadroom,
+    ClusterRolling,
     Finding,
     Rule,
     RuleError,
@@ -44,9 +48,11 @@ def run_checks(
     today: date | None = None,
     progress: Progress | None = None,
     kubernetes: Sequence[KubernetesCluster] = (),
+    plans: bool = False,
 ) -> AuditResult:
     """Check an inventory: findings for every rule (passes too), simulations, designs;
-    with ``kubernetes`` clusters, where their nodes run and where lost GPU pods go."""
+    with ``kubernetes`` clusters, where their nodes run and where lost GPU pods go; with
+    ``plans``, each cluster's headroom and rolling-upgrade plan (gpuaudit plan)."""
     policy = policy or Policy.default()
     today = today or datetime.now(UTC).date()
     say = progress or ignore
@@ -98,6 +104,15 @@ def run_checks(
         errors.append(RuleError("DS-01", _describe(exc)))
         designs = {}
 
+    headroom: list[ClusterHeadroom] = []
+    rolling: list[ClusterRolling] = []
+    if plans:
+        try:
+            headroom = headroom_all(facts)
+            rolling = rolling_all(ctx)
+        except Exception as exc:  # the audit goes on without the plans
+            errors.append(RuleError("plan", _describe(exc)))
+
     return AuditResult(
         inventory=inventory,
         rules=catalogue(),
@@ -112,6 +127,8 @@ def run_checks(
         designs=designs,
         kubernetes=kube_reports,
         maintenance=list(ctx.maintenance.values()),
+        headroom=headroom,
+        rolling=rolling,
     )
 
 

@@ -1066,6 +1066,93 @@ def diff(old: str, new: str, fmt: str, fail_on: str | None) -> None:
     sys.exit(exit_code(done))
 
 
+PLAN_EXIT_STATUS_HELP = """\b
+Exit status:
+  0  the changes were applied and the comparison printed (and the reports
+     of the after written, with --format)
+  2  usage error, or an input that cannot be used: a change file's mistake
+     (file:line, names of clusters, hosts and VMs included), the policy,
+     the inventory or the cassette
+  3  server unreachable, TLS verification failed, or login failed
+  70  a bug in gpuaudit (one line names the crash file)"""
+
+
+@main.command("plan", epilog=PLAN_EXIT_STATUS_HELP)
+@connection_options
+@click.option(
+    "--from",
+    "from_file",
+    type=click.Path(dir_okay=False),
+    help="Plan on a saved inventory JSON (gpuaudit collect).",
+)
+@click.option("--replay", type=click.Path(dir_okay=False), help="Plan on a recorded cassette.")
+@click.option("--demo", is_flag=True, help="Plan on the bundled demo estate.")
+@click.option(
+    "--change",
+    "change_file",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="The changes, as YAML (docs/plan.md, What-if).",
+)
+@click.option(
+    "--policy",
+    cls=OnceOption,
+    type=click.Path(dir_okay=False),
+    help="Policy YAML, as for scan: both audits are judged by it.",
+)
+@output_dir_option("Where the reports of the after are written, with --format.")
+@click.option(
+    "--format",
+    "-f",
+    "formats",
+    multiple=True,
+    type=FormatList(_report_formats),
+    callback=_flatten,
+    help="Also write these reports of the after, with the comparison (JSON: 'plan').",
+)
+@click.pass_obj
+def plan_command(
+    console: Console,
+    from_file: str | None,
+    replay: str | None,
+    demo: bool,
+    change_file: str,
+    policy: str | None,
+    output_dir: str,
+    formats: tuple[str, ...],
+    **opts: Any,
+) -> None:
+    """What if: apply planned changes to a copy of the inventory; compare before and after.
+
+    Prints, per cluster, its N+k, headroom, the hosts that cannot enter
+    maintenance mode without GPU VM downtime and the rolling upgrade's downtime,
+    before and after, and the findings that appear or go.
+
+    \b
+    Examples:
+      gpuaudit plan --demo --change add-host.yaml
+      gpuaudit plan --from inventory.json --change retire.yaml -f json,html
+    """
+    from gpuaudit import pipeline
+    from gpuaudit.report.plan import plan_text
+
+    source = _pick_source(console, opts, from_file, replay, demo, None, False)
+    done = pipeline.plan(
+        source,
+        change_file,
+        Path(output_dir),
+        formats,
+        policy,
+        progress=console.progress,
+    )
+    console.done()
+    with during("printing the comparison"):
+        click.echo(plan_text(done.comparison), nl=False)
+        for path in done.reports:
+            click.echo(f"wrote {printable(str(path))}")
+    sys.exit(0)
+
+
 @main.group()
 def baseline() -> None:
     """Baselines for scheduled scans: the failures already known, which --baseline accepts."""

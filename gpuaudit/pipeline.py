@@ -1,8 +1,9 @@
 """One audit from start to end: obtain an inventory, check it, write the reports, conclude.
 
 ``audit`` is what ``gpuaudit scan`` and every target of a fleet scan run; ``compare``
-is what ``gpuaudit diff`` runs. Neither prints nor exits: each returns an outcome or
-raises an ``AuditError`` (gpuaudit.errors), and the caller picks the exit status.
+is what ``gpuaudit diff`` runs; ``plan`` what ``gpuaudit plan`` runs. None prints or
+exits: each returns an outcome or raises an ``AuditError`` (gpuaudit.errors), and the
+caller picks the exit status.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from gpuaudit.inventory import Inventory
 from gpuaudit.judgement import judge, nothing_examined
 from gpuaudit.outcome import Summary, baseline_keys, failed_keys, summarise
 from gpuaudit.progress import Progress
-from gpuaudit.results import AuditResult
+from gpuaudit.results import AuditResult, PlanComparison
 
 if TYPE_CHECKING:
     from gpuaudit.diff import ReportDiff
@@ -392,3 +393,73 @@ def compare(old: str | Path, new: str | Path, fail_on: str | None = None) -> Dif
         at_or_above(str(f.get("severity")), fail_on) for f in result.new
     )
     return DiffOutcome(diff=result, blocking=blocking)
+
+
+@dataclass
+class PlanOutcome:
+    """A what-if: the audit before the changes, the audit after them (whose ``plan``
+    holds the comparison), and the reports written of the after."""
+
+    before: AuditResult
+    after: AuditResult
+    reports: list[Path] = field(default_factory=list)
+
+    @property
+    def comparison(self) -> PlanComparison:
+        assert self.after.plan is not None
+        return self.after.plan
+
+
+def plan(
+    source: scan.Source,
+    changes: str,
+    out: Path | None = None,
+    formats: Sequence[str] = (),
+    policy: str | None = None,
+    server: str | None = None,
+    now: datetime | None = None,
+    progress: Progress | None = None,
+) -> PlanOutcome:
+    """Apply the change file ``changes`` to a copy of ``source``'s inventory, audit both
+    (with headroom and rolling plans), compare them, and write ``formats`` of the after
+    audit, its ``plan`` the comparison, to the folder ``out``.
+    Raises InputError (a change file's mistakes, with file:line), ConnectionFailed or
+    ReportWriteError."""
+    from gpuaudit.change_file import ChangeFileError, load_changes
+    from gpuaudit.plan import whatif
+
+    say = progress or (lambda _m: None)
+    with during("reading the policy"):
+        loaded_policy = load_policy(policy)
+    try:
+        with during("reading the changes"):
+            change_set = load_changes(changes)
+    except ChangeFileError as exc:
+        raise InputError(str(exc)) from exc
+    inventory = obtain(source, say)
+    say("applying the changes")
+    try:
+        with during("applying the changes"):
+            applied = whatif.apply(inventory, change_set.changes, loaded_policy)
+    except whatif.ChangeError as exc:
+        raise InputError(str(change_set.where(exc))) from exc
+    say("checking before")
+    before = _checked(inventory, loaded_policy, policy)
+    say("checking after")
+    after = _checked(applied.inventory, loaded_policy, policy)
+    after.plan = whatif.compare(before, after, change_set.described(), applied.notes)
+    reports: list[Path] = []
+    if out is not None and formats:
+        say("writing reports")
+        name = server if server is not None else f"{scan.server_name(source)}-plan"
+        reports = write(after, out, formats, name, now)
+    return PlanOutcome(before, after, reports)
+
+
+def _checked(inventory: Inventory, policy: Policy | None, source: str | None) -> AuditResult:
+    from gpuaudit.check import run_checks
+
+    with during("checking the inventory"):
+        result = run_checks(inventory, policy, plans=True)
+    result.policy_source = source
+    return result

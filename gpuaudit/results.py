@@ -302,6 +302,61 @@ class ClusterHeadroom:
     notes: list[str] = field(default_factory=list)
 
 
+# What-if (gpuaudit plan --change): an audit of the inventory before and after the changes.
+
+
+@dataclass
+class HeadroomChange:
+    """One headroom row before and after; None where that side has no such row."""
+
+    gpu_model: str
+    profile: str
+    fits_now_before: int | None = None
+    fits_now_after: int | None = None
+    fits_nk_before: int | None = None
+    fits_nk_after: int | None = None
+
+
+@dataclass
+class ClusterPlan:
+    """A cluster before and after the changes; None where that side has no such cluster
+    (or, for maintenance and rolling, no GPU VM in it)."""
+
+    cluster: str
+    hosts_before: int | None = None
+    hosts_after: int | None = None
+    tolerates_before: int | None = None  # the k of N+k
+    tolerates_after: int | None = None
+    unproven_before: int | None = None  # the k it may tolerate, not proven
+    unproven_after: int | None = None
+    # The hosts that cannot enter maintenance mode without GPU VM downtime.
+    downtime_hosts_before: list[str] | None = None
+    downtime_hosts_after: list[str] | None = None
+    rolling_downtime_before: int | None = None  # GPU VMs down over the rolling upgrade
+    rolling_downtime_after: int | None = None
+    headroom: list[HeadroomChange] = field(default_factory=list)
+
+
+@dataclass
+class FindingChange:
+    """A finding open (failed or not proven) on one side and not, or otherwise, on the other."""
+
+    rule: str
+    object: str
+    severity: str
+    status: str  # its status on the side where it is open
+    message: str
+
+
+@dataclass
+class PlanComparison:
+    changes: list[str] = field(default_factory=list)  # each change, in the file's order
+    notes: list[str] = field(default_factory=list)  # what applying them did besides
+    clusters: list[ClusterPlan] = field(default_factory=list)
+    appeared: list[FindingChange] = field(default_factory=list)  # open after, not before
+    gone: list[FindingChange] = field(default_factory=list)  # open before, not after
+
+
 @dataclass
 class RuleError:
     """A rule that raised: the audit goes on and says which verdicts are missing."""
@@ -423,6 +478,8 @@ class AuditResult:
     duration_seconds: float | None = None
     # One per cluster with GPU VMs: the rolling-upgrade order with the least GPU VM downtime.
     rolling: list[ClusterRolling] = field(default_factory=list)
+    # gpuaudit plan --change: this result is the "after", compared with the "before".
+    plan: PlanComparison | None = None
 
     def failed(self) -> list[Finding]:
         return [f for f in self.findings if f.failed]

@@ -37,6 +37,10 @@ SHEETS: dict[str, str] = {
     "Data Gaps": "What could not be read, and why.",
     "K8s Nodes": "Kubernetes nodes (scan --kubernetes) and the VM and ESXi host each runs on.",
     "K8s Displaced Pods": "The GPU pods each ESXi host's failure displaces, and where they go.",
+    "Plan": "gpuaudit plan --change: each cluster's measures before and after the changes "
+    "(this workbook is of the after).",
+    "Plan Findings": "gpuaudit plan --change: the findings failed or not proven on one side "
+    "only: those that appear with the changes and those that go.",
     "Rules": "The rule catalogue: what each rule checks, why, and how to fix a failure.",
     "Guide": "This sheet: every sheet and column of the workbook, explained.",
     "About": "The tool, the scan, the rule catalogue, the policy and its waivers.",
@@ -243,6 +247,15 @@ COLUMNS: dict[str, str] = {
 
 # Where one name means different things on different sheets.
 SHEET_COLUMNS: dict[tuple[str, str], str] = {
+    ("Plan", "Measure"): "hosts; N+k (the host failures tolerated); maintenance with downtime "
+    "(hosts that cannot enter maintenance mode without GPU VM downtime); rolling upgrade "
+    "downtime (GPU VMs down over the best order); headroom of a GPU model and profile (new "
+    "VMs that fit now / under N+k).",
+    ("Plan", "Before"): "The measure before the changes; - where that side has none.",
+    ("Plan", "After"): "The measure after the changes; - where that side has none.",
+    ("Plan Findings", "Change"): "appears: open after the changes, not before (or with another "
+    "status); goes: open before, not after.",
+    ("Plan Findings", "Status"): "fail or unproven (not proven), on the side where it is open.",
     ("Audit Summary", "Value"): "The fact.",
     ("Audit Summary", "Detail"): "What qualifies it.",
     ("Action Findings", "Rank"): "The top action (Top Actions' Rank) the finding belongs to.",

@@ -38,6 +38,7 @@ from gpuaudit.report.capacity import build_chart
 from gpuaudit.report.json_report import REPORT_SCHEMA_VERSION
 from gpuaudit.report.kubernetes import cluster_views
 from gpuaudit.report.operations import SPARK_HEIGHT, SPARK_WIDTH, operations_view
+from gpuaudit.report.plan import measures
 from gpuaudit.report.summary import DESIGNS, ClusterSummary, parse_time, summarize, tolerance
 from gpuaudit.report.tables import Table, Value, inventory_tables
 from gpuaudit.report.trends import sparklines, trends
@@ -261,6 +262,8 @@ def render_html(result: AuditResult) -> str:
         kubernetes=cluster_views(result.kubernetes),
         maintenance=result.maintenance,
         headroom=result.headroom,
+        plan=result.plan,
+        plan_measures=measures,
         ops=operations_view(inv),
         licences=summary.licences,
         spark_w=SPARK_WIDTH,

@@ -23,6 +23,7 @@ from gpuaudit.results import (
     ClusterSimulation,
     Finding,
     Judgement,
+    PlanComparison,
     Rule,
     RuleError,
     Waiver,
@@ -108,6 +109,8 @@ def report_document(result: AuditResult) -> dict[str, Any]:
         doc["headroom"] = result.headroom
     if result.rolling:  # the rolling-upgrade order with the least GPU VM downtime
         doc["rolling"] = result.rolling
+    if result.plan is not None:  # gpuaudit plan --change: this is the after, compared
+        doc["plan"] = result.plan
     changes = since_last_scan(result)
     if changes is not None:
         doc["summary"]["since_last_scan"] = changes
@@ -250,6 +253,7 @@ def from_json_data(data: Any) -> AuditResult:
             ],
             headroom=[_build(ClusterHeadroom, h, "headroom[]") for h in data.get("headroom", [])],
             rolling=[_build(ClusterRolling, r, "rolling[]") for r in data.get("rolling", [])],
+            plan=_build(PlanComparison, data["plan"], "plan") if "plan" in data else None,
         )
     except InventoryError as exc:
         raise ReportError(str(exc)) from None
