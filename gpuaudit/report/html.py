@@ -256,6 +256,7 @@ def render_html(result: AuditResult) -> str:
         kubernetes=cluster_views(result.kubernetes),
         maintenance=result.maintenance,
         headroom=result.headroom,
+        stranded=result.stranded,
         ops=operations_view(inv),
         licences=summary.licences,
         spark_w=SPARK_WIDTH,

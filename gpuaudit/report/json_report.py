@@ -21,6 +21,7 @@ from gpuaudit.results import (
     ClusterMaintenance,
     ClusterRolling,
     ClusterSimulation,
+    ClusterStranded,
     Finding,
     Judgement,
     Rule,
@@ -108,6 +109,8 @@ def report_document(result: AuditResult) -> dict[str, Any]:
         doc["headroom"] = result.headroom
     if result.rolling:  # the rolling-upgrade order with the least GPU VM downtime
         doc["rolling"] = result.rolling
+    if result.stranded:  # frame buffer free that no offered profile can use
+        doc["stranded"] = result.stranded
     changes = since_last_scan(result)
     if changes is not None:
         doc["summary"]["since_last_scan"] = changes
@@ -246,6 +249,7 @@ def from_json_data(data: Any) -> AuditResult:
             ],
             headroom=[_build(ClusterHeadroom, h, "headroom[]") for h in data.get("headroom", [])],
             rolling=[_build(ClusterRolling, r, "rolling[]") for r in data.get("rolling", [])],
+            stranded=[_build(ClusterStranded, c, "stranded[]") for c in data.get("stranded", [])],
         )
     except InventoryError as exc:
         raise ReportError(str(exc)) from None
