@@ -54,6 +54,7 @@ RECORDED = (
     "failclosed-nvlink",
     "failclosed-manager",
     "real-shapes",
+    "rolling",
 )
 
 # Values a server chooses afresh in every session: they differ between two
