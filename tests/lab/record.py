@@ -54,6 +54,7 @@ RECORDED = (
     "failclosed-nvlink",
     "failclosed-manager",
     "real-shapes",
+    "maintenance",
     "rolling",
 )
 
