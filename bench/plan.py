@@ -24,6 +24,7 @@ from gpuaudit.plan.headroom import headroom_all
 from gpuaudit.plan.maintenance import readiness_all
 from gpuaudit.plan.stranded import stranded_all
 from gpuaudit.policy import Policy
+from gpuaudit.results import ClusterHeadroom, ClusterMaintenance
 from gpuaudit.rules.registry import Context
 from gpuaudit.simulate import simulate_all
 
@@ -63,12 +64,11 @@ def retire(inv: Inventory, host: str) -> Inventory:
     return out
 
 
-def what_if(inv: Inventory) -> None:
+def what_if(inv: Inventory) -> tuple[list[ClusterMaintenance], list[ClusterHeadroom]]:
     """Retire one host and answer again what a plan shows after the change: the
     simulation's N+k, the readiness of every host and the headroom under N+1."""
     ctx = context(retire(inv, RETIRED))
-    readiness_all(ctx)
-    headroom_all(ctx.facts)
+    return readiness_all(ctx), headroom_all(ctx.facts)
 
 
 def measure(runs: int = 3) -> dict[str, float]:
