@@ -73,7 +73,10 @@ def test_two_16q_in_mixed_size_mode_strand_the_16_gb_between_them() -> None:
         estate("l40s", "mixedSize", ("grid_l40s-16q",), ["grid_l40s-16q"] * 2)
     )
     assert (free, left) == (L40S - 2 * 16 * GB, 16 * GB)
-    assert "NVIDIA allows 2 of L40S-16Q per GPU in mixed-size mode" in reason
+    assert reason == (
+        "16384 MB free that no profile offered in the cluster can use "
+        "(grid_l40s-16q: NVIDIA allows 2 of L40S-16Q per GPU in mixed-size mode)"
+    )
 
 
 def test_one_16q_leaves_room_for_one_more_and_16_gb_no_16q_can_use() -> None:
@@ -95,8 +98,11 @@ def test_equal_size_mode_keeps_other_sizes_off_and_the_maximum_strands_the_rest(
     free, left, reason = first_gpu(estate("l40s", "sameSize", offers, ["grid_l40s-1q"]))
     # 31 more 1Q (NVIDIA's 32 per GPU): 48 GB - 32 x 1 GB = 16 GB stranded.
     assert (free, left) == (L40S - GB, 16 * GB)
-    assert "grid_l40s-24q: equal-size mode runs one frame-buffer size per GPU" in reason
-    assert "NVIDIA allows 32 of L40S-1Q per GPU" in reason
+    assert reason == (
+        "16384 MB free that no profile offered in the cluster can use "
+        "(grid_l40s-1q: NVIDIA allows 32 of L40S-1Q per GPU; "
+        "grid_l40s-24q: equal-size mode runs one frame-buffer size per GPU)"
+    )
 
 
 def test_an_empty_gpu_in_equal_size_mode_is_filled_by_its_largest_fitting_profile() -> None:
@@ -108,7 +114,27 @@ def test_mig_geometry_strands_the_eighth_memory_slice() -> None:
     inv = estate("a100", "multiInstanceGpu", ("grid_a100d-1-10c",), [])
     free, left, reason = first_gpu(inv)
     assert (free, left) == (A100, 10 * GB)
-    assert "MIG geometry" in reason
+    assert reason == (
+        "10240 MB free that no profile offered in the cluster can use (grid_a100d-1-10c: "
+        "no MIG placement left next to grid_a100d-1-10c (NVIDIA's MIG geometry))"
+    )
+
+
+def test_a_gpu_in_mig_mode_takes_no_time_sliced_profile() -> None:
+    # A100D-40C is time-sliced (NVIDIA's A100 80 GB time-sliced types): not on a MIG GPU.
+    inv = estate("a100", "multiInstanceGpu", ("grid_a100d-40c",), [])
+    assert first_gpu(inv) == (
+        A100,
+        A100,
+        "81920 MB free that no profile offered in the cluster can use "
+        "(grid_a100d-40c: a GPU runs either MIG-backed or time-sliced vGPUs, not both)",
+    )
+
+
+def test_an_overcommitted_gpu_has_nothing_free() -> None:
+    # Three L40S-24Q (72 GB) on a 48 GB GPU, as the inventory says: nothing free, no less.
+    inv = estate("l40s", "mixedSize", ("grid_l40s-24q",), ["grid_l40s-24q"] * 3)
+    assert first_gpu(inv) == (0, 0, "")
 
 
 def test_a_larger_mig_profile_fills_what_the_small_one_strands() -> None:
@@ -131,12 +157,14 @@ def test_an_undecided_layout_is_not_known_never_zero() -> None:
 
 
 def test_a_running_vgpu_of_unknown_frame_buffer_leaves_free_and_stranded_not_known() -> None:
-    # NVIDIA publishes no L40S-5Q: what it takes, and so what is free, is unknown.
-    inv = estate("l40s", "mixedSize", ("grid_l40s-16q",), ["grid_l40s-5q"])
+    # NVIDIA publishes no L40S-5Q nor L40S-7Q: what they take, and so what is free, is
+    # unknown.
+    running = ["grid_l40s-7q", "grid_l40s-16q", "grid_l40s-5q", "grid_l40s-5q"]
+    inv = estate("l40s", "mixedSize", ("grid_l40s-16q",), running)
     assert first_gpu(inv) == (
         None,
         None,
-        "no frame buffer is known for grid_l40s-5q on NVIDIA L40S",
+        "no frame buffer is known for grid_l40s-5q, grid_l40s-7q on NVIDIA L40S",
     )
 
 
@@ -163,7 +191,9 @@ def test_no_offered_profile_for_the_model_strands_all_that_is_free() -> None:
 
 def test_a_cluster_offering_no_profile_has_no_figure() -> None:
     cluster = only(estate("l40s", "mixedSize", (), []))
-    assert (cluster.gpus[0].stranded_mb, cluster.not_known) == (None, 1)
+    (gpu,) = cluster.gpus
+    assert (gpu.free_mb, gpu.stranded_mb, cluster.not_known) == (L40S, None, 1)
+    assert gpu.reason == "the cluster's hosts report no vGPU profile they offer"
     assert cluster.notes[0] == "no active host of the cluster reports a vGPU profile it offers"
 
 
@@ -192,13 +222,76 @@ def test_a_passthrough_gpu_is_left_out() -> None:
     assert [g.gpu for g in only(e.inv).gpus] == ["0000:af:00.0"]
 
 
-def test_too_many_combinations_to_weigh_is_not_known(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("gpuaudit.plan.stranded.MAX_STEPS", 3)
+def one_1q(monkeypatch: pytest.MonkeyPatch, steps: int) -> tuple[int | None, int | None, str]:
+    """An L40S in equal-size mode running one L40S-1Q, offered only L40S-1Q, weighed in
+    at most ``steps`` steps. Its search takes 32 steps: 31 more 1Q admitted (NVIDIA's 32
+    per GPU), the 32nd refused; the search that admits undecided answers takes as many."""
+    monkeypatch.setattr("gpuaudit.plan.stranded.MAX_STEPS", steps)
     inv = estate("l40s", "sameSize", ("grid_l40s-1q",), ["grid_l40s-1q"])
     slot = ClusterModel(Facts(inv), "c").initial["esx1"][0]
-    free, left, reason = gpu_stranded(slot, ["grid_l40s-1q"])
-    assert (free, left) == (L40S - GB, None)
-    assert reason == "more than 3 combinations of the offered profiles to weigh"
+    return gpu_stranded(slot, ["grid_l40s-1q"])
+
+
+def test_an_empty_gpu_of_a_type_without_a_frame_buffer_figure_is_not_known() -> None:
+    # The host offers grid_l40s-5q, which NVIDIA does not publish: one fits an empty GPU
+    # (vCenter offers it there), but what it takes of the 48 GB is unknown.
+    inv = estate("l40s", "mixedSize", ("grid_l40s-5q",), [])
+    assert first_gpu(inv) == (L40S, None, "no frame buffer is known for grid_l40s-5q")
+
+
+def test_vcenters_larger_frame_buffer_never_fills_past_the_free() -> None:
+    # vCenter says grid_l40s-16q takes 30 GiB (fbSizeInGib), more than NVIDIA's 16 GB: the
+    # larger counts. NVIDIA's placements take two, but 2 x 30 GB exceeds the 48 GB: one
+    # fits, 48 - 30 = 18 GB is left.
+    inv = estate("l40s", "mixedSize", ("grid_l40s-16q",), [])
+    inv.hosts[0].vgpu_profiles[0].frame_buffer_gib = 30
+    assert first_gpu(inv) == (
+        L40S,
+        18 * GB,
+        "18432 MB free that no profile offered in the cluster can use "
+        "(grid_l40s-16q: it takes 30720 MB)",
+    )
+
+
+def weighed(
+    monkeypatch: pytest.MonkeyPatch, running: list[str], steps: int
+) -> tuple[int | None, int | None]:
+    """An L40S in equal-size mode offered L40S-1Q and L40S-24Q, weighed in at most
+    ``steps`` steps (the search tries the larger first)."""
+    monkeypatch.setattr("gpuaudit.plan.stranded.MAX_STEPS", steps)
+    offers = ("grid_l40s-1q", "grid_l40s-24q")
+    inv = estate("l40s", "sameSize", offers, running)
+    slot = ClusterModel(Facts(inv), "c").initial["esx1"][0]
+    free, left, _ = gpu_stranded(slot, list(offers))
+    return free, left
+
+
+def test_an_empty_gpu_is_filled_in_two_steps_by_the_largest_profile_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 24Q, then 24Q again: 48 GB used, the search stops there.
+    assert weighed(monkeypatch, [], 2) == (L40S, 0)
+    assert weighed(monkeypatch, [], 1) == (L40S, None)
+
+
+def test_each_mix_is_weighed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Next to a 1Q: 24Q refused (one size per GPU), 1Q admitted (2 steps); then only 1Q
+    # is tried again, 30 more admitted and the 32nd refused (31 steps): 33. The search
+    # that admits undecided answers takes as many.
+    assert weighed(monkeypatch, ["grid_l40s-1q"], 33) == (L40S - GB, 16 * GB)
+    assert weighed(monkeypatch, ["grid_l40s-1q"], 32) == (L40S - GB, None)
+
+
+def test_too_many_combinations_to_weigh_is_not_known(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert one_1q(monkeypatch, 31) == (
+        L40S - GB,
+        None,
+        "more than 31 combinations of the offered profiles to weigh",
+    )
+
+
+def test_a_search_within_its_steps_has_a_figure(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert one_1q(monkeypatch, 32)[:2] == (L40S - GB, 16 * GB)
 
 
 @pytest.fixture

@@ -95,13 +95,15 @@ def gpu_stranded(slot: Slot, offered: list[str]) -> tuple[int | None, int | None
     it is not known, and then the reason says why."""
     share = slot.share
     running = [p for _, p, _ in slot.vgpus]
-    sizes = [sharing.frame_buffer_of(share, p) for p in running]
-    lacking = sorted({p for p, s in zip(running, sizes, strict=True) if s is None})
+    sizes = {p: sharing.frame_buffer_of(share, p) for p in running}
+    known = {p: s for p, s in sizes.items() if s is not None}
+    lacking = sorted(set(sizes) - set(known))
     if lacking:
         return None, None, f"no frame buffer is known for {', '.join(lacking)} on {slot.model}"
-    free = slot.memory - sum(s or 0 for s in sizes)
-    if free <= 0:
-        return max(free, 0), 0, ""
+    # No less than nothing where the inventory puts more on the GPU than it holds.
+    free = max(slot.memory - sum(known[p] for p in running), 0)
+    if not free:
+        return free, 0, ""
     if not offered:
         return free, None, "the cluster's hosts report no vGPU profile they offer"
     candidates = [p for p in offered if slot.compatible(_demand("vgpu", p, None, []))]
@@ -113,7 +115,9 @@ def gpu_stranded(slot: Slot, offered: list[str]) -> tuple[int | None, int | None
         if used < free:
             more, _ = _most(share, running, candidates, free, used + 1, True, _Search())
             if more > used:
-                return free, None, proven.undecided or "NVIDIA's figures do not decide it"
+                # The optimistic search went where an undecided answer let it, which the
+                # proven search reached too, and noted.
+                return free, None, proven.undecided
     except _TooMany:
         return (
             free,
@@ -147,27 +151,27 @@ def _most(
             best = (used, tuple(arrived))
         if best[0] >= target:
             return True
-        placed = [("", p, 0) for p in [*running, *arrived]]
+        placed = _placed([*running, *arrived])
         for i in range(start, len(order)):
             search.steps += 1
             if search.steps > MAX_STEPS:
                 raise _TooMany
             profile = order[i]
             answer = sharing.judge(share, placed, profile, len(running))
-            if answer is None and not search.undecided:
-                search.undecided = sharing.unknown(share, placed, profile, len(running))
+            if answer is None:
+                search.undecided = search.undecided or sharing.unknown(
+                    share, placed, profile, len(running)
+                )
             if not (answer or (optimistic and answer is None)):
                 continue
             fb = size[profile]
             if fb is None:
+                search.undecided = search.undecided or f"no frame buffer is known for {profile}"
                 # A type whose frame buffer is unknown may use whatever is left.
-                if not search.undecided:
-                    search.undecided = f"no frame buffer is known for {profile}"
-                if optimistic:
-                    best = (free, (*arrived, profile))
-                    return True
-                continue
-            if used + fb > free:
+                fb = free - used if optimistic else None
+            # vCenter may say a type takes more than NVIDIA's figure (frame_buffer_of takes
+            # the larger): never more than is free.
+            if fb is None or used + fb > free:
                 continue
             # Candidates in order, each from where the last one was: every mix once.
             if walk(i, [*arrived, profile], used + fb):
@@ -186,16 +190,29 @@ def _why_idle(
     left: int,
 ) -> str:
     """Why no offered profile takes the frame buffer left after the best mix."""
-    placed = [("", p, 0) for p in [*running, *added]]
-    sizes = {sharing.frame_buffer_of(share, p) for _, p, _ in placed}
+    profiles = [*running, *added]
+    sizes = {sharing.frame_buffer_of(share, p) for p in profiles}
     reasons = []
     for profile in candidates:
-        fb = sharing.frame_buffer_of(share, profile)
-        if share.rule in (sharing.EXACT, sharing.SAME_SIZE) and placed and {fb} != sizes:
+        if not profiles:
+            # An empty GPU takes one vGPU of any time-sliced profile, or of any MIG-backed
+            # one in MIG mode: one of the other kind is all the best mix leaves out.
+            why = "a GPU runs either MIG-backed or time-sliced vGPUs, not both"
+        elif (
+            share.rule in (sharing.EXACT, sharing.SAME_SIZE)
+            and {sharing.frame_buffer_of(share, profile)} != sizes
+        ):
             why = "equal-size mode runs one frame-buffer size per GPU"
         else:
-            why = sharing.refusal(share, placed, profile, len(running))
-        if not why and fb is not None and fb > left:
-            why = f"it takes {fb} MB"
-        reasons.append(f"{profile}: {why or 'no room by NVIDIA figures'}")
+            # The sharing rule's refusal, or, where it takes it, the frame buffer it
+            # takes by vCenter's figure, larger than NVIDIA's (frame_buffer_of).
+            why = sharing.refusal(share, _placed(profiles), profile, len(running)) or (
+                f"it takes {sharing.frame_buffer_of(share, profile)} MB"
+            )
+        reasons.append(f"{profile}: {why}")
     return f"{left} MB free that no profile offered in the cluster can use ({'; '.join(reasons)})"
+
+
+def _placed(profiles: list[str]) -> sharing.Placed:
+    """vGPUs of these profiles on one GPU, as sharing.judge reads them (by profile only)."""
+    return [("", p, 0) for p in profiles]
