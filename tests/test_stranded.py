@@ -253,6 +253,21 @@ def test_vcenters_larger_frame_buffer_never_fills_past_the_free() -> None:
     )
 
 
+def test_a_smaller_profile_still_fills_beside_one_that_no_longer_fits() -> None:
+    # vCenter says grid_l40s-16q takes 34 GiB (34,816 MB). One 16Q, then a second would
+    # pass NVIDIA's placements but not the 14,336 MB left; an 8Q (8,192 MB) beside it
+    # still fits (8Q IDs 16 and 24 are free wherever the 16Q sits): 43,008 MB used, 6,144
+    # left. Four 8Q alone (NVIDIA's mixed-size maximum) would use only 32 GB.
+    inv = estate("l40s", "mixedSize", ("grid_l40s-16q", "grid_l40s-8q"), [])
+    inv.hosts[0].vgpu_profiles[0].frame_buffer_gib = 34
+    assert first_gpu(inv) == (
+        L40S,
+        6 * GB,
+        "6144 MB free that no profile offered in the cluster can use "
+        "(grid_l40s-16q: it takes 34816 MB; grid_l40s-8q: it takes 8192 MB)",
+    )
+
+
 def weighed(
     monkeypatch: pytest.MonkeyPatch, running: list[str], steps: int
 ) -> tuple[int | None, int | None]:
