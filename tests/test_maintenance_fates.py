@@ -187,3 +187,11 @@ def test_each_fate_says_why_and_a_move_names_the_gpu(estate: Inventory) -> None:
     assert (found["clean-a"].to_host, found["clean-a"].to_gpu) == ("mm-esx02", "0000:3b:00.0")
     assert found["clean-a"].reason == ""  # nothing of its move is left not proven
     assert found["full-a2"].reason.startswith("no host takes it: ")
+
+
+def test_a_vcenter_6x_blocks_every_vgpu_vm(estate: Inventory) -> None:
+    # vCenter 6.7 U3 (its build tells the update): long before 7.0 U3f.
+    inv = copy.deepcopy(estate)
+    inv.vcenter.version, inv.vcenter.build = "6.7.0", "15976714"
+    fate, _, reason = fates(run_checks(inv))["clean-a"]
+    assert fate == "blocking" and "predates 7.0 U3f" in reason
