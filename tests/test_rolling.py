@@ -195,8 +195,10 @@ def test_moved_puts_a_vm_on_its_new_host_and_gpu_in_a_copy() -> None:
 
 def test_moved_takes_one_from_the_new_hosts_remaining() -> None:
     inv = capacity_estate()
+    b = next(h for h in inv.hosts if h.name == "b")
+    next(p for p in b.vgpu_profiles if p.name == "GRID_L4-8Q").capacity.remaining = 2
     out = _moved(inv, {"c1": ("b", ("0000:3b:00.0",))})
-    assert remaining(out, "b")["GRID_L4-8Q"] == 0
+    assert remaining(out, "b")["GRID_L4-8Q"] == 1
     assert remaining(out, "c")["GRID_L4-8Q"] == 1
     assert gpu_vms(out, "c") == []
 
