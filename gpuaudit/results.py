@@ -302,6 +302,31 @@ class ClusterHeadroom:
     notes: list[str] = field(default_factory=list)
 
 
+# Frame buffer free on a GPU that no vGPU profile offered in its cluster can use
+# (gpuaudit.plan.stranded).
+@dataclass
+class GpuStranded:
+    host: str
+    gpu: str  # PCI id
+    gpu_model: str
+    mode: str  # the sharing rule: exact, size, mixed or mig (gpuaudit.sharing)
+    frame_buffer_mb: int  # nominal
+    vgpus: list[str] = field(default_factory=list)  # the profiles running on it
+    free_mb: int | None = None  # None: a running vGPU's frame buffer is unknown
+    stranded_mb: int | None = None  # None: not known, and ``reason`` says why
+    reason: str = ""  # why it is stranded, or why the figure is not known
+
+
+@dataclass
+class ClusterStranded:
+    cluster: str
+    profiles: list[str] = field(default_factory=list)  # offered by its active hosts
+    gpus: list[GpuStranded] = field(default_factory=list)
+    stranded_mb: int = 0  # summed over the GPUs whose figure is known
+    not_known: int = 0  # GPUs whose figure is not known
+    notes: list[str] = field(default_factory=list)
+
+
 # What-if (gpuaudit plan --change): an audit of the inventory before and after the changes.
 
 
@@ -478,6 +503,10 @@ class AuditResult:
     duration_seconds: float | None = None
     # One per cluster with GPU VMs: the rolling-upgrade order with the least GPU VM downtime.
     rolling: list[ClusterRolling] = field(default_factory=list)
+    # One per cluster with GPUs: frame buffer free but unusable by the offered profiles.
+    stranded: list[ClusterStranded] = field(default_factory=list)
+
+
     # gpuaudit plan --change: this result is the "after", compared with the "before".
     plan: PlanComparison | None = None
 

@@ -145,3 +145,53 @@ def test_vm13_passes_no_cluster_without_a_loaded_host(estate: Inventory) -> None
             v.power_state = "poweredOff"
     vm13 = [f for f in run_checks(inv).findings if f.rule == "VM-13"]
     assert "mm-nodrs" not in {f.object for f in vm13}
+
+
+def test_drs_not_fully_automated_says_the_fates_are_drs_ones(estate: Inventory) -> None:
+    inv = copy.deepcopy(estate)
+    next(c for c in inv.clusters if c.name == "mm-clean").drs_automation = "manual"
+    assert notes(run_checks(inv), "mm-clean") == [
+        "DRS is manual, not fully automated: the fates below are those fully automated DRS "
+        "would give; otherwise every VM is moved by hand"
+    ]
+
+
+def test_a_vcenter_before_70u3f_blocks_every_vgpu_vm(estate: Inventory) -> None:
+    # vCenter 7.0 U3 before build 20051473 (U3f) never evacuates vGPU VMs in maintenance
+    # mode, whatever VgpuMMAutomationTimeoutSecs says (Broadcom KB 88271).
+    inv = copy.deepcopy(estate)
+    inv.vcenter.version, inv.vcenter.build = "7.0.3", "19234570"
+    fate, to, reason = fates(run_checks(inv))["clean-a"]
+    assert (fate, to) == ("blocking", None)
+    assert reason.startswith("vCenter 7.0")
+    assert "predates 7.0 U3f" in reason and reason.endswith(
+        "(Broadcom KB 88271: DRS recommends no host; the VM must be evacuated by hand)"
+    )
+
+
+def test_a_vcenter_from_70u3f_evacuates(estate: Inventory) -> None:
+    inv = copy.deepcopy(estate)
+    inv.vcenter.version, inv.vcenter.build = "7.0.3", "20051473"
+    assert fates(run_checks(inv))["clean-a"][:2] == ("moved", "mm-esx02")
+
+
+def test_each_fate_says_why_and_a_move_names_the_gpu(estate: Inventory) -> None:
+    found = {
+        v.vm: v
+        for c in run_checks(copy.deepcopy(estate)).maintenance
+        for h in c.hosts
+        for v in h.vms
+    }
+    assert found["pt-train"].reason == "a DirectPath I/O device: vMotion cannot move the VM"
+    # mm-esx02 has one L4, at 0000:3b:00.0 (the scenario's host entries).
+    assert (found["clean-a"].to_host, found["clean-a"].to_gpu) == ("mm-esx02", "0000:3b:00.0")
+    assert found["clean-a"].reason == ""  # nothing of its move is left not proven
+    assert found["full-a2"].reason.startswith("no host takes it: ")
+
+
+def test_a_vcenter_6x_blocks_every_vgpu_vm(estate: Inventory) -> None:
+    # vCenter 6.7 U3 (its build tells the update): long before 7.0 U3f.
+    inv = copy.deepcopy(estate)
+    inv.vcenter.version, inv.vcenter.build = "6.7.0", "15976714"
+    fate, _, reason = fates(run_checks(inv))["clean-a"]
+    assert fate == "blocking" and "predates 7.0 U3f" in reason

@@ -45,6 +45,8 @@ SHEETS: dict[str, str] = {
     "Guide": "This sheet: every sheet and column of the workbook, explained.",
     "About": "The tool, the scan, the rule catalogue, the policy and its waivers.",
     "Targets": "One row per vCenter of the fleet: verdict, failed findings and counts.",
+    "Stranded": "Per GPU, the frame buffer free that no vGPU profile offered in its cluster can "
+    "use (placement IDs, one size per GPU, MIG geometry); empty where not known.",
 }
 
 COLUMNS: dict[str, str] = {
@@ -285,6 +287,16 @@ SHEET_COLUMNS: dict[tuple[str, str], str] = {
     ("Rules", "Title"): "What the rule checks.",
     ("K8s Nodes", "VM"): "The VM the node runs in.",
     ("K8s Displaced Pods", "Reason"): "Why it goes there, or stays pending.",
+    ("Stranded", "GPU"): "The GPU's PCI id.",
+    ("Stranded", "GPU Model"): "The GPU's model.",
+    ("Stranded", "Mode"): "Its sharing rule: exact (one profile), size (one frame-buffer size), "
+    "mixed (NVIDIA's mixed-size placements) or mig (MIG geometry).",
+    ("Stranded", "Frame Buffer MB"): "The GPU's nominal frame buffer.",
+    ("Stranded", "vGPUs"): "The vGPU profiles running on it.",
+    ("Stranded", "Free MB"): "Its frame buffer less that of the vGPUs running on it.",
+    ("Stranded", "Stranded MB"): "Free frame buffer no mix of the cluster's offered profiles can "
+    "use; empty where NVIDIA's figures do not decide it.",
+    ("Stranded", "Reason"): "Why it is stranded, or why the figure is not known.",
     ("K8s Displaced Pods", "Failed Host"): "The ESXi host that fails.",
     ("Targets", "Hosts"): "Hosts scanned.",
     ("Targets", "GPUs"): "GPUs scanned.",

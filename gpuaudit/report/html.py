@@ -262,6 +262,7 @@ def render_html(result: AuditResult) -> str:
         kubernetes=cluster_views(result.kubernetes),
         maintenance=result.maintenance,
         headroom=result.headroom,
+        stranded=result.stranded,
         plan=result.plan,
         plan_measures=measures,
         ops=operations_view(inv),

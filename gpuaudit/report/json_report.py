@@ -21,6 +21,7 @@ from gpuaudit.results import (
     ClusterMaintenance,
     ClusterRolling,
     ClusterSimulation,
+    ClusterStranded,
     Finding,
     Judgement,
     PlanComparison,
@@ -109,6 +110,8 @@ def report_document(result: AuditResult) -> dict[str, Any]:
         doc["headroom"] = result.headroom
     if result.rolling:  # the rolling-upgrade order with the least GPU VM downtime
         doc["rolling"] = result.rolling
+    if result.stranded:  # frame buffer free that no offered profile can use
+        doc["stranded"] = result.stranded
     if result.plan is not None:  # gpuaudit plan --change: this is the after, compared
         doc["plan"] = result.plan
     changes = since_last_scan(result)
@@ -253,6 +256,7 @@ def from_json_data(data: Any) -> AuditResult:
             ],
             headroom=[_build(ClusterHeadroom, h, "headroom[]") for h in data.get("headroom", [])],
             rolling=[_build(ClusterRolling, r, "rolling[]") for r in data.get("rolling", [])],
+            stranded=[_build(ClusterStranded, c, "stranded[]") for c in data.get("stranded", [])],
             plan=_build(PlanComparison, data["plan"], "plan") if "plan" in data else None,
         )
     except InventoryError as exc:

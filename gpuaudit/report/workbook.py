@@ -28,6 +28,7 @@ from gpuaudit.report.guide import guide_table
 from gpuaudit.report.headroom import headroom_table
 from gpuaudit.report.kubernetes import displaced_table, nodes_table
 from gpuaudit.report.maintenance import maintenance_table
+from gpuaudit.report.stranded import stranded_table
 from gpuaudit.report.plan import plan_tables
 from gpuaudit.report.summary import summarize
 from gpuaudit.report.tables import (
@@ -398,6 +399,7 @@ def audit_tables(result: AuditResult, report_version: int) -> list[Table]:
         *kubernetes,
         *([maintenance_table(result)] if result.maintenance else []),
         *([headroom_table(result)] if result.headroom else []),
+        *([stranded_table(result)] if result.stranded else []),
         *plan_tables(result),
         rules_table(result),
     ]

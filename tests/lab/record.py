@@ -54,6 +54,8 @@ RECORDED = (
     "failclosed-nvlink",
     "failclosed-manager",
     "real-shapes",
+    "maintenance",
+    "rolling",
 )
 
 # Values a server chooses afresh in every session: they differ between two
