@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError, create_model
 
 from gpuaudit.policy import LicensingPolicy, MonitoringPolicy, PassthroughLicence
-from gpuaudit.policy_file import PolicyError, load_policy, parse_policy
+from gpuaudit.policy_file import PolicyError, _limit, load_policy, parse_policy
 from gpuaudit.rules import catalogue
+from gpuaudit.yamlread import InputModel
 
 RULE_IDS = [r.id for r in catalogue()]
 
@@ -152,3 +155,26 @@ def test_cluster_severity_and_intent_are_read_per_cluster() -> None:
 def test_declared_intent_keys_are_the_ones_the_file_sets() -> None:
     policy = parse_policy("intent: {vm_ha_mandated: false, stateless: true}\n", rule_ids=RULE_IDS)
     assert policy.intent_declared == frozenset({"vm_ha_mandated", "stateless"})
+
+
+@pytest.mark.parametrize(
+    ("key", "default", "limit"),
+    [
+        # MonitoringPolicy's defaults and docs/policy.md's bounds, by hand.
+        ("max_temperature_c", 85.0, 150.0),
+        ("idle_utilization_percent", 5.0, 100.0),
+        ("framebuffer_ratio", 2.0, 1000.0),
+    ],
+)
+def test_a_threshold_field_defaults_to_the_policys_and_keeps_above_0_to_its_limit(
+    key: str, default: float, limit: float
+) -> None:
+    # MonitoringSection's own fields are made once, when the module is imported: a
+    # section made here shows what the field maker gives today.
+    section = create_model("Section", __base__=InputModel, value=(float, _limit(key)))
+    assert section().value == default  # type: ignore[attr-defined]
+    assert section(value=limit).value == limit  # type: ignore[attr-defined]
+    assert section(value=0.5).value == 0.5  # type: ignore[attr-defined]
+    for refused in (0, -1, limit + 0.5, math.nan, math.inf):
+        with pytest.raises(ValidationError):
+            section(value=refused)
