@@ -9,7 +9,8 @@ import pytest
 from pydantic import ValidationError, create_model
 
 from gpuaudit.policy import LicensingPolicy, MonitoringPolicy, PassthroughLicence
-from gpuaudit.policy_file import PolicyError, _limit, load_policy, parse_policy
+from gpuaudit.policy_file import PolicyError, _limit, load_policy, load_waivers, parse_policy
+from gpuaudit.results import Waiver
 from gpuaudit.rules import catalogue
 from gpuaudit.yamlread import InputModel
 
@@ -178,3 +179,31 @@ def test_a_threshold_field_defaults_to_the_policys_and_keeps_above_0_to_its_limi
     for refused in (0, -1, limit + 0.5, math.nan, math.inf):
         with pytest.raises(ValidationError):
             section(value=refused)
+
+
+def test_a_file_that_is_no_mapping_is_refused_as_a_waivers_file_or_a_policy(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "list.yaml"
+    path.write_text("- rule: HA-01\n", encoding="utf-8")
+    with pytest.raises(PolicyError) as refused:
+        load_waivers(path, rule_ids=RULE_IDS)
+    assert str(refused.value) == f"{path}:1: waivers: expected a mapping"
+    with pytest.raises(PolicyError) as refused:
+        load_policy(path, rule_ids=RULE_IDS)
+    assert str(refused.value) == f"{path}:1: policy: expected a mapping"
+
+
+def test_a_waivers_file_gives_its_waivers_and_an_empty_one_none(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("# nothing waived yet\n", encoding="utf-8")
+    assert load_waivers(empty, rule_ids=RULE_IDS) == []
+    one = tmp_path / "one.yaml"
+    one.write_text(
+        "version: 1\nwaivers:\n  - {rule: HA-01, object: 'gpu-*', reason: design review,"
+        " owner: gpu-ops, expires: 2027-03-31}\n",
+        encoding="utf-8",
+    )
+    assert load_waivers(one, rule_ids=RULE_IDS) == [
+        Waiver("HA-01", "gpu-*", "design review", "gpu-ops", "2027-03-31")
+    ]
