@@ -207,3 +207,16 @@ def test_a_waivers_file_gives_its_waivers_and_an_empty_one_none(tmp_path: Path) 
     assert load_waivers(one, rule_ids=RULE_IDS) == [
         Waiver("HA-01", "gpu-*", "design review", "gpu-ops", "2027-03-31")
     ]
+
+
+@pytest.mark.parametrize("owner", ["FILL IN", "  fill in: the team  ", "Fill In"])
+def test_a_waiver_still_holding_the_placeholder_in_any_case_is_refused(owner: str) -> None:
+    text = (
+        "waivers:\n  - {rule: HA-01, object: gpu-1, reason: design review,"
+        f" owner: '{owner}', expires: 2027-03-31}}\n"
+    )
+    with pytest.raises(PolicyError) as refused:
+        parse_policy(text, "policy.yaml", rule_ids=RULE_IDS)
+    assert str(refused.value) == (
+        f"policy.yaml:2: waivers[0].owner: still the placeholder {owner!r}: fill it in"
+    )
