@@ -222,6 +222,7 @@ def test_the_file_read_gives_each_value_under_its_option_and_its_line(tmp_path: 
     ("text", "says"),
     [
         ("quiet = 1\n", ":1: quiet: expected true or false"),
+        ("# top level\nquiet = 1\n", ":2: quiet: expected true or false"),
         ("verbose = -1\n", ":1: verbose: expected a count, 0 or more"),
         ("verbose = true\n", ":1: verbose: expected a count, 0 or more"),
         ("verbose = 1.0\n", ":1: verbose: expected a count, 0 or more"),

@@ -121,6 +121,7 @@ SPACE = "holds a space or a control character: percent-encode it (a space as %20
         ("https://h st", SPACE),
         ("https://h<st>", "the host name holds a character no host name holds"),
         ("https://h:99999", "the port is not a number from 1 to 65535"),
+        ("https://[2001:db8::1]:80]", "the port is not a number from 1 to 65535"),
     ],
 )
 def test_each_refusal_says_in_full_what_is_wrong_and_what_to_do(url: str, message: str) -> None:
@@ -140,3 +141,9 @@ def test_the_user_ends_at_the_first_colon_and_both_are_percent_decoded() -> None
     got = urls.parse("postgresql://ops%40corp:pa:ss%2Fword@db.example.com/ga")
     assert (got.user, got.password) == ("ops@corp", "pa:ss/word")
     assert got.shown(mark="***") == "postgresql://ops@corp:***@db.example.com"
+
+
+def test_only_the_address_before_an_ipv6_zone_is_checked() -> None:
+    # RFC 6874: the zone follows %25 and may itself be percent-encoded (en%31 is en1).
+    got = urls.parse("https://[fe80::1%25en%31]:8443/")
+    assert (got.host, got.port) == ("fe80::1%25en%31", 8443)
