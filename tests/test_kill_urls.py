@@ -122,6 +122,8 @@ SPACE = "holds a space or a control character: percent-encode it (a space as %20
         ("https://h<st>", "the host name holds a character no host name holds"),
         ("https://h:99999", "the port is not a number from 1 to 65535"),
         ("https://[2001:db8::1]:80]", "the port is not a number from 1 to 65535"),
+        ("https://fd00::5", "an IPv6 address is written in brackets: [2001:db8::1]:PORT"),
+        ("https://h/?a=b#frag@x", EARLY),
     ],
 )
 def test_each_refusal_says_in_full_what_is_wrong_and_what_to_do(url: str, message: str) -> None:
@@ -145,5 +147,18 @@ def test_the_user_ends_at_the_first_colon_and_both_are_percent_decoded() -> None
 
 def test_only_the_address_before_an_ipv6_zone_is_checked() -> None:
     # RFC 6874: the zone follows %25 and may itself be percent-encoded (en%31 is en1).
-    got = urls.parse("https://[fe80::1%25en%31]:8443/")
-    assert (got.host, got.port) == ("fe80::1%25en%31", 8443)
+    got = urls.parse("https://[fe80::1%25en%31%32]:8443/")
+    assert (got.host, got.port) == ("fe80::1%25en%31%32", 8443)
+
+
+def test_a_query_value_may_hold_question_marks_equals_signs_and_another_url() -> None:
+    got = urls.parse(
+        "https://EXCHANGE.example.com/hook?next=https://x.example/?a=b@c=d&text=why?ask@ops"
+    )
+    assert got == URL(
+        "https",
+        "EXCHANGE.example.com",
+        None,
+        "/hook",
+        "next=https://x.example/?a=b@c=d&text=why?ask@ops",
+    )
