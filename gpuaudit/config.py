@@ -76,7 +76,8 @@ def load(path: Path, top: Mapping[str, Key], tables: Mapping[str, Mapping[str, K
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         found = re.search(r"\(at line (\d+), column \d+\)", str(exc))
-        line = found.group(1) if found else "1"
+        # tomllib names no line for a mistake at the end of the document: the last line.
+        line = found.group(1) if found else str(text.count("\n") + 1)
         raise ConfigError(f"{path}:{line}: not TOML: {str(exc).split(' (at ')[0]}") from exc
     where = _positions(text)
     loaded = Loaded(path)

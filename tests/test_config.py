@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from gpuaudit import config
 from gpuaudit.cli import main
 
 
@@ -174,3 +175,121 @@ def test_the_history_table_serves_history_and_prune(tmp_path: Path) -> None:
     assert pruned.exit_code == 0, pruned.output
     assert pruned.stdout.startswith("nothing removed: no scan checked before"), pruned.stdout
     assert not (Path(os.environ["XDG_STATE_HOME"]) / "gpuaudit").exists()  # not the default
+
+
+# The kinds of key a table may hold, as the command line's options give them.
+TOP = {"quiet": config.Key("quiet", "flag"), "verbose": config.Key("verbose", "count")}
+SCAN = {
+    "output-dir": config.Key("output_dir", "value"),
+    "format": config.Key("formats", "list", lambda v: v if v != "pdf" else int("pdf")),
+    "keep": config.Key("keep", "value", int),
+    "policy": config.Key("policy", "value", as_list=True),
+}
+TABLES = {"scan": SCAN, "history": {"history": config.Key("history", "value")}}
+
+
+def refusal(path: Path) -> str:
+    with pytest.raises(config.ConfigError) as refused:
+        config.load(path, TOP, TABLES)
+    return str(refused.value)
+
+
+def test_the_file_read_gives_each_value_under_its_option_and_its_line(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "job.toml",
+        '# a job\nverbose = 2\n\n[ scan ]\n"output-dir" = "out"\nformat = ["json", 3]\n'
+        "policy = 'p.yaml'\nkeep = 7\n",
+    )
+    loaded = config.load(path, TOP, TABLES)
+    assert loaded.path == path
+    assert loaded.values == {
+        "verbose": 2,
+        "scan": {"output_dir": "out", "formats": ["json", 3], "policy": ["p.yaml"], "keep": 7},
+    }
+    assert loaded.lines == {
+        ("", "verbose"): 2,
+        ("scan", "output_dir"): 5,
+        ("scan", "formats"): 6,
+        ("scan", "policy"): 7,
+        ("scan", "keep"): 8,
+    }
+    # A key written as a dotted name has no line of its own: its table's, else line 1.
+    dotted = config.load(write(tmp_path / "d.toml", "quiet = false\nscan.keep = 1\n"), TOP, TABLES)
+    assert dotted.lines == {("", "quiet"): 1, ("scan", "keep"): 1}
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("quiet = 1\n", ":1: quiet: expected true or false"),
+        ("# top level\nquiet = 1\n", ":2: quiet: expected true or false"),
+        ("verbose = -1\n", ":1: verbose: expected a count, 0 or more"),
+        ("verbose = true\n", ":1: verbose: expected a count, 0 or more"),
+        ("verbose = 1.0\n", ":1: verbose: expected a count, 0 or more"),
+        ('[scan]\nformat = "json"\n', ':2: [scan] format: expected a list, e.g. format = ["..."]'),
+        ("[scan]\nformat = [[1]]\n", ":2: [scan] format: expected a list of strings or numbers"),
+        (
+            "[scan]\nformat = ['json', 'pdf']\n",
+            ":2: [scan] format: invalid literal for int() with base 10: 'pdf'",
+        ),
+        (
+            "[scan]\n\nkeep = 'seven'\n",
+            ":3: [scan] keep: invalid literal for int() with base 10: 'seven'",
+        ),
+        ("[scan]\nkeep = true\n", ":2: [scan] keep: expected a string or a number"),
+        ("[scan]\nkeep = [7]\n", ":2: [scan] keep: expected a string or a number"),
+        ("[scan]\nkeep = {days = 7}\n", ":2: [scan] keep: expected a string or a number"),
+        ("[scan]\nkep = 7\n", ":2: [scan] kep: unknown option (did you mean keep?)"),
+        ("[scan]\nzzz = 7\n", ":2: [scan] zzz: unknown option"),
+        ("\n[scna]\nkeep = 7\n", ":2: unknown table [scna]; known: [scan], [history]"),
+        ("quiet = true\nquiet = false\n", ":2: not TOML: Cannot overwrite a value"),
+        # A key no line gives as such: its table's line.
+        ('\n[scan]\n"no such" = 1\n', ":2: [scan] no such: unknown option"),
+        # tomllib names no line for the end of the document: it is the last line.
+        ("[scan]\n\nkeep =", ":3: not TOML: Invalid value"),
+    ],
+)
+def test_each_refusal_names_file_line_key_and_what_is_wrong(
+    tmp_path: Path, text: str, says: str
+) -> None:
+    path = write(tmp_path / "job.toml", text)
+    message = refusal(path)
+    assert message == f"{path}{says}"
+
+
+def test_a_count_of_zero_and_a_number_for_a_value_are_accepted(tmp_path: Path) -> None:
+    path = write(tmp_path / "job.toml", "verbose = 0\n[scan]\nkeep = 3\n")
+    assert config.load(path, TOP, TABLES).values == {"verbose": 0, "scan": {"keep": 3}}
+
+
+def test_a_file_that_cannot_be_read_is_named_with_the_reason(tmp_path: Path) -> None:
+    assert refusal(tmp_path) == f"{tmp_path}: cannot read: Is a directory"
+    latin = tmp_path / "latin.toml"
+    latin.write_bytes(b"user = 'J\xf6rg'\n")
+    assert refusal(latin).startswith(f"{latin}: cannot read: 'utf-8' codec can't decode")
+
+
+def test_locate_takes_the_given_file_then_the_working_directory_then_the_user_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    work = tmp_path / "work"
+    work.mkdir()
+    assert config.user_file() == tmp_path / "xdg" / "gpuaudit" / "gpuaudit.toml"
+    assert config.locate(None, work) is None
+    user = write(tmp_path / "xdg" / "gpuaudit" / "gpuaudit.toml", "")
+    assert config.locate(None, work) == user
+    here = write(work / "gpuaudit.toml", "")
+    assert config.locate(None, work) == here
+    given = write(tmp_path / "job.toml", "")
+    assert config.locate(str(given), work) == given
+    assert config.locate("", work) == here  # an empty --config is none given
+    with pytest.raises(config.ConfigError, match=r"^nowhere\.toml: no such configuration file$"):
+        config.locate("nowhere.toml", work)
+    with pytest.raises(config.ConfigError, match="no such configuration file"):
+        config.locate(str(tmp_path), work)  # a folder is no file
+
+
+def test_an_options_environment_variable_is_its_upper_case_name_with_underscores() -> None:
+    assert config.environment_name("GPUAUDIT_SCAN", "output-dir") == "GPUAUDIT_SCAN_OUTPUT_DIR"
+    assert config.environment_name("GPUAUDIT", "log-format") == "GPUAUDIT_LOG_FORMAT"

@@ -98,3 +98,26 @@ def test_without_any_graphics_type_every_gpu_not_passed_through_counts() -> None
 def test_the_only_gpu_and_the_only_instance() -> None:
     one = _gpu("0000:3b:00.0", "direct", active=True)
     assert match_instances([one], ["gpu0"]) == ({"gpu0": (one, "only")}, [])
+
+
+def test_two_instances_that_name_one_gpu_match_it_once() -> None:
+    at_3b, at_5e = _gpu("0000:3b:00.0"), _gpu("0000:5e:00.0")
+    # 0000:3b:00.0 and ESXi's decimal 000:059:00.0 are the same address (0x3b = 59).
+    assert match_instances([at_3b, at_5e], ["0000:3b:00.0", "000:059:00.0", "0000:5e:00.0"]) == (
+        {"0000:3b:00.0": (at_3b, "pci"), "0000:5e:00.0": (at_5e, "pci")},
+        ["000:059:00.0"],
+    )
+
+
+def test_gpu_n_counts_from_one_only_when_the_highest_number_is_the_count() -> None:
+    first, second = _gpu("0000:3b:00.0"), _gpu("0000:5e:00.0")
+    # gpu-N and upper case are the same numbering; gpu2 is the highest of two GPUs.
+    assert match_instances([second, first], ["GPU-1", "gpu-2"]) == (
+        {"GPU-1": (first, "order"), "gpu-2": (second, "order")},
+        [],
+    )
+    # gpu3 on a host of two: no numbering from one, so gpu1 is the second GPU.
+    assert match_instances([second, first], ["gpu1", "gpu3"]) == (
+        {"gpu1": (second, "order")},
+        ["gpu3"],
+    )

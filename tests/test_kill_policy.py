@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from datetime import date
 
-from gpuaudit.policy import ClusterPolicy, Intent, LicensingPolicy, PassthroughLicence, Policy
+from gpuaudit.policy import (
+    ClusterPolicy,
+    Intent,
+    LicensingPolicy,
+    PassthroughLicence,
+    Policy,
+    unmatched,
+)
 from gpuaudit.results import Waiver
 
 VWS = "NVIDIA RTX Virtual Workstation"
@@ -116,3 +123,38 @@ def test_expired_waiver_is_told_apart_from_an_active_one() -> None:
     # The expiry day itself is still covered.
     assert policy.expired(date(2026, 12, 31)) == [other_rule]
     assert policy.expired_waiver_for("HA-04", "vm-1", date(2026, 12, 31)) is None
+
+
+def test_a_waiver_that_covers_no_finding_is_named_in_a_warning() -> None:
+    exact = Waiver("HA-04", "infer[1]", "reason", "gpu-ops", "2099-12-31")
+    pattern = Waiver("HA-04", "train-*", "reason", "gpu-ops", "2099-12-31")
+    typo = Waiver("HA-04", "trian-*", "reason", "ml-team", "2099-12-31")
+    wrong_rule = Waiver("GPU-03", "infer[1]", "reason", "gpu-ops", "2099-12-31")
+    policy = Policy(waivers=[exact, pattern, typo, wrong_rule])
+    # A finding that passes today still names something real.
+    findings = [("HA-04", "infer[1]"), ("HA-04", "train-7"), ("GPU-04", "infer[1]")]
+    assert unmatched(policy, findings, []) == [
+        "waiver HA-04 'trian-*' (owner ml-team) matched no finding",
+        "waiver GPU-03 'infer[1]' (owner gpu-ops) matched no finding",
+    ]
+    # Findings given once, as a generator, are weighed against every waiver.
+    assert unmatched(policy, iter(findings), []) == unmatched(policy, findings, [])
+    assert unmatched(Policy(waivers=[exact, pattern]), iter(findings), []) == []
+
+
+def test_a_cluster_pattern_that_names_no_cluster_is_named_in_a_warning() -> None:
+    policy = Policy(
+        clusters=[
+            ClusterPolicy("gpu[1]"),  # an exact name fnmatch would not match
+            ClusterPolicy("vdi-*"),
+            ClusterPolicy("vid-vgpu"),
+            ClusterPolicy("ml-?"),
+        ]
+    )
+    clusters = ["gpu[1]", "vdi-vgpu", "ml-iscsi"]
+    assert unmatched(policy, [], clusters) == [
+        "cluster pattern 'vid-vgpu' of the policy matched no cluster",
+        "cluster pattern 'ml-?' of the policy matched no cluster",
+    ]
+    assert unmatched(policy, [], iter(clusters)) == unmatched(policy, [], clusters)
+    assert unmatched(Policy(), [("HA-04", "x")], clusters) == []

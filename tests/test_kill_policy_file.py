@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError, create_model
 
 from gpuaudit.policy import LicensingPolicy, MonitoringPolicy, PassthroughLicence
-from gpuaudit.policy_file import PolicyError, load_policy, parse_policy
+from gpuaudit.policy_file import PolicyError, _limit, load_policy, load_waivers, parse_policy
+from gpuaudit.results import Waiver
 from gpuaudit.rules import catalogue
+from gpuaudit.yamlread import InputModel
 
 RULE_IDS = [r.id for r in catalogue()]
 
@@ -152,3 +156,67 @@ def test_cluster_severity_and_intent_are_read_per_cluster() -> None:
 def test_declared_intent_keys_are_the_ones_the_file_sets() -> None:
     policy = parse_policy("intent: {vm_ha_mandated: false, stateless: true}\n", rule_ids=RULE_IDS)
     assert policy.intent_declared == frozenset({"vm_ha_mandated", "stateless"})
+
+
+@pytest.mark.parametrize(
+    ("key", "default", "limit"),
+    [
+        # MonitoringPolicy's defaults and docs/policy.md's bounds, by hand.
+        ("max_temperature_c", 85.0, 150.0),
+        ("idle_utilization_percent", 5.0, 100.0),
+        ("framebuffer_ratio", 2.0, 1000.0),
+    ],
+)
+def test_a_threshold_field_defaults_to_the_policys_and_keeps_above_0_to_its_limit(
+    key: str, default: float, limit: float
+) -> None:
+    # MonitoringSection's own fields are made once, when the module is imported: a
+    # section made here shows what the field maker gives today.
+    section = create_model("Section", __base__=InputModel, value=(float, _limit(key)))
+    assert section().value == default  # type: ignore[attr-defined]
+    assert section(value=limit).value == limit  # type: ignore[attr-defined]
+    assert section(value=0.5).value == 0.5  # type: ignore[attr-defined]
+    for refused in (0, -1, limit + 0.5, math.nan, math.inf):
+        with pytest.raises(ValidationError):
+            section(value=refused)
+
+
+def test_a_file_that_is_no_mapping_is_refused_as_a_waivers_file_or_a_policy(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "list.yaml"
+    path.write_text("- rule: HA-01\n", encoding="utf-8")
+    with pytest.raises(PolicyError) as refused:
+        load_waivers(path, rule_ids=RULE_IDS)
+    assert str(refused.value) == f"{path}:1: waivers: expected a mapping"
+    with pytest.raises(PolicyError) as refused:
+        load_policy(path, rule_ids=RULE_IDS)
+    assert str(refused.value) == f"{path}:1: policy: expected a mapping"
+
+
+def test_a_waivers_file_gives_its_waivers_and_an_empty_one_none(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("# nothing waived yet\n", encoding="utf-8")
+    assert load_waivers(empty, rule_ids=RULE_IDS) == []
+    one = tmp_path / "one.yaml"
+    one.write_text(
+        "version: 1\nwaivers:\n  - {rule: HA-01, object: 'gpu-*', reason: design review,"
+        " owner: gpu-ops, expires: 2027-03-31}\n",
+        encoding="utf-8",
+    )
+    assert load_waivers(one, rule_ids=RULE_IDS) == [
+        Waiver("HA-01", "gpu-*", "design review", "gpu-ops", "2027-03-31")
+    ]
+
+
+@pytest.mark.parametrize("owner", ["FILL IN", "  fill in: the team  ", "Fill In"])
+def test_a_waiver_still_holding_the_placeholder_in_any_case_is_refused(owner: str) -> None:
+    text = (
+        "waivers:\n  - {rule: HA-01, object: gpu-1, reason: design review,"
+        f" owner: '{owner}', expires: 2027-03-31}}\n"
+    )
+    with pytest.raises(PolicyError) as refused:
+        parse_policy(text, "policy.yaml", rule_ids=RULE_IDS)
+    assert str(refused.value) == (
+        f"policy.yaml:2: waivers[0].owner: still the placeholder {owner!r}: fill it in"
+    )

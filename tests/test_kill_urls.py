@@ -99,3 +99,66 @@ def test_an_unparsable_url_is_shown_as_its_scheme_alone() -> None:
     assert urls.shown("no scheme") == "a URL"
     assert urls.scheme_of("HTTPS://h") == "https"
     assert urls.scheme_of("https:/h") == ""
+
+
+ENCODE = "percent-encode it (/ as %2F, ? as %3F, # as %23, @ as %40)"
+EARLY = f"the user or password holds a character that ends it early: {ENCODE}"
+SPACE = "holds a space or a control character: percent-encode it (a space as %20)"
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("no scheme here", "not a URL: it starts with a scheme and :// (such as https://)"),
+        ("https://h/a b", SPACE),
+        ("smtp://u:a@b@relay", EARLY),
+        ("https://h/?to=x@y.com&a@b=c", EARLY),
+        ("https://[2001:db8::1", "the host's IPv6 address has no closing ]"),
+        ("https://[fd00::g]", "the host in [ ] is not an IPv6 address"),
+        ("https://[2001:db8::1]8443", "after the IPv6 address's ] comes only :PORT"),
+        ("https://h]:1", "the host has a ] without ["),
+        ("https://fd00:1::5", "an IPv6 address is written in brackets: [2001:db8::1]:PORT"),
+        ("https://h st", SPACE),
+        ("https://h<st>", "the host name holds a character no host name holds"),
+        ("https://h:99999", "the port is not a number from 1 to 65535"),
+        ("https://[2001:db8::1]:80]", "the port is not a number from 1 to 65535"),
+        ("https://fd00::5", "an IPv6 address is written in brackets: [2001:db8::1]:PORT"),
+        ("https://h/?a=b#frag@x", EARLY),
+    ],
+)
+def test_each_refusal_says_in_full_what_is_wrong_and_what_to_do(url: str, message: str) -> None:
+    with pytest.raises(URLError) as refused:
+        urls.parse(url)
+    assert str(refused.value) == message
+
+
+def test_a_url_without_a_host_keeps_its_whole_path() -> None:
+    # SQLite's history URLs: three slashes, an empty host, an absolute path.
+    got = urls.parse("sqlite:///var/lib/gpuaudit/history.sqlite")
+    assert got == URL("sqlite", "", None, "/var/lib/gpuaudit/history.sqlite", "")
+    assert urls.shown("sqlite:///var/lib/h.sqlite", path=True) == "sqlite:///var/lib/h.sqlite"
+
+
+def test_the_user_ends_at_the_first_colon_and_both_are_percent_decoded() -> None:
+    got = urls.parse("postgresql://ops%40corp:pa:ss%2Fword@db.example.com/ga")
+    assert (got.user, got.password) == ("ops@corp", "pa:ss/word")
+    assert got.shown(mark="***") == "postgresql://ops@corp:***@db.example.com"
+
+
+def test_only_the_address_before_an_ipv6_zone_is_checked() -> None:
+    # RFC 6874: the zone follows %25 and may itself be percent-encoded (en%31 is en1).
+    got = urls.parse("https://[fe80::1%25en%31%32]:8443/")
+    assert (got.host, got.port) == ("fe80::1%25en%31%32", 8443)
+
+
+def test_a_query_value_may_hold_question_marks_equals_signs_and_another_url() -> None:
+    got = urls.parse(
+        "https://EXCHANGE.example.com/hook?next=https://x.example/?a=b@c=d&text=why?ask@ops"
+    )
+    assert got == URL(
+        "https",
+        "EXCHANGE.example.com",
+        None,
+        "/hook",
+        "next=https://x.example/?a=b@c=d&text=why?ask@ops",
+    )
