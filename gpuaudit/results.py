@@ -505,8 +505,6 @@ class AuditResult:
     rolling: list[ClusterRolling] = field(default_factory=list)
     # One per cluster with GPUs: frame buffer free but unusable by the offered profiles.
     stranded: list[ClusterStranded] = field(default_factory=list)
-
-
     # gpuaudit plan --change: this result is the "after", compared with the "before".
     plan: PlanComparison | None = None
 

@@ -28,8 +28,8 @@ from gpuaudit.report.guide import guide_table
 from gpuaudit.report.headroom import headroom_table
 from gpuaudit.report.kubernetes import displaced_table, nodes_table
 from gpuaudit.report.maintenance import maintenance_table
-from gpuaudit.report.stranded import stranded_table
 from gpuaudit.report.plan import plan_tables
+from gpuaudit.report.stranded import stranded_table
 from gpuaudit.report.summary import summarize
 from gpuaudit.report.tables import (
     DATE,
