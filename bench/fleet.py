@@ -116,6 +116,18 @@ def measure(command: list[str], env: dict[str, str]) -> dict[str, float]:
     }
 
 
+def check_scanned(out: Path, targets: int) -> None:
+    """Raise unless the run wrote a fleet summary in which every target was scanned: a
+    run that exits 0 or 1 without scanning them gives no figure worth keeping."""
+    summaries = sorted(out.glob("gpuaudit-fleet-*.json"))
+    if not summaries:
+        raise RuntimeError(f"no fleet summary in {out}")
+    data = json.loads(summaries[-1].read_text(encoding="utf-8"))
+    broken = [f"{t['name']}: {t['error']}" for t in data["targets"] if t.get("error")]
+    if len(data["targets"]) != targets or broken:
+        raise RuntimeError(f"{len(data['targets'])} of {targets} targets, not scanned: {broken}")
+
+
 def targets_file(path: Path, labs: list[tuple[str, Any]], concurrency: int) -> None:
     user = labs[0][1].user
     data = {
@@ -168,6 +180,7 @@ def run(runs: int, say: Any, large: float = 1.0, partial: Path | None = None) ->
                     if kind == "fleet":
                         command += ["--max-memory", BUDGET]
                     figures = measure(command, env)
+                    check_scanned(out, len(labs))
                     samples[kind].append(figures)
                     if partial is not None:
                         partial.write_text(

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -74,3 +76,24 @@ def test_figures_are_run_by_run_ratios_and_the_highest_peak() -> None:
     assert figures["ratio"] == pytest.approx(0.7)
     assert figures["fleet_peak_mib"] == 1000.0  # the highest of either reading, any run
     assert figures["sequential_peak_mib"] == 720.0
+
+
+def test_a_run_whose_summary_lacks_a_target_or_names_an_error_is_no_figure(
+    tmp_path: Path,
+) -> None:
+    from bench.fleet import check_scanned
+
+    with pytest.raises(RuntimeError, match="no fleet summary"):
+        check_scanned(tmp_path, 2)
+    summary = tmp_path / "gpuaudit-fleet-20261204T000000Z.json"
+    ok = {"name": "a", "error": None}
+    summary.write_text(json.dumps({"targets": [ok]}), encoding="utf-8")
+    with pytest.raises(RuntimeError, match="1 of 2 targets"):
+        check_scanned(tmp_path, 2)
+    down = {"name": "b", "error": "cannot connect"}
+    summary.write_text(json.dumps({"targets": [ok, down]}), encoding="utf-8")
+    with pytest.raises(RuntimeError, match="b: cannot connect"):
+        check_scanned(tmp_path, 2)
+    up = {"name": "b", "error": None}
+    summary.write_text(json.dumps({"targets": [ok, up]}), encoding="utf-8")
+    check_scanned(tmp_path, 2)  # every target scanned: a figure
