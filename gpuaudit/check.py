@@ -20,6 +20,7 @@ from gpuaudit.kube_sim import analyse_all
 from gpuaudit.plan.headroom import headroom_all
 from gpuaudit.plan.maintenance import readiness_all
 from gpuaudit.plan.rolling import rolling_all
+from gpuaudit.plan.stranded import stranded_all
 from gpuaudit.policy import Policy
 from gpuaudit.progress import Progress, Step, ignore
 from gpuaudit.results import (
@@ -27,6 +28,7 @@ from gpuaudit.results import (
     AuditResult,
     ClusterHeadroom,
     ClusterRolling,
+    ClusterStranded,
     Finding,
     Rule,
     RuleError,
@@ -52,7 +54,8 @@ def run_checks(
 ) -> AuditResult:
     """Check an inventory: findings for every rule (passes too), simulations, designs;
     with ``kubernetes`` clusters, where their nodes run and where lost GPU pods go; with
-    ``plans``, each cluster's headroom and rolling-upgrade plan (gpuaudit plan)."""
+    ``plans``, each cluster's headroom, rolling-upgrade plan and stranded capacity
+    (gpuaudit plan)."""
     policy = policy or Policy.default()
     today = today or datetime.now(UTC).date()
     say = progress or ignore
@@ -106,10 +109,12 @@ def run_checks(
 
     headroom: list[ClusterHeadroom] = []
     rolling: list[ClusterRolling] = []
+    stranded: list[ClusterStranded] = []
     if plans:
         try:
             headroom = headroom_all(facts)
             rolling = rolling_all(ctx)
+            stranded = stranded_all(facts)
         except Exception as exc:  # the audit goes on without the plans
             errors.append(RuleError("plan", _describe(exc)))
 
@@ -129,6 +134,7 @@ def run_checks(
         maintenance=list(ctx.maintenance.values()),
         headroom=headroom,
         rolling=rolling,
+        stranded=stranded,
     )
 
 

@@ -144,6 +144,19 @@ def test_the_json_report_of_the_after_holds_the_comparison(tmp_path: Path) -> No
     assert plan is not None and plan.clusters[1].cluster == "ml-iscsi"
 
 
+def test_the_stranded_capacity_in_the_reports_is_of_the_after(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    file = str(ROOT / "docs" / "examples" / "plan-mixed-size.yaml")
+    result = run("plan", "--demo", "--change", file, "-o", str(out), "-f", "json")
+    assert result.exit_code == 0, result.output
+    (report,) = out.glob("*.json")
+    doc = json.loads(report.read_text("utf-8"))
+    # The example switches vdi-vgpu (three hosts of two L4s each, docs/plan.md) to
+    # mixed-size mode: each of its six GPUs is judged by the mixed-size rule.
+    (vdi,) = [c for c in doc["stranded"] if c["cluster"] == "vdi-vgpu"]
+    assert [g["mode"] for g in vdi["gpus"]] == ["mixed"] * 6
+
+
 @pytest.fixture(scope="module")
 def planned(tmp_path_factory: pytest.TempPathFactory) -> PlanOutcome:
     """tests/test_whatif.py's full pair (two hosts whose L4s each run three L4-8Q VMs:
