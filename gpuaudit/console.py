@@ -277,6 +277,7 @@ def schedule_lines(summary: Summary) -> list[str]:
         lines.append(
             f"against the baseline: {len(summary.new_findings)} new, {summary.unchanged} "
             f"unchanged, {summary.resolved} resolved, {summary.newly_waived} waived"
+            + (f", {summary.waiver_expired} waiver expired" if summary.waiver_expired else "")
         )
     if summary.new_findings:
         lines.append(f"new findings: {len(summary.new_findings)}")

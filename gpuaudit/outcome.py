@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gpuaudit.changes import change
+from gpuaudit.changes import WAIVED, change
 from gpuaudit.files import read_json
 from gpuaudit.judgement import NEVER, judge
 from gpuaudit.results import (
@@ -31,15 +32,19 @@ FAIL_ON_CHOICES = (*SEVERITIES, NEVER)
 TOP_ACTIONS = 5  # the rules with the most to fix, in the summary
 
 
-def baseline_keys(path: str | Path) -> set[tuple[str, str]]:
-    """The (rule, object) pairs that had failed, or were not proven, in an earlier JSON report."""
+def baseline_keys(
+    path: str | Path, statuses: Iterable[str] = OPEN_STATUSES
+) -> set[tuple[str, str]]:
+    """The (rule, object) pairs that had failed, or were not proven, in an earlier JSON
+    report (or had another of ``statuses``: "waived", for the waivers that expired since)."""
     data = read_json(path)
     findings = data.get("findings") if isinstance(data, dict) else None
     if not isinstance(findings, list):
         raise ValueError(f"{path}: not a gpuaudit JSON report (no findings list)")
+    wanted = set(statuses)
     keys = set()
     for item in findings:
-        if isinstance(item, dict) and item.get("status") in OPEN_STATUSES:
+        if isinstance(item, dict) and item.get("status") in wanted:
             keys.add((str(item.get("rule")), str(item.get("object"))))
     return keys
 
@@ -87,6 +92,9 @@ class Summary:
     # are only waived now: a waiver accepts a failure, it does not resolve it.
     resolved: int | None = None
     newly_waived: int | None = None
+    # With a baseline: open findings that were waived in it (the waiver expired or was
+    # withdrawn since); each is also among the new ones.
+    waiver_expired: int | None = None
     top_actions: list[TopAction] = field(default_factory=list)  # at most TOP_ACTIONS
     baseline_created: Path | None = None  # the first night: the baseline this scan made
     history: ScanHistory | None = None  # None: no history store was used
@@ -104,6 +112,7 @@ class Summary:
             "unchanged": self.unchanged,
             "resolved": self.resolved,
             "newly_waived": self.newly_waived,
+            "waiver_expired": self.waiver_expired,
             "passed": self.passed,
             "waived": self.waived,
             "expired_waivers": [
@@ -138,9 +147,15 @@ def failed_keys(result: AuditResult) -> set[tuple[str, str]]:
     return {(f.rule, f.object) for f in result.findings if f.open}
 
 
-def summarise(result: AuditResult, fail_on: str, known: set[tuple[str, str]] | None) -> Summary:
+def summarise(
+    result: AuditResult,
+    fail_on: str,
+    known: set[tuple[str, str]] | None,
+    waived_before: Collection[tuple[str, str]] = (),
+) -> Summary:
     """The console's and the notifications' summary; the verdict is the result's
-    judgement (gpuaudit.judgement), computed here only when the result has none."""
+    judgement (gpuaudit.judgement), computed here only when the result has none.
+    ``waived_before``: the (rule, object) pairs waived in the baseline."""
     judgement = result.judgement or judge(result, fail_on, known)
     summary = Summary(threshold=fail_on, designs=dict(result.designs), judgement=judgement)
     summary.blocking = judgement.blocking
@@ -198,6 +213,14 @@ def summarise(result: AuditResult, fail_on: str, known: set[tuple[str, str]] | N
         now = {(f.rule, f.object): f.status for f in result.findings}
         changed = [change(OPEN_STATUSES[0], now.get(key)) for key in judgement.absent()]
         summary.newly_waived = changed.count("newly_waived")
+        expired = [
+            f
+            for f in result.findings
+            if judgement.state(f) == "new"
+            and change(WAIVED if (f.rule, f.object) in waived_before else None, f.status)
+            == "waiver_expired"
+        ]
+        summary.waiver_expired = len(expired)
         summary.resolved = changed.count("resolved")
     summary.history = result.history
     summary.failed_rules = sorted(

@@ -100,6 +100,9 @@ def audit(
     bootstrap = bool(create_baseline and baseline and not Path(baseline).exists())
     with during("reading the baseline"):
         known = None if bootstrap else load_baseline(baseline)
+        waived_before = (
+            baseline_keys(baseline, ["waived"]) if known is not None and baseline else set()
+        )
     inventory = obtain(source, say)
     say("checking")
     result = check(inventory, loaded_policy, policy, say, clusters)
@@ -121,7 +124,7 @@ def audit(
     with during("summarising the findings"):
         done = ScanOutcome(
             result=result,
-            summary=summarise(result, fail_on, known),
+            summary=summarise(result, fail_on, known, waived_before),
             reports=reports,
         )
     try:

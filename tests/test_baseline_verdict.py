@@ -146,6 +146,25 @@ def test_a_waived_finding_is_counted_as_waived_not_resolved(
     assert (summary["resolved"], summary["newly_waived"]) == (0, 1)
 
 
+def test_a_finding_waived_in_the_baseline_and_open_now_is_a_waiver_expired(
+    tmp_path: Path, webhook: tuple[Received, str]
+) -> None:
+    received, url = webhook
+    baseline = demo_report(tmp_path)
+    # The baseline had waived one finding that fails tonight (no waiver applies now).
+    target = next(
+        f for f in baseline["findings"] if f["status"] == "fail" and f["severity"] == "high"
+    )
+    target["status"] = "waived"
+    result = night(tmp_path, baseline, url)
+    assert result.exit_code == 1, result.output  # open again: new against the baseline
+    assert "against the baseline: 1 new, " in result.output
+    assert ", 1 waiver expired" in result.output
+    ((_, _, body),) = received.posts
+    summary = json.loads(body)["summary"]
+    assert (summary["waiver_expired"], summary["resolved"], summary["newly_waived"]) == (1, 0, 0)
+
+
 def test_info_findings_are_notices_never_failed(tmp_path: Path) -> None:
     baseline = demo_report(tmp_path)
     info = [f for f in baseline["findings"] if f["status"] == "fail" and f["severity"] == "info"]
