@@ -24,7 +24,30 @@ from typing import IO, Any, overload
 CHUNK = 2000  # rows pickled together: large enough to pickle fast, small to hold
 
 
-class SpooledRows(Sequence[list[Any]]):
+class _Rows(Sequence[list[Any]]):
+    """Indexing shared by the row sequences: a slice is its rows in a list, a negative
+    index counts from the end, and ``_row`` reads one row by its index."""
+
+    def _row(self, index: int) -> list[Any]:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, index: int) -> list[Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[list[Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> list[Any] | list[list[Any]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return self._row(index)
+
+
+class SpooledRows(_Rows):
     """A read-only sequence of rows stored in a temporary file (deleted on close)."""
 
     def __init__(self, rows: Iterable[list[Any]]) -> None:
@@ -48,19 +71,7 @@ class SpooledRows(Sequence[list[Any]]):
     def __len__(self) -> int:
         return self._length
 
-    @overload
-    def __getitem__(self, index: int) -> list[Any]: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[list[Any]]: ...
-
-    def __getitem__(self, index: int | slice) -> list[Any] | list[list[Any]]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(self._length))]
-        if index < 0:
-            index += self._length
-        if not 0 <= index < self._length:
-            raise IndexError(index)
+    def _row(self, index: int) -> list[Any]:
         return self._chunk(index // CHUNK)[index % CHUNK]
 
     def __iter__(self) -> Iterator[list[Any]]:
@@ -71,7 +82,7 @@ class SpooledRows(Sequence[list[Any]]):
         self._file.close()
 
 
-class ChainedRows(Sequence[list[Any]]):
+class ChainedRows(_Rows):
     """Several row sequences read as one, in order (the fleet's targets, one after another)."""
 
     def __init__(self, parts: Sequence[Sequence[list[Any]]]) -> None:
@@ -81,19 +92,7 @@ class ChainedRows(Sequence[list[Any]]):
     def __len__(self) -> int:
         return self._starts[-1]
 
-    @overload
-    def __getitem__(self, index: int) -> list[Any]: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[list[Any]]: ...
-
-    def __getitem__(self, index: int | slice) -> list[Any] | list[list[Any]]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError(index)
+    def _row(self, index: int) -> list[Any]:
         part = next(p for p in range(len(self._parts)) if index < self._starts[p + 1])
         return self._parts[part][index - self._starts[part]]
 
