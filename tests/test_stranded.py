@@ -213,6 +213,19 @@ def test_a_host_in_maintenance_mode_is_left_out() -> None:
     assert [g.host for g in only(inv).gpus] == ["esx1"]
 
 
+def test_an_empty_gpu_of_a_board_without_a_known_frame_buffer_is_not_known_never_zero() -> None:
+    # A board no catalogue knows (device 0x9999) and the inventory gives no frame buffer: its free
+    # memory, and so what is stranded, is not known, not 0 of 0.
+    inv = estate("l40s", "mixedSize", ("grid_l40s-16q",), [])
+    (gpu,) = inv.hosts[0].gpus
+    gpu.model = gpu.device_name = "NVIDIA Mystery X1"
+    gpu.device_id, gpu.known_model, gpu.memory_mb = 0x9999, False, 0
+    free, left, reason = first_gpu(inv)
+    assert (free, left) == (None, None)
+    assert reason == "the frame buffer of NVIDIA Mystery X1 is not known"
+    assert (only(inv).stranded_mb, only(inv).not_known) == (0, 1)
+
+
 def test_a_passthrough_gpu_is_left_out() -> None:
     e = Estate()
     e.cluster("c")

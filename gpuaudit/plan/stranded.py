@@ -100,6 +100,8 @@ def gpu_stranded(slot: Slot, offered: list[str]) -> tuple[int | None, int | None
     lacking = sorted(set(sizes) - set(known))
     if lacking:
         return None, None, f"no frame buffer is known for {', '.join(lacking)} on {slot.model}"
+    if slot.memory <= 0:  # a board the inventory gives no frame buffer: nothing is known
+        return None, None, f"the frame buffer of {slot.model} is not known"
     # No less than nothing where the inventory puts more on the GPU than it holds.
     free = max(slot.memory - sum(known[p] for p in running), 0)
     if not free:
