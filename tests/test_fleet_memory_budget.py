@@ -165,6 +165,7 @@ def test_scan_fleet_keeps_to_the_budget(monkeypatch: pytest.MonkeyPatch, tmp_pat
     monkeypatch.setattr(fleet, "scan_target", scan_target)
     monkeypatch.setattr(fleet, "target_sizes", lambda _t, _h: list(peaks.values()))
     monkeypatch.setattr(fleet_schedule, "expected_peak", lambda mib: mib * MIB)
+    monkeypatch.setattr(fleet, "_own_peak", lambda: 0)  # the fleet's process itself: below
     outcomes = fleet.scan_fleet(
         fleet.Fleet(targets, concurrency=4), tmp_path, ["json"], "high", {}, max_memory=1000 * MIB
     )
@@ -181,6 +182,32 @@ def test_scan_fleet_keeps_to_the_budget(monkeypatch: pytest.MonkeyPatch, tmp_pat
         else:
             running.remove(name)
     assert not running
+
+
+def test_the_fleet_s_own_process_counts_in_the_budget(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # The fleet's process holds 400 MiB: of a 1,000 MiB budget, 600 are left, which the
+    # 600 MiB target takes alone; beside nothing, the 300 MiB one would have started.
+    targets = [fleet.Target(name=name, server=name, user="u") for name in ("big", "small")]
+    journal = tmp_path / "journal"
+
+    def scan_target(target: fleet.Target, *_args: Any) -> fleet.TargetOutcome:
+        with journal.open("a") as out:
+            out.write(f"start {target.name}\n")
+        time.sleep(0.2)
+        with journal.open("a") as out:
+            out.write(f"end {target.name}\n")
+        return fleet.TargetOutcome(target, ExitCode.OK, "PASS")
+
+    monkeypatch.setattr(fleet, "scan_target", scan_target)
+    monkeypatch.setattr(fleet, "target_sizes", lambda _t, _h: [600, 300])
+    monkeypatch.setattr(fleet_schedule, "expected_peak", lambda mib: mib * MIB)
+    monkeypatch.setattr(fleet, "_own_peak", lambda: 400 * MIB)
+    fleet.scan_fleet(
+        fleet.Fleet(targets, concurrency=2), tmp_path, ["json"], "high", {}, max_memory=1000 * MIB
+    )
+    assert journal.read_text().split("\n")[:2] == ["start big", "end big"]
 
 
 def test_each_target_of_a_fleet_runs_in_a_process_of_its_own(
