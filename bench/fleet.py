@@ -171,7 +171,10 @@ def run(runs: int, say: Any, large: float = 1.0, partial: Path | None = None) ->
         try:
             for i, (label, estate) in enumerate(estates):
                 say(f"starting lab {i + 1}/{len(estates)} ({label}: {estate.hosts} hosts)")
-                lab = Lab(estate.scenario(), timeout=600).start()
+                # Each its own vCenter: the history keys a vCenter by its instance UUID,
+                # and the schedule takes each target's size from its own latest scan.
+                uuid = f"00000000-0000-4000-8000-{i + 1:012d}"
+                lab = Lab(estate.scenario(), timeout=600, instance_uuid=uuid).start()
                 labs.append((f"{label}-{i + 1:02d}", lab))
             password = labs[0][1].password
             env = dict(os.environ)
