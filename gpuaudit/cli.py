@@ -561,7 +561,8 @@ def history_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
         "--history",
         metavar="PATH|URL",
-        help="The history store: a SQLite file, or a URL such as postgresql://host/db.  "
+        help="The history store: a SQLite file, or a URL such as postgresql://host/db "
+        "(which needs the extra gpuaudit[postgres]).  "
         "[default: $XDG_STATE_HOME/gpuaudit/history.sqlite, else "
         "~/.local/state/gpuaudit/history.sqlite]",
     )(func)
@@ -702,7 +703,7 @@ def _check_history(given: str | None) -> None:
     type=click.Path(dir_okay=False),
     help="The JSON of 'kubectl get nodes,pods --all-namespaces -o json', one file per "
     "Kubernetes cluster (repeatable): checks that Kubernetes can reschedule the GPU pods "
-    "of a lost host (docs/kubernetes.md).",
+    "of a lost host (docs/kubernetes.md). Needs the extra gpuaudit[kubernetes].",
 )
 @click.option(
     "--targets",
