@@ -244,6 +244,11 @@ def markdown(measured: dict[str, Any], figures: dict[str, Any], m: dict[str, Any
             f"| run {i + 1}: peak RSS MiB, own (tree sampled) | {f['peak_rss_mib']:.0f} "
             f"({f['tree_peak_mib']:.0f}) | {s['peak_rss_mib']:.0f} ({s['tree_peak_mib']:.0f}) |"
         )
+    for kind, samples in (("fleet", fleet), ("one after another", one)):
+        for i, sample in enumerate(samples):
+            peaks = sample.get("target_peaks_mib") or {}
+            listed = ", ".join(f"{name} {mib:.0f}" for name, mib in sorted(peaks.items()))
+            lines.append(f"\n{kind}, run {i + 1}: each target's process peaked at (MiB) {listed}.")
     met_memory = figures["fleet_peak_mib"] < BUDGET_MIB
     met_time = figures["ratio"] <= 1.0
     lines += [

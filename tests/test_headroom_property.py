@@ -15,6 +15,7 @@ the one lost).
 from __future__ import annotations
 
 import copy
+import os
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -24,6 +25,15 @@ from gpuaudit.inventory import Inventory, ProfileCapacity, Vm
 from gpuaudit.plan.headroom import REQUIRED_FAILURES, headroom, placements, rows, template_memory
 from gpuaudit.simulate import ClusterModel, simulate_cluster
 from tests.test_simulate_property import clusters
+
+
+def examples(n: int) -> int:
+    """``n`` examples, or fewer during a mutation run (scripts/mutation sets
+    GPUAUDIT_MUTATION_EXAMPLES): each example runs the failure simulation many times,
+    and a mutant is tested against every example. Fewer examples can only let more
+    mutants survive, so a score measured so is, if anything, too low."""
+    cap = os.environ.get("GPUAUDIT_MUTATION_EXAMPLES")
+    return min(n, int(cap)) if cap else n
 
 
 def with_new(inv: Inventory, new: list[tuple[Vm, tuple[str, ...]]]) -> Inventory:
@@ -92,19 +102,19 @@ def check(inv: Inventory) -> None:
     assert not found
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=list(HealthCheck))
 @given(with_capacity())
 def test_headroom_matches_brute_force(inv: Inventory) -> None:
     check(inv)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=list(HealthCheck))
 @given(with_capacity(dense=True))
 def test_headroom_matches_brute_force_on_dense_clusters(inv: Inventory) -> None:
     check(inv)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=list(HealthCheck))
 @given(with_capacity(dense=True, light=True))
 def test_headroom_matches_brute_force_on_light_clusters(inv: Inventory) -> None:
     check(inv)
