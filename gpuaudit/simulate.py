@@ -113,6 +113,7 @@ from gpuaudit.facts import (
     PRIORITIES,
     SHARED_DIRECT,
     Facts,
+    board_unknown,
     gpu_board,
     gpu_memory,
     gpu_prefix,
@@ -217,7 +218,7 @@ class Ledger:
 
 def _unknown_board(host: Host, gpu: Gpu) -> str | None:
     """Why a GPU's board is not known, when neither a catalogue nor its PCI ids tell it."""
-    if gpu.known_model or gpu.vendor_id or gpu.device_id:
+    if not board_unknown(gpu):
         return None
     return (
         f"no catalogue knows the board {gpu.model or gpu.device_name or '?'} of {host.name}: "
