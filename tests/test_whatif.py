@@ -542,6 +542,52 @@ def test_a_finding_whose_status_changes_appears_and_goes() -> None:
     assert (passed.appeared, passed.gone) == ([], [])
 
 
+def test_a_finding_whose_severity_changes_appears_and_goes() -> None:
+    def result(severity: str) -> AuditResult:
+        f = Finding("HA-08", "c1", "cluster", "fail", severity, "N+0")  # type: ignore[arg-type]
+        return AuditResult(Inventory(), [], [f], [])
+
+    plan = whatif.compare(result("medium"), result("high"))
+    assert [(f.rule, f.severity) for f in plan.appeared] == [("HA-08", "high")]
+    assert [(f.rule, f.severity) for f in plan.gone] == [("HA-08", "medium")]
+
+
+def _findings(*found: tuple[str, str, str]) -> AuditResult:
+    """(object, status, severity) of HA-05 findings."""
+    return AuditResult(
+        Inventory(),
+        [],
+        [Finding("HA-05", o, "VirtualMachine", st, sev, "") for o, st, sev in found],  # type: ignore[arg-type]
+        [],
+    )
+
+
+def test_what_the_changes_make_worse_is_not_known_before() -> None:
+    before = _findings(
+        ("same", "fail", "high"),  # as bad after: known
+        ("milder", "fail", "high"),  # not proven after: better, known
+        ("lower", "fail", "high"),  # medium after: better, known
+        ("harder", "unproven", "high"),  # fails after: worse
+        ("raised", "fail", "medium"),  # high after: worse
+        ("fixed", "fail", "high"),  # passes after: known, and absent
+        ("waived", "waived", "high"),  # not open before
+        ("passed", "pass", "high"),  # not open before
+    )
+    after = _findings(
+        ("same", "fail", "high"),
+        ("milder", "unproven", "high"),
+        ("lower", "fail", "medium"),
+        ("harder", "fail", "high"),
+        ("raised", "fail", "high"),
+        ("fixed", "pass", "high"),
+        ("waived", "fail", "high"),
+        ("passed", "unproven", "high"),
+        ("new", "fail", "low"),
+    )
+    known = whatif.known_before(before, after)
+    assert known == {("HA-05", o) for o in ("same", "milder", "lower", "fixed")}
+
+
 def test_a_cluster_on_one_side_only_has_none_on_the_other() -> None:
     before = AuditResult(Inventory(), [], [], [ClusterSimulation("a", hosts=2, tolerates=1)])
     after = AuditResult(Inventory(), [], [], [ClusterSimulation("b", hosts=3)])
