@@ -1079,8 +1079,8 @@ def diff(old: str, new: str, fmt: str, fail_on: str | None) -> None:
 PLAN_EXIT_STATUS_HELP = """\b
 Exit status:
   0  the changes were applied and the comparison printed (and the reports
-     of the after written, with --format); with --fail-on, and no finding
-     counts as below
+     of the after written, with --format), and, with --fail-on, no finding
+     counts (as 1 says)
   1  only with --fail-on: a failed or not-proven, unwaived finding of the
      after at or above it that the changes introduce or make worse (not
      open before; failed, where it was not proven; or more severe), or no
@@ -1132,9 +1132,12 @@ Exit status:
 @click.option(
     "--fail-on",
     type=click.Choice(FAIL_ON_CHOICES),
+    is_flag=False,
+    flag_value="high",  # scan's default, for --fail-on given alone
     help="Exit 1 when a finding the changes introduce or make worse is failed or not "
-    "proven at or above this severity, as scan's --fail-on judges a scan against a "
-    "baseline (never: report only; DATA-02 still exits 1). Without it: exit 0.",
+    "proven at or above this severity (alone: high, scan's default), as scan's "
+    "--fail-on judges a scan against a baseline (never: report only; DATA-02 still "
+    "exits 1). Without it: exit 0.",
 )
 @click.pass_obj
 def plan_command(

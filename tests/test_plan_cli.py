@@ -259,6 +259,15 @@ def test_fail_on_counts_what_the_changes_introduce_or_make_worse(tmp_path: Path)
     assert states[("HA-05", "cad-ws-04")] == "unchanged"
 
 
+def test_fail_on_alone_is_scans_default_high() -> None:
+    # The three high findings of the retirement (above) count at high.
+    result = run("plan", "--demo", "--fail-on", "--change", RETIRE)
+    assert result.exit_code == 1, result.output
+    assert verdict(result.stdout)[0] == (
+        "FAIL: findings the changes introduce or make worse at or above high"
+    )
+
+
 def test_fail_on_above_what_the_changes_introduce_exits_0() -> None:
     # The demo has no critical finding, and so neither does the retirement.
     result = run("plan", "--demo", "--change", RETIRE, "--fail-on", "critical")
