@@ -254,6 +254,11 @@ def test_fail_on_counts_what_the_changes_introduce_or_make_worse(tmp_path: Path)
     ]
     (report,) = out.glob("*.json")
     doc = json.loads(report.read_text("utf-8"))
+    jsonschema = pytest.importorskip("jsonschema")
+    from gpuaudit.report.json_report import report_schema
+
+    jsonschema.validate(doc, report_schema())
+    assert doc["summary"]["verdict"] == "fail"
     states = {(f["rule"], f["object"]): f.get("baseline_state") for f in doc["findings"]}
     assert states[("HA-05", "train-01")] == "new"
     assert states[("HA-05", "cad-ws-04")] == "unchanged"
