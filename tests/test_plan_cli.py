@@ -373,3 +373,17 @@ def test_dash_output_without_exactly_one_json_format_is_refused(
     assert "Usage:" in result.output and "standard output" in result.output
     assert "--format json or sarif" in result.output
     assert result.stdout == "" and list(tmp_path.iterdir()) == []
+
+
+def test_a_plan_on_an_estate_with_no_host_read_fails_whatever_fail_on(tmp_path: Path) -> None:
+    # A cluster and no host: DATA-02 fails before and after (nothing was examined), so the
+    # gate fails even at --fail-on never, as a scan does; without --fail-on, exit 0.
+    e = Estate()
+    e.cluster("c1")
+    saved = tmp_path / "inventory.json"
+    e.inv.save(saved)
+    file = changes(tmp_path, "changes:\n  - set_ha: {cluster: c1, enabled: true}\n")
+    result = run("plan", "--from", str(saved), "--change", file, "--fail-on", "never")
+    assert result.exit_code == 1, result.output
+    assert verdict(result.stdout) == ["FAIL: nothing was examined (DATA-02)"]
+    assert run("plan", "--from", str(saved), "--change", file).exit_code == 0
