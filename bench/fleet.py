@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -113,7 +114,17 @@ def measure(command: list[str], env: dict[str, str]) -> dict[str, float]:
         "peak_rss_mib": usage.ru_maxrss / 1024,
         "tree_peak_mib": peak[0],
         "cpu_s": usage.ru_utime + usage.ru_stime,
+        "target_peaks_mib": target_peaks(stderr.decode(errors="replace")),
     }
+
+
+# gpuaudit.fleet's debug line for each target scanned in a process of its own.
+_TARGET_PEAK = re.compile(r"(\S+): peak (\d+) MiB$", re.MULTILINE)
+
+
+def target_peaks(log: str) -> dict[str, float]:
+    """Each target's peak, MiB, as its scan's process measured it (from ``-v``'s log)."""
+    return {name: float(mib) for name, mib in _TARGET_PEAK.findall(log)}
 
 
 def check_scanned(out: Path, targets: int) -> None:
@@ -160,7 +171,10 @@ def run(runs: int, say: Any, large: float = 1.0, partial: Path | None = None) ->
         try:
             for i, (label, estate) in enumerate(estates):
                 say(f"starting lab {i + 1}/{len(estates)} ({label}: {estate.hosts} hosts)")
-                lab = Lab(estate.scenario(), timeout=600).start()
+                # Each its own vCenter: the history keys a vCenter by its instance UUID,
+                # and the schedule takes each target's size from its own latest scan.
+                uuid = f"00000000-0000-4000-8000-{i + 1:012d}"
+                lab = Lab(estate.scenario(), timeout=600, instance_uuid=uuid).start()
                 labs.append((f"{label}-{i + 1:02d}", lab))
             password = labs[0][1].password
             env = dict(os.environ)
@@ -174,7 +188,7 @@ def run(runs: int, say: Any, large: float = 1.0, partial: Path | None = None) ->
                 order = ["sequential", "fleet"] if r % 2 == 0 else ["fleet", "sequential"]
                 for kind in order:
                     out = Path(tmp) / f"out-{r}-{kind}"
-                    command = [sys.executable, "-m", "gpuaudit", "scan"]
+                    command = [sys.executable, "-m", "gpuaudit", "-v", "scan"]
                     command += ["--targets", str(files[kind]), "-o", str(out)]
                     command += ["--history", str(history)]
                     if kind == "fleet":
@@ -190,7 +204,9 @@ def run(runs: int, say: Any, large: float = 1.0, partial: Path | None = None) ->
                     say(
                         f"run {r + 1}/{runs} {kind}: {figures['wall_s']:.1f} s, "
                         f"peak {figures['peak_rss_mib']:.0f} MiB "
-                        f"(tree sampled {figures['tree_peak_mib']:.0f} MiB)"
+                        f"(tree sampled {figures['tree_peak_mib']:.0f} MiB), "
+                        f"CPU {figures['cpu_s']:.1f} s; targets' peaks MiB: "
+                        + ", ".join(f"{n} {v:.0f}" for n, v in figures["target_peaks_mib"].items())
                     )
                     shutil.rmtree(out, ignore_errors=True)
         finally:

@@ -36,7 +36,7 @@ import click
 from gpuaudit import __version__, connect, credentials, interrupts, logs, scan
 from gpuaudit.cli_config import ENV_PREFIX, OnceOption, config_option
 from gpuaudit.console import Console, colour_allowed
-from gpuaudit.errors import AuditError, ExitCode, InputError, during, exit_code
+from gpuaudit.errors import AuditError, ExitCode, InputError, MissingExtra, during, exit_code
 from gpuaudit.outcome import FAIL_ON_CHOICES
 from gpuaudit.results import SEVERITIES
 from gpuaudit.terminal import printable
@@ -577,7 +577,8 @@ def history_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
         "--history",
         metavar="PATH|URL",
-        help="The history store: a SQLite file, or a URL such as postgresql://host/db.  "
+        help="The history store: a SQLite file, or a URL such as postgresql://host/db "
+        "(which needs the extra gpuaudit[postgres]).  "
         "[default: $XDG_STATE_HOME/gpuaudit/history.sqlite, else "
         "~/.local/state/gpuaudit/history.sqlite]",
     )(func)
@@ -595,7 +596,8 @@ def _history_location(given: str | None, off: bool) -> str | None:
 
 
 def _check_history(given: str | None) -> None:
-    """A --history URL that can never work is a usage error, before anything is scanned."""
+    """A --history URL that can never work is a usage error, before anything is scanned;
+    one whose driver comes with an extra not installed, one line naming the extra."""
     if not given:
         return
     from gpuaudit.history import HistoryError, check_location
@@ -604,6 +606,8 @@ def _check_history(given: str | None) -> None:
         check_location(given)
     except HistoryError as exc:
         raise click.UsageError(f"--history {exc}") from None
+    except MissingExtra as exc:
+        raise MissingExtra(f"--history {exc.feature}", exc.library, exc.extra) from None
 
 
 @main.command(epilog=EXIT_STATUS_HELP)
@@ -715,7 +719,7 @@ def _check_history(given: str | None) -> None:
     type=click.Path(dir_okay=False),
     help="The JSON of 'kubectl get nodes,pods --all-namespaces -o json', one file per "
     "Kubernetes cluster (repeatable): checks that Kubernetes can reschedule the GPU pods "
-    "of a lost host (docs/kubernetes.md).",
+    "of a lost host (docs/kubernetes.md). Needs the extra gpuaudit[kubernetes].",
 )
 @click.option(
     "--targets",

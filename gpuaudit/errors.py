@@ -39,6 +39,15 @@ class InputError(AuditError):
     credentials, or the server's address."""
 
 
+class MissingExtra(InputError):
+    """A feature whose library is an optional dependency (an extra of the package) that
+    is not installed: the message names the extra and the command that installs it."""
+
+    def __init__(self, feature: str, library: str, extra: str) -> None:
+        self.feature, self.library, self.extra = feature, library, extra
+        super().__init__(f"{feature} needs {library}: pip install 'gpuaudit[{extra}]'")
+
+
 class ConnectionFailed(AuditError):
     """The server cannot be reached, TLS verification or login failed, or its answers
     failed for good or could not be understood mid-scan."""

@@ -4,6 +4,14 @@ One target's failure (unreachable, bad login, timeout, a bad policy) is recorded
 as that target's outcome and never stops, delays past its own timeout, or loses
 the reports of the others. The exit status of a fleet scan is the worst of its
 targets' (70 > 3 > 2 > 1 > 0).
+
+Each target of a fleet is scanned in a process of its own (forked, so it shares
+what is loaded already), which hands back its outcome and ends. Its memory goes back
+to the system when it ends, so the fleet's memory is the sum of the running scans'
+own, which the schedule (gpuaudit.fleet_schedule) bounds; threads in one process
+kept each finished scan's freed memory in the process, and every scan's garbage
+collections walked every other scan's objects. A fleet of one target runs it in
+this process.
 """
 
 from __future__ import annotations
@@ -11,12 +19,18 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import multiprocessing
+import resource
+import signal
+import sys
+import tempfile
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import yaml
 from pydantic import Field, model_validator
@@ -162,6 +176,7 @@ class TargetOutcome:
     sheets: list[Table] | None = None
     scan_id: int | None = None  # the scan's row in the history store
     warnings: list[str] = field(default_factory=list)  # the history store's trouble
+    peak_rss: int | None = None  # bytes: the high-water mark of the scan's own process
 
 
 def _password(target: Target, env: dict[str, str]) -> str:
@@ -184,8 +199,12 @@ def scan_target(
     env: dict[str, str],
     now: datetime,
     history: str | None = None,
+    spool: str | None = None,
 ) -> TargetOutcome:
-    """Scan one target; every failure becomes its outcome, never an exception."""
+    """Scan one target; every failure becomes its outcome, never an exception.
+
+    Its merged sheets are spooled in the folder ``spool`` when given, so that they
+    can be handed from the scan's process to the fleet's (report.spool)."""
     from gpuaudit import pipeline
 
     try:
@@ -234,16 +253,16 @@ def scan_target(
         gpu_vms=sum(1 for v in inventory.vms if v.gpus),
         designs=summary.designs,
         tolerates=summary.tolerates,
-        sheets=_sheets(done.result),
+        sheets=_sheets(done.result, spool),
         scan_id=done.scan_id,
         warnings=done.warnings,
     )
 
 
-def _sheets(result: AuditResult) -> list[Table]:
+def _sheets(result: AuditResult, spool: str | None) -> list[Table]:
     from gpuaudit.report.fleet import target_sheets
 
-    return target_sheets(result)
+    return target_sheets(result, spool)
 
 
 def target_sizes(targets: Sequence[Target], history: str | None) -> list[int | None]:
@@ -301,35 +320,111 @@ def scan_fleet(
 
     Targets start largest first, and only while the expected peaks of the running
     ones stay within ``max_memory`` bytes (default: half of the machine's memory;
-    gpuaudit.fleet_schedule).
+    gpuaudit.fleet_schedule). Each runs in a process of its own, unless the fleet
+    has only one target.
     """
     say = progress or (lambda _m: None)
     stamp = now or datetime.now(UTC)
-    finished = itertools.count(1)  # next() on a count is atomic under the GIL
+    finished = itertools.count(1)
     budget = max_memory or fleet_schedule.default_budget()
     peaks = [fleet_schedule.expected_peak(n) for n in target_sizes(fleet.targets, history)]
 
-    def one(target: Target) -> TargetOutcome:
-        result = scan_target(target, output_dir, formats, fail_on, env, stamp, history)
-        say(f"[{next(finished)}/{len(fleet.targets)}] {target.name}: {result.verdict}")
-        return result
+    def done(outcome: TargetOutcome) -> TargetOutcome:
+        say(f"[{next(finished)}/{len(fleet.targets)}] {outcome.target.name}: {outcome.verdict}")
+        if outcome.peak_rss is not None:
+            log.debug("%s: peak %d MiB", outcome.target.name, outcome.peak_rss // (1 << 20))
+        return outcome
+
+    if len(fleet.targets) == 1:
+        target = fleet.targets[0]
+        return [done(scan_target(target, output_dir, formats, fail_on, env, stamp, history))]
 
     waiting = fleet_schedule.start_order(peaks)
-    running: dict[Future[TargetOutcome], int] = {}
+    running: dict[Connection, tuple[int, BaseProcess]] = {}
     outcomes: dict[int, TargetOutcome] = {}
-    workers = min(fleet.concurrency, len(fleet.targets))
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="target") as pool:
-        while waiting or running:
-            for index in fleet_schedule.to_start(
-                waiting, list(running.values()), peaks, budget, fleet.concurrency
-            ):
-                waiting.remove(index)
-                log.debug("starting %s", fleet.targets[index].name)
-                running[pool.submit(one, fleet.targets[index])] = index
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in done:
-                outcomes[running.pop(future)] = future.result()
+    with tempfile.TemporaryDirectory(prefix="gpuaudit-fleet-") as spool:
+
+        def scan_in_child(target: Target) -> TargetOutcome:
+            return scan_target(target, output_dir, formats, fail_on, env, stamp, history, spool)
+
+        try:
+            while waiting or running:
+                held = [index for index, _ in running.values()]
+                # This process's own memory is part of the budget too.
+                room = budget - _own_peak()
+                for index in fleet_schedule.to_start(waiting, held, peaks, room, fleet.concurrency):
+                    waiting.remove(index)
+                    log.debug("starting %s", fleet.targets[index].name)
+                    reader, process = _start(scan_in_child, fleet.targets[index])
+                    running[reader] = (index, process)
+                for ready in multiprocessing.connection.wait(list(running)):
+                    reader = cast(Connection, ready)  # wait() gives back what it was given
+                    index, process = running.pop(reader)
+                    outcomes[index] = done(_receive(reader, process, fleet.targets[index]))
+        finally:
+            _stop_all([process for _, process in running.values()])
     return [outcomes[i] for i in range(len(fleet.targets))]
+
+
+def _start(
+    scan_one: Callable[[Target], TargetOutcome], target: Target
+) -> tuple[Connection, BaseProcess]:
+    """Start ``scan_one(target)`` in a forked process; the connection its outcome comes by."""
+    context = multiprocessing.get_context("fork")  # the child needs nothing pickled to start
+    reader, writer = context.Pipe(duplex=False)
+    process = context.Process(
+        target=_child, args=(scan_one, target, writer), name=f"gpuaudit-{target.name}"
+    )
+    process.start()
+    writer.close()  # the child's copy stays open: the reader sees EOF when the child ends
+    return reader, process
+
+
+def _child(scan_one: Callable[[Target], TargetOutcome], target: Target, writer: Connection) -> None:
+    """The scan's process: the outcome goes back to the fleet; a signal ends it quietly."""
+    try:
+        outcome = scan_one(target)
+        outcome.peak_rss = _own_peak()
+        writer.send(outcome)
+    except KeyboardInterrupt:
+        sys.exit(128 + signal.SIGINT)
+    except BaseException as exc:  # Stopped (SIGTERM, SIGHUP), cleaned up on the way here
+        sys.exit(getattr(exc, "exit_code", ExitCode.CRASH))
+
+
+def _own_peak() -> int:
+    """This process's high-water mark of resident memory, bytes (Linux counts KiB, macOS bytes)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024
+
+
+def _receive(reader: Connection, process: BaseProcess, target: Target) -> TargetOutcome:
+    """The outcome a scan's process sent; an ERROR outcome if it ended without one."""
+    outcome: TargetOutcome | None
+    try:
+        outcome = reader.recv()
+    except (EOFError, OSError):
+        outcome = None
+    finally:
+        reader.close()
+    process.join()
+    if outcome is not None:
+        return outcome
+    code = process.exitcode
+    how = f"killed by {signal.Signals(-code).name}" if code and code < 0 else f"exit status {code}"
+    error = f"the scan's process ended without a result ({how})"
+    return TargetOutcome(target, ExitCode.CRASH, "ERROR", error=error)
+
+
+def _stop_all(processes: Sequence[BaseProcess]) -> None:
+    """Ask every scan still running to stop (each cleans up: its session, its files), then wait."""
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join(timeout=30)
+        if process.is_alive():
+            process.kill()
+            process.join()
 
 
 def fleet_exit_code(outcomes: Sequence[TargetOutcome]) -> ExitCode:

@@ -2,11 +2,12 @@
 
 Pure: sizes in, decisions out. gpuaudit.fleet asks it each time a target finishes.
 
-A target's expected peak is its size in objects (hosts + VMs) times a figure per
-object measured by the benchmark. Targets start largest first (ties in file
-order); each time a slot frees, every waiting target whose expected peak still
-fits beside the running ones starts, in that order. A target larger than the
-whole budget still runs, but alone.
+A target's expected peak is that of its own scan's process: a base every process
+pays (the interpreter, gpuaudit, what it shares with the fleet's process it was
+forked from) plus a figure per object (host or VM) of its vCenter, both measured by
+the benchmark. Targets start largest first (ties in file order); each time a slot
+frees, every waiting target whose expected peak still fits beside the running ones
+starts, in that order. A target larger than the whole budget still runs, but alone.
 """
 
 from __future__ import annotations
@@ -17,14 +18,16 @@ from collections.abc import Sequence
 
 MIB = 1024 * 1024
 
-# The peak resident memory of one scan per object (host or VM) of its vCenter:
-# 929 MiB for 2,500 hosts + 45,000 VMs (47,500 objects) at the configuration
-# maximum, docs/performance.md (bench.run --max, commit ee9960c), that is
-# 929 / 47,500 = 0.0196 MiB (20 KiB) per object. The peak at the maximum over its
-# objects is the largest per-object figure measured (289 MiB over 11,875 objects
-# is 0.0243 at a quarter of it, which includes the interpreter's own 70 MiB or
-# so, paid once per process, not once per target).
-MIB_PER_OBJECT = 929 / 47_500
+# Two targets' scans, each in a process of its own, measured by bench.fleet
+# (docs/performance.md, "A fleet within a memory budget"): 376 MiB for 625 hosts +
+# 11,250 VMs (11,875 objects) and 110 MiB for 39 hosts + 703 VMs (742 objects).
+# The line through them: (376 - 110) / (11,875 - 742) = 0.0239 MiB (24.5 KiB) per
+# object, and 110 - 742 x 0.0239 = 92 MiB for the process itself. A process's
+# resident memory counts the pages it still shares with the fleet's process, so
+# summed over the running processes these figures are what the system is asked for
+# at most, which is what the budget bounds.
+MIB_PER_OBJECT = (376 - 110) / (11_875 - 742)
+PROCESS_MIB = 110 - 742 * MIB_PER_OBJECT
 
 # A target with no scan in the history is expected at the configuration maximum
 # (2,500 hosts, 45,000 VMs): no cheaper count comes before its own scan, and
@@ -77,7 +80,7 @@ def default_budget() -> int:
 def expected_peak(objects: int | None) -> int:
     """The expected peak of one target's scan in bytes, from its hosts + VMs (None: unknown)."""
     count = UNKNOWN_OBJECTS if objects is None else objects
-    return int(count * MIB_PER_OBJECT * MIB)
+    return int((PROCESS_MIB + count * MIB_PER_OBJECT) * MIB)
 
 
 def start_order(peaks: Sequence[int]) -> list[int]:

@@ -93,6 +93,16 @@ def parse_quantity(text: str) -> int:
     return int(value)
 
 
+def client_missing() -> bool:
+    """True when the Kubernetes client, an optional dependency (the extra
+    ``gpuaudit[kubernetes]``), cannot be imported."""
+    try:
+        import kubernetes.client  # noqa: F401  (heavy: loaded only when a file is given)
+    except ImportError:
+        return True
+    return False
+
+
 def read_cluster(path: str | Path) -> Cluster:
     """The nodes and pods of the file at ``path``; the cluster is named after the file."""
     path = Path(path)

@@ -16,7 +16,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from gpuaudit import connect, scan
-from gpuaudit.errors import ConnectionFailed, InputError, ReportWriteError, during, exit_code
+from gpuaudit.errors import (
+    ConnectionFailed,
+    InputError,
+    MissingExtra,
+    ReportWriteError,
+    during,
+    exit_code,
+)
 from gpuaudit.inventory import Inventory
 from gpuaudit.judgement import judge, nothing_examined
 from gpuaudit.outcome import Summary, baseline_keys, failed_keys, summarise
@@ -288,11 +295,14 @@ def stale_waivers(policy: Policy | None, result: AuditResult) -> list[str]:
 
 
 def load_kubernetes(paths: Sequence[str]) -> list[KubernetesCluster]:
-    """The Kubernetes clusters of the files at ``paths``; raises InputError."""
+    """The Kubernetes clusters of the files at ``paths``; raises InputError (MissingExtra
+    when the Kubernetes client is not installed)."""
     if not paths:
         return []
-    from gpuaudit.kube_read import KubernetesInputError, read_cluster
+    from gpuaudit.kube_read import KubernetesInputError, client_missing, read_cluster
 
+    if client_missing():  # before any file is read or any server asked
+        raise MissingExtra("--kubernetes", "the Kubernetes client", "kubernetes")
     try:
         return [read_cluster(path) for path in paths]
     except KubernetesInputError as exc:

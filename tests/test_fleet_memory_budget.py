@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -93,12 +92,16 @@ def test_a_machine_that_does_not_say_its_memory_gets_2_gib(
 
 
 def test_expected_peak_from_the_benchmark() -> None:
-    # docs/performance.md: 929 MiB at the maximum, 2,500 hosts + 45,000 VMs.
-    assert abs(expected_peak(47_500) - 929 * MIB) < MIB
+    # docs/performance.md, bench.fleet at a quarter of the maximum, each target's scan in
+    # its own process: 376 MiB at 11,875 objects, 110 MiB at 742. The line through them.
+    slope = (376 - 110) / (11_875 - 742)  # 0.02389 MiB per object
+    base = 110 - 742 * slope  # 92.27 MiB
+    assert abs(expected_peak(11_875) - 376 * MIB) < MIB
+    assert abs(expected_peak(742) - 110 * MIB) < MIB
+    assert abs(expected_peak(0) - base * MIB) < MIB  # a process costs its base, even empty
+    # The maximum, 2,500 hosts + 45,000 VMs: 92.27 + 47,500 x 0.02389 = 1,227.2 MiB.
+    assert abs(expected_peak(47_500) - 1227.2 * MIB) < 0.1 * MIB
     assert expected_peak(None) == expected_peak(47_500)  # unknown: the maximum
-    # A sixteenth of the maximum: 929 / 16 = 58.06 MiB.
-    assert abs(expected_peak(2_968) - 58.06 * MIB) < 0.1 * MIB
-    assert expected_peak(0) == 0
 
 
 def test_largest_first_ties_in_file_order() -> None:
@@ -127,46 +130,138 @@ def test_a_target_over_the_budget_runs_alone() -> None:
 
 
 def test_two_at_the_maximum_and_eight_at_a_sixteenth_in_1_5_gib() -> None:
-    # Issue 37's fleet: 929 + 929 = 1,858 MiB is over 1,536; 929 + 8 x 58 = 1,393 is not.
+    # Issue 37's fleet: 1,227.2 MiB at the maximum (47,500 objects), 92.27 + 2,968 x
+    # 0.02389 = 163.2 MiB at a sixteenth; 1,400 MiB left beside the fleet's own process.
     sizes = [2_968, 2_968, 47_500, 2_968, 2_968, 2_968, 47_500, 2_968, 2_968, 2_968]
     peaks = [expected_peak(n) for n in sizes]
     order = start_order(peaks)
     assert order == [2, 6, 0, 1, 3, 4, 5, 7, 8, 9]
-    first = to_start(order, [], peaks, 1536 * MIB, 10)
-    assert first == [2, 0, 1, 3, 4, 5, 7, 8, 9]
-    # The second large one waits for the first; beside the 8 small ones, 1,393 MiB, it fits.
-    assert to_start([6], [2, 0], peaks, 1536 * MIB, 10) == []
-    assert to_start([6], [0, 1, 3, 4, 5, 7, 8, 9], peaks, 1536 * MIB, 10) == [6]
+    # 1,227.2 + 163.2 = 1,390.4 fits in 1,400; a second small one (1,553.6) does not.
+    first = to_start(order, [], peaks, 1400 * MIB, 10)
+    assert first == [2, 0]
+    # The second large one waits for the first, even with no small one beside it.
+    assert to_start([6, 1], [2], peaks, 1400 * MIB, 10) == [1]
+    assert to_start([6], [2, 1], peaks, 1400 * MIB, 10) == []
+    # The first large one done: the second starts beside the small one running.
+    assert to_start([6, 3], [1], peaks, 1400 * MIB, 10) == [6]
+    # Eight small ones alone: 8 x 163.2 = 1,305.5 fits.
+    assert to_start([0, 1, 3, 4, 5, 7, 8, 9], [], peaks, 1400 * MIB, 10) == [0, 1, 3, 4, 5, 7, 8, 9]
 
 
 def test_scan_fleet_keeps_to_the_budget(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # Expected peaks 600, 300, 500 and 200 MiB in file order, a budget of 1,000 MiB.
-    sizes = [int(p / 929 * 47_500) + 1 for p in (600, 300, 500, 200)]
-    targets = [fleet.Target(name=f"vc{i}", server=f"vc{i}", user="u") for i in range(4)]
-    lock = threading.Lock()
-    running: list[str] = []
-    started: list[str] = []
-    together: list[list[str]] = []
+    peaks = {"vc0": 600, "vc1": 300, "vc2": 500, "vc3": 200}
+    targets = [fleet.Target(name=name, server=name, user="u") for name in peaks]
+    journal = tmp_path / "journal"  # each scan runs in a process of its own: they meet here
 
     def scan_target(target: fleet.Target, *_args: Any) -> fleet.TargetOutcome:
-        with lock:
-            running.append(target.name)
-            started.append(target.name)
-            together.append(sorted(running))
-        time.sleep(0.2 if target.name == "vc0" else 0.05)
-        with lock:
-            running.remove(target.name)
+        with journal.open("a") as out:
+            out.write(f"start {target.name}\n")
+        time.sleep(0.4 if target.name == "vc0" else 0.1)
+        with journal.open("a") as out:
+            out.write(f"end {target.name}\n")
         return fleet.TargetOutcome(target, ExitCode.OK, "PASS")
 
     monkeypatch.setattr(fleet, "scan_target", scan_target)
-    monkeypatch.setattr(fleet, "target_sizes", lambda _t, _h: sizes)
+    monkeypatch.setattr(fleet, "target_sizes", lambda _t, _h: list(peaks.values()))
+    monkeypatch.setattr(fleet_schedule, "expected_peak", lambda mib: mib * MIB)
+    monkeypatch.setattr(fleet, "_own_peak", lambda: 0)  # the fleet's process itself: below
     outcomes = fleet.scan_fleet(
         fleet.Fleet(targets, concurrency=4), tmp_path, ["json"], "high", {}, max_memory=1000 * MIB
     )
     assert [o.target.name for o in outcomes] == ["vc0", "vc1", "vc2", "vc3"]
+    events = [line.split() for line in journal.read_text().splitlines()]
+    started = [name for what, name in events if what == "start"]
     # vc0 (600) and vc1 (300) first; vc2 (500) only once vc0 is done.
-    assert started[:2] == ["vc0", "vc1"]
-    assert not any({"vc0", "vc2"} <= set(group) for group in together)
+    assert sorted(started[:2]) == ["vc0", "vc1"]
+    running: set[str] = set()
+    for what, name in events:
+        if what == "start":
+            running.add(name)
+            assert sum(peaks[n] for n in running) <= 1000, running
+        else:
+            running.remove(name)
+    assert not running
+
+
+def test_the_fleet_s_own_process_counts_in_the_budget(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # The fleet's process holds 400 MiB: of a 1,000 MiB budget, 600 are left, which the
+    # 600 MiB target takes alone; beside nothing, the 300 MiB one would have started.
+    targets = [fleet.Target(name=name, server=name, user="u") for name in ("big", "small")]
+    journal = tmp_path / "journal"
+
+    def scan_target(target: fleet.Target, *_args: Any) -> fleet.TargetOutcome:
+        with journal.open("a") as out:
+            out.write(f"start {target.name}\n")
+        time.sleep(0.2)
+        with journal.open("a") as out:
+            out.write(f"end {target.name}\n")
+        return fleet.TargetOutcome(target, ExitCode.OK, "PASS")
+
+    monkeypatch.setattr(fleet, "scan_target", scan_target)
+    monkeypatch.setattr(fleet, "target_sizes", lambda _t, _h: [600, 300])
+    monkeypatch.setattr(fleet_schedule, "expected_peak", lambda mib: mib * MIB)
+    monkeypatch.setattr(fleet, "_own_peak", lambda: 400 * MIB)
+    fleet.scan_fleet(
+        fleet.Fleet(targets, concurrency=2), tmp_path, ["json"], "high", {}, max_memory=1000 * MIB
+    )
+    assert journal.read_text().split("\n")[:2] == ["start big", "end big"]
+
+
+def test_each_target_of_a_fleet_runs_in_a_process_of_its_own(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import os
+
+    targets = [fleet.Target(name=f"vc{i}", server=f"vc{i}", user="u") for i in range(3)]
+
+    def scan_target(target: fleet.Target, *_args: Any) -> fleet.TargetOutcome:
+        return fleet.TargetOutcome(target, ExitCode.OK, "PASS", error=str(os.getpid()))
+
+    monkeypatch.setattr(fleet, "scan_target", scan_target)
+    outcomes = fleet.scan_fleet(fleet.Fleet(targets, concurrency=2), tmp_path, ["json"], "high", {})
+    pids = {o.error for o in outcomes}
+    assert len(pids) == 3 and str(os.getpid()) not in pids
+    # Each reports the high-water mark of its own process.
+    assert all(o.peak_rss and o.peak_rss > 1 << 20 for o in outcomes)
+    # One target alone runs in this process.
+    alone = fleet.scan_fleet(fleet.Fleet(targets[:1]), tmp_path, ["json"], "high", {})
+    assert alone[0].error == str(os.getpid())
+
+
+@pytest.mark.parametrize(
+    ("how", "error"),
+    [
+        ("kill", "the scan's process ended without a result (killed by SIGKILL)"),
+        ("exit", "the scan's process ended without a result (exit status 3)"),
+    ],
+)
+def test_a_scan_process_that_dies_is_its_target_s_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, how: str, error: str
+) -> None:
+    import os
+    import signal
+
+    targets = [fleet.Target(name=f"vc{i}", server=f"vc{i}", user="u") for i in range(3)]
+
+    def scan_target(target: fleet.Target, *_args: Any) -> fleet.TargetOutcome:
+        if target.name == "vc1":
+            if how == "kill":
+                os.kill(os.getpid(), signal.SIGKILL)
+            os._exit(3)
+        return fleet.TargetOutcome(target, ExitCode.OK, "PASS")
+
+    monkeypatch.setattr(fleet, "scan_target", scan_target)
+    outcomes = fleet.scan_fleet(fleet.Fleet(targets, concurrency=3), tmp_path, ["json"], "high", {})
+    assert [(o.verdict, o.error) for o in outcomes] == [
+        ("PASS", None),
+        ("ERROR", error),
+        ("PASS", None),
+    ]
+    assert outcomes[1].exit_code == ExitCode.CRASH
+    assert fleet.fleet_exit_code(outcomes) == ExitCode.CRASH
 
 
 def test_max_memory_is_checked(tmp_path: Path) -> None:

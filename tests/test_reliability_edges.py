@@ -611,15 +611,18 @@ def test_a_password_in_a_target_server_url_is_never_shown(tmp_path: Path, fast: 
 def test_a_stopped_fleet_starts_no_further_target(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    import threading
-
     from gpuaudit import fleet
 
-    started: list[str] = []
+    journal = tmp_path / "journal"  # each target runs in a process of its own
 
     def slow_scan(target: Any, *_args: Any) -> Any:
-        started.append(target.name)
-        time.sleep(0.3)
+        with journal.open("a") as out:
+            out.write(f"start {target.name}\n")
+        if target.name == "vc01":  # the fleet is stopped while this target runs
+            os.kill(os.getppid(), signal.SIGTERM)
+            time.sleep(5)
+        with journal.open("a") as out:
+            out.write(f"end {target.name}\n")
         return fleet.TargetOutcome(target, 0, "PASS")
 
     monkeypatch.setattr(fleet, "scan_target", slow_scan)
@@ -631,16 +634,16 @@ def test_a_stopped_fleet_starts_no_further_target(
         raise RuntimeError("the signal reached the test's own handler")
 
     before = signal.signal(signal.SIGTERM, unhandled)
-    timer = threading.Timer(0.45, os.kill, (os.getpid(), signal.SIGTERM))
+    began = time.monotonic()
     try:
-        timer.start()
         result = run("scan", "--targets", str(targets), "-o", str(tmp_path / "out"))
-        time.sleep(0.4)  # a target still running ends; no other starts
+        time.sleep(0.4)  # were another target started, it would be in the journal by now
     finally:
-        timer.cancel()
         signal.signal(signal.SIGTERM, before)
     assert result.exit_code == 143, result.output
-    assert started == ["vc00", "vc01"]
+    # The running target was stopped with the fleet, not waited for.
+    assert time.monotonic() - began < 5
+    assert journal.read_text().splitlines() == ["start vc00", "end vc00", "start vc01"]
 
 
 # A lone surrogate (which a JSON file may escape) and the bidirectional controls.

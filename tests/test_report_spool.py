@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, date, datetime
+from pathlib import Path
 
 import pytest
 
@@ -63,3 +64,28 @@ def test_chained_rows_are_the_parts_one_after_another() -> None:
     with pytest.raises(IndexError):
         chained[len(want)]
     assert list(ChainedRows([])) == [] and len(ChainedRows([])) == 0
+
+
+def test_rows_spooled_in_a_folder_cross_to_another_process(tmp_path: Path) -> None:
+    import multiprocessing
+    import pickle
+
+    context = multiprocessing.get_context("fork")
+    reader, writer = context.Pipe(duplex=False)
+
+    def child() -> None:
+        writer.send(SpooledRows(rows(2 * spool.CHUNK + 3, "c"), str(tmp_path)))
+
+    process = context.Process(target=child)
+    process.start()
+    received = reader.recv()
+    process.join()
+    assert process.exitcode == 0
+    assert list(received) == rows(2 * spool.CHUNK + 3, "c")
+    assert received[-1][0] == f"c{2 * spool.CHUNK + 2}"
+    # The receiver owns the rows: the file's name is gone, its rows are still read.
+    assert list(tmp_path.iterdir()) == []
+    assert len(received) == 2 * spool.CHUNK + 3
+    # Rows in an unnamed file stay in their process.
+    with pytest.raises(TypeError, match="cannot leave their process"):
+        pickle.dumps(SpooledRows(rows(3)))

@@ -34,6 +34,7 @@ from sqlalchemy.exc import ArgumentError
 from tenacity import retry, retry_if_exception, stop_after_delay, wait_exponential
 
 from gpuaudit import __version__, urls
+from gpuaudit.errors import MissingExtra
 from gpuaudit.history import schema
 from gpuaudit.results import SEVERITIES
 
@@ -44,6 +45,8 @@ _MIGRATION_LOCK = 0x67707561  # "gpua": PostgreSQL advisory lock around migratio
 # The newest migration: a store already at it opens without loading Alembic.
 SCHEMA_HEAD = "0004"
 # The columns of revision 0003, read and written as they are.
+# What postgresql:// means: psycopg 3, installed with the extra gpuaudit[postgres].
+SHIPPED_DRIVER = "postgresql+psycopg"
 SIZE_COLUMNS = ("hosts", "vms", "gpus", "gpu_vms", "exit_code")
 
 
@@ -162,8 +165,8 @@ def engine_url(location: str) -> URL:
         url = make_url(to_url(location))
     except (ArgumentError, ValueError):
         raise ValueError("not a database URL: sqlite:///PATH or postgresql://HOST/DB") from None
-    if url.drivername in ("postgresql", "postgres"):  # psycopg 3 is the driver shipped
-        url = url.set(drivername="postgresql+psycopg")
+    if url.drivername in ("postgresql", "postgres"):
+        url = url.set(drivername=SHIPPED_DRIVER)
     if url.get_backend_name() not in ("sqlite", "postgresql"):
         raise ValueError("a history store is a SQLite file or a postgresql:// URL")
     return url
@@ -173,7 +176,8 @@ def check_location(location: str) -> None:
     """Refuse, before any scan, a location that can never work: a URL that cannot be
     parsed, another database, a driver that is not installed or is asyncio's.
     A store that merely cannot be reached now is left to fail when it is used.
-    Raises HistoryError naming the location without its password."""
+    Raises HistoryError naming the location without its password, or MissingExtra
+    when psycopg, the driver of the extra gpuaudit[postgres], is not installed."""
     try:
         url = engine_url(location)
         if isinstance(url.password, str):
@@ -192,9 +196,13 @@ def check_location(location: str) -> None:
         try:
             dialect.import_dbapi()
         except ImportError:
+            if url.drivername == SHIPPED_DRIVER:  # the driver of the extra gpuaudit[postgres]
+                raise MissingExtra(
+                    shown(location), "the PostgreSQL driver (psycopg)", "postgres"
+                ) from None
             raise ValueError(
                 f"the driver of {url.drivername} is not installed: write postgresql:// "
-                "(psycopg, installed with gpuaudit)"
+                "(psycopg, with: pip install 'gpuaudit[postgres]')"
             ) from None
     except ValueError as exc:
         raise HistoryError(f"{shown(location)}: {exc}") from None

@@ -107,12 +107,18 @@ def fleet_table(data: dict[str, Any]) -> Table:
     return Table("targets", "Targets", columns, rows)
 
 
-def target_sheets(result: AuditResult) -> list[Table]:
+def target_sheets(result: AuditResult, directory: str | None = None) -> list[Table]:
     """One target's MERGED sheets, their rows spooled to a temporary file: a fleet
-    keeps these, not the target's whole audit, until its workbook is written."""
+    keeps these, not the target's whole audit, until its workbook is written.
+
+    Spooled in ``directory`` (when given), the sheets may be handed to another
+    process (report.spool)."""
     return [
         Table(
-            table.key, table.title, table.columns, cast(list[list[Value]], SpooledRows(table.rows))
+            table.key,
+            table.title,
+            table.columns,
+            cast(list[list[Value]], SpooledRows(table.rows, directory)),
         )
         for table in audit_tables(result, REPORT_SCHEMA_VERSION)
         if table.key in MERGED

@@ -11,11 +11,18 @@ key; ``tempfile.SpooledTemporaryFile`` holds bytes, not rows), so this is a smal
 one: rows pickled in chunks to an unnamed temporary file, read back a chunk at a
 time. Sheet writers read rows in order (iteration, a leading slice, the row before),
 so one decoded chunk is kept and a read in order costs one pass over the file.
+
+A fleet scans each target in a process of its own (gpuaudit.fleet), which spools its
+rows and hands them to the fleet's process: rows spooled into a named ``directory``
+cross a process boundary by pickling, as the file's name and where its chunks start;
+the process that unpickles them opens the file and removes its name, so from then on
+it is as unnamed as the default.
 """
 
 from __future__ import annotations
 
 import itertools
+import os
 import pickle
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
@@ -50,9 +57,17 @@ class _Rows(Sequence[list[Any]]):
 class SpooledRows(_Rows):
     """A read-only sequence of rows stored in a temporary file (deleted on close)."""
 
-    def __init__(self, rows: Iterable[list[Any]]) -> None:
+    def __init__(self, rows: Iterable[list[Any]], directory: str | None = None) -> None:
         # Kept open for the rows' lifetime; closed by close() or when collected.
-        self._file: IO[bytes] = tempfile.TemporaryFile(prefix="gpuaudit-rows-")  # noqa: SIM115
+        self._file: IO[bytes]
+        self._path: str | None = None  # the file's name while another process may read it
+        if directory is None:
+            self._file = tempfile.TemporaryFile(prefix="gpuaudit-rows-")  # noqa: SIM115
+        else:
+            named = tempfile.NamedTemporaryFile(  # noqa: SIM115
+                prefix="gpuaudit-rows-", dir=directory, delete=False
+            )
+            self._file, self._path = named, named.name
         self._offsets: list[int] = []  # where each chunk starts in the file
         self._length = 0
         source = iter(rows)
@@ -60,7 +75,21 @@ class SpooledRows(_Rows):
             self._offsets.append(self._file.tell())
             pickle.dump(chunk, self._file, protocol=pickle.HIGHEST_PROTOCOL)
             self._length += len(chunk)
+        self._file.flush()
         self._cached: tuple[int, list[list[Any]]] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        if self._path is None:
+            raise TypeError("rows spooled to an unnamed file cannot leave their process")
+        return {"path": self._path, "offsets": self._offsets, "length": self._length}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._file = open(state["path"], "rb")  # noqa: SIM115  (kept open, as above)
+        os.unlink(state["path"])  # this process owns the rows now
+        self._path = None
+        self._offsets = state["offsets"]
+        self._length = state["length"]
+        self._cached = None
 
     def _chunk(self, number: int) -> list[list[Any]]:
         if self._cached is None or self._cached[0] != number:
