@@ -553,6 +553,22 @@ def output_dir_option(help_text: str) -> Callable[[Callable[..., Any]], Callable
     )
 
 
+def _to_stdout(output_dir: str, formats: Sequence[str]) -> bool:
+    """True for -o -: the one report goes to standard output, which then holds nothing
+    else. A usage error unless exactly one of the formats a stream takes is given."""
+    from gpuaudit import pipeline
+
+    if output_dir != STDOUT:
+        return False
+    if len(formats) != 1 or formats[0] not in pipeline.STREAMABLE_FORMATS:
+        given = f"not {', '.join(formats)}" if formats else "none given"
+        raise click.UsageError(
+            "-o - writes one report to standard output: give exactly one of "
+            f"--format {' or '.join(pipeline.STREAMABLE_FORMATS)} ({given})"
+        )
+    return True
+
+
 def history_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """--history and --no-history, the same for scan and history."""
     func = click.option(
@@ -776,13 +792,7 @@ def scan_command(
     named = opts["server"] or from_file or replay or ("demo" if demo else "(no --server)")
     notice = Notice(notify_targets, named, notify_timeout)
     click.get_current_context().meta[NOTICE] = notice
-    to_stdout = output_dir == STDOUT
-    if to_stdout and (len(formats) != 1 or formats[0] not in pipeline.STREAMABLE_FORMATS):
-        raise click.UsageError(
-            "-o - writes one report to standard output: give exactly one of "
-            f"--format {' or '.join(pipeline.STREAMABLE_FORMATS)} "
-            f"(not {', '.join(formats)})"
-        )
+    to_stdout = _to_stdout(output_dir, formats)
     if targets:
         given = [
             o
@@ -1073,7 +1083,12 @@ def diff(old: str, new: str, fmt: str, fail_on: str | None) -> None:
 PLAN_EXIT_STATUS_HELP = """\b
 Exit status:
   0  the changes were applied and the comparison printed (and the reports
-     of the after written, with --format)
+     of the after written, with --format), and, with --fail-on, no finding
+     counts (as 1 says)
+  1  only with --fail-on: a failed or not-proven, unwaived finding of the
+     after at or above it that the changes introduce or make worse (not
+     open before; failed, where it was not proven; or more severe), or no
+     host was read (DATA-02); findings open before and no worse do not count
   2  usage error, or an input that cannot be used: a change file's mistake
      (file:line, names of clusters, hosts and VMs included), the policy,
      the inventory or the cassette
@@ -1104,7 +1119,11 @@ Exit status:
     type=click.Path(dir_okay=False),
     help="Policy YAML, as for scan: both audits are judged by it.",
 )
-@output_dir_option("Where the reports of the after are written, with --format.")
+@output_dir_option(
+    "Where the reports of the after are written, with --format; '-' writes the one "
+    "report to standard output (with exactly one of --format json or sarif; the "
+    "comparison then goes to standard error)."
+)
 @click.option(
     "--format",
     "-f",
@@ -1113,6 +1132,16 @@ Exit status:
     type=FormatList(_report_formats),
     callback=_flatten,
     help="Also write these reports of the after, with the comparison (JSON: 'plan').",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(FAIL_ON_CHOICES),
+    is_flag=False,
+    flag_value="high",  # scan's default, for --fail-on given alone
+    help="Exit 1 when a finding the changes introduce or make worse is failed or not "
+    "proven at or above this severity (alone: high, scan's default), as scan's "
+    "--fail-on judges a scan against a baseline (never: report only; DATA-02 still "
+    "exits 1). Without it: exit 0.",
 )
 @click.pass_obj
 def plan_command(
@@ -1124,37 +1153,48 @@ def plan_command(
     policy: str | None,
     output_dir: str,
     formats: tuple[str, ...],
+    fail_on: str | None,
     **opts: Any,
 ) -> None:
     """What if: apply planned changes to a copy of the inventory; compare before and after.
 
     Prints, per cluster, its N+k, headroom, the hosts that cannot enter
     maintenance mode without GPU VM downtime and the rolling upgrade's downtime,
-    before and after, and the findings that appear or go.
+    before and after, and the findings that appear or go; with --fail-on, the
+    verdict on the findings the changes introduce or make worse, for a
+    change-review job to gate on.
 
     \b
     Examples:
       gpuaudit plan --demo --change add-host.yaml
       gpuaudit plan --from inventory.json --change retire.yaml -f json,html
+      gpuaudit plan --from inventory.json --change retire.yaml --fail-on high
+      gpuaudit plan --from inventory.json --change retire.yaml -o - -f json
     """
     from gpuaudit import pipeline
-    from gpuaudit.report.plan import plan_text
+    from gpuaudit.report.plan import plan_text, verdict_text
 
+    to_stdout = _to_stdout(output_dir, formats)
     source = _pick_source(console, opts, from_file, replay, demo, None, False)
     done = pipeline.plan(
         source,
         change_file,
-        Path(output_dir),
+        sys.stdout.buffer if to_stdout else Path(output_dir),
         formats,
         policy,
         progress=console.progress,
+        fail_on=fail_on,
     )
     console.done()
     with during("printing the comparison"):
-        click.echo(plan_text(done.comparison), nl=False)
+        # With -o -, standard output holds the report and nothing else.
+        click.echo(plan_text(done.comparison), nl=False, err=to_stdout)
+        if fail_on is not None:
+            click.echo("", err=to_stdout)
+            click.echo(verdict_text(done.after), nl=False, err=to_stdout)
         for path in done.reports:
             click.echo(f"wrote {printable(str(path))}")
-    sys.exit(0)
+    sys.exit(exit_code(done))
 
 
 @main.group()

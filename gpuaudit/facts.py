@@ -115,6 +115,12 @@ def gpu_board(gpu: Gpu) -> vgpu_types.BoardFacts | None:
     return vgpu_types.board_for(gpu.vendor_id, gpu.device_id, gpu.sub_vendor_id, gpu.sub_device_id)
 
 
+def board_unknown(gpu: Gpu) -> bool:
+    """Nothing tells the GPU's board: no catalogue model and no PCI ids (a what-if's new
+    host of a model no catalogue knows). Whether it is of a given type is not known."""
+    return not gpu.known_model and not gpu.vendor_id and not gpu.device_id
+
+
 def gpu_type(gpu: Gpu) -> str:
     """The physical GPU type, as NVIDIA's "a physical GPU of the same type" means it: the
     board of NVIDIA's data where it is known (a board may have several PCI device ids),

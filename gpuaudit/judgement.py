@@ -13,6 +13,7 @@ from __future__ import annotations
 from gpuaudit.results import (
     AuditResult,
     BaselineState,
+    Finding,
     Judgement,
     Verdict,
     at_or_above,
@@ -49,6 +50,21 @@ def judge(result: AuditResult, fail_on: str, known: set[tuple[str, str]] | None)
             states.setdefault(baseline_key(rule, obj), "absent")
     verdict: Verdict = "fail" if blocking else "unproven" if blocking_unproven else "pass"
     return Judgement(verdict, fail_on, blocking, blocking_unproven, states)
+
+
+def counted(result: AuditResult) -> list[Finding]:
+    """The open findings that count against the job under the result's judgement: at
+    or above its --fail-on and, against a baseline, new (DATA-02's failure apart)."""
+    judgement = judgement_of(result)
+    if judgement.fail_on == NEVER:
+        return []
+    return [
+        f
+        for f in result.findings
+        if f.open
+        and judgement.state(f) != "unchanged"
+        and _at_or_above(f.severity, judgement.fail_on)
+    ]
 
 
 def _at_or_above(severity: str, fail_on: str) -> bool:

@@ -415,7 +415,14 @@ class PlanOutcome:
 
     before: AuditResult
     after: AuditResult
-    reports: list[Path] = field(default_factory=list)
+    reports: list[Path] = field(default_factory=list)  # none when written to a stream
+
+    @property
+    def blocking(self) -> bool:
+        """With a fail_on: a finding the changes introduce or make worse, failed or not
+        proven, at or above it (or nothing examined): exit status 1. Without: never."""
+        judgement = self.after.judgement
+        return judgement is not None and (judgement.blocking or judgement.blocking_unproven)
 
     @property
     def comparison(self) -> PlanComparison:
@@ -426,16 +433,21 @@ class PlanOutcome:
 def plan(
     source: scan.Source,
     changes: str,
-    out: Path | None = None,
+    out: Path | BinaryIO | None = None,
     formats: Sequence[str] = (),
     policy: str | None = None,
     server: str | None = None,
     now: datetime | None = None,
     progress: Progress | None = None,
+    fail_on: str | None = None,
 ) -> PlanOutcome:
     """Apply the change file ``changes`` to a copy of ``source``'s inventory, audit both
     (with headroom and rolling plans), compare them, and write ``formats`` of the after
-    audit, its ``plan`` the comparison, to the folder ``out``.
+    audit, its ``plan`` the comparison, to the folder ``out`` (or the one report to the
+    stream ``out``). With ``fail_on``, the after is judged as a scan against a baseline,
+    the before being its baseline less the findings the changes make worse
+    (whatif.known_before): its judgement counts only what the changes introduce or
+    make worse, and every report of it states that verdict.
     Raises InputError (a change file's mistakes, with file:line), ConnectionFailed or
     ReportWriteError."""
     from gpuaudit.change_file import ChangeFileError, load_changes
@@ -461,6 +473,8 @@ def plan(
     say("checking after")
     after = _checked(applied.inventory, loaded_policy, policy)
     after.plan = whatif.compare(before, after, change_set.described(), applied.notes)
+    if fail_on is not None:
+        after.judgement = judge(after, fail_on, whatif.known_before(before, after))
     reports: list[Path] = []
     if out is not None and formats:
         say("writing reports")

@@ -33,7 +33,10 @@ know. It reads such an answer as "no" (a type without figures runs alone on a GP
 and takes all of it; a placement must fit every layout) and, where VMs are then left
 without room, again as "yes" (Ledger): a VM that only the second reading restarts
 is "not proven" (HostFailure.unproven), and the N+k only that reading reaches is
-``tolerates_unproven``. ``tolerates`` is always proven.
+``tolerates_unproven``. ``tolerates`` is always proven. A GPU whose board nothing
+identifies (no catalogue model, no PCI ids: a what-if's new host of a model no
+catalogue knows) is read the same way: whether it is of the VM's GPU type, or among
+the ids a Dynamic DirectPath device allows, is not known.
 - Dynamic DirectPath: a free passthrough-active GPU whose vendor/device id is
   allowed, and its sub vendor/sub device id where the allowed entry gives them; a
   device with a custom label takes only a GPU whose host hardware label
@@ -110,6 +113,7 @@ from gpuaudit.facts import (
     PRIORITIES,
     SHARED_DIRECT,
     Facts,
+    board_unknown,
     gpu_board,
     gpu_memory,
     gpu_prefix,
@@ -212,6 +216,16 @@ class Ledger:
         return self.optimistic
 
 
+def _unknown_board(host: Host, gpu: Gpu) -> str | None:
+    """Why a GPU's board is not known, when neither a catalogue nor its PCI ids tell it."""
+    if not board_unknown(gpu):
+        return None
+    return (
+        f"no catalogue knows the board {gpu.model or gpu.device_name or '?'} of {host.name}: "
+        "which GPU VMs it takes is not known"
+    )
+
+
 @functools.lru_cache(maxsize=4096)
 def _unknown_reason(
     share: sharing.GpuRule, running: tuple[str, ...], arrived: tuple[str, ...], profile: str
@@ -240,6 +254,7 @@ class Slot:
         "share",
         "static",
         "subsystem",
+        "unknown",
         "used",
         "vendor",
         "vgpu_ok",
@@ -279,6 +294,9 @@ class Slot:
             sharing.vcenter_told(host),
         )
         self.ledger = ledger or Ledger()
+        # A board whose identity is not known (a what-if's host of a model no catalogue
+        # knows has no PCI ids): whether it takes a VM is a fact not known, never a no.
+        self.unknown = _unknown_board(host, gpu)
         self.static = self._static()
         self.owner: str | None = None  # the passthrough VM that holds it
         self.vgpus: list[tuple[str, str, int]] = []  # (vm, profile, frame buffer)
@@ -323,7 +341,7 @@ class Slot:
         new.pt_ok, new.static, new.owner = self.pt_ok, self.static, self.owner
         new.vgpus, new.used = list(self.vgpus), self.used
         new.share, new.ledger, new.seated = self.share, self.ledger, self.seated
-        new.caps, new.groups = self.caps, self.groups
+        new.caps, new.groups, new.unknown = self.caps, self.groups, self.unknown
         return new
 
     @property
@@ -340,10 +358,14 @@ class Slot:
         if d.kind == "vgpu":
             if not self.vgpu_ok:
                 return False
+            if self.unknown is not None:
+                return self.ledger.unknown(self.unknown)
             if d.model is not None:
                 return self.model == d.model
             return d.prefix is None or self.prefix is None or self.prefix == d.prefix
         if d.kind == "dynamic":
+            if self.pt_ok and self.unknown is not None:
+                return self.ledger.unknown(self.unknown)
             return self.pt_ok and self._dynamic_match(d)
         return False
 

@@ -126,6 +126,50 @@ def test_vm02_is_not_proven_when_the_vms_own_gpu_is_unknown() -> None:
     }
 
 
+def _unknown_board(e: Estate, host: int, graphics_type: str = "sharedDirect") -> None:
+    """The host's one GPU becomes an "Acme Z9": no catalogue model, no PCI ids."""
+    (g,) = e.inv.hosts[host].gpus
+    g.model = g.device_name = "Acme Z9"
+    g.known_model, g.vendor_id, g.device_id = False, 0, 0
+    g.graphics_type = graphics_type
+
+
+def test_vm02_is_not_proven_when_a_host_offers_the_profile_on_a_board_nothing_tells() -> None:
+    # h2's GPU is a board nothing identifies, offering grid_l4-8q; h3 offers nothing: no
+    # host is proven to have an L4, and none is proven not to.
+    e = healthy()
+    v1 = e.inv.vms[0]
+    _unknown_board(e, 1)
+    e.inv.hosts[2].vgpu_profiles = []
+    outcome = vmotion.profile_elsewhere(context(e.inv), v1)
+    assert outcome is not None and outcome.passed
+    assert outcome.unproven == (
+        "no catalogue knows the board of h2, so whether it is of the VM's type "
+        "(NVIDIA L4) is not known"
+    )
+    assert outcome.message == "grid_l4-8q is also offered by h2"
+
+
+def test_vm02_a_board_nothing_tells_leaves_no_doubt_beside_a_known_target() -> None:
+    # h3 has an L4 offering grid_l4-8q: a target, whatever h2's board is.
+    e = healthy()
+    v1 = e.inv.vms[0]
+    _unknown_board(e, 1)
+    outcome = vmotion.profile_elsewhere(context(e.inv), v1)
+    assert outcome is not None and outcome.passed and not outcome.unproven
+    assert outcome.message == "grid_l4-8q is also offered by h3"
+
+
+def test_vm02_a_board_nothing_tells_in_passthrough_is_no_vgpu_target() -> None:
+    # The same board in passthrough runs no vGPU: h2 is proven no target.
+    e = healthy()
+    v1 = e.inv.vms[0]
+    _unknown_board(e, 1, graphics_type="direct")
+    e.inv.hosts[2].vgpu_profiles = []
+    outcome = vmotion.profile_elsewhere(context(e.inv), v1)
+    assert outcome is not None and not outcome.passed and not outcome.unproven
+
+
 def test_vm02_a_running_vm_is_of_the_type_it_runs_on_not_of_its_hosts_others() -> None:
     # h1 holds the RTX PRO 6000 v1 runs on and an RTX PRO 4500; h2 offers nvidia_dc-16c on
     # an RTX PRO 4500 only, h3 nothing.

@@ -5,16 +5,19 @@ must give (the scenario's header works out the unchanged fates)."""
 from __future__ import annotations
 
 import copy
+from datetime import date
 from pathlib import Path
 
 import pytest
 
 from gpuaudit.check import run_checks
-from gpuaudit.inventory import Inventory, Vm
-from gpuaudit.policy import Intent
+from gpuaudit.facts import Facts
+from gpuaudit.inventory import Cluster, Host, Inventory, Vm
+from gpuaudit.policy import Intent, Policy
 from gpuaudit.results import AuditResult
-from gpuaudit.rules.maintenance import must_stay_up
-from tests.test_check_scenarios import load
+from gpuaudit.rules.maintenance import maintenance_stops, must_stay_up, no_clean_host
+from gpuaudit.rules.registry import Context, Outcome
+from tests.test_check_scenarios import load, maintenance_policy
 
 SCENARIO = Path(__file__).resolve().parent / "scenarios" / "maintenance.yaml"
 
@@ -195,3 +198,96 @@ def test_a_vcenter_6x_blocks_every_vgpu_vm(estate: Inventory) -> None:
     inv.vcenter.version, inv.vcenter.build = "6.7.0", "15976714"
     fate, _, reason = fates(run_checks(inv))["clean-a"]
     assert fate == "blocking" and "predates 7.0 U3f" in reason
+
+
+def _context(inv: Inventory, policy: Policy) -> Context:
+    """What VM-12 and VM-13 read: the estate's facts, the policy and the maintenance
+    readiness the audit works out."""
+    readiness = run_checks(inv, policy).maintenance
+    return Context(
+        facts=Facts(inv),
+        policy=policy,
+        simulations={},
+        today=date(2027, 1, 15),
+        maintenance={c.cluster: c for c in readiness},
+    )
+
+
+def _host(inv: Inventory, name: str) -> Host:
+    return next(h for h in inv.hosts if h.name == name)
+
+
+def _cluster(inv: Inventory, name: str) -> Cluster:
+    return next(c for c in inv.clusters if c.name == name)
+
+
+def test_vm12_says_what_each_stateful_host_stops(estate: Inventory) -> None:
+    # The scenario's header: mm-esx01's clean-a moves; mm-esx03's pt-train (DirectPath) is
+    # powered off while pt-desk moves; mm-esx06's full-a1 moves, full-a2 and full-a3 find
+    # no L4 with room. The policy declares every mm-* cluster stateful.
+    ctx = _context(estate, maintenance_policy())
+    assert maintenance_stops(ctx, _host(estate, "mm-esx01")) == Outcome(
+        True,
+        "all 1 GPU VMs move by vMotion",
+        {"moved": 1, "powered_off": [], "blocking": [], "must_stay_up": True},
+    )
+    assert maintenance_stops(ctx, _host(estate, "mm-esx03")) == Outcome(
+        False,
+        "maintenance mode stops GPU VMs: pt-train powered off, and the intent says they "
+        "must stay up",
+        {"moved": 1, "powered_off": ["pt-train"], "blocking": [], "must_stay_up": True},
+    )
+    assert maintenance_stops(ctx, _host(estate, "mm-esx06")) == Outcome(
+        False,
+        "maintenance mode stops GPU VMs: full-a2, full-a3 blocking, and the intent says "
+        "they must stay up",
+        {"moved": 1, "powered_off": [], "blocking": ["full-a2", "full-a3"], "must_stay_up": True},
+    )
+
+
+def test_vm12_counts_a_host_that_powers_off_and_blocks(estate: Inventory) -> None:
+    # With vGPU vMotion refused, mm-esx03's pt-desk blocks beside the powered-off
+    # pt-train: two VMs, none moved.
+    inv = copy.deepcopy(estate)
+    inv.vcenter.vgpu_hotmigrate_enabled = False
+    ctx = _context(inv, maintenance_policy())
+    assert maintenance_stops(ctx, _host(inv, "mm-esx03")) == Outcome(
+        False,
+        "maintenance mode stops GPU VMs: pt-train powered off; pt-desk blocking, and the "
+        "intent says they must stay up",
+        {"moved": 0, "powered_off": ["pt-train"], "blocking": ["pt-desk"], "must_stay_up": True},
+    )
+
+
+def test_vm12_passes_a_stop_a_stateless_intent_accepts(estate: Inventory) -> None:
+    # The default intent: stateless, a 5-minute restart accepted.
+    ctx = _context(estate, Policy.default())
+    assert maintenance_stops(ctx, _host(estate, "mm-esx03")) == Outcome(
+        True,
+        "maintenance mode stops GPU VMs: pt-train powered off; the intent accepts a restart",
+        {"moved": 1, "powered_off": ["pt-train"], "blocking": [], "must_stay_up": False},
+    )
+
+
+def test_vm13_names_the_clean_hosts_or_the_least_downtime(estate: Inventory) -> None:
+    # mm-clean: both hosts evacuate. mm-full: mm-esx06 stops full-a2 and full-a3,
+    # mm-esx07 stops full-b1 and full-b2: a tie of 2, the first by name.
+    ctx = _context(estate, maintenance_policy())
+    assert no_clean_host(ctx, _cluster(estate, "mm-clean")) == Outcome(
+        True,
+        "mm-esx01, mm-esx02 can enter maintenance mode with every GPU VM moved",
+        {
+            "hosts_with_gpu_vms": 2,
+            "hosts_without_downtime": ["mm-esx01", "mm-esx02"],
+            "least_downtime": {"host": "mm-esx01", "vms": 0},
+        },
+    )
+    assert no_clean_host(ctx, _cluster(estate, "mm-full")) == Outcome(
+        False,
+        "each of the 2 hosts running GPU VMs stops some for maintenance; the fewest: 2 on mm-esx06",
+        {
+            "hosts_with_gpu_vms": 2,
+            "hosts_without_downtime": [],
+            "least_downtime": {"host": "mm-esx06", "vms": 2},
+        },
+    )

@@ -17,6 +17,7 @@ from gpuaudit.pipeline import PlanOutcome
 from gpuaudit.plan.whatif import AddHosts, SetHa
 from gpuaudit.report.html import render_html
 from gpuaudit.report.workbook import audit_tables
+from tests.builders import Estate
 from tests.test_whatif import full_pair
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -209,3 +210,180 @@ def test_the_pages_reference_file_reads() -> None:
         "set_ha",
         "set_drs",
     ]
+
+
+# --fail-on: the after judged against the before, as a scan against a baseline.
+
+RETIRE = str(ROOT / "docs" / "examples" / "plan-retire-host.yaml")
+ADD_HOST = str(ROOT / "docs" / "examples" / "plan-add-host.yaml")
+
+
+def verdict(output: str) -> list[str]:
+    """The verdict and the findings that count: what follows the comparison (and
+    precedes the reports written, as a scan's verdict does)."""
+    lines = output.split("\n\n")[-1].splitlines()
+    return [line for line in lines if not line.startswith("wrote ")]
+
+
+def test_without_fail_on_a_plan_exits_0_whatever_it_shows() -> None:
+    # The retirement makes HA-05 fail for train-01 (docs/plan.md), at high.
+    result = run("plan", "--demo", "--change", RETIRE)
+    assert result.exit_code == 0, result.output
+    assert "FAIL" not in result.stdout and "PASS" not in result.stdout
+
+
+def test_fail_on_counts_what_the_changes_introduce_or_make_worse(tmp_path: Path) -> None:
+    # The demo's ml-iscsi: ml-gpu-01 runs train-01 (Dynamic DirectPath), ml-gpu-02 runs
+    # train-02 (fixed DirectPath), and ml-buffer-01 holds a free L40S, the buffer of
+    # reference design C. Before: train-01 restarts on the buffer (HA-05 passes);
+    # train-02 can never restart, and the cluster is N+0, both failures kept at medium
+    # while design C is observed. After retiring the buffer: train-01 fails, and with
+    # the buffer gone the design is no longer C, so train-02's failure and the
+    # cluster's N+0 are high. The demo's vdi-vgpu fails HA-05 for cad-ws-04 at high
+    # before and after (docs/plan.md, "Add a host"): the change does not make it worse.
+    out = tmp_path / "out"
+    result = run(
+        "plan", "--demo", "--change", RETIRE, "--fail-on", "high", "-o", str(out), "-f", "json"
+    )
+    assert result.exit_code == 1, result.output
+    assert verdict(result.stdout) == [
+        "FAIL: findings the changes introduce or make worse at or above high",
+        "  HA-05 train-01 (high, fail)",
+        "  HA-05 train-02 (high, fail)",
+        "  HA-08 ml-iscsi (high, fail)",
+    ]
+    (report,) = out.glob("*.json")
+    doc = json.loads(report.read_text("utf-8"))
+    jsonschema = pytest.importorskip("jsonschema")
+    from gpuaudit.report.json_report import report_schema
+
+    jsonschema.validate(doc, report_schema())
+    assert doc["summary"]["verdict"] == "fail"
+    states = {(f["rule"], f["object"]): f.get("baseline_state") for f in doc["findings"]}
+    assert states[("HA-05", "train-01")] == "new"
+    assert states[("HA-05", "cad-ws-04")] == "unchanged"
+
+
+def test_fail_on_alone_is_scans_default_high() -> None:
+    # The three high findings of the retirement (above) count at high.
+    result = run("plan", "--demo", "--fail-on", "--change", RETIRE)
+    assert result.exit_code == 1, result.output
+    assert verdict(result.stdout)[0] == (
+        "FAIL: findings the changes introduce or make worse at or above high"
+    )
+
+
+def test_fail_on_above_what_the_changes_introduce_exits_0() -> None:
+    # The demo has no critical finding, and so neither does the retirement.
+    result = run("plan", "--demo", "--change", RETIRE, "--fail-on", "critical")
+    assert result.exit_code == 0, result.output
+    assert verdict(result.stdout) == [
+        "PASS: nothing the changes introduce or make worse at or above critical"
+    ]
+
+
+def test_a_change_to_a_failing_estate_passes_if_it_adds_no_failure_at_the_threshold() -> None:
+    # Adding vdi-esx-04 (docs/plan.md, "Add a host") leaves vdi-vgpu's high failures as
+    # they were and brings only GPU-04 (info: its two idle L4s) and MON-01 (medium: the
+    # new host was not queried for counters).
+    high = run("plan", "--demo", "--change", ADD_HOST, "--fail-on", "high")
+    assert high.exit_code == 0, high.output
+    medium = run("plan", "--demo", "--change", ADD_HOST, "--fail-on", "medium")
+    assert medium.exit_code == 1, medium.output
+    assert verdict(medium.stdout)[1:] == ["  MON-01 vdi-esx-04.north.example (medium, fail)"]
+    never = run("plan", "--demo", "--change", ADD_HOST, "--fail-on", "never")
+    assert never.exit_code == 0, never.output
+    assert verdict(never.stdout) == ["PASS: report only (--fail-on never)"]
+
+
+def test_a_restart_the_changes_leave_not_proven_fails_the_gate(tmp_path: Path) -> None:
+    # h1's L4 runs three L4-8Q (NVIDIA allows 3 per GPU: full); h2's L4 is idle, where
+    # they restart if h1 fails: HA-05 passes. The change retires h2 and adds a host whose
+    # one GPU is an "Acme Z9", a board no catalogue knows: whether it takes an L4-8Q is
+    # not known, so the three restarts are not proven (high), and --fail-on high counts
+    # them: NOT PROVEN, exit 1.
+    e = Estate()
+    e.cluster("c1")
+    hosts = [e.host(f"h{i}", "c1", profiles=("grid_l4-8q",)) for i in (1, 2)]
+    for h in hosts:
+        e.gpu(h, vgpu_mode="sameSize")
+    e.datastore("san", hosts)
+    for j in range(3):
+        e.vm(f"v{j}", hosts[0], ["san"], vgpu="grid_l4-8q")
+    saved = tmp_path / "inventory.json"
+    e.inv.save(saved)
+    file = changes(
+        tmp_path,
+        "changes:\n  - retire_hosts: {hosts: [h2]}\n"
+        "  - add_hosts: {cluster: c1, gpu_model: Acme Z9, gpus: 1, profiles: [grid_l4-8q]}\n",
+    )
+    result = run("plan", "--from", str(saved), "--change", file, "--fail-on", "high")
+    assert result.exit_code == 1, result.output
+    lines = verdict(result.stdout)
+    assert lines[0] == (
+        "NOT PROVEN: findings the changes introduce or make worse at or above high "
+        "rest on facts not known exactly"
+    )
+    assert {f"  HA-05 v{j} (high, not proven)" for j in range(3)} <= set(lines[1:])
+    assert not [line for line in lines[1:] if line.endswith(", fail)")]
+
+
+# -o -: the one report of the after on standard output, as scan has it.
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif"])
+def test_dash_output_writes_the_report_of_the_after_to_stdout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = run("plan", "--demo", "--change", RETIRE, "-o", "-", "-f", fmt)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)  # nothing else on standard output
+    if fmt == "json":
+        # The demo's ml-iscsi has three hosts, one of them the buffer retired.
+        ml = next(c for c in doc["plan"]["clusters"] if c["cluster"] == "ml-iscsi")
+        assert (ml["hosts_before"], ml["hosts_after"]) == (3, 2)
+    else:
+        assert doc["runs"][0]["tool"]["driver"]["name"] == "gpuaudit"
+    assert result.stderr.startswith("Changes\n  1. retire_hosts")  # the comparison moves
+    assert list(tmp_path.iterdir()) == []  # no folder named "-", no file
+
+
+def test_dash_output_keeps_the_verdict_off_stdout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = run("plan", "--demo", "--change", RETIRE, "-o", "-", "-f", "json", "--fail-on", "high")
+    assert result.exit_code == 1, result.output
+    doc = json.loads(result.stdout)
+    assert doc["summary"]["verdict"] == "fail"
+    assert verdict(result.stderr)[0].startswith("FAIL: findings the changes introduce")
+
+
+@pytest.mark.parametrize(
+    "formats",
+    [[], ["-f", "html"], ["-f", "junit"], ["-f", "json,sarif"], ["-f", "json", "-f", "xlsx"]],
+)
+def test_dash_output_without_exactly_one_json_format_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, formats: list[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = run("plan", "--demo", "--change", RETIRE, "-o", "-", *formats)
+    assert result.exit_code == 2, result.output
+    assert "Usage:" in result.output and "standard output" in result.output
+    assert "--format json or sarif" in result.output
+    assert result.stdout == "" and list(tmp_path.iterdir()) == []
+
+
+def test_a_plan_on_an_estate_with_no_host_read_fails_whatever_fail_on(tmp_path: Path) -> None:
+    # A cluster and no host: DATA-02 fails before and after (nothing was examined), so the
+    # gate fails even at --fail-on never, as a scan does; without --fail-on, exit 0.
+    e = Estate()
+    e.cluster("c1")
+    saved = tmp_path / "inventory.json"
+    e.inv.save(saved)
+    file = changes(tmp_path, "changes:\n  - set_ha: {cluster: c1, enabled: true}\n")
+    result = run("plan", "--from", str(saved), "--change", file, "--fail-on", "never")
+    assert result.exit_code == 1, result.output
+    assert verdict(result.stdout) == ["FAIL: nothing was examined (DATA-02)"]
+    assert run("plan", "--from", str(saved), "--change", file).exit_code == 0

@@ -187,3 +187,42 @@ def test_large_cluster_is_fast() -> None:
         assert all(f.unplaced == [] for f in sim.failures)
         assert sim.tolerates >= 1
         assert elapsed < 5.0
+
+
+def _board_estate(known_model: bool, vendor_id: int, device_id: int) -> Inventory:
+    """h1 and h2, one L4 each running three L4-8Q (NVIDIA allows 3 per GPU: full), and
+    h3 whose one vGPU-mode GPU, "Acme Z9", has the given catalogue model and PCI ids."""
+    e = Estate()
+    e.cluster("c1")
+    hosts = [e.host(f"h{i}", "c1", profiles=("grid_l4-8q",)) for i in (1, 2, 3)]
+    for h in hosts[:2]:
+        e.gpu(h, vgpu_mode="sameSize")
+    odd = e.gpu(hosts[2], vgpu_mode="sameSize")
+    odd.model = odd.device_name = "Acme Z9"
+    odd.known_model, odd.vendor_id, odd.device_id = known_model, vendor_id, device_id
+    e.datastore("san", hosts)
+    for i, h in enumerate(hosts[:2]):
+        for j in range(3):
+            e.vm(f"v{i}{j}", h, ["san"], vgpu="grid_l4-8q")
+    return e.inv
+
+
+def test_a_gpu_nothing_identifies_leaves_the_restarts_onto_it_not_proven() -> None:
+    # No catalogue model and no PCI ids: whether h3's GPU is an L4 is not known. Read as
+    # no, the 3 VMs of a lost h1 (or h2) find the other L4 full: N+0. Read as yes, they
+    # restart on h3: N+1; losing two hosts leaves 3 VMs at best a full L4: not N+2.
+    sim = simulate_cluster(_board_estate(False, 0, 0), "c1")
+    assert (sim.tolerates, sim.tolerates_unproven) == (0, 1)
+    assert sim.not_proven == [
+        "no catalogue knows the board Acme Z9 of h3: which GPU VMs it takes is not known"
+    ]
+    h1 = next(f for f in sim.failures if f.host == "h1")
+    assert sorted(p.vm for p in h1.unproven) == ["v00", "v01", "v02"] and h1.unplaced == []
+
+
+def test_a_gpu_with_pci_ids_or_a_catalogue_model_is_another_gpu_type() -> None:
+    # Its PCI ids (10de:26b9, an L40S), or a catalogue model, identify it: not an L4, so
+    # it takes no L4-8Q, which is proven: N+0, nothing left undecided about it.
+    for known, vendor, device in ((False, 0x10DE, 0x26B9), (True, 0, 0), (False, 0x10DE, 0)):
+        sim = simulate_cluster(_board_estate(known, vendor, device), "c1")
+        assert (sim.tolerates, sim.tolerates_unproven, sim.not_proven) == (0, None, [])

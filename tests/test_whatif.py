@@ -542,6 +542,52 @@ def test_a_finding_whose_status_changes_appears_and_goes() -> None:
     assert (passed.appeared, passed.gone) == ([], [])
 
 
+def test_a_finding_whose_severity_changes_appears_and_goes() -> None:
+    def result(severity: str) -> AuditResult:
+        f = Finding("HA-08", "c1", "cluster", "fail", severity, "N+0")  # type: ignore[arg-type]
+        return AuditResult(Inventory(), [], [f], [])
+
+    plan = whatif.compare(result("medium"), result("high"))
+    assert [(f.rule, f.severity) for f in plan.appeared] == [("HA-08", "high")]
+    assert [(f.rule, f.severity) for f in plan.gone] == [("HA-08", "medium")]
+
+
+def _findings(*found: tuple[str, str, str]) -> AuditResult:
+    """(object, status, severity) of HA-05 findings."""
+    return AuditResult(
+        Inventory(),
+        [],
+        [Finding("HA-05", o, "VirtualMachine", st, sev, "") for o, st, sev in found],  # type: ignore[arg-type]
+        [],
+    )
+
+
+def test_what_the_changes_make_worse_is_not_known_before() -> None:
+    before = _findings(
+        ("same", "fail", "high"),  # as bad after: known
+        ("milder", "fail", "high"),  # not proven after: better, known
+        ("lower", "fail", "high"),  # medium after: better, known
+        ("harder", "unproven", "high"),  # fails after: worse
+        ("raised", "fail", "medium"),  # high after: worse
+        ("fixed", "fail", "high"),  # passes after: known, and absent
+        ("waived", "waived", "high"),  # not open before
+        ("passed", "pass", "high"),  # not open before
+    )
+    after = _findings(
+        ("same", "fail", "high"),
+        ("milder", "unproven", "high"),
+        ("lower", "fail", "medium"),
+        ("harder", "fail", "high"),
+        ("raised", "fail", "high"),
+        ("fixed", "pass", "high"),
+        ("waived", "fail", "high"),
+        ("passed", "unproven", "high"),
+        ("new", "fail", "low"),
+    )
+    known = whatif.known_before(before, after)
+    assert known == {("HA-05", o) for o in ("same", "milder", "lower", "fixed")}
+
+
 def test_a_cluster_on_one_side_only_has_none_on_the_other() -> None:
     before = AuditResult(Inventory(), [], [], [ClusterSimulation("a", hosts=2, tolerates=1)])
     after = AuditResult(Inventory(), [], [], [ClusterSimulation("b", hosts=3)])
@@ -769,3 +815,51 @@ def test_a_note_names_each_model_of_the_new_host() -> None:
     e.gpu(inv.hosts[0], "0000:5e:00.0", model="t4")
     done = apply(inv, [AddHosts("c1", like="h1")])
     assert done.notes == ["change 1: added c1-new-1 to c1, 2 x NVIDIA L4, NVIDIA T4, 0 GB"]
+
+
+def test_a_host_of_a_board_no_catalogue_knows_leaves_the_restarts_not_proven() -> None:
+    # full_pair: h1 and h2, one L4 each running three L4-8Q (3 per GPU, NVIDIA's figure):
+    # N+0. The new host's one GPU is an "Acme Z9" in vGPU mode offering grid_l4-8q: no
+    # catalogue tells its PCI ids, so whether it is an L4 that takes the three VMs of a
+    # lost host is not known. Read as a no, the cluster stays N+0 (proven); read as a
+    # yes, the loss of h1 or h2 restarts its 3 VMs there (N+1), while the loss of two
+    # hosts leaves 3 VMs with only a full L4 (never N+2). So: N+0, up to N+1 not proven,
+    # and each of the six HA-05 findings not proven, naming the board, never failed.
+    change = AddHosts("c1", gpu_model="Acme Z9", gpus=1, profiles=(EIGHT,))
+    after = apply(full_pair(), [change]).inventory
+    sim = simulate_cluster(after, "c1")
+    assert (sim.tolerates, sim.tolerates_unproven) == (0, 1)
+    assert any("Acme Z9" in why and "c1-new-1" in why for why in sim.not_proven)
+    ha05 = {f.object: f for f in run_checks(after, None).findings if f.rule == "HA-05"}
+    lost = ["v00", "v01", "v02", "v10", "v11", "v12"]
+    assert {vm: ha05[vm].status for vm in lost} == dict.fromkeys(lost, "unproven")
+    assert all("Acme Z9" in ha05[vm].evidence["not_proven"] for vm in lost)
+
+
+def test_a_passthrough_board_no_catalogue_knows_still_takes_no_vgpu() -> None:
+    # The same "Acme Z9" in passthrough mode: a vGPU never runs on a passthrough GPU,
+    # whatever the board, so the three VMs of a lost host still fail to restart.
+    after = apply(full_pair(), [AddHosts("c1", gpu_model="Acme Z9", gpus=1)]).inventory
+    sim = simulate_cluster(after, "c1")
+    assert (sim.tolerates, sim.tolerates_unproven) == (0, None)
+    ha05 = [f.status for f in run_checks(after, None).findings if f.rule == "HA-05"]
+    assert ha05.count("fail") == 6
+
+
+def test_a_dynamic_directpath_vm_may_restart_on_a_board_no_catalogue_knows() -> None:
+    # One host, one passthrough L4 held by a Dynamic DirectPath VM allowing 10de:27b8 (the
+    # L4): N+0, its one GPU is gone with it. A new host's idle "Acme Z9" in passthrough
+    # has no PCI ids known: whether the VM's allowed ids match it is not known.
+    e = Estate()
+    e.cluster("c1")
+    h = e.host("h1", "c1", profiles=())
+    g = e.gpu(h, mode="passthrough")
+    e.datastore("san", [h])
+    e.vm("dv", h, ["san"], dynamic=g)
+    assert k(e.inv) == 0
+    after = apply(e.inv, [AddHosts("c1", gpu_model="Acme Z9", gpus=1)]).inventory
+    sim = simulate_cluster(after, "c1")
+    assert (sim.tolerates, sim.tolerates_unproven) == (0, 1)
+    ha05 = {f.object: f for f in run_checks(after, None).findings if f.rule == "HA-05"}
+    assert ha05["dv"].status == "unproven"
+    assert "Acme Z9" in ha05["dv"].evidence["not_proven"]

@@ -49,6 +49,7 @@ from gpuaudit.results import (
     FindingChange,
     HeadroomChange,
     PlanComparison,
+    severity_rank,
 )
 from gpuaudit.rules.registry import Context
 
@@ -633,12 +634,30 @@ def _open(result: AuditResult) -> dict[tuple[str, str], Finding]:
     return {(f.rule, f.object): f for f in result.findings if f.status in ("fail", "unproven")}
 
 
+def known_before(before: AuditResult, after: AuditResult) -> set[tuple[str, str]]:
+    """The (rule, object) pairs open before the changes that ``gpuaudit plan --fail-on``
+    holds against no change: all but those the changes make worse, failed after where
+    they were only not proven, or of a worse severity. An open finding of the after not
+    among them is one the changes introduce or make worse (as a baseline's new one)."""
+    now = _open(after)
+    return {key for key, was in _open(before).items() if not _worse(now.get(key), was)}
+
+
+def _worse(now: Finding | None, was: Finding) -> bool:
+    if now is None:
+        return False
+    if now.failed and not was.failed:
+        return True
+    return severity_rank(now.severity) < severity_rank(was.severity)
+
+
 def _open_only(one: AuditResult, other: AuditResult) -> list[FindingChange]:
-    """The findings open in ``one`` and not open (or open with another status) in ``other``."""
+    """The findings open in ``one`` and not open (or open with another status or
+    severity) in ``other``."""
     theirs = _open(other)
     out = []
     for key, f in _open(one).items():
-        if key in theirs and theirs[key].status == f.status:
+        if key in theirs and (theirs[key].status, theirs[key].severity) == (f.status, f.severity):
             continue
         out.append(FindingChange(f.rule, f.object, f.severity, f.status, f.message))
     return sorted(out, key=lambda c: (c.rule, c.object))

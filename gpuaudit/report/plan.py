@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from gpuaudit.judgement import NEVER, counted, judgement_of, nothing_examined
 from gpuaudit.report.tables import TEXT, Table, Value, _table
 from gpuaudit.results import AuditResult, ClusterPlan, FindingChange, PlanComparison
 
@@ -103,6 +104,32 @@ def _findings(verb: str, found: list[FindingChange]) -> list[str]:
         status = "not proven" if f.status == "unproven" else f.status
         out.append(f"    {f.rule} {f.object} ({f.severity}, {status}): {f.message}")
     return out
+
+
+def verdict_text(result: AuditResult) -> str:
+    """The verdict of ``gpuaudit plan --fail-on``, from the after's judgement: its words
+    as a scan's last line says them, of the findings the changes introduce or make
+    worse, then each of those that count, one line each."""
+    judgement = judgement_of(result)
+    threshold = judgement.fail_on
+    what = "the changes introduce or make worse"
+    if nothing_examined(result):
+        line = "FAIL: nothing was examined (DATA-02)"
+    elif threshold == NEVER:
+        line = "PASS: report only (--fail-on never)"
+    elif judgement.verdict == "fail":
+        line = f"FAIL: findings {what} at or above {threshold}"
+    elif judgement.verdict == "unproven":
+        line = (
+            f"NOT PROVEN: findings {what} at or above {threshold} rest on facts not known exactly"
+        )
+    else:
+        line = f"PASS: nothing {what} at or above {threshold}"
+    out = [line]
+    for f in counted(result):
+        status = "not proven" if f.status == "unproven" else f.status
+        out.append(f"  {f.rule} {f.object} ({f.severity}, {status})")
+    return "\n".join(out) + "\n"
 
 
 def plan_tables(result: AuditResult) -> list[Table]:

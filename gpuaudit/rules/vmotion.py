@@ -92,6 +92,18 @@ def profile_elsewhere(ctx: Context, vm: Vm) -> Outcome | None:
             "a GPU of the same type",
             evidence,
         )
+    unknown = [
+        h.name
+        for h in offering
+        if any(F.board_unknown(g) and g.graphics_type == F.SHARED_DIRECT for g in h.gpus)
+    ]
+    if unknown:
+        return not_proven(
+            f"{profiles} is also offered by {name_few(unknown)}",
+            f"no catalogue knows the board of {name_few(unknown)}, so whether it is of the "
+            f"VM's type ({', '.join(sorted(source))}) is not known",
+            evidence,
+        )
     if others:
         offer = "offers" if len(others) == 1 else "offer"
         message = (
@@ -115,7 +127,9 @@ rule(
         to more than one board (the RTX PRO 6000 and RTX PRO 4500 Blackwell Server Editions
         both offer DC-8C, DC-16C and DC-32C), so a target must offer the profile on a GPU of
         the VM's board (by NVIDIA's PCI ids of the board, else the same PCI device id). Where
-        the type of the VM's own GPU is unknown, the finding is not proven.""",
+        the type of the VM's own GPU is unknown, or a host offers the profile on a GPU whose
+        board nothing tells (no catalogue model, no PCI ids: a what-if's new host of a
+        model no catalogue knows), the finding is not proven.""",
     remediation="""Install the same GPU model (and NVIDIA host driver) on at least one more host of
         the cluster, so that it offers the profile.""",
     references=(sources.VGPU_VMOTION_67, sources.NVIDIA_VGPU_USER_GUIDE),
