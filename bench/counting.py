@@ -26,9 +26,12 @@ PAGED_QUERY = "QueryPerf"
 # time estimates) once per (vGPU cluster, ESXi build, GPU model): it grows with the
 # clusters, not with the VMs, and is counted beside the pages, not in the fixed bound.
 PER_GROUP_CALL = "QueryConfigTarget"
-# On vSphere 9.0, QueryCapacity (on the wire DirectPathProfileManagerQueryCapacity) asks
-# once per vGPU host: counted beside the pages too.
+# Once per vGPU host, counted beside the pages too: on vSphere 9.0 QueryCapacity (on
+# the wire DirectPathProfileManagerQueryCapacity), and the host's installed software,
+# where alone vSphere reports the NVIDIA vGPU manager's version
+# (gpuaudit/collect/software.py).
 PER_HOST_CALL = "DirectPathProfileManagerQueryCapacity"
+SOFTWARE_CALL = "fetchSoftwarePackages"
 
 
 @dataclass
@@ -46,12 +49,14 @@ class Traffic:
         pages = soap.get(PAGE_OPERATION, 0) + max(0, soap.get(PAGED_QUERY, 0) - 1)
         per_group = soap.get(PER_GROUP_CALL, 0)
         per_host = soap.get(PER_HOST_CALL, 0)
+        software = soap.get(SOFTWARE_CALL, 0)
         return {
             "soap_requests": sum(soap.values()),
             "pages": pages,
             "stun_estimate_calls": per_group,
             "capacity_calls": per_host,
-            "requests_less_pages": sum(soap.values()) - pages - per_group - per_host,
+            "software_calls": software,
+            "requests_less_pages": sum(soap.values()) - pages - per_group - per_host - software,
             "http_gets": sum(v for k, v in ops.items() if k.startswith("GET ")),
             "bytes_received": self.bytes_received - earlier.bytes_received,
             "bytes_sent": self.bytes_sent - earlier.bytes_sent,

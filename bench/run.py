@@ -436,7 +436,8 @@ def markdown(report: dict[str, Any], command: str) -> str:
         "carries as many hosts' GPU counters as the server's maxQueryMetrics allows).",
         "The bound leaves out QueryConfigTarget, one call per vGPU cluster, ESXi build",
         "and GPU model for vCenter's description of the vGPU profiles and its stun time",
-        "estimates, and on vSphere 9.0 QueryCapacity, one call per vGPU host.",
+        "estimates, and two calls per vGPU host: fetchSoftwarePackages for the NVIDIA vGPU",
+        "manager's version, and on vSphere 9.0 QueryCapacity.",
         "",
     ]
     if len(scales) > 1:
