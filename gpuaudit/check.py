@@ -14,9 +14,9 @@ from datetime import UTC, date, datetime
 from gpuaudit import __version__
 from gpuaudit.facts import Facts
 from gpuaudit.inventory import Inventory
-from gpuaudit.kube import Cluster as KubernetesCluster
-from gpuaudit.kube import KubernetesReport
-from gpuaudit.kube_sim import analyse_all
+from gpuaudit.kubernetes.model import Cluster as KubernetesCluster
+from gpuaudit.kubernetes.model import KubernetesReport
+from gpuaudit.kubernetes.simulate import analyse_all
 from gpuaudit.plan.headroom import headroom_all
 from gpuaudit.plan.maintenance import readiness_all
 from gpuaudit.plan.rolling import rolling_all

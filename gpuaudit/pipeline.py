@@ -33,7 +33,7 @@ from gpuaudit.results import AuditResult, PlanComparison
 if TYPE_CHECKING:
     from gpuaudit.diff import ReportDiff
     from gpuaudit.history import Store
-    from gpuaudit.kube import Cluster as KubernetesCluster
+    from gpuaudit.kubernetes.model import Cluster as KubernetesCluster
     from gpuaudit.policy import Policy
 
 # A stream takes one report: the JSON family is what a pipe reads.
@@ -299,7 +299,7 @@ def load_kubernetes(paths: Sequence[str]) -> list[KubernetesCluster]:
     when the Kubernetes client is not installed)."""
     if not paths:
         return []
-    from gpuaudit.kube_read import KubernetesInputError, client_missing, read_cluster
+    from gpuaudit.kubernetes.read import KubernetesInputError, client_missing, read_cluster
 
     if client_missing():  # before any file is read or any server asked
         raise MissingExtra("--kubernetes", "the Kubernetes client", "kubernetes")

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from gpuaudit.inventory import Inventory
-from gpuaudit.kube import KubernetesReport
+from gpuaudit.kubernetes.model import KubernetesReport
 
 # Plain strings at run time, so that every report writes them as it always did;
 # the type checker holds each field to its values.

@@ -68,7 +68,7 @@ _NOT_COLLECTED = {"GPU-08", "GPU-09"}
 # tests/test_rules_vmotion_more.py and tests/test_failclosed_manager.py.
 _PROVEN_WITH_THE_MANAGER = "VM-06"
 # The K8S rules judge Kubernetes clusters, which no lab scenario holds: their failures
-# and passes are the Kubernetes scenarios' (tests/k8s, tests/test_k8s_scenarios.py).
+# and passes are the Kubernetes scenarios' (tests/k8s, tests/kubernetes/test_scenarios.py).
 _KUBERNETES = {"K8S-01", "K8S-02", "K8S-03", "K8S-04"}
 
 

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from gpuaudit.fleet import TargetsError, load_targets
 from gpuaudit.inventory import Inventory, InventoryError
-from gpuaudit.kube import Cluster
-from gpuaudit.kube_read import KubernetesInputError, parse_cluster
+from gpuaudit.kubernetes.model import Cluster
+from gpuaudit.kubernetes.read import KubernetesInputError, parse_cluster
 from gpuaudit.policy_file import PolicyError, parse_policy
 from gpuaudit.rules import catalogue
 from gpuaudit.scan import check_cassette

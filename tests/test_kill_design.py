@@ -181,7 +181,7 @@ def test_without_kubernetes_input_its_restarts_are_unchecked() -> None:
 
 
 def test_kubernetes_restarts_judges_each_kubernetes_cluster_of_the_gpu_vms() -> None:
-    from gpuaudit.kube import KubernetesReport, NodeRow
+    from gpuaudit.kubernetes.model import KubernetesReport, NodeRow
 
     def node(vm: str) -> NodeRow:
         return NodeRow(f"node-{vm}", True, "NVIDIA-L4", {"nvidia.com/gpu": 1}, vm=vm)

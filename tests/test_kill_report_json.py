@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import gpuaudit
-from gpuaudit.kube import HostLoss, KubernetesReport, PodMove
+from gpuaudit.kubernetes.model import HostLoss, KubernetesReport, PodMove
 from gpuaudit.report.json_report import (
     ReportError,
     dump_json,

@@ -10,7 +10,7 @@ pending when esx-09 is lost.
 
 from __future__ import annotations
 
-from gpuaudit.kube import HostLoss, KubernetesReport, NodeRow, PodMove
+from gpuaudit.kubernetes.model import HostLoss, KubernetesReport, NodeRow, PodMove
 from gpuaudit.report.kubernetes import (
     ClusterView,
     HostView,

@@ -14,7 +14,7 @@ import dataclasses
 from datetime import date
 
 from gpuaudit.inventory import Datastore, Gap
-from gpuaudit.kube import KubernetesReport
+from gpuaudit.kubernetes.model import KubernetesReport
 from gpuaudit.report import tables
 from gpuaudit.report.audit_sheets import action_findings_table, audit_summary_table, rules_table
 from gpuaudit.report.guide import guide_table

@@ -80,6 +80,21 @@ def test_the_import_contracts_hold() -> None:
         ("facts.py", "import pyVmomi", "speak pyVmomi", "gpuaudit.facts -> pyVmomi"),
         ("report/html.py", "import click", "speaks click", "gpuaudit.report.html -> click"),
         ("policy.py", "import pydantic", "use pydantic", "gpuaudit.policy -> pydantic"),
+        # The package gpuaudit.kubernetes is not the Kubernetes client library
+        # ``kubernetes``: the contracts tell them apart, and each of its modules keeps
+        # its own layer.
+        (
+            "kubernetes/simulate.py",
+            "import kubernetes",
+            "speaks the Kubernetes client",
+            "gpuaudit.kubernetes.simulate -> kubernetes",
+        ),
+        (
+            "kubernetes/model.py",
+            "from gpuaudit.kubernetes import simulate",
+            "The pipeline runs one way",
+            "gpuaudit.kubernetes.model -> gpuaudit.kubernetes.simulate",
+        ),
     ],
 )
 def test_a_contract_breaks_when_a_module_imports_what_it_must_not(

@@ -13,7 +13,7 @@ import pytest
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
-from gpuaudit.kube import KubernetesReport
+from gpuaudit.kubernetes.model import KubernetesReport
 from gpuaudit.report import render_xlsx
 from gpuaudit.report.actions import finding_id
 from gpuaudit.results import RULES_VERSION

@@ -18,9 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # The layers that touch neither pyVmomi nor an openpyxl workbook.
 STRICT = {
     "gpuaudit.errors",
-    "gpuaudit.kube",
-    "gpuaudit.kube_sim",
-    "gpuaudit.kube_read",
+    "gpuaudit.kubernetes.*",
     "gpuaudit.policy_file",
     "gpuaudit.pipeline",
     "gpuaudit.inventory",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from gpuaudit.kube import HostLoss, KubernetesReport, NodeRow, PodMove
+from gpuaudit.kubernetes.model import HostLoss, KubernetesReport, NodeRow, PodMove
 from gpuaudit.report.tables import BOOL, TEXT, Table, Value, _table
 
 

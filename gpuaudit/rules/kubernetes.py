@@ -2,7 +2,7 @@
 
 Designs A and C rely on it: vSphere HA cannot restart a passthrough GPU VM, so the
 GPU pods of a lost host's nodes must find room on the nodes that remain. The rules
-read the Kubernetes clusters given with ``scan --kubernetes`` (gpuaudit.kube_sim:
+read the Kubernetes clusters given with ``scan --kubernetes`` (gpuaudit.kubernetes.simulate:
 which VM each node is, and each host loss); without one, they give no verdict.
 """
 
@@ -12,7 +12,7 @@ import itertools
 from collections.abc import Iterator
 from typing import Any
 
-from gpuaudit.kube import HostLoss, KubernetesReport
+from gpuaudit.kubernetes.model import HostLoss, KubernetesReport
 from gpuaudit.rules import sources
 from gpuaudit.rules.registry import Context, Verdict, rule
 

@@ -37,7 +37,7 @@ from gpuaudit.results import (
 
 if TYPE_CHECKING:
     from gpuaudit.facts import Facts
-    from gpuaudit.kube import KubernetesReport
+    from gpuaudit.kubernetes.model import KubernetesReport
     from gpuaudit.policy import Policy
     from gpuaudit.simulate import Simulated
 

@@ -1,8 +1,8 @@
 """Kubernetes clusters as plain data: what was read of their nodes and pods, and what the
 audit concluded about them.
 
-The reader (gpuaudit.kube_read) fills the first half from ``kubectl get nodes,pods -o
-json``; the analysis (gpuaudit.kube_sim) fills the second, which the reports render.
+The reader (gpuaudit.kubernetes.read) fills the first half from ``kubectl get nodes,pods -o
+json``; the analysis (gpuaudit.kubernetes.simulate) fills the second, which the reports render.
 Only the GPU resources are kept: ``nvidia.com/gpu`` and the MIG resources
 ``nvidia.com/mig-*`` that the NVIDIA device plugin advertises.
 """

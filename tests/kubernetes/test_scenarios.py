@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from gpuaudit.check import run_checks
 from gpuaudit.cli import main
-from gpuaudit.kube_read import read_cluster
+from gpuaudit.kubernetes.read import read_cluster
 from gpuaudit.results import AuditResult, Finding
 from tests.conftest import CASSETTES, SCENARIOS
 from tests.k8s.generate import SCENARIOS as K8S_SCENARIOS

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from gpuaudit.facts import Facts
 from gpuaudit.inventory import Host, Inventory, Vm
-from gpuaudit.kube import Cluster, Node, Pod, Requirement, Taint, Toleration
-from gpuaudit.kube_sim import analyse, why_not
+from gpuaudit.kubernetes.model import Cluster, Node, Pod, Requirement, Taint, Toleration
+from gpuaudit.kubernetes.simulate import analyse, why_not
 
 GPU = "nvidia.com/gpu"
 
@@ -120,22 +120,3 @@ def test_required_node_affinity_operators() -> None:
     assert not allowed([Requirement("pool", "In", ("a",)), Requirement("gen", "In", ("5",))])
     assert not allowed([])
     assert allowed([Requirement("field:metadata.name", "In", ("n",))])
-
-
-def test_k8s01_fails_when_one_host_carries_every_node_of_a_product() -> None:
-    from gpuaudit.kube import KubernetesReport, NodeRow
-    from gpuaudit.rules.kubernetes import concentration
-
-    def row(name: str, host: str, product: str) -> NodeRow:
-        return NodeRow(name, True, product, {GPU: 1}, vm=name, host=host, power_state="poweredOn")
-
-    spread = [row("a", "h0", "A100"), row("b", "h1", "A100"), row("c", "h2", "L4")]
-    assert concentration(KubernetesReport("k", "k", spread))[0] == []
-    # h0 carries two of four GPU nodes (not more than half) but both A100 nodes
-    together = [
-        row("a", "h0", "A100"),
-        row("b", "h0", "A100"),
-        row("c", "h1", "L4"),
-        row("d", "h2", "L4"),
-    ]
-    assert concentration(KubernetesReport("k", "k", together))[0] == ["h0 carries all 2 A100 nodes"]

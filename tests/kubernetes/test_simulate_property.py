@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 from gpuaudit.facts import Facts
 from gpuaudit.inventory import Host, Inventory, Vm
-from gpuaudit.kube import Cluster, Node, Pod, Requirement, Taint, Toleration
-from gpuaudit.kube_sim import analyse, best_placement
+from gpuaudit.kubernetes.model import Cluster, Node, Pod, Requirement, Taint, Toleration
+from gpuaudit.kubernetes.simulate import analyse, best_placement
 
 RESOURCES = ["nvidia.com/gpu", "nvidia.com/mig-1g.10gb"]
 HOSTS = ["esx-1", "esx-2", "esx-3"]

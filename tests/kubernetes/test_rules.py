@@ -2,7 +2,7 @@
 
 The Kubernetes reports are built by hand (which VM and host each node is, and which
 pods each host loss leaves pending): they are the rules' input, worked out by
-gpuaudit.kube_sim and tested with it, so each case here states them outright.
+gpuaudit.kubernetes.simulate and tested with it, so each case here states them outright.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gpuaudit.inventory import VmVmRule
-from gpuaudit.kube import HostLoss, KubernetesReport, NodeRow, PodMove
+from gpuaudit.kubernetes.model import HostLoss, KubernetesReport, NodeRow, PodMove
 from gpuaudit.rules import kubernetes
 from gpuaudit.rules.registry import Context, Verdict
 from tests.builders import Estate, context
@@ -184,7 +184,7 @@ def test_k8s03_judges_every_vsphere_cluster_of_the_kubernetes_cluster() -> None:
     )
 
 
-def test_k8s04_messages_evidence_and_severity() -> None:
+def test_k8s04_fails_a_node_whose_vm_is_off_or_missing_and_a_cpu_nodes_only_low() -> None:
     nodes = [
         worker("gpu-a", "h1"),
         replace(worker("gpu-off", "h2"), power_state="poweredOff"),
@@ -313,4 +313,22 @@ def test_k8s03_names_every_pair_of_three_workers() -> None:
     message = "c1: vm-w1 and vm-w2, vm-w1 and vm-w3, vm-w2 and vm-w3"
     assert list(kubernetes.gpu_workers_kept_apart(ctx)) == [
         Verdict("k", False, message, {"not_kept_apart": {"c1": pairs}})
+    ]
+
+
+def test_k8s01_fails_when_one_host_carries_every_node_of_a_product() -> None:
+    def row(name: str, host: str, product: str) -> NodeRow:
+        return NodeRow(name, True, product, GPU, vm=name, host=host, power_state="poweredOn")
+
+    spread = [row("a", "h0", "A100"), row("b", "h1", "A100"), row("c", "h2", "L4")]
+    assert kubernetes.concentration(KubernetesReport("k", "k", spread))[0] == []
+    # h0 carries two of four GPU nodes (not more than half) but both A100 nodes
+    together = [
+        row("a", "h0", "A100"),
+        row("b", "h0", "A100"),
+        row("c", "h1", "L4"),
+        row("d", "h2", "L4"),
+    ]
+    assert kubernetes.concentration(KubernetesReport("k", "k", together))[0] == [
+        "h0 carries all 2 A100 nodes"
     ]

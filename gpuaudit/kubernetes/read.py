@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuaudit.files import parse_json
-from gpuaudit.kube import (
+from gpuaudit.kubernetes.model import (
     FIELD_PREFIX,
     Cluster,
     Node,

@@ -23,7 +23,7 @@ Guarantee: a pod is reported as staying pending only when no valid placement put
 more pods on the remaining nodes. A first-fit pass runs first; when it leaves pods
 out, an exact branch-and-bound search finds the largest number of pods that fit.
 The search is bounded; a failure whose search hits the bound says so (``proven``
-is False). tests/test_k8s_property.py checks the search against brute force.
+is False). tests/kubernetes/test_simulate_property.py checks the search against brute force.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from gpuaudit.facts import Facts
 from gpuaudit.inventory import Vm
-from gpuaudit.kube import (
+from gpuaudit.kubernetes.model import (
     ACTIVE_PHASES,
     BLOCKING_EFFECTS,
     FIELD_PREFIX,

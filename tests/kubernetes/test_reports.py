@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 
 from gpuaudit.check import run_checks
-from gpuaudit.kube_read import read_cluster
+from gpuaudit.kubernetes.read import read_cluster
 from gpuaudit.report import write_reports
 from gpuaudit.report.json_report import render_json, report_schema
 from gpuaudit.results import AuditResult

@@ -13,12 +13,17 @@ import pytest
 from click.testing import CliRunner
 
 from gpuaudit.cli import main
-from gpuaudit.kube_read import KubernetesInputError, parse_cluster, parse_quantity, read_cluster
+from gpuaudit.kubernetes.read import (
+    KubernetesInputError,
+    parse_cluster,
+    parse_quantity,
+    read_cluster,
+)
 from tests.conftest import CASSETTES
 from tests.k8s.generate import kubectl_json, load, node_object, pod_object
 
-HERE = Path(__file__).resolve().parent
-HOLDS = HERE / "k8s" / "a-holds.yaml"
+TESTS = Path(__file__).resolve().parent.parent
+HOLDS = TESTS / "k8s" / "a-holds.yaml"
 
 
 def scan(tmp_path: Path, *files: Path) -> Any:
@@ -230,7 +235,7 @@ def test_a_huge_exponent_is_refused_at_once_naming_the_field(tmp_path: Path) -> 
         capture_output=True,
         text=True,
         timeout=120,  # reading 10**999999999 as a whole number took minutes
-        env={**os.environ, "PYTHONPATH": str(HERE.parent)},
+        env={**os.environ, "PYTHONPATH": str(TESTS.parent)},
         check=False,
     )
     assert done.returncode == 2, done.stderr
