@@ -382,6 +382,11 @@ def _start(
 
 def _child(scan_one: Callable[[Target], TargetOutcome], target: Target, writer: Connection) -> None:
     """The scan's process: the outcome goes back to the fleet; a signal ends it quietly."""
+    # On a terminal the fleet's live progress line routes standard error through itself,
+    # under a lock its refresh thread may have held at the fork, and would redraw from
+    # here too: the scan writes to the streams the process started with instead.
+    if sys.__stderr__ is not None:
+        sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
     try:
         outcome = scan_one(target)
         outcome.peak_rss = _own_peak()

@@ -289,3 +289,23 @@ def test_sizes_from_the_history(tmp_path: Path) -> None:
     assert fleet.target_sizes(targets, history) == [objects, None]
     assert fleet.target_sizes(targets, None) == [None, None]
     assert fleet.target_sizes(targets, str(tmp_path / "none.db")) == [None, None]
+
+
+def test_a_target_s_process_writes_past_the_fleet_s_live_line(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # The live progress line replaces standard error with its own proxy in the fleet's
+    # process; a scan's process must not write through it (its lock may be held).
+    import io
+    import sys
+
+    targets = [fleet.Target(name=f"vc{i}", server=f"vc{i}", user="u") for i in range(2)]
+
+    def scan_target(target: fleet.Target, *_args: Any) -> fleet.TargetOutcome:
+        plain = sys.stderr is sys.__stderr__ and sys.stdout is sys.__stdout__
+        return fleet.TargetOutcome(target, ExitCode.OK, "PASS", error=str(plain))
+
+    monkeypatch.setattr(fleet, "scan_target", scan_target)
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    outcomes = fleet.scan_fleet(fleet.Fleet(targets, concurrency=2), tmp_path, ["json"], "high", {})
+    assert [o.error for o in outcomes] == ["True", "True"]
