@@ -25,8 +25,8 @@ from __future__ import annotations
 import math
 from functools import cached_property
 
-from gpuaudit import catalog, vgpu_types
 from gpuaudit.inventory import Cluster, Datastore, Gpu, GpuAttachment, Host, Inventory, Vm
+from gpuaudit.knowledge import catalog, vgpu_types
 
 # HA restart priorities, first restarted first; "disabled" is never restarted by HA.
 PRIORITIES = ("highest", "high", "medium", "low", "lowest", "disabled")
@@ -362,7 +362,7 @@ class Facts:
 def profile_memory_mb(host: Host | None, profile: str) -> int | None:
     """A vGPU profile's frame buffer in MB: vCenter's (vgpuProfileInfo's fbSizeInGib,
     read for the host's offered profiles) where it gives one, else what the name says
-    (gpuaudit/vgpu_names.py); None when neither does."""
+    (gpuaudit/knowledge/type_names.py); None when neither does."""
     key = profile.strip().lower()
     for p in host.vgpu_profiles if host is not None else []:
         if p.name.lower() == key and p.frame_buffer_gib:

@@ -1,5 +1,5 @@
 """Which vGPUs may share one physical GPU: ESXi's rule by release and vGPU mode, and
-NVIDIA's published figures per vGPU type (gpuaudit.vgpu_types).
+NVIDIA's published figures per vGPU type (gpuaudit.knowledge.vgpu_types).
 
 ESXi's rule:
 
@@ -37,7 +37,7 @@ pass and optimistically to prove a failure; what lies between is "not proven".
 Sources (SOURCES): VMware, "What's new for GPUs in vSphere 8 Update 3" (8.0 U2
 same-size series mixing, 8.0 U3 mixed sizes); the vSphere API's
 HostGraphicsInfoVgpuMode (since 8.0.3.0); NVIDIA, heterogeneous (mixed-size) vGPU;
-NVIDIA's MIG user guide; each figure's own source in gpuaudit/data/vgpu-types.
+NVIDIA's MIG user guide; each figure's own source in gpuaudit/knowledge/vgpu-types.
 """
 
 from __future__ import annotations
@@ -49,10 +49,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from gpuaudit import catalog
 from gpuaudit.inventory import Gpu, Host
-from gpuaudit.vgpu_releases import Release, esxi_release
-from gpuaudit.vgpu_types import BoardFacts, MigTypeFacts, TypeFacts
+from gpuaudit.knowledge import catalog
+from gpuaudit.knowledge.releases import Release, esxi_release
+from gpuaudit.knowledge.vgpu_types import BoardFacts, MigTypeFacts, TypeFacts
 
 SOURCES = (
     "https://blogs.vmware.com/cloud-foundation/2024/07/03/what-is-new-for-gpus-in-vsphere-8-update-3",

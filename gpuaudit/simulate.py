@@ -19,7 +19,7 @@ all the VM's datastores and, per GPU device of the VM:
 - vGPU: the host offers the profile, on a GPU of the same model in Shared Direct
   mode, and that GPU can take it, counting the vGPUs already there, by the rule of
   the host's ESXi release and the GPU's vGPU mode and by NVIDIA's published figures
-  for the type (gpuaudit.sharing, gpuaudit.vgpu_types): before 8.0 U2 one exact
+  for the type (gpuaudit.sharing, gpuaudit.knowledge.vgpu_types): before 8.0 U2 one exact
   profile per GPU; from 8.0 U2 one frame-buffer size of any series, at most the
   type's maximum per GPU; different sizes only in mixed-size mode (8.0 U3), at the
   type's placement IDs within its mixed-size maximum. MIG-backed profiles follow
@@ -108,7 +108,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from gpuaudit import catalog, device_groups, sharing
+from gpuaudit import device_groups, sharing
 from gpuaudit.facts import (
     PRIORITIES,
     SHARED_DIRECT,
@@ -121,6 +121,7 @@ from gpuaudit.facts import (
     vm_memory_need_mb,
 )
 from gpuaudit.inventory import Gpu, GpuAttachment, Host, Inventory, Vm
+from gpuaudit.knowledge import catalog
 from gpuaudit.placement_rules import HostRule, PlacementRules
 from gpuaudit.results import ClusterSimulation, GpuSlots, HostFailure, Placement, SpareCapacity
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from datetime import date
 
-from gpuaudit import catalog
 from gpuaudit.facts import Facts
 from gpuaudit.inventory import (
     AdmissionControl,
@@ -29,6 +28,7 @@ from gpuaudit.inventory import (
     Vm,
     VmotionNic,
 )
+from gpuaudit.knowledge import catalog
 from gpuaudit.policy import Policy
 from gpuaudit.rules.registry import Context
 

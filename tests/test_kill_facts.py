@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import pytest
 
-from gpuaudit import catalog
 from gpuaudit.facts import (
     Facts,
     gpu_memory,
@@ -22,6 +21,7 @@ from gpuaudit.facts import (
     vm_reserved_mb,
 )
 from gpuaudit.inventory import Gpu, GpuAttachment, VgpuProfile
+from gpuaudit.knowledge import catalog
 from tests.builders import Estate, healthy
 
 L4_MB = 24 * 1024

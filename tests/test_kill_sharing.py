@@ -23,8 +23,8 @@ import pytest
 import yaml
 
 from gpuaudit import sharing
+from gpuaudit.knowledge.vgpu_types import BoardFacts, parse_board
 from gpuaudit.sharing import EXACT, MIXED_SIZE, SAME_SIZE, GpuRule, judge, room
-from gpuaudit.vgpu_types import BoardFacts, parse_board
 
 GB = 1024
 UNKNOWN, NOT_ALLOWED = "unknown", "none"

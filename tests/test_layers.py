@@ -95,6 +95,22 @@ def test_the_import_contracts_hold() -> None:
             "The pipeline runs one way",
             "gpuaudit.kubernetes.model -> gpuaudit.kubernetes.simulate",
         ),
+        # NVIDIA's and VMware's published facts are the lowest layer: not even the
+        # inventory is below them (which reaches gpuaudit.files, so both contracts
+        # break), and a module no layer names, such as gpuaudit.files, is forbidden them
+        # by a contract of their own.
+        (
+            "knowledge/catalog.py",
+            "from gpuaudit import inventory",
+            ("The pipeline runs one way", "published facts import nothing else"),
+            "gpuaudit.knowledge.catalog -> gpuaudit.inventory",
+        ),
+        (
+            "knowledge/evc.py",
+            "from gpuaudit import files",
+            "published facts import nothing else",
+            "gpuaudit.knowledge.evc -> gpuaudit.files",
+        ),
     ],
 )
 def test_a_contract_breaks_when_a_module_imports_what_it_must_not(

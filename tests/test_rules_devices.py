@@ -19,9 +19,9 @@ from typing import TypeVar
 
 import pytest
 
-from gpuaudit import catalog, evc
 from gpuaudit.collect.vms import mmio_options
 from gpuaudit.inventory import GpuAttachment, Inventory, Vm
+from gpuaudit.knowledge import catalog, evc
 from gpuaudit.rules import devices
 from gpuaudit.rules.registry import Context, Outcome
 from gpuaudit.rules.scopes import HostGpu

@@ -4,7 +4,7 @@ The lab cannot serve that version: the collector never reads it (it needs the
 Host.Config.Image privilege the Read-only role lacks), so no scenario or cassette holds
 one, and these rules are judged here, on estates from tests/builders.py.
 
-The expectations follow NVIDIA's words, quoted in tests/test_vgpu_branches.py: a guest
+The expectations follow NVIDIA's words, quoted in tests/knowledge/test_branches.py: a guest
 driver loads on a vGPU manager of the same release, of the next major branch, or (from
 the R580 notes) of the next LTSB; vGPU 16 (R535) is supported until July 2026, 18
 (R570) until March 2026, 19 (R580) until July 2028; vGPU 20's (R595) end of support is

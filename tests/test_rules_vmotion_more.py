@@ -15,10 +15,10 @@ import pytest
 from gpuaudit import scan
 from gpuaudit.check import run_checks
 from gpuaudit.inventory import Cluster, Host, Inventory, VmotionNic
+from gpuaudit.knowledge.branches import branch_for
+from gpuaudit.knowledge.releases import Release, esxi_release, vcenter_release
 from gpuaudit.rules import drs, vmotion
 from gpuaudit.rules.registry import Outcome
-from gpuaudit.vgpu_branches import branch_for
-from gpuaudit.vgpu_releases import Release, esxi_release, vcenter_release
 from tests.builders import Estate, context, healthy
 from tests.conftest import CASSETTES, SCENARIOS
 from tests.lab.expected import expected_inventory

@@ -1,6 +1,6 @@
 """The sharing rule on one GPU against brute force, on every board of NVIDIA's data.
 
-For each board in gpuaudit/data/vgpu-types, random sets of vGPUs already on a GPU (some
+For each board in gpuaudit/knowledge/vgpu-types, random sets of vGPUs already on a GPU (some
 running before, where they sit unknown; some arrived since) and one more: the answer
 of sharing.judge must be what enumeration of every placement says, from the board's
 published figures:
@@ -28,9 +28,10 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from gpuaudit import sharing, vgpu_types
+from gpuaudit import sharing
+from gpuaudit.knowledge import vgpu_types
+from gpuaudit.knowledge.vgpu_types import BoardFacts, MigTypeFacts, TypeFacts
 from gpuaudit.sharing import MIG, MIXED_SIZE, SAME_SIZE, GpuRule
-from gpuaudit.vgpu_types import BoardFacts, MigTypeFacts, TypeFacts
 from tests.test_simulate_property import Spot, layouts, placeable
 
 SETTINGS = settings(

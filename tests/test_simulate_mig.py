@@ -12,11 +12,12 @@ from typing import Any
 
 import yaml
 
-from gpuaudit import catalog, scan, sharing, vgpu_types
+from gpuaudit import scan, sharing
 from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory
+from gpuaudit.knowledge import catalog, vgpu_types
+from gpuaudit.knowledge.vgpu_types import BoardFacts
 from gpuaudit.simulate import simulate_cluster
-from gpuaudit.vgpu_types import BoardFacts
 from tests.conftest import CASSETTES
 
 SCENARIO = Path(__file__).resolve().parent / "scenarios" / "mig.yaml"

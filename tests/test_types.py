@@ -25,7 +25,7 @@ STRICT = {
     "gpuaudit.results",
     "gpuaudit.facts",
     "gpuaudit.simulate",
-    "gpuaudit.catalog",
+    "gpuaudit.knowledge.*",
     "gpuaudit.files",
     "gpuaudit.yamlread",
     "gpuaudit.diff",

@@ -45,7 +45,6 @@ from typing import Any
 
 from pyVmomi import VmomiSupport, vim, vmodl
 
-from gpuaudit import vgpu_releases as R
 from gpuaudit.inventory import (
     DeviceGroupComponent,
     Gap,
@@ -55,6 +54,7 @@ from gpuaudit.inventory import (
     VendorDeviceGroup,
     VgpuProfile,
 )
+from gpuaudit.knowledge import releases as R
 
 PROFILE_INFO_API = "vim.version.v7_0_3_0"
 STUN_ESTIMATES_API = "vim.version.v8_0_2_0"

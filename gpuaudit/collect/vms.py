@@ -8,7 +8,6 @@ from typing import Any
 
 from pyVmomi import vim
 
-from gpuaudit import catalog
 from gpuaudit.collect.retrieve import ObjectProps
 from gpuaudit.inventory import (
     AdmissionControl,
@@ -19,6 +18,7 @@ from gpuaudit.inventory import (
     VmHostRule,
     VmVmRule,
 )
+from gpuaudit.knowledge import catalog
 
 _Passthrough = vim.vm.device.VirtualPCIPassthrough
 

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from gpuaudit import vgpu_releases as R
 from gpuaudit.inventory import Cluster, Vm
+from gpuaudit.knowledge import releases as R
 from gpuaudit.results import (
     BLOCKING,
     MOVED,

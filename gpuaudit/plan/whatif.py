@@ -24,7 +24,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 
-from gpuaudit import catalog
 from gpuaudit.facts import Facts
 from gpuaudit.inventory import (
     AdmissionControl,
@@ -38,6 +37,7 @@ from gpuaudit.inventory import (
     VmHostRule,
     VmVmRule,
 )
+from gpuaudit.knowledge import catalog
 from gpuaudit.plan.maintenance import readiness
 from gpuaudit.plan.rolling import _moved  # the inventory after vMotions, as rolling sees it
 from gpuaudit.policy import Policy

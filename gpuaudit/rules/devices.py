@@ -7,14 +7,14 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from gpuaudit import catalog, evc, vgpu_types
 from gpuaudit import facts as F
 from gpuaudit.inventory import GpuAttachment, Vm
+from gpuaudit.knowledge import catalog, evc, vgpu_types
+from gpuaudit.knowledge.vgpu_types import BoardFacts
 from gpuaudit.results import Reference
 from gpuaudit.rules import scopes, sources
 from gpuaudit.rules.registry import Context, Outcome, name_few, not_proven, rule
 from gpuaudit.rules.scopes import HostGpu
-from gpuaudit.vgpu_types import BoardFacts
 
 USE_64BIT_MMIO = "pciPassthru.use64bitMMIO"
 MMIO_SIZE_GB = "pciPassthru.64bitMMIOSizeGB"

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from gpuaudit import facts as F
-from gpuaudit import vgpu_releases as R
 from gpuaudit.inventory import Cluster
+from gpuaudit.knowledge import releases as R
 from gpuaudit.rules import scopes
 from gpuaudit.rules.registry import Context, Outcome, rule
 

@@ -7,10 +7,10 @@ import re
 from datetime import date
 from fnmatch import fnmatchcase
 
-from gpuaudit import catalog
 from gpuaudit import facts as F
 from gpuaudit.facts import UNKNOWN_EDITION, vm_edition
 from gpuaudit.inventory import Host, Licence, Vm
+from gpuaudit.knowledge import catalog
 from gpuaudit.policy import LicensingPolicy
 from gpuaudit.results import Severity
 from gpuaudit.rules import scopes, sources

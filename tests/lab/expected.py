@@ -51,7 +51,7 @@ from gpuaudit.inventory import (
 
 _LOCAL_KINDS = {"sas", "block", "pscsi", "pcie"}
 
-# The GPUs gpuaudit names, stated here rather than read from gpuaudit.catalog so that a
+# The GPUs gpuaudit names, stated here rather than read from gpuaudit.knowledge.catalog so that a
 # catalogue mistake cannot hide in its own expectation. Device ids (vendor 0x10de) and
 # their names as the PCI ID Repository's pci.ids lists them (https://pci-ids.ucw.cz/);
 # frame buffer of one GPU in GB from NVIDIA's "Virtual GPU Types for Supported GPUs"

@@ -25,7 +25,7 @@ from typing import Any, NoReturn
 
 import yaml
 
-from gpuaudit import catalog
+from gpuaudit.knowledge import catalog
 
 
 class ScenarioError(ValueError):
@@ -317,7 +317,7 @@ _API_VERSION = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$")
 # A vGPU profile name as vCenter reads its facts from it: board, MIG slices (MIG-backed
 # profiles only), frame buffer in GiB, series, and the media extensions of a MIG profile
 # (grid_l40s-24q, nvidia_a100d-3-40c, grid_a100-1-5cme, grid_rtx6000-ada-48q). The lab's
-# own reading, standing in for vCenter's; gpuaudit's is gpuaudit/catalog.py.
+# own reading, standing in for vCenter's; gpuaudit's is gpuaudit/knowledge/catalog.py.
 _PROFILE_NAME = re.compile(
     r"^(?:grid|nvidia)_(?P<board>[a-z0-9]+(?:-[a-z][a-z0-9]*)*)-"
     r"(?:(?P<slices>[0-9]+)-)?(?P<gib>[0-9]+)(?P<series>[a-z])(?:me)?$"
