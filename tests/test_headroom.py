@@ -355,3 +355,25 @@ def test_a_new_vm_of_a_profile_nothing_runs_reserves_the_largest_gpu_vms_else_no
     facts = Facts(memory_estate())
     assert template_memory(facts, "hr", "grid_l4-24q") == 32 * 1024
     assert template_memory(facts, "empty", PROFILE) == 0
+
+
+def test_a_new_vm_takes_the_gpu_its_hosts_consolidation_policy_picks() -> None:
+    # esx1 (one VM, on its second L4) has more free memory than esx2 (two VMs), so the
+    # first new VM goes there; consolidation packs it next to that VM, on 0000:5e:00.0,
+    # where the default (performance) would spread it onto the empty 0000:3b:00.0.
+    e = Estate()
+    e.cluster("hr")
+    hs = [e.host(f"esx{i}", "hr", profiles=(PROFILE,)) for i in (1, 2)]
+    for h in hs:
+        h.memory_mb = 512 * 1024
+        e.gpu(h, "0000:3b:00.0", vgpu_mode="sameSize")
+        e.gpu(h, "0000:5e:00.0", vgpu_mode="sameSize")
+    hs[0].assignment_policy = "consolidation"
+    e.datastore("san", hs)
+    e.vm("a", hs[0], ["san"], vgpu=PROFILE, gpu=hs[0].gpus[1])
+    e.vm("b", hs[1], ["san"], vgpu=PROFILE, gpu=hs[1].gpus[0])
+    e.vm("c", hs[1], ["san"], vgpu=PROFILE, gpu=hs[1].gpus[0])
+    model = ClusterModel(Facts(e.inv), "hr")
+    ((gpu_model, profile, demand),) = hr_rows(model)
+    vm, seats = placements(model, demand, 16384, gpu_model, profile)[0]
+    assert (vm.host, seats) == ("esx1", ("0000:5e:00.0",))
