@@ -377,3 +377,44 @@ def test_a_new_vm_takes_the_gpu_its_hosts_consolidation_policy_picks() -> None:
     ((gpu_model, profile, demand),) = hr_rows(model)
     vm, seats = placements(model, demand, 16384, gpu_model, profile)[0]
     assert (vm.host, seats) == ("esx1", ("0000:5e:00.0",))
+
+
+def test_n_plus_2_counts_the_gpus_the_hosts_own_policy_picks() -> None:
+    # Three hosts with two L4s in equal-size mode (one vGPU size per GPU): esx1
+    # (consolidation) runs an 8Q on its first L4, esx2 a 12Q, esx3 (performance) an 8Q
+    # on its first L4; the 8Qs restart first (high priority). The loss of esx1 and esx2
+    # sends an 8Q and then the 12Q to esx3: its policy spreads the 8Q onto the empty
+    # L4, and the 12Q finds no L4 of its size, where the 8Q beside the other would
+    # have left it one. So N+1 holds and N+2 does not.
+    e = Estate()
+    e.cluster("hr")
+    hs = [e.host(f"esx{i}", "hr", profiles=(PROFILE, "grid_l4-12q")) for i in (1, 2, 3)]
+    for h in hs:
+        h.memory_mb = 512 * 1024
+        e.gpu(h, "0000:3b:00.0", vgpu_mode="sameSize")
+        e.gpu(h, "0000:5e:00.0", vgpu_mode="sameSize")
+    hs[0].assignment_policy = "consolidation"
+    e.datastore("san", hs)
+    e.vm("a", hs[0], ["san"], vgpu=PROFILE, gpu=hs[0].gpus[0], priority="high")
+    e.vm("b", hs[1], ["san"], vgpu="grid_l4-12q", gpu=hs[1].gpus[0])
+    e.vm("c", hs[2], ["san"], vgpu=PROFILE, gpu=hs[2].gpus[0], priority="high")
+    (c1,) = headroom_all(Facts(e.inv))
+    (c2,) = headroom_all(Facts(e.inv), 2)
+    assert (c1.tolerates_now, c2.tolerates_now) == (True, False)
+
+
+def test_a_type_of_no_known_board_is_a_row_per_model_and_stays_on_it() -> None:
+    # "nvidia_custom" names no board, so each model offering it has its row. NVIDIA's data
+    # has no frame buffer for it, so a vGPU of it is counted as taking the whole GPU:
+    # one per L4 and one per A10 of the two hosts.
+    e = Estate()
+    e.cluster("hr")
+    hs = [e.host(f"esx{i}", "hr", profiles=("nvidia_custom",)) for i in (1, 2)]
+    for h in hs:
+        e.gpu(h, "0000:3b:00.0", "l4")
+        e.gpu(h, "0000:5e:00.0", "a10")
+    e.datastore("san", hs)
+    assert [r[:3] for r in rows(e.inv)] == [
+        ("NVIDIA A10", "nvidia_custom", 2),
+        ("NVIDIA L4", "nvidia_custom", 2),
+    ]
