@@ -1,6 +1,6 @@
 """Count what goes over the wire: SOAP requests by operation, and bytes received.
 
-pyVmomi binds ``HTTPConnection`` when it is imported (gpuaudit/cassette.py says
+pyVmomi binds ``HTTPConnection`` when it is imported (gpuaudit/vsphere/cassette.py says
 why), so the counting connection is patched into ``pyVmomi.SoapAdapter``, where
 both pyVmomi's stub and gpuaudit's version negotiation look it up. Bytes are
 counted as they leave the socket's file object: status line, headers, chunk
@@ -116,5 +116,8 @@ class CountingHTTPConnection(http.client.HTTPConnection):
 
 
 def install() -> None:
-    """Count every plain-http connection that pyVmomi (and gpuaudit.connect) opens from now on."""
+    """Count every plain-http connection that pyVmomi (and gpuaudit.vsphere.connect) opens.
+
+    From now on, until the process ends.
+    """
     pyVmomi.SoapAdapter.HTTPConnection = CountingHTTPConnection  # type: ignore[misc]

@@ -134,17 +134,17 @@ def _time_collect_steps() -> dict[str, dict[str, Any]]:
 
 
 def _server(args: dict[str, Any]) -> Any:
-    from gpuaudit import connect
+    from gpuaudit.vsphere import connect
 
     return connect.parse_server(args["url"])
 
 
 def run_gpuaudit(args: dict[str, Any]) -> dict[str, Any]:
     """connect, collect, check (with the simulation) and every report format."""
-    from gpuaudit import connect
     from gpuaudit.check import run_checks
     from gpuaudit.collect import collect
     from gpuaudit.report import write_reports
+    from gpuaudit.vsphere import connect
 
     phases = Phases(profile=bool(args.get("profile")))
     steps = _time_collect_steps()
@@ -184,7 +184,7 @@ def run_gpuaudit(args: dict[str, Any]) -> dict[str, Any]:
 
 def run_baseline(args: dict[str, Any]) -> dict[str, Any]:
     from bench import baselines
-    from gpuaudit import connect
+    from gpuaudit.vsphere import connect
 
     phases = Phases()
     server = _server(args)

@@ -33,13 +33,14 @@ from typing import Any, BinaryIO, ClassVar, NoReturn
 
 import click
 
-from gpuaudit import __version__, connect, credentials, interrupts, logs, scan
+from gpuaudit import __version__, interrupts, logs, scan
 from gpuaudit.cli_config import ENV_PREFIX, OnceOption, config_option
 from gpuaudit.console import Console, colour_allowed
 from gpuaudit.errors import AuditError, ExitCode, InputError, MissingExtra, during, exit_code
 from gpuaudit.outcome import FAIL_ON_CHOICES
 from gpuaudit.results import SEVERITIES
 from gpuaudit.terminal import printable
+from gpuaudit.vsphere import connect, credentials
 
 # -o - : the one report goes to standard output.
 STDOUT = "-"

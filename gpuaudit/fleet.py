@@ -35,12 +35,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 import yaml
 from pydantic import Field, model_validator
 
-from gpuaudit import connect, fleet_schedule, scan
-from gpuaudit.credentials import CredentialError, Credentials, read_password_file
+from gpuaudit import fleet_schedule, scan
 from gpuaudit.errors import AuditError, ExitCode, ReportWriteError, exit_code, stage_of
 from gpuaudit.files import write_new
 from gpuaudit.outcome import verdict
 from gpuaudit.results import AuditResult
+from gpuaudit.vsphere import connect
+from gpuaudit.vsphere.credentials import CredentialError, Credentials, read_password_file
 from gpuaudit.yamlread import InputFileError, InputModel, Text, YamlReader, problem
 
 if TYPE_CHECKING:  # the report package is slow to import: the command line starts without it

@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from gpuaudit import connect, scan
+from gpuaudit import scan
 from gpuaudit.errors import (
     ConnectionFailed,
     InputError,
@@ -29,6 +29,7 @@ from gpuaudit.judgement import judge, nothing_examined
 from gpuaudit.outcome import Summary, baseline_keys, failed_keys, summarise
 from gpuaudit.progress import Progress
 from gpuaudit.results import AuditResult, PlanComparison
+from gpuaudit.vsphere import connect
 
 if TYPE_CHECKING:
     from gpuaudit.diff import ReportDiff
@@ -327,8 +328,8 @@ def load_baseline(path: str | None) -> set[tuple[str, str]] | None:
 
 def obtain(source: scan.Source, progress: Progress | None = None) -> Inventory:
     """Collect, replay or load the inventory of ``source``."""
-    from gpuaudit.cassette import CassetteError
     from gpuaudit.inventory import InventoryError
+    from gpuaudit.vsphere.cassette import CassetteError
 
     try:
         with during("collecting the inventory"):

@@ -23,10 +23,11 @@ from xml.parsers.expat import ExpatError
 
 from pyVmomi import vim, vmodl
 
-from gpuaudit import cassette, connect, resilience, shipped
-from gpuaudit.credentials import Credentials
+from gpuaudit import shipped
 from gpuaudit.inventory import Inventory
 from gpuaudit.progress import Progress
+from gpuaudit.vsphere import cassette, connect, resilience
+from gpuaudit.vsphere.credentials import Credentials
 
 DEMO_CASSETTE = "demo.yaml"
 # A replayed session logs in as someone; the cassette holds no real credentials.
@@ -229,7 +230,7 @@ def _obtain_inventory(source: Source, progress: Progress | None = None) -> Inven
             server, creds.user, creds.password, tls, say, server.display, source.telemetry_window
         )
     if source.record and source.anonymize:
-        from gpuaudit.anonymize import anonymize_cassette
+        from gpuaudit.vsphere.anonymize import anonymize_cassette
 
         say(f"anonymizing {source.record.name}")
         anonymize_cassette(source.record)

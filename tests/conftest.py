@@ -112,7 +112,7 @@ def unused_port() -> int:
 @pytest.fixture
 def fast(monkeypatch: pytest.MonkeyPatch) -> None:
     """Retries with millisecond backoff, so tests of failing servers end quickly."""
-    from gpuaudit import resilience
+    from gpuaudit.vsphere import resilience
 
     fast_policy = resilience.RetryPolicy(base_delay=0.01, max_delay=0.02)
     monkeypatch.setattr(resilience, "DEFAULT", fast_policy)

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from gpuaudit import cassette, scan
+from gpuaudit import scan
 from gpuaudit.inventory import Inventory
+from gpuaudit.vsphere import cassette
 from tests.conftest import CASSETTES, RECORDED, SCENARIOS
 from tests.lab.expected import comparable, expected_inventory
 from tests.lab.lab import LAB_PASSWORD

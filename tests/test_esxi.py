@@ -18,16 +18,17 @@ import pytest
 from click.testing import CliRunner
 from pyVmomi import vim
 
-from gpuaudit import connect, scan
+from gpuaudit import scan
 from gpuaudit.check import run_checks
 from gpuaudit.cli import main
 from gpuaudit.collect import collect
 from gpuaudit.collect.managers import read_managers
 from gpuaudit.collect.telemetry import choose_interval
-from gpuaudit.connect import ConnectError
 from gpuaudit.inventory import Inventory
 from gpuaudit.results import AuditResult
 from gpuaudit.rules import catalogue
+from gpuaudit.vsphere import connect
+from gpuaudit.vsphere.connect import ConnectError
 from tests.conftest import CASSETTES, SCENARIOS
 from tests.lab.expected import expected_inventory
 from tests.lab.scenario import load_scenario

@@ -111,6 +111,21 @@ def test_the_import_contracts_hold() -> None:
             "published facts import nothing else",
             "gpuaudit.knowledge.evc -> gpuaudit.files",
         ),
+        # gpuaudit.vsphere talks to vCenter: the whole package knows nothing of what is
+        # done with an inventory, and only the modules that call vCenter or record its
+        # answers may speak pyVmomi, not every module of the package.
+        (
+            "vsphere/anonymize.py",
+            "from gpuaudit import facts",
+            "The collector builds an inventory",
+            "gpuaudit.vsphere.anonymize -> gpuaudit.facts",
+        ),
+        (
+            "vsphere/credentials.py",
+            "import pyVmomi",
+            "speak pyVmomi",
+            "gpuaudit.vsphere.credentials -> pyVmomi",
+        ),
     ],
 )
 def test_a_contract_breaks_when_a_module_imports_what_it_must_not(

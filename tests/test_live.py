@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from gpuaudit import connect
 from gpuaudit.cli import main
 from gpuaudit.collect import collect
 from gpuaudit.inventory import Inventory
+from gpuaudit.vsphere import connect
 from tests.conftest import CASSETTES, RECORDED, SCENARIOS
 from tests.lab.expected import comparable, expected_inventory
 from tests.lab.record import normalised, record

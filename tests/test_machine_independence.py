@@ -19,7 +19,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from gpuaudit import cassette
+from gpuaudit.vsphere import cassette
 from tests.conftest import CASSETTES, ROOT
 
 # pyVmomi's user agent: "pyvmomi 9.1.1.0 OSS Python/3.11.7 (Linux; 6.1.0-13; x86_64)".

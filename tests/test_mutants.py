@@ -19,16 +19,17 @@ import openpyxl
 import pytest
 from pyVmomi import vim
 
-from gpuaudit import cassette, connect, credentials, debuglog
+from gpuaudit import debuglog
 from gpuaudit.collect import collect
 from gpuaudit.collect.hosts import build_host
 from gpuaudit.collect.retrieve import ObjectProps
-from gpuaudit.connect import ConnectError, parse_server
-from gpuaudit.credentials import CredentialError, Credentials
 from gpuaudit.inventory import CounterStats, GpuTelemetry, LunPath, StorageAdapter
 from gpuaudit.report import render_xlsx
 from gpuaudit.results import HostFailure
 from gpuaudit.simulate import simulate_cluster
+from gpuaudit.vsphere import cassette, connect, credentials
+from gpuaudit.vsphere.connect import ConnectError, parse_server
+from gpuaudit.vsphere.credentials import CredentialError, Credentials
 from tests.builders import Estate, healthy, passthrough_estate
 from tests.conftest import SCENARIOS
 from tests.lab.expected import comparable, expected_inventory
@@ -36,7 +37,7 @@ from tests.lab.scenario import load_scenario
 from tests.report_fixtures import realistic_result
 from tests.test_rules import verdicts
 
-# -- connect.py: the server string in a parse error -----------------------------------------
+# -- vsphere/connect.py: the server string in a parse error ----------------------------------------
 
 
 def test_unparsable_server_url_never_echoes_its_user_or_password() -> None:
@@ -216,7 +217,7 @@ def test_mon04_fails_at_exactly_the_ratio(peak_mb: float, status: str) -> None:
     assert verdicts(e.inv, "MON-04") == {"h1/0000:3b:00.0": status}
 
 
-# -- debuglog.py, connect.py and cassette.py: secrets -----------------------------------------
+# -- debuglog.py, vsphere/connect.py and vsphere/cassette.py: secrets -------------------------
 
 
 def test_redact_masks_the_login_password_element() -> None:
@@ -443,7 +444,7 @@ def test_wire_logging_goes_to_the_log_redacted_and_is_undone(
         root.removeHandler(handler)
 
 
-# -- credentials.py: environment, standard input and password files ---------------------------
+# -- vsphere/credentials.py: environment, standard input and password files ---------------------
 
 
 def _resolve(env: dict[str, str], stdin: str = "", **kwargs: Any) -> Credentials:

@@ -24,7 +24,7 @@ import openpyxl
 import pytest
 from pyVmomi import vim
 
-from gpuaudit import cassette, connect, scan
+from gpuaudit import scan
 from gpuaudit.check import run_checks
 from gpuaudit.cli import Duration
 from gpuaudit.collect import collect
@@ -43,6 +43,7 @@ from gpuaudit.policy import LicensingPolicy
 from gpuaudit.report import render_html, render_json, render_junit, render_xlsx, report_schema
 from gpuaudit.results import AuditResult
 from gpuaudit.rules.licensing import licence_problems, vgpu_allowance
+from gpuaudit.vsphere import cassette, connect
 from tests.conftest import CASSETTES, RECORDED, SCENARIOS
 from tests.lab.scenario import load_scenario
 
@@ -301,7 +302,7 @@ def _interactions(name: str) -> list[dict[str, Any]]:
 
 def _collect(lab: Any, record: Path | None = None) -> Inventory:
     if record is not None:
-        from gpuaudit.credentials import Credentials
+        from gpuaudit.vsphere.credentials import Credentials
 
         creds = Credentials(server=lab.url, user=lab.user, password=lab.password)
         return scan.obtain_inventory(scan.Live(credentials=creds, record=record))
@@ -355,7 +356,7 @@ def test_no_counters_is_data_not_a_crash(
 def test_anonymized_cassette_hides_host_names_in_licence_assignments(
     tmp_path: Path, no_network: None
 ) -> None:
-    from gpuaudit.anonymize import anonymize_cassette
+    from gpuaudit.vsphere.anonymize import anonymize_cassette
 
     copy = tmp_path / "telemetry.yaml"
     copy.write_text((CASSETTES / "telemetry.yaml").read_text(encoding="utf-8"), encoding="utf-8")

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from gpuaudit import pipeline, scan
-from gpuaudit.credentials import Credentials
 from gpuaudit.errors import (
     ConnectionFailed,
     ExitCode,
@@ -24,6 +23,7 @@ from gpuaudit.errors import (
     ReportWriteError,
     exit_code,
 )
+from gpuaudit.vsphere.credentials import Credentials
 from tests.conftest import unused_port
 
 NOW = datetime(2026, 11, 30, 8, 50, tzinfo=UTC)

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from gpuaudit import resilience
 from gpuaudit.cli import main
 from gpuaudit.errors import ExitCode
-from gpuaudit.resilience import RetryPolicy
+from gpuaudit.vsphere import resilience
+from gpuaudit.vsphere.resilience import RetryPolicy
 from tests import faultproxy
 from tests.faultproxy import Answer, Fault, FaultProxy
 

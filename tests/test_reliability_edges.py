@@ -19,8 +19,8 @@ from click.testing import CliRunner, Result
 from hypothesis import example, given, settings
 
 from gpuaudit.cli import main
-from gpuaudit.credentials import CredentialError, read_password_file, resolve
 from gpuaudit.errors import ExitCode
+from gpuaudit.vsphere.credentials import CredentialError, read_password_file, resolve
 from tests.conftest import unused_port
 from tests.test_fuzz_loaders import BASE_INVENTORY, FUZZ, VALUES, mutated
 

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from gpuaudit import resilience
 from gpuaudit.cli import main
 from gpuaudit.errors import ExitCode
 from gpuaudit.inventory import Inventory
-from gpuaudit.resilience import RetryPolicy
+from gpuaudit.vsphere import resilience
+from gpuaudit.vsphere.resilience import RetryPolicy
 from tests.conftest import ROOT, SCENARIOS
 from tests.lab import generate
 from tests.lab.lab import Lab

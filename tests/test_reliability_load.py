@@ -14,10 +14,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from gpuaudit import connect, scan
+from gpuaudit import scan
 from gpuaudit.cli import main
-from gpuaudit.credentials import Credentials
 from gpuaudit.errors import ExitCode
+from gpuaudit.vsphere import connect
+from gpuaudit.vsphere.credentials import Credentials
 from tests.conftest import SCENARIOS, require_tool
 from tests.lab import generate
 from tests.lab.lab import Lab

@@ -15,8 +15,8 @@ from xml.parsers.expat import ExpatError
 import pytest
 from pyVmomi import SoapAdapter, vim, vmodl
 
-from gpuaudit import resilience
-from gpuaudit.resilience import ReadInterrupted, ResilientStub, RetryPolicy
+from gpuaudit.vsphere import resilience
+from gpuaudit.vsphere.resilience import ReadInterrupted, ResilientStub, RetryPolicy
 
 POLICY = RetryPolicy(attempts=3, base_delay=0.5, max_delay=0.8, jitter=0.5, restarts=2)
 Answer = Any  # a value to return, an exception to raise, or a callable of (op, mo, args)

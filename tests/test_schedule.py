@@ -19,8 +19,8 @@ from click.testing import CliRunner
 
 from gpuaudit import retention
 from gpuaudit.cli import main
-from gpuaudit.connect import parse_server
 from gpuaudit.report.naming import safe_server
+from gpuaudit.vsphere.connect import parse_server
 from tests.conftest import require_tool
 from tests.postgres_server import PostgresServer, serve_postgres
 from tests.test_notify import Mailbox, Received, start_smtp, start_webhook

@@ -136,7 +136,7 @@ def test_a_server_url_with_a_password_is_not_echoed() -> None:
 
 
 # -- TLS ---------------------------------------------------------------------
-# Refused by default and accepted with --ca-file or --insecure: tests/test_connect.py.
+# Refused by default and accepted with --ca-file or --insecure: tests/vsphere/test_connect.py.
 
 
 def collect(server: str, *extra: str, password: str) -> Result:

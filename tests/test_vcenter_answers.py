@@ -19,10 +19,11 @@ import yaml
 from pyVim.connect import Disconnect, SmartConnect
 from pyVmomi import vim, vmodl
 
-from gpuaudit import cassette, scan
-from gpuaudit.credentials import Credentials
+from gpuaudit import scan
 from gpuaudit.inventory import Host, Inventory, ProfileCapacity
 from gpuaudit.results import AuditResult
+from gpuaudit.vsphere import cassette
+from gpuaudit.vsphere.credentials import Credentials
 from tests.checked_estates import assert_expectations, recorded
 from tests.conftest import CASSETTES, SCENARIOS
 from tests.lab.scenario import load_scenario

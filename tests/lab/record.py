@@ -15,9 +15,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gpuaudit import cassette, scan
-from gpuaudit.credentials import Credentials
+from gpuaudit import scan
 from gpuaudit.inventory import Inventory
+from gpuaudit.vsphere import cassette
+from gpuaudit.vsphere.credentials import Credentials
 from tests.lab.lab import Lab
 
 ROOT = Path(__file__).resolve().parents[2]

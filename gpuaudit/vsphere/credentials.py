@@ -122,7 +122,7 @@ def _split_govc_url(url: str) -> tuple[str, str | None, str | None]:
     The user information ends at the last ``@`` and the user at the first ``:``,
     so that a password holding ``/``, ``#``, ``?``, ``@`` or ``:`` stays whole.
     """
-    from gpuaudit.connect import split_userinfo
+    from gpuaudit.vsphere.connect import split_userinfo
 
     server, userinfo = split_userinfo(url)
     if userinfo is None:

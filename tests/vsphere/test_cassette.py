@@ -1,4 +1,4 @@
-"""gpuaudit.cassette on hand-written requests and answers: matching and scrubbing."""
+"""gpuaudit.vsphere.cassette on hand-written requests and answers: matching and scrubbing."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import pyVmomi.SoapAdapter
 
-from gpuaudit import cassette
+from gpuaudit.vsphere import cassette
 
 ENV = '<soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/">'
 

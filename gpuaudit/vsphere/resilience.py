@@ -57,8 +57,9 @@ from xml.parsers.expat import ExpatError
 import tenacity
 from pyVmomi import SoapAdapter, vim, vmodl
 
-from gpuaudit.answers import KeepingConnection, ServerAnswerError, WholeAnswer, judge_answer
+from gpuaudit.vsphere.answers import KeepingConnection, ServerAnswerError, WholeAnswer, judge_answer
 
+# The name JSON logs show as "logger", kept when the module moved into gpuaudit.vsphere.
 log = logging.getLogger("gpuaudit.resilience")
 T = TypeVar("T")
 

@@ -12,10 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 from gpuaudit import scan
-from gpuaudit.anonymize import anonymize_cassette
 from gpuaudit.check import run_checks
 from gpuaudit.cli import main
 from gpuaudit.inventory import Inventory
+from gpuaudit.vsphere.anonymize import anonymize_cassette
 from tests.conftest import CASSETTES
 
 

@@ -3,7 +3,7 @@
 Every way a connection can fail becomes a ConnectError whose message says what
 happened and what to do; the command line prints it and exits 3. A session is
 always logged out, on errors too. Calls are retried and a lost session renewed
-as gpuaudit/resilience.py describes; every socket operation has ``timeout``.
+as gpuaudit/vsphere/resilience.py describes; every socket operation has ``timeout``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from xml.parsers.expat import ExpatError
 from pyVim import connect as pyvim_connect
 from pyVmomi import SoapAdapter, VmomiSupport, vim, vmodl
 
-from gpuaudit import debuglog, resilience
+from gpuaudit import debuglog
+from gpuaudit.vsphere import resilience
 
 DEFAULT_TIMEOUT = 60.0
 # A timeout outside these bounds is a mistake: too short for any vCenter, or never.

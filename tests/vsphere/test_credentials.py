@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuaudit.credentials import CredentialError, read_password_file, resolve
+from gpuaudit.vsphere.credentials import CredentialError, read_password_file, resolve
 
 
 class FakeStdin(io.StringIO):
