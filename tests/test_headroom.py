@@ -13,10 +13,10 @@ import json
 
 import pytest
 
-from gpuaudit import catalog
 from gpuaudit.check import run_checks
 from gpuaudit.facts import Facts
 from gpuaudit.inventory import Inventory, ProfileCapacity
+from gpuaudit.knowledge import catalog
 from gpuaudit.plan import headroom as headroom_module
 from gpuaudit.plan.headroom import headroom_all, placements, template_memory
 from gpuaudit.plan.headroom import rows as hr_rows
