@@ -32,21 +32,27 @@ FAIL_ON_CHOICES = (*SEVERITIES, NEVER)
 TOP_ACTIONS = 5  # the rules with the most to fix, in the summary
 
 
-def baseline_keys(
-    path: str | Path, statuses: Iterable[str] = OPEN_STATUSES
-) -> set[tuple[str, str]]:
-    """The (rule, object) pairs that had failed, or were not proven, in an earlier JSON
-    report (or had another of ``statuses``: "waived", for the waivers that expired since)."""
+def baseline_statuses(path: str | Path) -> list[tuple[tuple[str, str], str]]:
+    """Each finding's (rule, object) in an earlier JSON report with its status, read
+    once: the open ones are what a baseline knows, the waived ones what expired since."""
     data = read_json(path)
     findings = data.get("findings") if isinstance(data, dict) else None
     if not isinstance(findings, list):
         raise ValueError(f"{path}: not a gpuaudit JSON report (no findings list)")
-    wanted = set(statuses)
-    keys = set()
-    for item in findings:
-        if isinstance(item, dict) and item.get("status") in wanted:
-            keys.add((str(item.get("rule")), str(item.get("object"))))
-    return keys
+    return [
+        ((str(item.get("rule")), str(item.get("object"))), str(item.get("status")))
+        for item in findings
+        if isinstance(item, dict)
+    ]
+
+
+def with_status(
+    statuses: Iterable[tuple[tuple[str, str], str]], wanted: Iterable[str] = OPEN_STATUSES
+) -> set[tuple[str, str]]:
+    """The (rule, object) pairs of ``statuses`` that had one of ``wanted`` (by default
+    failed or not proven)."""
+    keep = set(wanted)
+    return {key for key, status in statuses if status in keep}
 
 
 @dataclass

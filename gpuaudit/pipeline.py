@@ -26,7 +26,7 @@ from gpuaudit.errors import (
 )
 from gpuaudit.inventory import Inventory
 from gpuaudit.judgement import judge, nothing_examined
-from gpuaudit.outcome import Summary, baseline_keys, failed_keys, summarise
+from gpuaudit.outcome import Summary, baseline_statuses, failed_keys, summarise, with_status
 from gpuaudit.progress import Progress
 from gpuaudit.results import AuditResult, PlanComparison
 from gpuaudit.vsphere import connect
@@ -107,10 +107,9 @@ def audit(
         clusters = load_kubernetes(kubernetes)
     bootstrap = bool(create_baseline and baseline and not Path(baseline).exists())
     with during("reading the baseline"):
-        known = None if bootstrap else load_baseline(baseline)
-        waived_before = (
-            baseline_keys(baseline, ["waived"]) if known is not None and baseline else set()
-        )
+        statuses = None if bootstrap else load_baseline(baseline)
+        known = None if statuses is None else with_status(statuses)
+        waived_before = set() if statuses is None else with_status(statuses, ["waived"])
     inventory = obtain(source, say)
     say("checking")
     result = check(inventory, loaded_policy, policy, say, clusters)
@@ -310,8 +309,8 @@ def load_kubernetes(paths: Sequence[str]) -> list[KubernetesCluster]:
         raise InputError(str(exc)) from exc
 
 
-def load_baseline(path: str | None) -> set[tuple[str, str]] | None:
-    """The (rule, object) pairs failed in the baseline report at ``path``, or None."""
+def load_baseline(path: str | None) -> list[tuple[tuple[str, str], str]] | None:
+    """Each (rule, object) of the baseline report at ``path`` with its status, or None."""
     if not path:
         return None
     if not Path(path).exists():
@@ -321,7 +320,7 @@ def load_baseline(path: str | None) -> set[tuple[str, str]] | None:
             "to create it from this scan"
         )
     try:
-        return baseline_keys(path)
+        return baseline_statuses(path)
     except ValueError as exc:
         raise InputError(str(exc)) from exc
 
