@@ -12,6 +12,13 @@ own, which the schedule (gpuaudit.fleet_schedule) bounds; threads in one process
 kept each finished scan's freed memory in the process, and every scan's garbage
 collections walked every other scan's objects. A fleet of one target runs it in
 this process.
+
+The processes are started here rather than by concurrent.futures' process pool: the
+pool pickles each piece of work (the targets' scans are closures over the run's
+settings), a target whose process dies breaks the whole pool and every target still
+waiting with it, and a stopped fleet cannot reach the scans running in it. One
+``multiprocessing.Process`` per target, with a pipe for its outcome, makes a dead
+process that target's error alone and lets a stop reach each scan.
 """
 
 from __future__ import annotations
