@@ -25,7 +25,8 @@ from rich.progress import Progress as LiveLine
 from rich.progress import SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from gpuaudit.outcome import NEVER, Summary
+from gpuaudit.judgement import verdict_line
+from gpuaudit.outcome import Summary
 from gpuaudit.progress import Step
 from gpuaudit.results import ScanHistory, severity_rank
 from gpuaudit.terminal import printable
@@ -241,22 +242,16 @@ def print_summary(summary: Summary, written: Sequence[Path], color: bool, quiet:
         say(_more(len(failing) - CLUSTER_LINES, "cluster"))
     for line in schedule_lines(summary):
         say(line)
-    if summary.nothing_examined:
-        verdict = ("FAIL: nothing was examined (DATA-02)", "bold red")
-    elif summary.threshold == NEVER:
-        verdict = ("PASS: report only (--fail-on never)", "bold green")
-    elif summary.judgement.verdict == "fail":
-        verdict = (f"FAIL: {_new(summary)}findings at or above {summary.threshold}", "bold red")
-    elif summary.judgement.verdict == "unproven":
-        verdict = (
-            f"NOT PROVEN: findings at or above {summary.threshold} rest on facts not known exactly",
-            "bold yellow",
-        )
-    else:
-        verdict = (f"PASS: nothing {_new(summary)}at or above {summary.threshold}", "bold green")
+    line = verdict_line(
+        summary.judgement.verdict, summary.threshold, bool(summary.nothing_examined), _new(summary)
+    )
+    verdict = (line, VERDICT_STYLES[line.split(":", 1)[0]])
     say(verdict)
     for path in written:
         say(f"  {printable(path)}")
+
+
+VERDICT_STYLES = {"FAIL": "bold red", "NOT PROVEN": "bold yellow", "PASS": "bold green"}
 
 
 def _new(summary: Summary) -> str:

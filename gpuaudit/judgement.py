@@ -67,6 +67,23 @@ def counted(result: AuditResult) -> list[Finding]:
     ]
 
 
+def verdict_line(
+    verdict: Verdict, fail_on: str, nothing: bool, new: str = "", what: str = ""
+) -> str:
+    """The verdict in the words of a job's last line, which scan and plan print alike:
+    ``nothing`` for DATA-02's failure; ``new`` ("new ") where a baseline decides what
+    counts, ``what`` ("the changes introduce or make worse ") where a plan's changes do."""
+    if nothing:
+        return "FAIL: nothing was examined (DATA-02)"
+    if fail_on == NEVER:
+        return "PASS: report only (--fail-on never)"
+    if verdict == "fail":
+        return f"FAIL: {new}findings {what}at or above {fail_on}"
+    if verdict == "unproven":
+        return f"NOT PROVEN: findings {what}at or above {fail_on} rest on facts not known exactly"
+    return f"PASS: nothing {new}{what}at or above {fail_on}"
+
+
 def _at_or_above(severity: str, fail_on: str) -> bool:
     """A severity no catalogue names (an old report's) counts: a verdict is never
     quietened by what it cannot rank."""

@@ -9,6 +9,8 @@ unproven; else it passes. DATA-02 failed (nothing examined) fails the job whatev
 
 from __future__ import annotations
 
+import pytest
+
 from gpuaudit.inventory import Inventory
 from gpuaudit.judgement import judge, judgement_of, nothing_examined
 from gpuaudit.results import AuditResult, Finding, Judgement, Severity, Status
@@ -124,3 +126,45 @@ def test_a_report_rendered_on_its_own_counts_every_open_finding() -> None:
     given = Judgement("pass", "never", False, False, None)
     audit.judgement = given
     assert judgement_of(audit) is given
+
+
+@pytest.mark.parametrize(
+    ("verdict", "fail_on", "nothing", "new", "what", "line"),
+    [
+        ("fail", "high", True, "", "", "FAIL: nothing was examined (DATA-02)"),
+        ("pass", "never", False, "", "", "PASS: report only (--fail-on never)"),
+        ("fail", "high", False, "", "", "FAIL: findings at or above high"),
+        ("fail", "medium", False, "new ", "", "FAIL: new findings at or above medium"),
+        (
+            "unproven",
+            "high",
+            False,
+            "new ",
+            "",
+            "NOT PROVEN: findings at or above high rest on facts not known exactly",
+        ),
+        ("pass", "critical", False, "new ", "", "PASS: nothing new at or above critical"),
+        (
+            "fail",
+            "high",
+            False,
+            "",
+            "the changes introduce or make worse ",
+            "FAIL: findings the changes introduce or make worse at or above high",
+        ),
+        (
+            "pass",
+            "low",
+            False,
+            "",
+            "the changes introduce or make worse ",
+            "PASS: nothing the changes introduce or make worse at or above low",
+        ),
+    ],
+)
+def test_the_verdict_line_scan_and_plan_print(
+    verdict: str, fail_on: str, nothing: bool, new: str, what: str, line: str
+) -> None:
+    from gpuaudit.judgement import verdict_line
+
+    assert verdict_line(verdict, fail_on, nothing, new, what) == line  # type: ignore[arg-type]

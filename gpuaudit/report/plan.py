@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gpuaudit.judgement import NEVER, counted, judgement_of, nothing_examined
+from gpuaudit.judgement import counted, judgement_of, nothing_examined, verdict_line
 from gpuaudit.report.tables import TEXT, Table, Value, _table
 from gpuaudit.results import AuditResult, ClusterPlan, FindingChange, PlanComparison
 
@@ -111,20 +111,10 @@ def verdict_text(result: AuditResult) -> str:
     as a scan's last line says them, of the findings the changes introduce or make
     worse, then each of those that count, one line each."""
     judgement = judgement_of(result)
-    threshold = judgement.fail_on
-    what = "the changes introduce or make worse"
-    if nothing_examined(result):
-        line = "FAIL: nothing was examined (DATA-02)"
-    elif threshold == NEVER:
-        line = "PASS: report only (--fail-on never)"
-    elif judgement.verdict == "fail":
-        line = f"FAIL: findings {what} at or above {threshold}"
-    elif judgement.verdict == "unproven":
-        line = (
-            f"NOT PROVEN: findings {what} at or above {threshold} rest on facts not known exactly"
-        )
-    else:
-        line = f"PASS: nothing {what} at or above {threshold}"
+    what = "the changes introduce or make worse "
+    line = verdict_line(
+        judgement.verdict, judgement.fail_on, bool(nothing_examined(result)), what=what
+    )
     out = [line]
     for f in counted(result):
         status = "not proven" if f.status == "unproven" else f.status
