@@ -15,6 +15,9 @@ from gpuaudit.errors import ExitCode
 KNOWN_FORMATS = ("html", "xlsx", "json", "junit", "sarif")  # README.md, "--format"
 
 
+ROOT = Path(__file__).resolve().parent.parent
+
+
 def run(*args: str) -> Result:
     return CliRunner().invoke(main, list(args))
 
@@ -86,17 +89,27 @@ def test_dash_output_writes_the_one_report_to_stdout(
 
 
 @pytest.mark.parametrize(
+    "command",
+    [
+        ["scan", "--demo"],
+        # plan takes -o - as scan does (one check for both commands)
+        ["plan", "--demo", "--change", str(ROOT / "docs" / "examples" / "plan-retire-host.yaml")],
+    ],
+    ids=["scan", "plan"],
+)
+@pytest.mark.parametrize(
     "formats",
     [[], ["-f", "html"], ["-f", "junit"], ["-f", "json,sarif"], ["-f", "json", "-f", "xlsx"]],
 )
 def test_dash_output_without_exactly_one_json_format_is_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, formats: list[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str], formats: list[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    result = run("scan", "--demo", "-o", "-", *formats)
+    result = run(*command, "-o", "-", *formats)
     assert result.exit_code == 2, result.output
     assert "Usage:" in result.output and "standard output" in result.output
-    assert list(tmp_path.iterdir()) == []
+    assert "--format json or sarif" in result.output
+    assert result.stdout == "" and list(tmp_path.iterdir()) == []
 
 
 def test_dash_output_with_targets_is_refused(

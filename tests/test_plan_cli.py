@@ -360,21 +360,6 @@ def test_dash_output_keeps_the_verdict_off_stdout(
     assert verdict(result.stderr)[0].startswith("FAIL: findings the changes introduce")
 
 
-@pytest.mark.parametrize(
-    "formats",
-    [[], ["-f", "html"], ["-f", "junit"], ["-f", "json,sarif"], ["-f", "json", "-f", "xlsx"]],
-)
-def test_dash_output_without_exactly_one_json_format_is_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, formats: list[str]
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    result = run("plan", "--demo", "--change", RETIRE, "-o", "-", *formats)
-    assert result.exit_code == 2, result.output
-    assert "Usage:" in result.output and "standard output" in result.output
-    assert "--format json or sarif" in result.output
-    assert result.stdout == "" and list(tmp_path.iterdir()) == []
-
-
 def test_a_plan_on_an_estate_with_no_host_read_fails_whatever_fail_on(tmp_path: Path) -> None:
     # A cluster and no host: DATA-02 fails before and after (nothing was examined), so the
     # gate fails even at --fail-on never, as a scan does; without --fail-on, exit 0.
