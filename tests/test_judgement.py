@@ -168,3 +168,31 @@ def test_the_verdict_line_scan_and_plan_print(
     from gpuaudit.judgement import verdict_line
 
     assert verdict_line(verdict, fail_on, nothing, new, what) == line  # type: ignore[arg-type]
+
+
+def test_the_findings_that_count_are_open_at_or_above_fail_on_and_not_in_the_baseline() -> None:
+    from gpuaudit.judgement import counted
+
+    new_high = finding("HA-05", "vm-a", "fail", "high")
+    old_high = finding("HA-05", "vm-b", "fail", "high")  # open in the baseline
+    new_unproven = finding("VM-10", "vm-c", "unproven", "critical")
+    new_low = finding("GPU-03", "vm-d", "fail", "low")  # below --fail-on
+    passed = finding("HA-01", "cluster-a", "pass", "critical")  # not open
+    audit = result(new_high, old_high, new_unproven, new_low, passed)
+    audit.judgement = judge(audit, "high", {("HA-05", "vm-b")})
+    assert counted(audit) == [new_high, new_unproven]
+    # Without a baseline every open finding at or above --fail-on counts.
+    audit.judgement = judge(audit, "high", None)
+    assert counted(audit) == [new_high, old_high, new_unproven]
+    audit.judgement = judge(audit, "low", None)
+    assert counted(audit) == [new_high, old_high, new_unproven, new_low]
+    # A report-only job counts nothing.
+    audit.judgement = judge(audit, "never", None)
+    assert counted(audit) == []
+
+
+def test_the_verdict_line_without_a_baseline_or_changes_names_neither() -> None:
+    from gpuaudit.judgement import verdict_line
+
+    assert verdict_line("fail", "high", False) == "FAIL: findings at or above high"
+    assert verdict_line("pass", "high", False) == "PASS: nothing at or above high"
