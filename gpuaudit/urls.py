@@ -67,6 +67,12 @@ def parse(url: str) -> URL:
     if authority.count("@") > 1 or _stray_at(tail):
         raise URLError(f"the user or password holds a character that ends it early: {ENCODE}")
     userinfo, at, hostport = authority.rpartition("@")
+    if "[" in userinfo or "]" in userinfo:
+        # RFC 3986 keeps them for an IPv6 host; Python's splitter refuses the whole URL.
+        raise URLError(
+            "the user or password holds [ or ], which a URL keeps for an IPv6 address: "
+            "percent-encode them ([ as %5B, ] as %5D)"
+        )
     user = password = None
     if at:
         given_user, colon, given_password = userinfo.partition(":")

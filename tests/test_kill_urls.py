@@ -104,6 +104,10 @@ def test_an_unparsable_url_is_shown_as_its_scheme_alone() -> None:
 ENCODE = "percent-encode it (/ as %2F, ? as %3F, # as %23, @ as %40)"
 EARLY = f"the user or password holds a character that ends it early: {ENCODE}"
 SPACE = "holds a space or a control character: percent-encode it (a space as %20)"
+BRACKETS = (
+    "the user or password holds [ or ], which a URL keeps for an IPv6 address: "
+    "percent-encode them ([ as %5B, ] as %5D)"
+)
 
 
 @pytest.mark.parametrize(
@@ -124,6 +128,10 @@ SPACE = "holds a space or a control character: percent-encode it (a space as %20
         ("https://[2001:db8::1]:80]", "the port is not a number from 1 to 65535"),
         ("https://fd00::5", "an IPv6 address is written in brackets: [2001:db8::1]:PORT"),
         ("https://h/?a=b#frag@x", EARLY),
+        # Python's splitter refuses a URL whose user information holds [ or ].
+        ("https://mailer:Pw[x@hooks.example.com/t", BRACKETS),
+        ("postgresql://audit:p]w@db/ga", BRACKETS),
+        ("smtp://[u@relay", BRACKETS),
     ],
 )
 def test_each_refusal_says_in_full_what_is_wrong_and_what_to_do(url: str, message: str) -> None:

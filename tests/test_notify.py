@@ -451,3 +451,14 @@ def test_the_notify_deadline_is_a_usage_error_outside_a_second_to_a_day(tmp_path
     for value in ("0", "nan", "-1", "100000", "x"):
         result = scan(tmp_path, "--notify-timeout", value)
         assert result.exit_code == 2 and "--notify-timeout" in result.stderr
+
+
+def test_a_webhook_password_holding_a_bracket_is_refused_before_the_scan() -> None:
+    # Python's URL splitter raises on a lone [ in the user information; the check
+    # before the scan refuses it with its own words, never showing the password.
+    from gpuaudit.notify import NotifyError, parse_target
+
+    with pytest.raises(NotifyError) as refused:
+        parse_target("https://mailer:PwX9[Zq7K@0?to=a@b.c")
+    assert "percent-encode them ([ as %5B, ] as %5D)" in str(refused.value)
+    assert "PwX9" not in str(refused.value) and "Zq7K" not in str(refused.value)
