@@ -12,7 +12,7 @@ about 20 VMs that must find room, and every restart is decided by the exact rule
 from __future__ import annotations
 
 from gpuaudit.inventory import Inventory, VmHostRule, VmVmRule
-from tests.builders import Estate
+from tests.support.builders import Estate
 
 HOSTS = 96
 GPUS_PER_HOST = 8

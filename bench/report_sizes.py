@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.max is not None:
         result = _max_result(args.max)
     else:
-        from tests.large_estate import large_estate_result
+        from tests.support.large_estate import large_estate_result
 
         result = large_estate_result()
     print(f"{len(result.inventory.vms):,} VMs, {len(result.findings):,} findings")

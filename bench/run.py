@@ -148,10 +148,10 @@ def worker(args: dict[str, Any], timeout: float = 3600) -> dict[str, Any]:
 
 
 class Browser:
-    """Headless Chromium (tests/report_tools.py), if installed."""
+    """Headless Chromium (tests/support/report_tools.py), if installed."""
 
     def __init__(self) -> None:
-        from tests.report_tools import CHROMIUM_NAMES, Chromium
+        from tests.support.report_tools import CHROMIUM_NAMES, Chromium
 
         if not any(shutil.which(n) for n in CHROMIUM_NAMES):
             raise FileNotFoundError("Chromium is not installed")

@@ -17,7 +17,7 @@ from tests.lab.record import CASSETTES as CASSETTES
 from tests.lab.record import RECORDED as RECORDED
 from tests.lab.record import ROOT as ROOT
 from tests.lab.record import SCENARIOS
-from tests.zones import local_zone
+from tests.support.zones import local_zone
 
 
 @pytest.fixture(autouse=True)

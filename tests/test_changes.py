@@ -18,7 +18,7 @@ from gpuaudit.diff import diff_reports, format_text
 from gpuaudit.report.actions import finding_id
 from gpuaudit.report.json_report import render_json
 from gpuaudit.results import AuditResult, Finding
-from tests.history_tools import demo_result
+from tests.support.history_tools import demo_result
 
 
 @pytest.mark.parametrize(

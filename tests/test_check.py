@@ -15,7 +15,7 @@ from gpuaudit.check import run_checks
 from gpuaudit.policy_file import parse_policy
 from gpuaudit.rules import catalogue, registry
 from gpuaudit.rules.registry import Context, RuleSpec, Verdict
-from tests.builders import healthy, passthrough_estate
+from tests.support.builders import healthy, passthrough_estate
 
 RULE_IDS = [r.id for r in catalogue()]
 

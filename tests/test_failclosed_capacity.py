@@ -23,9 +23,9 @@ from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory
 from gpuaudit.results import AuditResult
 from gpuaudit.simulate import simulate_cluster
-from tests.checked_estates import assert_expectations
 from tests.conftest import CASSETTES
 from tests.lab.scenario import load_scenario
+from tests.support.checked_estates import assert_expectations
 
 SCENARIO = Path(__file__).resolve().parent / "scenarios" / "failclosed-capacity.yaml"
 H100_1G_10GB_PER_GPU = 7

@@ -28,9 +28,9 @@ import pytest
 
 from gpuaudit.inventory import Inventory
 from gpuaudit.results import AuditResult
-from tests.checked_estates import checked, scenario_inventory
 from tests.conftest import SCENARIOS
 from tests.lab.scenario import load_scenario
+from tests.support.checked_estates import checked, scenario_inventory
 
 NAME = "failclosed-gputype"
 

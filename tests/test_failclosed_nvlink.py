@@ -34,9 +34,9 @@ import pytest
 from gpuaudit.inventory import Inventory
 from gpuaudit.results import AuditResult
 from gpuaudit.simulate import simulate_cluster
-from tests.checked_estates import checked, scenario_inventory
 from tests.conftest import SCENARIOS
 from tests.lab.scenario import load_scenario
+from tests.support.checked_estates import checked, scenario_inventory
 
 NAME = "failclosed-nvlink"
 H100_SXM5, H100_PCIE = 0x2330, 0x2331

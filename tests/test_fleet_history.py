@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from tests.fleet_targets import scenario_size
-from tests.postgres_server import PostgresServer, serve_postgres
+from tests.support.fleet_targets import scenario_size
+from tests.support.postgres_server import PostgresServer, serve_postgres
 
 pytestmark = [pytest.mark.postgres, pytest.mark.live]
 

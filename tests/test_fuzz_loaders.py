@@ -23,7 +23,7 @@ from gpuaudit.policy_file import PolicyError, parse_policy
 from gpuaudit.rules import catalogue
 from gpuaudit.scan import check_cassette
 from tests.k8s.generate import node_object, pod_object
-from tests.report_fixtures import realistic_result
+from tests.support.report_fixtures import realistic_result
 
 FUZZ = settings(
     max_examples=150,

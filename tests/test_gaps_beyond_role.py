@@ -11,9 +11,9 @@ from __future__ import annotations
 from gpuaudit import check, scan
 from gpuaudit.inventory import Gap, Inventory
 from gpuaudit.report.summary import summarize
-from tests.builders import context, healthy
 from tests.conftest import CASSETTES, SCENARIOS
 from tests.lab.scenario import load_scenario
+from tests.support.builders import context, healthy
 
 PRIVILEGE = "Host.Config.Image"
 

@@ -31,14 +31,14 @@ from gpuaudit.report.actions import finding_id
 from gpuaudit.report.json_report import load_json_report, render_json, report_schema
 from gpuaudit.results import AuditResult
 from tests.conftest import CASSETTES
-from tests.history_tools import (
+from tests.support.history_tools import (
     SCAN_AT_0003,
     check_upgrade_to_keys,
     demo_result,
     prune_and_check,
     store_at_revision,
 )
-from tests.store_writer import spawn
+from tests.support.store_writer import spawn
 
 jsonschema = pytest.importorskip("jsonschema")
 

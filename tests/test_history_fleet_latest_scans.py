@@ -20,8 +20,8 @@ from gpuaudit.history.store import ClusterRecord, ScanRecord
 from gpuaudit.report import html
 from gpuaudit.report.fleet import age_text, fleet_table, render_fleet_html
 from tests.conftest import ROOT
-from tests.fleet_targets import fleet_target, scenario_size
-from tests.history_tools import demo_result, store_at_revision
+from tests.support.fleet_targets import fleet_target, scenario_size
+from tests.support.history_tools import demo_result, store_at_revision
 
 NOW = datetime(2026, 12, 1, 12, 0, 0)
 

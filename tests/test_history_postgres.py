@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from gpuaudit import history
 from gpuaudit.cli import main
 from gpuaudit.history import schema
-from tests.history_tools import (
+from tests.support.history_tools import (
     SCAN_AT_0003,
     check_upgrade_to_keys,
     demo_instance,
@@ -24,8 +24,8 @@ from tests.history_tools import (
     prune_and_check,
     store_at_revision,
 )
-from tests.postgres_server import PostgresServer, serve_postgres
-from tests.store_writer import spawn
+from tests.support.postgres_server import PostgresServer, serve_postgres
+from tests.support.store_writer import spawn
 
 pytestmark = pytest.mark.postgres
 

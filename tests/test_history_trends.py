@@ -11,7 +11,7 @@ from gpuaudit import history
 from gpuaudit.report.html import render_html
 from gpuaudit.report.trends import line_chart, trends
 from gpuaudit.results import ScanHistory, TrendPoint
-from tests.history_tools import demo_result
+from tests.support.history_tools import demo_result
 
 
 def section(html: str) -> str:

@@ -33,7 +33,7 @@ from gpuaudit.inventory import (
     VCenter,
 )
 from gpuaudit.progress import Step
-from tests.perf_counters import perf_counter
+from tests.support.perf_counters import perf_counter
 
 PT = vim.vm.device.VirtualPCIPassthrough
 HOTMIGRATE = "vgpu.hotmigrate.enabled"

@@ -30,8 +30,8 @@ from gpuaudit.inventory import (
     Telemetry,
     VCenter,
 )
-from tests.perf_counters import perf_counter
-from tests.zones import local_zone
+from tests.support.perf_counters import perf_counter
+from tests.support.zones import local_zone
 
 PM = vim.PerformanceManager
 NOW = dt.datetime(2026, 5, 2, 12, 0, 0, tzinfo=dt.UTC)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from gpuaudit.inventory import Gap, Inventory
 from gpuaudit.rules import data
 from gpuaudit.rules.registry import Outcome, Verdict
-from tests.builders import Estate, context
+from tests.support.builders import Estate, context
 
 
 def _two_hosts() -> Estate:

@@ -9,7 +9,7 @@ from gpuaudit.policy import Intent, Policy
 from gpuaudit.rules import design
 from gpuaudit.rules.design import Design
 from gpuaudit.rules.registry import Outcome
-from tests.builders import Estate, context, healthy, passthrough_estate
+from tests.support.builders import Estate, context, healthy, passthrough_estate
 
 
 @pytest.mark.parametrize(

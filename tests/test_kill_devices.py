@@ -13,7 +13,7 @@ from gpuaudit.inventory import HOST_AGENT, GpuAttachment
 from gpuaudit.rules import devices
 from gpuaudit.rules.registry import Outcome
 from gpuaudit.rules.scopes import HostGpu
-from tests.builders import context, healthy
+from tests.support.builders import context, healthy
 from tests.test_rules_devices import a100_vm, judge
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from gpuaudit.rules import drift
 from gpuaudit.rules.registry import Outcome
-from tests.builders import healthy
+from tests.support.builders import healthy
 from tests.test_rules_drift import hosts, judge_cluster, with_bios
 
 

@@ -11,7 +11,7 @@ import pytest
 from gpuaudit.inventory import HOST_AGENT
 from gpuaudit.rules import drs
 from gpuaudit.rules.registry import Outcome
-from tests.builders import Estate, context, healthy
+from tests.support.builders import Estate, context, healthy
 
 EVACUATES = {"VgpuMMAutomationTimeoutSecs": "-1"}
 BALANCES = {"PassthroughDrsAutomation": "1", "LBMaxVmotionPerHost": "1"}

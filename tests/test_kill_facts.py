@@ -22,7 +22,7 @@ from gpuaudit.facts import (
 )
 from gpuaudit.inventory import Gpu, GpuAttachment, VgpuProfile
 from gpuaudit.knowledge import catalog
-from tests.builders import Estate, healthy
+from tests.support.builders import Estate, healthy
 
 L4_MB = 24 * 1024
 

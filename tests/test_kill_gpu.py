@@ -10,7 +10,7 @@ from gpuaudit.inventory import GpuAttachment
 from gpuaudit.rules import gpu
 from gpuaudit.rules.registry import Outcome
 from gpuaudit.rules.scopes import HostGpu
-from tests.builders import Estate, context, healthy
+from tests.support.builders import Estate, context, healthy
 
 
 def _h1_with_two_gpus() -> Estate:

@@ -14,7 +14,7 @@ from gpuaudit.inventory import HOST_AGENT, AdmissionControl, GpuAttachment
 from gpuaudit.policy import ClusterPolicy, Policy
 from gpuaudit.rules import ha
 from gpuaudit.rules.registry import Outcome
-from tests.builders import Estate, context, healthy, passthrough_estate
+from tests.support.builders import Estate, context, healthy, passthrough_estate
 
 
 def test_ha01_messages_where_ha_is_relied_on() -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from gpuaudit.inventory import AdmissionControl, ConfigIssue
 from gpuaudit.rules import ha_health
 from gpuaudit.rules.registry import Outcome
-from tests.builders import context, healthy
+from tests.support.builders import context, healthy
 from tests.test_rules_hahealth import cluster, ha_healthy, with_simulations
 
 

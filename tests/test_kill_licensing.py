@@ -14,7 +14,7 @@ from gpuaudit.inventory import GpuAttachment, Licence
 from gpuaudit.policy import LicensingPolicy, PassthroughLicence, Policy
 from gpuaudit.rules import licensing
 from gpuaudit.rules.registry import Outcome
-from tests.builders import context, healthy, passthrough_estate
+from tests.support.builders import context, healthy, passthrough_estate
 
 POLICY = LicensingPolicy()
 TODAY = date(2027, 1, 15)

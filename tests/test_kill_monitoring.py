@@ -10,7 +10,7 @@ from gpuaudit.inventory import CounterStats, GpuTelemetry, HostTelemetry
 from gpuaudit.policy import MonitoringPolicy, Policy
 from gpuaudit.rules import monitoring
 from gpuaudit.rules.registry import Outcome
-from tests.builders import Estate, context, healthy
+from tests.support.builders import Estate, context, healthy
 from tests.test_rule_units import _with_telemetry, first_gpu, judge
 
 

@@ -13,7 +13,7 @@ import pytest
 from gpuaudit.results import Reference, Rule
 from gpuaudit.rules import registry, scopes
 from gpuaudit.rules.registry import Outcome, RuleSpec, Scope, Verdict, Where
-from tests.builders import context, healthy
+from tests.support.builders import context, healthy
 
 REF = ("A source", "https://example.com/source")
 

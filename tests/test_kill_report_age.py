@@ -1,6 +1,6 @@
 """How old each finding is, and what changed since the last scan, written out by hand.
 
-The result is tests/small_report.py's: scanned 2026-12-01 10:30 UTC; HA-01 on gpu-a
+The result is tests/support/small_report.py's: scanned 2026-12-01 10:30 UTC; HA-01 on gpu-a
 first seen 2026-11-01 00:00 UTC, 30 days and 10.5 hours before.
 """
 
@@ -12,7 +12,7 @@ import pytest
 
 from gpuaudit.report.age import finding_age, has_ages, since_last_scan
 from gpuaudit.results import AuditResult, FindingRef, ScanHistory
-from tests.small_report import FIRST_SEEN, ID_HA_GPU_A, small_result
+from tests.support.small_report import FIRST_SEEN, ID_HA_GPU_A, small_result
 
 
 def _ha_gpu_a_age(first_seen: str, checked_at: str) -> tuple[str, int] | None:

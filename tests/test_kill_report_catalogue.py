@@ -1,6 +1,6 @@
 """The rule catalogue as data, text and Markdown, each written out by hand.
 
-The rules are tests/small_report.py's: HA-01 with a rationale, a remediation and
+The rules are tests/support/small_report.py's: HA-01 with a rationale, a remediation and
 two references, and GPU-02 with none of them.
 """
 
@@ -18,7 +18,7 @@ from gpuaudit.report.catalogue import (
     catalogue_text,
     with_catalogue,
 )
-from tests.small_report import GPU_02, HA_01
+from tests.support.small_report import GPU_02, HA_01
 
 INDENT = " " * 9
 

@@ -17,7 +17,7 @@ import openpyxl
 from gpuaudit.report.fleet import fleet_table, render_fleet_html, render_fleet_xlsx
 from gpuaudit.report.html import template_root
 from gpuaudit.report.tables import Column, Table
-from tests.fleet_targets import fleet_target
+from tests.support.fleet_targets import fleet_target
 
 EAST = fleet_target(
     "east",

@@ -17,8 +17,8 @@ import pytest
 from gpuaudit.report.fleet import fleet_table, merged_tables, render_fleet_html, render_fleet_xlsx
 from gpuaudit.report.html import template_root
 from gpuaudit.report.tables import INT, TEXT, Column
-from tests.fleet_targets import fleet_target
-from tests.small_report import small_result
+from tests.support.fleet_targets import fleet_target
+from tests.support.small_report import small_result
 
 EAST = fleet_target(
     "east",
@@ -164,5 +164,5 @@ def test_merged_sheets_hold_each_targets_rows_target_byfleet_target() -> None:
     assert [t.key for t in tables] == ["findings", "clusters", "hosts", "gpus", "vms"]
     hosts = tables[2]
     at = hosts.column_index("vCenter")
-    # tests/small_report.py's estate has two hosts.
+    # tests/support/small_report.py's estate has two hosts.
     assert [r[at] for r in hosts.rows] == ["vc01.corp.example"] * 2 + ["vc-west.example"] * 2

@@ -1,4 +1,4 @@
-"""The HTML report's own computations for tests/small_report.py's result, written out by
+"""The HTML report's own computations for tests/support/small_report.py's result, written out by
 hand: the page data's ages and worst severities, and the packed data blocks.
 """
 
@@ -33,8 +33,8 @@ from gpuaudit.report.html import (
 from gpuaudit.report.summary import ClusterSummary
 from gpuaudit.report.tables import Column, Table
 from gpuaudit.results import AuditResult, ClusterSimulation, Finding, HostFailure, Placement
-from tests.builders import Estate
-from tests.small_report import declared_passthrough_result, small_result
+from tests.support.builders import Estate
+from tests.support.small_report import declared_passthrough_result, small_result
 from tests.test_report_html import embedded, parse
 
 

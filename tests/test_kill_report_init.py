@@ -1,6 +1,6 @@
 """write_reports: the files it names and writes, written out by hand.
 
-The result is tests/small_report.py's, with one more failed finding on a VM whose
+The result is tests/support/small_report.py's, with one more failed finding on a VM whose
 name holds a lone surrogate (an inventory file may escape one): every format
 writes "?" for it rather than fail.
 """
@@ -16,7 +16,7 @@ import pytest
 
 from gpuaudit.report import write_reports
 from gpuaudit.results import AuditResult, Finding
-from tests.small_report import small_result
+from tests.support.small_report import small_result
 
 NOW = datetime(2026, 11, 30, 8, 50, 0, tzinfo=UTC)
 # "vc01:443" had to change, so it carries the first eight hex digits of its SHA-256.

@@ -1,6 +1,6 @@
 """The JSON report of a small result, written out by hand, and its way back in.
 
-The parts docs/report-formats.md describes, for tests/small_report.py's result
+The parts docs/report-formats.md describes, for tests/support/small_report.py's result
 with a history (one new finding, one resolved, a trend point) and a Kubernetes
 cluster. The summary and the inventory are other modules' output (summary.py,
 inventory.py) and are pinned by their own tests; here they are only placed.
@@ -39,7 +39,7 @@ from gpuaudit.results import (
     TrendPoint,
     Waiver,
 )
-from tests.small_report import (
+from tests.support.small_report import (
     ID_DOTDOT,
     ID_HA_GPU_A,
     ID_VDI,

@@ -2,7 +2,7 @@
 
 One suite per category, sorted, numbered from 0; the totals on each suite (Ant's
 JUnitReport schema allows none on <testsuites>); the timestamp in UTC without a
-zone. The result is tests/small_report.py's.
+zone. The result is tests/support/small_report.py's.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import xml.etree.ElementTree as ET
 
 from gpuaudit.report.junit import licence_properties, render_junit
 from gpuaudit.results import AuditResult, Finding, RuleError, Waiver
-from tests.builders import healthy
-from tests.small_report import HA_01, declared_passthrough_result, small_result
+from tests.support.builders import healthy
+from tests.support.small_report import HA_01, declared_passthrough_result, small_result
 
 NOTE = (
     "Passthrough GPU VMs count under the edition the policy declares for their "

@@ -22,7 +22,7 @@ from gpuaudit.report.licences import (
     passthrough_editions,
 )
 from gpuaudit.results import Finding
-from tests.builders import Estate
+from tests.support.builders import Estate
 
 AIE, RTX, VPC = "NVIDIA AI Enterprise", "NVIDIA RTX Virtual Workstation", "NVIDIA Virtual PC"
 

@@ -2,7 +2,7 @@
 
 Levels follow SARIF's reportingConfiguration.level values (error, warning, note);
 security-severity is GitHub code scanning's 0.0-10.0 scale (critical above 9.0,
-high 7.0-8.9, medium 4.0-6.9, low 0.1-3.9). The result is tests/small_report.py's.
+high 7.0-8.9, medium 4.0-6.9, low 0.1-3.9). The result is tests/support/small_report.py's.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import gpuaudit
 from gpuaudit.inventory import Cluster
 from gpuaudit.report.sarif import artifact_uri, render_sarif
 from gpuaudit.results import Finding, Rule
-from tests.small_report import (
+from tests.support.small_report import (
     HA_01,
     ID_DOTDOT,
     ID_HA_GPU_A,

@@ -1,6 +1,7 @@
 """The summary every format shows first, written out by hand.
 
-tests/small_report.py's result, and a small estate built with tests/builders.py: cluster
+tests/support/small_report.py's result, and a small estate built with
+tests/support/builders.py: cluster
 gpu-a with two hosts (one with two L4s) and two vGPU VMs, one VM without a GPU, and a
 simulated cluster gpu-z that the inventory does not list.
 """
@@ -32,9 +33,9 @@ from gpuaudit.results import (
     Rule,
     SpareCapacity,
 )
-from tests.builders import Estate
-from tests.small_report import declared_passthrough_result, small_result
-from tests.zones import local_zone
+from tests.support.builders import Estate
+from tests.support.small_report import declared_passthrough_result, small_result
+from tests.support.zones import local_zone
 
 NONE = {"critical": 0, "high": 0, "medium": 0, "low": 0, "info": 0}
 CATEGORIES = ("data", "design", "gpu", "ha", "licensing", "monitoring", "storage", "vmotion")

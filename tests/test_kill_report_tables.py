@@ -70,7 +70,7 @@ from gpuaudit.results import (
     Placement,
     Waiver,
 )
-from tests.small_report import CHECKED_AT, GPU_02, HA_01, small_findings, small_result
+from tests.support.small_report import CHECKED_AT, GPU_02, HA_01, small_findings, small_result
 
 NVIDIA = "NVIDIA Corporation"
 SCANNED = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)  # "2026-12-01T10:00:00Z"

@@ -17,7 +17,7 @@ import pytest
 
 from gpuaudit.report.trends import Chart, Trends, _xs, line_chart, trends
 from gpuaudit.results import ScanHistory, TrendPoint
-from tests.history_tools import demo_result
+from tests.support.history_tools import demo_result
 
 NOV_1 = datetime(2026, 11, 1, tzinfo=UTC)
 NOV_2 = datetime(2026, 11, 2, tzinfo=UTC)

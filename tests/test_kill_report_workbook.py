@@ -30,14 +30,8 @@ from gpuaudit.report.workbook import (
     top_actions_table,
 )
 from gpuaudit.results import AuditResult, ClusterSimulation, Finding, GpuSlots, HostFailure
-from tests.builders import Estate
-from tests.small_report import (
-    ID_DOTDOT,
-    ID_HA_GPU_A,
-    ID_VDI,
-    ID_X99,
-    small_result,
-)
+from tests.support.builders import Estate
+from tests.support.small_report import ID_DOTDOT, ID_HA_GPU_A, ID_VDI, ID_X99, small_result
 
 SERVER = "vc01.corp.example"
 # sha256 of "rule\0kind\0object", worked out by hand.

@@ -36,8 +36,8 @@ from gpuaudit.report.xlsx import (
     stored_text,
     tables_xlsx,
 )
-from tests.small_report import small_result
-from tests.zones import local_zone
+from tests.support.small_report import small_result
+from tests.support.zones import local_zone
 
 FINDINGS = Table(
     "findings",

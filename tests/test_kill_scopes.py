@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from gpuaudit.rules import scopes
 from gpuaudit.rules.registry import Where
-from tests.builders import context, healthy
+from tests.support.builders import context, healthy
 
 
 def test_a_finding_on_a_vm_is_located_on_its_host_in_its_cluster() -> None:

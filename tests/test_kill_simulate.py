@@ -25,7 +25,7 @@ from gpuaudit.simulate import (
     simulate_cluster,
     simulate_cluster_notes,
 )
-from tests.builders import Estate, healthy, passthrough_estate
+from tests.support.builders import Estate, healthy, passthrough_estate
 
 
 def test_every_reason_a_surviving_host_cannot_take_the_vm() -> None:

@@ -7,7 +7,7 @@ import pytest
 from gpuaudit.inventory import LunPath, StorageAdapter
 from gpuaudit.rules import scopes, storage
 from gpuaudit.rules.registry import Outcome
-from tests.builders import Estate, context, healthy
+from tests.support.builders import Estate, context, healthy
 
 
 def _paths(*states: tuple[str, str]) -> list[LunPath]:
@@ -123,7 +123,7 @@ def test_a_mixed_datastore_needs_the_adapters_its_paths_use() -> None:
 
 
 def test_st03_names_the_hosts_without_access_in_every_cluster() -> None:
-    from tests.builders import Estate
+    from tests.support.builders import Estate
 
     e = Estate()
     for c in ("c1", "c2"):

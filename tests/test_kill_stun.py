@@ -18,7 +18,7 @@ from gpuaudit.rules.stun_bounds import (
     interpolate,
     vcenter_bounds,
 )
-from tests.builders import Estate, context
+from tests.support.builders import Estate, context
 from tests.test_rules_stun import estate, judge, vm_named
 
 

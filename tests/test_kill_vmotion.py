@@ -9,7 +9,7 @@ from __future__ import annotations
 from gpuaudit.inventory import HOST_AGENT, GpuAttachment, VgpuProfile, VmotionNic
 from gpuaudit.rules import vmotion
 from gpuaudit.rules.registry import Outcome
-from tests.builders import Estate, context, healthy
+from tests.support.builders import Estate, context, healthy
 
 
 def test_vm01_messages() -> None:

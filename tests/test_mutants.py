@@ -30,11 +30,11 @@ from gpuaudit.simulate import simulate_cluster
 from gpuaudit.vsphere import cassette, connect, credentials
 from gpuaudit.vsphere.connect import ConnectError, parse_server
 from gpuaudit.vsphere.credentials import CredentialError, Credentials
-from tests.builders import Estate, healthy, passthrough_estate
 from tests.conftest import SCENARIOS
 from tests.lab.expected import comparable, expected_inventory
 from tests.lab.scenario import load_scenario
-from tests.report_fixtures import realistic_result
+from tests.support.builders import Estate, healthy, passthrough_estate
+from tests.support.report_fixtures import realistic_result
 from tests.test_rules import verdicts
 
 # -- vsphere/connect.py: the server string in a parse error ----------------------------------------
@@ -320,7 +320,7 @@ def realistic_workbook() -> bytes:
 
 
 def test_gpus_sheet_free_slots(realistic_workbook: bytes) -> None:
-    # tests/report_fixtures.py: six 4Q slots per L4 in gpu-vgpu-prod with 3, 1, 2, 1, 2, 1
+    # tests/support/report_fixtures.py: six 4Q slots per L4 in gpu-vgpu-prod with 3, 1, 2, 1, 2, 1
     # VMs; one passthrough VM on each edge L4; eight 2B slots per A16 GPU with 1, 1, 1, 0.
     assert _sheet_column(realistic_workbook, "GPUs", "Free") == [
         3, 5, 4, 5, 4, 5, 0, 0, 0, 7, 7, 7, 8,

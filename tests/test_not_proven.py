@@ -33,9 +33,9 @@ from gpuaudit.report.json_report import report_schema
 from gpuaudit.results import ClusterSimulation, Finding
 from gpuaudit.rules import catalogue, registry
 from gpuaudit.rules.registry import Context, RuleSpec, Verdict, not_proven
-from tests.builders import healthy
-from tests.fleet_targets import fleet_target
-from tests.small_report import small_result
+from tests.support.builders import healthy
+from tests.support.fleet_targets import fleet_target
+from tests.support.small_report import small_result
 
 TODAY = date(2027, 1, 15)
 REASON = "no NVIDIA figure for grid_m60-2b4 on NVIDIA M60"

@@ -15,8 +15,8 @@ from gpuaudit import history
 from gpuaudit.report import RENDERERS, render_json
 from gpuaudit.report.json_report import _jsonable, write_json
 from gpuaudit.results import AuditResult
-from tests.history_tools import demo_result
-from tests.report_fixtures import ALL, large_result
+from tests.support.history_tools import demo_result
+from tests.support.report_fixtures import ALL, large_result
 
 
 def _at_once(doc: object) -> bytes:

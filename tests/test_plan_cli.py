@@ -17,7 +17,7 @@ from gpuaudit.pipeline import PlanOutcome
 from gpuaudit.plan.whatif import AddHosts, SetHa
 from gpuaudit.report.html import render_html
 from gpuaudit.report.workbook import audit_tables
-from tests.builders import Estate
+from tests.support.builders import Estate
 from tests.test_whatif import full_pair
 
 ROOT = Path(__file__).resolve().parent.parent

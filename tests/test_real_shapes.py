@@ -27,9 +27,9 @@ from gpuaudit import scan
 from gpuaudit.check import run_checks
 from gpuaudit.inventory import Host, Inventory
 from gpuaudit.results import AuditResult
-from tests.checked_estates import assert_expectations
 from tests.conftest import CASSETTES
 from tests.lab.scenario import load_scenario
+from tests.support.checked_estates import assert_expectations
 
 SCENARIO = Path(__file__).resolve().parent / "scenarios" / "real-shapes.yaml"
 T4_2B4_MB = 2048

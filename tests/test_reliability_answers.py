@@ -1,4 +1,4 @@
-"""Answers pyVmomi cannot use, put in place of the lab's by tests/faultproxy.py: each one
+"""Answers pyVmomi cannot use, put in place of the lab's by tests/support/faultproxy.py: each one
 is retried as transient and the scan completes as a clean one, or it ends the scan
 with exit status 3 and one line naming the call and what came back; never a
 traceback, never exit 1, never an empty result."""
@@ -17,8 +17,8 @@ from gpuaudit.cli import main
 from gpuaudit.errors import ExitCode
 from gpuaudit.vsphere import resilience
 from gpuaudit.vsphere.resilience import RetryPolicy
-from tests import faultproxy
-from tests.faultproxy import Answer, Fault, FaultProxy
+from tests.support import faultproxy
+from tests.support.faultproxy import Answer, Fault, FaultProxy
 
 pytestmark = pytest.mark.live
 

@@ -213,7 +213,7 @@ def test_a_target_timeout_that_is_not_finite_or_in_range_is_refused(
 
 def test_no_report_holds_nan_or_infinity(tmp_path: Path) -> None:
     from gpuaudit.report import write_reports
-    from tests.report_fixtures import realistic_result
+    from tests.support.report_fixtures import realistic_result
 
     for number in (float("nan"), float("inf"), float("-inf")):
         in_evidence = realistic_result()
@@ -298,7 +298,7 @@ def test_a_policy_version_must_be_the_whole_number_1(tmp_path: Path, version: st
 
 def _report() -> dict[str, Any]:
     from gpuaudit.report import render_json
-    from tests.report_fixtures import realistic_result
+    from tests.support.report_fixtures import realistic_result
 
     return render_json(realistic_result())
 
@@ -386,7 +386,7 @@ HOSTILE_CLUSTERS = {"c1": "c1" + FAKE_PASS, "c2": "c2\x9b2J\x07", "c3": "c3\nFAI
 
 
 def hostile_inventory(tmp_path: Path) -> Path:
-    from tests.report_fixtures import build_result
+    from tests.support.report_fixtures import build_result
 
     path = tmp_path / "inventory.json"
     path.write_text(build_result(HOSTILE_CLUSTERS).inventory.to_json())
@@ -411,7 +411,7 @@ def test_cluster_names_are_escaped_in_the_summary(tmp_path: Path) -> None:
 
 def test_cluster_names_are_escaped_on_a_colour_terminal(capsys: pytest.CaptureFixture[str]) -> None:
     from gpuaudit import console, outcome
-    from tests.report_fixtures import build_result
+    from tests.support.report_fixtures import build_result
 
     summary = outcome.summarise(build_result(HOSTILE_CLUSTERS), "high", None)
     console.print_summary(summary, [], color=True, quiet=False)
@@ -423,7 +423,7 @@ def test_cluster_names_are_escaped_on_a_colour_terminal(capsys: pytest.CaptureFi
 
 def test_names_are_escaped_in_a_text_diff(tmp_path: Path) -> None:
     from gpuaudit.report import render_json
-    from tests.report_fixtures import build_result
+    from tests.support.report_fixtures import build_result
 
     old, new = tmp_path / "old.json", tmp_path / "new.json"
     old.write_text(json.dumps(REPORT))
@@ -683,7 +683,7 @@ def assert_invisible_escaped(data: bytes, *shown: str) -> None:
 
 
 def invisible_inventory(tmp_path: Path) -> Path:
-    from tests.report_fixtures import build_result
+    from tests.support.report_fixtures import build_result
 
     path = tmp_path / "invisible.json"
     path.write_text(build_result(INVISIBLE_CLUSTERS).inventory.to_json(), encoding="ascii")

@@ -23,7 +23,7 @@ from gpuaudit import files
 from gpuaudit.cli import main
 from gpuaudit.errors import ExitCode
 from tests.conftest import unused_port
-from tests.report_fixtures import realistic_result
+from tests.support.report_fixtures import realistic_result
 
 
 def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:

@@ -15,7 +15,7 @@ from gpuaudit.cli import main
 from gpuaudit.errors import ExitCode
 from gpuaudit.inventory import SCHEMA_VERSION
 from tests.conftest import CASSETTES
-from tests.report_fixtures import realistic_result
+from tests.support.report_fixtures import realistic_result
 
 CASSETTE = CASSETTES / "scenario-b.yaml"
 

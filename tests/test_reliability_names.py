@@ -28,7 +28,7 @@ from gpuaudit.fleet import write_fleet_summary
 from gpuaudit.report import safe_server, write_reports
 from gpuaudit.report.naming import fleet_stem, report_stem
 from gpuaudit.results import AuditResult
-from tests.report_fixtures import realistic_result
+from tests.support.report_fixtures import realistic_result
 
 NOW = datetime(2026, 11, 30, 8, 50, 0, tzinfo=UTC)
 SET = ("html", "xlsx", "json")

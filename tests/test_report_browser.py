@@ -13,8 +13,8 @@ import pytest
 
 from gpuaudit.report import write_reports
 from gpuaudit.results import AuditResult
-from tests.report_fixtures import HOSTILE, hostile_result, large_result, realistic_result
-from tests.report_tools import ARTIFACTS, Chromium
+from tests.support.report_fixtures import HOSTILE, hostile_result, large_result, realistic_result
+from tests.support.report_tools import ARTIFACTS, Chromium
 
 pytestmark = pytest.mark.browser
 

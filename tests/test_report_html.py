@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from gpuaudit.report import render_html
 from gpuaudit.report.html import template_root
-from tests.report_fixtures import ALL, HOSTILE, build_result, large_result
+from tests.support.report_fixtures import ALL, HOSTILE, build_result, large_result
 
 
 class Page(HTMLParser):
@@ -246,7 +246,7 @@ def test_each_host_and_gpu_is_drawn_once_in_its_cluster_card() -> None:
     # Eight clusters of 16 hosts, one L4 and one vGPU VM on each: near-identical
     # cards, each with a worst single-host failure whose VM restarts elsewhere.
     from gpuaudit.check import run_checks
-    from tests.builders import Estate
+    from tests.support.builders import Estate
 
     estate = Estate()
     members: dict[str, list[str]] = {}

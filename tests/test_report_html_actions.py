@@ -27,9 +27,9 @@ from gpuaudit.report.html import render_html, worst_first
 from gpuaudit.report.json_report import dump_json, render_json
 from gpuaudit.report.summary import ClusterSummary
 from gpuaudit.results import AuditResult
-from tests.large_estate import SCANNED_AT, SERVER, large_estate_result
-from tests.report_fixtures import realistic_result
-from tests.report_tools import ARTIFACTS, Chromium
+from tests.support.large_estate import SCANNED_AT, SERVER, large_estate_result
+from tests.support.report_fixtures import realistic_result
+from tests.support.report_tools import ARTIFACTS, Chromium
 
 
 class Rendered(HTMLParser):

@@ -20,8 +20,8 @@ from gpuaudit import pipeline, scan
 from gpuaudit.report import write_reports
 from gpuaudit.report.actions import finding_id
 from gpuaudit.results import AuditResult, FindingRef, ScanHistory, TrendPoint
-from tests.large_estate import SERVER, large_estate_result
-from tests.report_tools import ARTIFACTS, Chromium
+from tests.support.large_estate import SERVER, large_estate_result
+from tests.support.report_tools import ARTIFACTS, Chromium
 
 pytestmark = pytest.mark.browser
 

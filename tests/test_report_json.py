@@ -22,7 +22,7 @@ from gpuaudit.report import (
     report_schema,
     write_reports,
 )
-from tests.report_fixtures import ALL, large_result
+from tests.support.report_fixtures import ALL, large_result
 
 VALIDATOR = jsonschema.Draft202012Validator
 
@@ -74,7 +74,7 @@ def test_report_holds_source_inventory_results_simulation_and_summary() -> None:
     assert summary["verdict"] == "fail"
     assert summary["worst_severity"] == "critical"
     assert summary["results"] == {"fail": 10, "unproven": 0, "waived": 2, "pass": 20, "notice": 1}
-    # The eleven failing checks of tests/report_fixtures.py, counted by hand: HA-02 (c3,
+    # The eleven failing checks of tests/support/report_fixtures.py, counted by hand: HA-02 (c3,
     # high), HA-03 (c2 and c3, critical), VM-01 and VM-02 (medium), GPU-01 (high), GPU-02
     # (medium), ST-02 (fc-gold-01 medium, nfs-vdi-01 low), DATA-01 (low), and DS-01
     # (info): a notice, never a failure.

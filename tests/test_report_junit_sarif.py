@@ -10,7 +10,7 @@ import pytest
 
 from gpuaudit.report import render_junit, render_sarif
 from gpuaudit.report.text import xml_text
-from tests.report_fixtures import ALL, HOSTILE, large_result
+from tests.support.report_fixtures import ALL, HOSTILE, large_result
 
 
 @pytest.mark.parametrize("name", sorted(ALL))

@@ -17,9 +17,9 @@ import xmlschema
 
 from gpuaudit.report import render_junit
 from gpuaudit.results import AuditResult
-from tests import checked_estates
 from tests.conftest import RECORDED
-from tests.report_fixtures import ALL
+from tests.support import checked_estates
+from tests.support.report_fixtures import ALL
 
 SCHEMAS = Path(__file__).parent / "schemas"
 JENKINS = xmlschema.XMLSchema10(SCHEMAS / "junit-10.xsd")

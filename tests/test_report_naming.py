@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gpuaudit.report import FORMATS, report_filename, safe_server, write_reports
-from tests.report_fixtures import hostile_result, realistic_result
+from tests.support.report_fixtures import hostile_result, realistic_result
 
 NOW = datetime(2026, 11, 30, 8, 50, 0, tzinfo=UTC)
 

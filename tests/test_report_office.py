@@ -22,8 +22,8 @@ import pytest
 from gpuaudit.report import load_json_report, write_reports
 from gpuaudit.results import AuditResult
 from tests.conftest import ROOT
-from tests.report_fixtures import HOSTILE, hostile_result, realistic_result
-from tests.report_tools import xlsx_to_csv
+from tests.support.report_fixtures import HOSTILE, hostile_result, realistic_result
+from tests.support.report_tools import xlsx_to_csv
 
 pytestmark = pytest.mark.office
 

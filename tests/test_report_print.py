@@ -19,8 +19,8 @@ import pytest
 
 from gpuaudit.report import write_reports
 from gpuaudit.report.json_report import dump_json, render_json
-from tests.large_estate import SERVER, large_estate_result
-from tests.report_tools import CHROMIUM_NAMES, require_tool
+from tests.support.large_estate import SERVER, large_estate_result
+from tests.support.report_tools import CHROMIUM_NAMES, require_tool
 
 pytestmark = pytest.mark.browser
 

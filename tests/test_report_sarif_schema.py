@@ -27,9 +27,9 @@ from gpuaudit.policy_file import parse_policy
 from gpuaudit.report import render_sarif
 from gpuaudit.results import AuditResult
 from gpuaudit.rules import catalogue
-from tests import checked_estates
 from tests.conftest import RECORDED
-from tests.report_fixtures import ALL, HOSTILE
+from tests.support import checked_estates
+from tests.support.report_fixtures import ALL, HOSTILE
 
 SCHEMA = json.loads(
     (Path(__file__).parent / "schemas" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8")

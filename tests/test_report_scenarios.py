@@ -21,7 +21,7 @@ from tests.conftest import CASSETTES, RECORDED
 from tests.conftest import SCENARIOS as SCENARIO_FILES
 from tests.lab.expected import comparable, expected_inventory
 from tests.lab.scenario import load_scenario
-from tests.report_tools import ARTIFACTS, Chromium
+from tests.support.report_tools import ARTIFACTS, Chromium
 from tests.test_report_html import assert_safe
 from tests.test_report_office import convert
 

@@ -17,7 +17,7 @@ from gpuaudit.kubernetes.model import KubernetesReport
 from gpuaudit.report import render_xlsx
 from gpuaudit.report.actions import finding_id
 from gpuaudit.results import RULES_VERSION
-from tests.report_fixtures import ALL, HOSTILE, build_result, large_result
+from tests.support.report_fixtures import ALL, HOSTILE, build_result, large_result
 
 # docs/report-formats.md's order.
 SHEETS = [

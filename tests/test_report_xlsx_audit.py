@@ -28,9 +28,9 @@ from gpuaudit.report import render_json, render_xlsx
 from gpuaudit.results import AuditResult
 from tests.conftest import require_tool
 from tests.lab.expected import uuid_from
-from tests.large_estate import large_estate_result
-from tests.report_fixtures import build_result, realistic_result
-from tests.report_tools import xlsx_to_csv
+from tests.support.large_estate import large_estate_result
+from tests.support.report_fixtures import build_result, realistic_result
+from tests.support.report_tools import xlsx_to_csv
 
 SEVERITIES = ("critical", "high", "medium", "low", "info")
 

@@ -18,7 +18,7 @@ from gpuaudit.report.audit_sheets import (
 )
 from gpuaudit.report.summary import ClusterSummary, summarize
 from gpuaudit.results import Finding, FindingRef, Reference, Rule, ScanHistory
-from tests.small_report import HA_01, ID_HA_GPU_A, ID_X99, small_result
+from tests.support.small_report import HA_01, ID_HA_GPU_A, ID_X99, small_result
 
 UUID = "5018a5b2-0c1d-4e7f-9a3b-2c4d6e8f0a1b"
 

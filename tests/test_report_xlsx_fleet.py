@@ -20,9 +20,9 @@ from gpuaudit.report import render_json, render_xlsx
 from gpuaudit.report.fleet import render_fleet_xlsx
 from gpuaudit.results import AuditResult
 from tests.conftest import unused_port
-from tests.fleet_targets import fleet_target
-from tests.report_fixtures import build_result, realistic_result
-from tests.report_tools import xlsx_to_csv
+from tests.support.fleet_targets import fleet_target
+from tests.support.report_fixtures import build_result, realistic_result
+from tests.support.report_tools import xlsx_to_csv
 
 MERGED = ["Findings", "Clusters", "Hosts", "GPUs", "VMs"]
 

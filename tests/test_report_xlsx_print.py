@@ -19,7 +19,7 @@ import pytest
 from gpuaudit import pipeline, scan
 from gpuaudit.report import render_json, render_xlsx, write_reports
 from gpuaudit.results import AuditResult
-from tests.report_tools import xlsx_to_pdf_pages
+from tests.support.report_tools import xlsx_to_pdf_pages
 
 SEVERITY_ORDER = ["critical", "high", "medium", "low", "info"]  # docs/rules.md's order
 CHART_TITLE = "GPUs per cluster"

@@ -27,7 +27,7 @@ from gpuaudit.inventory import GpuAttachment, Inventory, ProfileCapacity
 from gpuaudit.plan.rolling import EXHAUSTIVE_HOSTS, _after, _moved, rolling_all
 from gpuaudit.report.json_report import from_json_data, render_json, report_schema
 from gpuaudit.results import RollingStep, VmFate
-from tests.builders import Estate, context
+from tests.support.builders import Estate, context
 
 PROFILES = ("grid_l4-8q", "grid_l4-12q")
 

@@ -13,8 +13,8 @@ from gpuaudit import scan
 from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory
 from gpuaudit.plan.rolling import rolling_all
-from tests.builders import context
 from tests.conftest import CASSETTES
+from tests.support.builders import context
 
 CASSETTE = CASSETTES / "rolling.yaml"
 

@@ -1,7 +1,7 @@
 """One rule on one object: each per-object rule passes a sound object and fails a broken one.
 
 The expectations follow the rules' meaning in docs/rules.md; the objects come from
-tests/builders.py. A rule returns None for an object it does not apply to.
+tests/support/builders.py. A rule returns None for an object it does not apply to.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from gpuaudit.rules import (
 )
 from gpuaudit.rules.registry import Context, Outcome, RuleSpec, Verdict, Where, rule
 from gpuaudit.rules.scopes import DatastoreUse, HostGpu
-from tests.builders import Estate, context, healthy, passthrough_estate
+from tests.support.builders import Estate, context, healthy, passthrough_estate
 
 T = TypeVar("T")
 

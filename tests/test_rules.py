@@ -12,7 +12,7 @@ from gpuaudit.inventory import Gap, Inventory, LunPath, StorageAdapter
 from gpuaudit.policy import Intent, Policy
 from gpuaudit.results import CATEGORIES, SEVERITIES
 from gpuaudit.rules import catalogue
-from tests.builders import Estate, healthy, passthrough_estate
+from tests.support.builders import Estate, healthy, passthrough_estate
 
 REQUIRED = [
     *(f"HA-0{i}" for i in range(1, 8)),

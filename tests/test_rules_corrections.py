@@ -3,7 +3,7 @@ and HA-06's wording, and HA findings graded by design intent.
 
 The scenario tests read their expectations, severities included, from
 tests/scenarios/corrections.yaml; the unit tests judge one object built with
-tests/builders.py.
+tests/support/builders.py.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from gpuaudit.policy_file import parse_policy
 from gpuaudit.results import AuditResult, Finding
 from gpuaudit.rules import catalogue, gpu, ha, storage
 from gpuaudit.rules.scopes import HostGpu
-from tests.builders import Estate, context, healthy, passthrough_estate
+from tests.support.builders import Estate, context, healthy, passthrough_estate
 from tests.test_check_scenarios import TODAY, load
 
 CORRECTIONS = Path(__file__).resolve().parent / "scenarios" / "corrections.yaml"

@@ -8,7 +8,7 @@ needs the next power of two above its BAR1 (the A100 80GB's product brief: 128 G
 256), the GPUs of one VM added up; an Ampere or
 later GPU in vGPU mode needs SR-IOV enabled and active; a vGPU VM needs an EVC baseline
 every other active host of its cluster offers, and a cluster without EVC needs hosts of
-one CPU baseline. The estates come from tests/builders.py.
+one CPU baseline. The estates come from tests/support/builders.py.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from gpuaudit.knowledge import catalog, evc
 from gpuaudit.rules import devices
 from gpuaudit.rules.registry import Context, Outcome
 from gpuaudit.rules.scopes import HostGpu
-from tests.builders import Estate, context, healthy, passthrough_estate
+from tests.support.builders import Estate, context, healthy, passthrough_estate
 
 T = TypeVar("T")
 

@@ -3,7 +3,7 @@
 The expectations follow docs/rules.md: the connected hosts of a GPU cluster fail DS-03
 when they run more than one ESXi build, DS-04 when hosts of one server model run more
 than one BIOS. GPU-08, which compares the vGPU managers, is in
-tests/test_rules_vgpu_manager.py. The estates come from tests/builders.py.
+tests/test_rules_vgpu_manager.py. The estates come from tests/support/builders.py.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from gpuaudit.collect.hosts import build_host
 from gpuaudit.inventory import Cluster, Host, Inventory
 from gpuaudit.rules import drift
 from gpuaudit.rules.registry import Outcome
-from tests.builders import Estate, context, healthy
+from tests.support.builders import Estate, context, healthy
 
 
 def judge_cluster(check: object, inv: Inventory, name: str = "c1") -> Outcome | None:

@@ -24,7 +24,7 @@ from gpuaudit.policy import Policy
 from gpuaudit.rules import ha_health
 from gpuaudit.rules.registry import Context, Outcome
 from gpuaudit.simulate import simulate_cluster_notes
-from tests.builders import Estate, context, healthy
+from tests.support.builders import Estate, context, healthy
 
 SCENARIO = Path(__file__).resolve().parent / "scenarios" / "hahealth.yaml"
 OUR_RULES = ("HA-09", "HA-10", "HA-11", "HA-12", "HA-13")

@@ -21,8 +21,8 @@ from gpuaudit.report.licences import licence_summary
 from gpuaudit.results import AuditResult
 from gpuaudit.rules import catalogue, licensing
 from gpuaudit.rules.registry import Outcome
-from tests.builders import Estate, context, healthy, passthrough_estate
 from tests.conftest import CASSETTES, RECORDED, SCENARIOS
+from tests.support.builders import Estate, context, healthy, passthrough_estate
 
 RULE_IDS = [r.id for r in catalogue()]
 SCENARIO = SCENARIOS / "licensing.yaml"

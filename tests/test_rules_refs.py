@@ -23,8 +23,8 @@ from gpuaudit.report.sarif import render_sarif
 from gpuaudit.report.tables import findings_table
 from gpuaudit.results import AuditResult, Reference
 from gpuaudit.rules import catalogue, registry
-from tests.builders import healthy
-from tests.report_tools import Chromium
+from tests.support.builders import healthy
+from tests.support.report_tools import Chromium
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "rules.md"
 # Where VMware/Broadcom and NVIDIA publish their documentation and KB articles.

@@ -18,7 +18,7 @@ gpuaudit's tables:
   Tesla P40), "Used vGPU Frame Buffer (GB) | VM Stun Time (sec)": 1 → 9.0; 2 → 16.5;
   4 → 31.4; 8 → 61.3; 10 → 76.3; 12 → 91.2; 16 → 100+ (vMotion timeout); 24 → 100+.
 
-The estates come from tests/builders.py: healthy() has three hosts with 25 Gb/s
+The estates come from tests/support/builders.py: healthy() has three hosts with 25 Gb/s
 vMotion uplinks, each offering the L4 profiles and running one grid_l4-8q VM of
 16 GB.
 """
@@ -33,7 +33,7 @@ from gpuaudit.inventory import Inventory, Vm
 from gpuaudit.rules import stun
 from gpuaudit.rules.registry import Outcome
 from gpuaudit.rules.stun_bounds import TABLE_67, TABLE_70, Bounds
-from tests.builders import Estate, context, healthy
+from tests.support.builders import Estate, context, healthy
 
 WORST_CASE_70 = {
     1: {4: 5, 8: 6, 16: 8, 32: 12},

@@ -2,7 +2,7 @@
 
 The lab cannot serve that version: the collector never reads it (it needs the
 Host.Config.Image privilege the Read-only role lacks), so no scenario or cassette holds
-one, and these rules are judged here, on estates from tests/builders.py.
+one, and these rules are judged here, on estates from tests/support/builders.py.
 
 The expectations follow NVIDIA's words, quoted in tests/knowledge/test_branches.py: a guest
 driver loads on a vGPU manager of the same release, of the next major branch, or (from
@@ -20,7 +20,7 @@ import pytest
 from gpuaudit.inventory import Cluster, Host, Inventory
 from gpuaudit.rules import catalogue, vgpu_manager
 from gpuaudit.rules.registry import Outcome
-from tests.builders import Estate, context, healthy
+from tests.support.builders import Estate, context, healthy
 
 
 def judge(inv: Inventory, name: str = "c1") -> Outcome | None:

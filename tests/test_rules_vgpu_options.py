@@ -18,7 +18,7 @@ import pytest
 from gpuaudit.inventory import HOST_AGENT, Gap, Vm
 from gpuaudit.rules import vgpu_options
 from gpuaudit.rules.registry import Outcome
-from tests.builders import Estate, context, healthy, passthrough_estate
+from tests.support.builders import Estate, context, healthy, passthrough_estate
 
 
 def v1(e: Estate) -> Vm:

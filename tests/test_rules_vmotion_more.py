@@ -2,7 +2,7 @@
 VM-06 against the vGPU branches' ESXi releases and vCenter's (not proven where the
 branch, or its list of releases, is not known), and VM-09's DRS options.
 
-One rule on one object through tests/builders.py, then tests/scenarios/vmotion.yaml:
+One rule on one object through tests/support/builders.py, then tests/scenarios/vmotion.yaml:
 its expectations hold on the oracle's inventory and on the recorded cassette.
 """
 
@@ -19,10 +19,10 @@ from gpuaudit.knowledge.branches import branch_for
 from gpuaudit.knowledge.releases import Release, esxi_release, vcenter_release
 from gpuaudit.rules import drs, vmotion
 from gpuaudit.rules.registry import Outcome
-from tests.builders import Estate, context, healthy
 from tests.conftest import CASSETTES, SCENARIOS
 from tests.lab.expected import expected_inventory
 from tests.lab.scenario import load_scenario
+from tests.support.builders import Estate, context, healthy
 
 
 def _host(e: Estate) -> Host:

@@ -22,7 +22,7 @@ from gpuaudit.cli import main
 from gpuaudit.report.naming import safe_server
 from gpuaudit.vsphere.connect import parse_server
 from tests.conftest import require_tool
-from tests.postgres_server import PostgresServer, serve_postgres
+from tests.support.postgres_server import PostgresServer, serve_postgres
 from tests.test_notify import Mailbox, Received, start_smtp, start_webhook
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,7 +8,7 @@ from unittest.mock import patch
 
 from gpuaudit.inventory import Inventory
 from gpuaudit.simulate import ClusterModel, simulate, simulate_cluster, simulate_cluster_notes
-from tests.builders import Estate, healthy, passthrough_estate
+from tests.support.builders import Estate, healthy, passthrough_estate
 
 
 def test_every_host_is_failed_and_every_vm_placed() -> None:

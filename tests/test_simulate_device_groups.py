@@ -16,7 +16,7 @@ from typing import Any
 from gpuaudit.facts import Facts
 from gpuaudit.inventory import Inventory, Vm
 from gpuaudit.simulate import ClusterModel, simulate_cluster_notes
-from tests.checked_estates import scenario_inventory
+from tests.support.checked_estates import scenario_inventory
 
 LINK = "NVIDIA H100-80C 2-GPU NVLink"
 SXM_LINK = "NVIDIA H100XM-80C 2-GPU NVLink"

@@ -19,9 +19,9 @@ from gpuaudit.inventory import Inventory, VmHostRule, VmVmRule
 from gpuaudit.placement_rules import respects_anti_affinity
 from gpuaudit.results import HostFailure
 from gpuaudit.simulate import simulate_cluster
-from tests.builders import Estate
 from tests.conftest import CASSETTES
 from tests.lab.scenario import ScenarioError, load_scenario
+from tests.support.builders import Estate
 
 SCENARIO = Path(__file__).resolve().parent / "scenarios" / "drsrules.yaml"
 

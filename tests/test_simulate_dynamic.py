@@ -16,8 +16,8 @@ from gpuaudit import scan
 from gpuaudit.inventory import Gpu, Inventory, Vm
 from gpuaudit.results import HostFailure
 from gpuaudit.simulate import simulate_cluster
-from tests.builders import Estate
 from tests.conftest import CASSETTES
+from tests.support.builders import Estate
 
 SCENARIO = Path(__file__).resolve().parent / "scenarios" / "drsrules.yaml"
 L4 = 0x27B8

@@ -22,8 +22,8 @@ from gpuaudit.report import render_html
 from gpuaudit.report.capacity import build_chart
 from gpuaudit.results import AuditResult
 from gpuaudit.simulate import simulate_cluster, simulate_cluster_notes
-from tests.builders import Estate
 from tests.conftest import CASSETTES
+from tests.support.builders import Estate
 
 SCENARIO = Path(__file__).resolve().parent / "scenarios" / "hamemory.yaml"
 

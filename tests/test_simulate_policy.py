@@ -28,9 +28,9 @@ from gpuaudit.report.summary import summarize
 from gpuaudit.report.tables import failover_table
 from gpuaudit.results import ClusterSimulation
 from gpuaudit.simulate import simulate_cluster
-from tests.builders import Estate
 from tests.conftest import CASSETTES
 from tests.lab.scenario import load_scenario
+from tests.support.builders import Estate
 from tests.test_simulate_property import (
     SETTINGS,
     Occupant,

@@ -17,7 +17,7 @@ from __future__ import annotations
 from gpuaudit.inventory import Host, ProfileCapacity, VgpuProfile
 from gpuaudit.results import HostFailure
 from gpuaudit.simulate import simulate_cluster, simulate_cluster_notes, vcenter_room
-from tests.builders import Estate
+from tests.support.builders import Estate
 
 L40S_24Q = "nvidia_l40s-24q"
 UNLISTED = "nvidia_l40s-7q"  # a type NVIDIA's tables do not have

@@ -29,7 +29,7 @@ from gpuaudit.report.json_report import from_json_data, render_json, report_sche
 from gpuaudit.report.workbook import audit_tables
 from gpuaudit.results import AuditResult, ClusterStranded
 from gpuaudit.simulate import ClusterModel
-from tests.builders import Estate
+from tests.support.builders import Estate
 from tests.test_maintenance_scenario import checkout_section
 
 GB = 1024

@@ -20,9 +20,9 @@ from gpuaudit.inventory import GpuAttachment, Host, Inventory, StunEstimate
 from gpuaudit.rules import stun
 from gpuaudit.rules.registry import Outcome
 from gpuaudit.rules.stun_bounds import Bounds, interpolate, vcenter_bounds
-from tests.builders import Estate, context
 from tests.conftest import CASSETTES, SCENARIOS
 from tests.lab.scenario import ScenarioError, load_scenario
+from tests.support.builders import Estate, context
 
 POINTS = [StunEstimate(10_000, 80), StunEstimate(25_000, 35), StunEstimate(100_000, 12)]
 

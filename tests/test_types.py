@@ -12,7 +12,7 @@ from mypy import api
 from gpuaudit import results
 from gpuaudit.report.json_report import ReportError, from_json_data, render_json
 from gpuaudit.rules import registry
-from tests.report_fixtures import realistic_result
+from tests.support.report_fixtures import realistic_result
 
 ROOT = Path(__file__).resolve().parent.parent
 # The layers that touch neither pyVmomi nor an openpyxl workbook.

@@ -24,9 +24,9 @@ from gpuaudit.inventory import Host, Inventory, ProfileCapacity
 from gpuaudit.results import AuditResult
 from gpuaudit.vsphere import cassette
 from gpuaudit.vsphere.credentials import Credentials
-from tests.checked_estates import assert_expectations, recorded
 from tests.conftest import CASSETTES, SCENARIOS
 from tests.lab.scenario import load_scenario
+from tests.support.checked_estates import assert_expectations, recorded
 
 SCENARIO = SCENARIOS / "vcenter-answers.yaml"
 L40S_24Q_PER_GPU = 2

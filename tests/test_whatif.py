@@ -40,7 +40,7 @@ from gpuaudit.results import (
     Headroom,
 )
 from gpuaudit.simulate import simulate_cluster
-from tests.builders import Estate, healthy, passthrough_estate
+from tests.support.builders import Estate, healthy, passthrough_estate
 
 EIGHT = "grid_l4-8q"
 EVACUATES = {"VgpuMMAutomationTimeoutSecs": "-1"}  # Broadcom KB 88271: DRS evacuates vGPU VMs

@@ -13,7 +13,7 @@ from gpuaudit.inventory import VmVmRule
 from gpuaudit.kubernetes.model import HostLoss, KubernetesReport, NodeRow, PodMove
 from gpuaudit.rules import kubernetes
 from gpuaudit.rules.registry import Context, Verdict
-from tests.builders import Estate, context
+from tests.support.builders import Estate, context
 
 GPU = {"nvidia.com/gpu": 1}
 

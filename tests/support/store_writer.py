@@ -1,7 +1,7 @@
 """A process that records scans of the demo estate into a history store, for the
 concurrency and crash tests: it prints each scan's id once its transaction is committed.
 
-    python -m tests.store_writer LOCATION SOURCE COUNT [START]
+    python -m tests.support.store_writer LOCATION SOURCE COUNT [START]
 
 START, a time.time() value, makes several writers open the store at the same moment.
 """
@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 
 from gpuaudit import history
-from tests.history_tools import demo_result
+from tests.support.history_tools import demo_result
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def spawn(
@@ -25,7 +25,7 @@ def spawn(
     """Start a writer in its own process; read its stdout for the committed scan ids."""
     at = [] if start is None else [str(start)]
     return subprocess.Popen(
-        [sys.executable, "-m", "tests.store_writer", location, source, str(count), *at],
+        [sys.executable, "-m", "tests.support.store_writer", location, source, str(count), *at],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

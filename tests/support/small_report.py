@@ -20,7 +20,7 @@ import dataclasses
 
 from gpuaudit.inventory import Cluster, Host, Inventory, VCenter
 from gpuaudit.results import AuditResult, Finding, Reference, Rule, RuleError, Waiver
-from tests.builders import passthrough_estate
+from tests.support.builders import passthrough_estate
 
 CHECKED_AT = "2026-12-01T11:30:00+01:00"
 FIRST_SEEN = "2026-11-01T00:00:00+00:00"

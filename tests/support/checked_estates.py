@@ -17,7 +17,7 @@ from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory
 from gpuaudit.results import AuditResult
 from tests.conftest import CASSETTES, SCENARIOS
-from tests.large_estate import large_estate_result
+from tests.support.large_estate import large_estate_result
 
 
 @functools.cache
@@ -46,7 +46,7 @@ def checked(inventory: Inventory) -> AuditResult:
 
 
 def large() -> AuditResult:
-    """The checked result of the large generated estate (tests/large_estate.py)."""
+    """The checked result of the large generated estate (tests/support/large_estate.py)."""
     return large_estate_result()
 
 
