@@ -15,8 +15,8 @@ from typing import Annotated, Any
 import yaml
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
+from gpuaudit.common.yamlread import InputFileError, InputModel, Text, YamlReader, problem
 from gpuaudit.plan import whatif
-from gpuaudit.yamlread import InputFileError, InputModel, Text, YamlReader, problem
 
 CHANGES_VERSION = 1
 

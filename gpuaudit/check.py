@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from datetime import UTC, date, datetime
 
 from gpuaudit import __version__
+from gpuaudit.common.progress import Progress, Step, ignore
 from gpuaudit.facts import Facts
 from gpuaudit.inventory import Inventory
 from gpuaudit.kubernetes.model import Cluster as KubernetesCluster
@@ -22,7 +23,6 @@ from gpuaudit.plan.maintenance import readiness_all
 from gpuaudit.plan.rolling import rolling_all
 from gpuaudit.plan.stranded import stranded_all
 from gpuaudit.policy import Policy
-from gpuaudit.progress import Progress, Step, ignore
 from gpuaudit.results import (
     STATUSES,
     AuditResult,

@@ -35,11 +35,11 @@ import click
 
 from gpuaudit import __version__, interrupts, logs, scan
 from gpuaudit.cli_config import ENV_PREFIX, OnceOption, config_option
+from gpuaudit.common.terminal import printable
 from gpuaudit.console import Console, colour_allowed
 from gpuaudit.errors import AuditError, ExitCode, InputError, MissingExtra, during, exit_code
 from gpuaudit.outcome import FAIL_ON_CHOICES
 from gpuaudit.results import SEVERITIES
-from gpuaudit.terminal import printable
 from gpuaudit.vsphere import connect, credentials
 
 # -o - : the one report goes to standard output.
@@ -1013,7 +1013,7 @@ def collect(
 def _save_inventory(data: bytes, output: str | None, server: str) -> Path:
     """Write to ``output``, or to reports/inventory-SERVER-TIME.json under a name no
     other run has claimed (two collects in the same second take -1, -2, ...)."""
-    from gpuaudit.files import write_atomic, write_new
+    from gpuaudit.common.files import write_atomic, write_new
     from gpuaudit.report.naming import report_stem
 
     if output:
@@ -1248,7 +1248,7 @@ def policy_waive(report: str, rules: tuple[str, ...], objects: str | None, outpu
     Each waiver's reason, owner and expiry say FILL IN: the policy loader refuses
     the file until every one is filled in, so nothing is waived by accident.
     """
-    from gpuaudit.files import write_new
+    from gpuaudit.common.files import write_new
     from gpuaudit.lifecycle import LifecycleError, waiver_skeleton
 
     try:
@@ -1350,7 +1350,7 @@ def history_command(
     if ctx.invoked_subcommand is not None:  # prune: the store named here, or in [history]
         ctx.meta[HISTORY_STORE] = history
         return
-    from gpuaudit.files import write_atomic
+    from gpuaudit.common.files import write_atomic
     from gpuaudit.history import HistoryError, default_location
     from gpuaudit.history.listing import export
 

@@ -17,8 +17,9 @@ from typing import IO, Any
 import click
 from click.core import ParameterSource
 
-from gpuaudit import config, urls
-from gpuaudit.terminal import printable
+from gpuaudit import config
+from gpuaudit.common import urls
+from gpuaudit.common.terminal import printable
 
 ENV_PREFIX = "GPUAUDIT"
 LOADED = "gpuaudit.config"  # ctx.meta key: the configuration file read, if any

@@ -25,11 +25,11 @@ from rich.progress import Progress as LiveLine
 from rich.progress import SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
+from gpuaudit.common.progress import Step
+from gpuaudit.common.terminal import printable
 from gpuaudit.judgement import verdict_line
 from gpuaudit.outcome import Summary
-from gpuaudit.progress import Step
 from gpuaudit.results import ScanHistory, severity_rank
-from gpuaudit.terminal import printable
 
 if TYPE_CHECKING:
     from gpuaudit.fleet import TargetOutcome

@@ -16,7 +16,7 @@ import traceback
 from pathlib import Path
 
 from gpuaudit import __version__
-from gpuaudit.debuglog import redact
+from gpuaudit.common.debuglog import redact
 from gpuaudit.errors import stage_of
 
 

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from gpuaudit.changes import WAIVED, change
-from gpuaudit.files import read_json
+from gpuaudit.common.files import read_json
+from gpuaudit.common.terminal import printable, printable_lines
 from gpuaudit.results import OPEN_STATUSES, SEVERITIES
-from gpuaudit.terminal import printable, printable_lines
 
 Key = tuple[str, str]
 

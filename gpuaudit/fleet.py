@@ -43,13 +43,13 @@ import yaml
 from pydantic import Field, model_validator
 
 from gpuaudit import fleet_schedule, scan
+from gpuaudit.common.files import write_new
+from gpuaudit.common.yamlread import InputFileError, InputModel, Text, YamlReader, problem
 from gpuaudit.errors import AuditError, ExitCode, ReportWriteError, exit_code, stage_of
-from gpuaudit.files import write_new
 from gpuaudit.outcome import verdict
 from gpuaudit.results import AuditResult
 from gpuaudit.vsphere import connect
 from gpuaudit.vsphere.credentials import CredentialError, Credentials, read_password_file
-from gpuaudit.yamlread import InputFileError, InputModel, Text, YamlReader, problem
 
 if TYPE_CHECKING:  # the report package is slow to import: the command line starts without it
     from gpuaudit.report.tables import Table

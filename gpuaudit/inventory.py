@@ -570,7 +570,7 @@ class Inventory:
         return json.dumps(self.to_dict(), indent=indent, sort_keys=False, allow_nan=False)
 
     def save(self, path: str | Path) -> None:
-        from gpuaudit.files import write_atomic
+        from gpuaudit.common.files import write_atomic
 
         write_atomic(Path(path), self.to_json().encode("utf-8"))
 

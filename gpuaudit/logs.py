@@ -4,7 +4,7 @@ Times are UTC with the zone written out (2026-12-01T02:45:00Z), whatever TZ says
 so that lines from hosts in different zones sort together. ``--log-format json``
 writes one JSON object per line (time, level, logger, message) for jobs that ship
 their logs. Either way every record passes debuglog's redacting filter first, and
-its bidirectional controls and lone surrogates are escaped (gpuaudit.terminal).
+its bidirectional controls and lone surrogates are escaped (gpuaudit.common.terminal).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import logging
 import sys
 import time
 
-from gpuaudit import debuglog
-from gpuaudit.terminal import printable_lines
+from gpuaudit.common import debuglog
+from gpuaudit.common.terminal import printable_lines
 
 FORMATS = ("text", "json")
 # pyVmomi and http.client debug output only at -vv.

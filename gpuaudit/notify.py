@@ -34,8 +34,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
-from gpuaudit import __version__, urls
-from gpuaudit.debuglog import add_secret, redact
+from gpuaudit import __version__
+from gpuaudit.common import urls
+from gpuaudit.common.debuglog import add_secret, redact
 
 PASSWORD_ENV = "GPUAUDIT_SMTP_PASSWORD"
 WEBHOOK_FORMATS = ("json", "slack", "teams")

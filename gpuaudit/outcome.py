@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuaudit.changes import WAIVED, change
-from gpuaudit.files import read_json
+from gpuaudit.common.files import read_json
 from gpuaudit.judgement import NEVER, judge
 from gpuaudit.results import (
     NOTICE,

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from gpuaudit import scan
+from gpuaudit.common.progress import Progress
 from gpuaudit.errors import (
     ConnectionFailed,
     InputError,
@@ -27,7 +28,6 @@ from gpuaudit.errors import (
 from gpuaudit.inventory import Inventory
 from gpuaudit.judgement import judge, nothing_examined
 from gpuaudit.outcome import Summary, baseline_statuses, failed_keys, summarise, with_status
-from gpuaudit.progress import Progress
 from gpuaudit.results import AuditResult, PlanComparison
 from gpuaudit.vsphere import connect
 
@@ -153,7 +153,7 @@ def _bootstrap_baseline(done: ScanOutcome, path: Path) -> None:
     """
     if done.summary.nothing_examined:
         return
-    from gpuaudit.files import write_atomic
+    from gpuaudit.common.files import write_atomic
     from gpuaudit.report import RENDERERS
 
     try:

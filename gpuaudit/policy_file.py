@@ -15,6 +15,7 @@ from typing import Annotated, Any, cast
 
 from pydantic import AfterValidator, BeforeValidator, Field, ValidationInfo
 
+from gpuaudit.common.yamlread import Day, InputFileError, InputModel, Text, YamlReader, problem
 from gpuaudit.policy import (
     MAX_RESTART_MINUTES,
     MONITORING_LIMITS,
@@ -27,7 +28,6 @@ from gpuaudit.policy import (
     Policy,
 )
 from gpuaudit.results import SEVERITIES, Severity, Waiver
-from gpuaudit.yamlread import Day, InputFileError, InputModel, Text, YamlReader, problem
 
 POLICY_VERSION = 1
 # What `gpuaudit policy waive` writes where a person must decide: never accepted.

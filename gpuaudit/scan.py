@@ -23,9 +23,9 @@ from xml.parsers.expat import ExpatError
 
 from pyVmomi import vim, vmodl
 
-from gpuaudit import shipped
+from gpuaudit.common import shipped
+from gpuaudit.common.progress import Progress
 from gpuaudit.inventory import Inventory
-from gpuaudit.progress import Progress
 from gpuaudit.vsphere import cassette, connect, resilience
 from gpuaudit.vsphere.credentials import Credentials
 

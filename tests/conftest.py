@@ -25,11 +25,11 @@ def _own_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test starts with no remembered secrets.
 
     A gpuaudit process masks every password it was given in every later log line
-    (gpuaudit.debuglog). The suite runs many logins in one process: a test that
+    (gpuaudit.common.debuglog). The suite runs many logins in one process: a test that
     logs in with the password "x" would otherwise mask every "x" that a later
     test's log assertions look for.
     """
-    from gpuaudit import debuglog
+    from gpuaudit.common import debuglog
 
     monkeypatch.setattr(debuglog, "_secrets", set())
 

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from gpuaudit import __version__, debuglog, scan
+from gpuaudit import __version__, scan
 from gpuaudit.cli import main
+from gpuaudit.common import debuglog
 from gpuaudit.vsphere import connect
 
 ROOT = Path(__file__).resolve().parents[1]

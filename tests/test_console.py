@@ -23,8 +23,8 @@ from click.testing import CliRunner, Result
 from gpuaudit import console, scan
 from gpuaudit.check import run_checks
 from gpuaudit.cli import main
+from gpuaudit.common.progress import Step
 from gpuaudit.outcome import FailedRule, Summary
-from gpuaudit.progress import Step
 from gpuaudit.results import SEVERITIES, Judgement
 from tests.test_cli_globals import as_a_process
 

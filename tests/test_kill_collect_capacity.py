@@ -17,8 +17,8 @@ import pytest
 from pyVmomi import vim, vmodl
 
 from gpuaudit.collect.capacity import apply_capacity, capacity_hosts, capacity_of, collect_capacity
+from gpuaudit.common.progress import Step
 from gpuaudit.inventory import Gap, Gpu, Host, Inventory, ProfileCapacity, VCenter, VgpuProfile
-from gpuaudit.progress import Step
 
 API9 = "vim.version.v9_0_0_0"
 D = vim.DirectPathProfileManager

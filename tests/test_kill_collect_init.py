@@ -24,6 +24,7 @@ from gpuaudit.collect import (
     collect,
 )
 from gpuaudit.collect.retrieve import ObjectProps
+from gpuaudit.common.progress import Step
 from gpuaudit.inventory import (
     VGPU_MANAGER_CALL,
     VGPU_MANAGER_PRIVILEGE,
@@ -32,7 +33,6 @@ from gpuaudit.inventory import (
     StunEstimate,
     VCenter,
 )
-from gpuaudit.progress import Step
 from tests.support.perf_counters import perf_counter
 
 PT = vim.vm.device.VirtualPCIPassthrough

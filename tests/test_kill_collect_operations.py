@@ -13,8 +13,8 @@ from typing import Any
 from pyVmomi import vim
 
 from gpuaudit.collect.operations import collect_operations
+from gpuaudit.common.progress import Step
 from gpuaudit.inventory import Gpu, Host, HostTelemetry, Inventory, Licensing, Telemetry
-from gpuaudit.progress import Step
 from tests.support.perf_counters import perf_counter
 
 SERVER_NOW = dt.datetime(2026, 3, 1, 8, 30, tzinfo=dt.UTC)

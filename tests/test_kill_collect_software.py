@@ -24,8 +24,8 @@ from gpuaudit.collect.software import (
     manager_version,
     software_hosts,
 )
+from gpuaudit.common.progress import Step
 from gpuaudit.inventory import Gap, GpuAttachment, Host, Inventory, VgpuProfile, Vm
-from gpuaudit.progress import Step
 
 CALL = "vGPU manager version (HostImageConfigManager.fetchSoftwarePackages)"
 PRIVILEGE = "Host.Config.Image"

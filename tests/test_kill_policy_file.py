@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError, create_model
 
+from gpuaudit.common.yamlread import InputModel
 from gpuaudit.policy import LicensingPolicy, MonitoringPolicy, PassthroughLicence
 from gpuaudit.policy_file import PolicyError, _limit, load_policy, load_waivers, parse_policy
 from gpuaudit.results import Waiver
 from gpuaudit.rules import catalogue
-from gpuaudit.yamlread import InputModel
 
 RULE_IDS = [r.id for r in catalogue()]
 

@@ -1,12 +1,12 @@
-"""gpuaudit/urls.py on its own: every split RFC 3986 defines, every refusal, and no
+"""gpuaudit/common/urls.py on its own: every split RFC 3986 defines, every refusal, and no
 secret in what is shown."""
 
 from __future__ import annotations
 
 import pytest
 
-from gpuaudit import urls
-from gpuaudit.urls import URL, URLError
+from gpuaudit.common import urls
+from gpuaudit.common.urls import URL, URLError
 
 
 def test_a_full_url_is_split_where_rfc_3986_splits_it() -> None:

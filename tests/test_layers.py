@@ -96,8 +96,8 @@ def test_the_import_contracts_hold() -> None:
             "gpuaudit.kubernetes.model -> gpuaudit.kubernetes.simulate",
         ),
         # NVIDIA's and VMware's published facts are the lowest layer: not even the
-        # inventory is below them (which reaches gpuaudit.files, so both contracts
-        # break), and a module no layer names, such as gpuaudit.files, is forbidden them
+        # inventory is below them (which reaches gpuaudit.common.files, so both contracts
+        # break), and a module no layer names, such as gpuaudit.common.files, is forbidden them
         # by a contract of their own.
         (
             "knowledge/catalog.py",
@@ -109,7 +109,7 @@ def test_the_import_contracts_hold() -> None:
             "knowledge/evc.py",
             "from gpuaudit import files",
             "published facts import nothing else",
-            "gpuaudit.knowledge.evc -> gpuaudit.files",
+            "gpuaudit.knowledge.evc -> gpuaudit.common.files",
         ),
         # gpuaudit.vsphere talks to vCenter: the whole package knows nothing of what is
         # done with an inventory, and only the modules that call vCenter or record its

@@ -19,10 +19,10 @@ import openpyxl
 import pytest
 from pyVmomi import vim
 
-from gpuaudit import debuglog
 from gpuaudit.collect import collect
 from gpuaudit.collect.hosts import build_host
 from gpuaudit.collect.retrieve import ObjectProps
+from gpuaudit.common import debuglog
 from gpuaudit.inventory import CounterStats, GpuTelemetry, LunPath, StorageAdapter
 from gpuaudit.report import render_xlsx
 from gpuaudit.results import HostFailure

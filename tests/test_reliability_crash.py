@@ -177,7 +177,7 @@ def test_an_unexpected_exception_before_the_command_runs_is_status_70(
 
 
 def test_the_crash_file_is_redacted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from gpuaudit.debuglog import add_secret
+    from gpuaudit.common.debuglog import add_secret
 
     add_secret("crash-s3cret-value")
     path = crash.write_crash_file(RuntimeError("with crash-s3cret-value inside"), "scan")

@@ -716,7 +716,7 @@ def test_diff_escapes_lone_surrogates_and_bidi_controls(tmp_path: Path) -> None:
 
 
 def test_printable_escapes_every_bidi_control_and_surrogate() -> None:
-    from gpuaudit.terminal import printable, printable_lines
+    from gpuaudit.common.terminal import printable, printable_lines
 
     for code in [*BIDI, 0xD800, 0xDBFF, 0xDC00, 0xDFFF]:
         assert printable(f"a{chr(code)}b") == f"a\\u{code:04x}b"

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from gpuaudit import files
 from gpuaudit.cli import main
+from gpuaudit.common import files
 from gpuaudit.errors import ExitCode
 from tests.conftest import unused_port
 from tests.support.report_fixtures import realistic_result

@@ -21,8 +21,9 @@ from click.testing import CliRunner
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from gpuaudit import files, report
+from gpuaudit import report
 from gpuaudit.cli import main
+from gpuaudit.common import files
 from gpuaudit.errors import ExitCode
 from gpuaudit.fleet import write_fleet_summary
 from gpuaudit.report import safe_server, write_reports

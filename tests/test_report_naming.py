@@ -124,7 +124,7 @@ def test_a_failing_renderer_leaves_no_partial_file(
 def test_write_is_atomic_through_write_atomic(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from gpuaudit import files
+    from gpuaudit.common import files
 
     calls: list[Path] = []
     real = files.write_atomic

@@ -94,7 +94,7 @@ def night_after_night(folder: Path, nights: int, formats: tuple[str, ...]) -> No
     at it, as `scan --keep 1 --latest` does; exit 1 if a latest link ever dangles."""
     from datetime import UTC
 
-    from gpuaudit.files import write_new
+    from gpuaudit.common.files import write_new
     from gpuaudit.report.naming import report_stem
 
     dangling = 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpuaudit import shipped
+from gpuaudit.common import shipped
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 

@@ -37,8 +37,8 @@ from gpuaudit.collect.retrieve import (
 from gpuaudit.collect.software import collect_software
 from gpuaudit.collect.storage import HostLunPaths, build_datastore, host_lun_paths
 from gpuaudit.collect.vms import build_cluster, build_vm, device_candidates
+from gpuaudit.common.progress import Progress, Step, ignore
 from gpuaudit.inventory import Gap, Inventory, VCenter
-from gpuaudit.progress import Progress, Step, ignore
 
 HOTMIGRATE = "vgpu.hotmigrate.enabled"
 

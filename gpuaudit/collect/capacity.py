@@ -25,8 +25,8 @@ from typing import Any
 
 from pyVmomi import VmomiSupport, vim, vmodl
 
+from gpuaudit.common.progress import Progress, Step, ignore
 from gpuaudit.inventory import Gap, Host, Inventory, ProfileCapacity
-from gpuaudit.progress import Progress, Step, ignore
 
 CAPACITY_API = "vim.version.v9_0_0_0"
 CALL = "directPathProfileManager.QueryCapacity"

@@ -8,8 +8,8 @@ from typing import Any
 from gpuaudit.collect.licences import collect_licences
 from gpuaudit.collect.managers import read_managers
 from gpuaudit.collect.telemetry import DEFAULT_WINDOW, collect_telemetry
+from gpuaudit.common.progress import Progress
 from gpuaudit.inventory import Inventory
-from gpuaudit.progress import Progress
 
 
 def collect_operations(

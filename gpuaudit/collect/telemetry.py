@@ -36,6 +36,7 @@ from pyVmomi import vim, vmodl
 
 from gpuaudit.collect.instances import match_instances
 from gpuaudit.collect.managers import ManagerProps
+from gpuaudit.common.progress import Progress, Step, ignore
 from gpuaudit.inventory import (
     CounterStats,
     Gap,
@@ -45,7 +46,6 @@ from gpuaudit.inventory import (
     Inventory,
     Telemetry,
 )
-from gpuaudit.progress import Progress, Step, ignore
 
 log = logging.getLogger("gpuaudit")
 

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from gpuaudit.common.terminal import printable, printable_lines
 from gpuaudit.history.store import (
     HistoryError,
     ScanRecord,
@@ -21,7 +22,6 @@ from gpuaudit.history.store import (
 )
 from gpuaudit.history.track import iso
 from gpuaudit.results import SEVERITIES
-from gpuaudit.terminal import printable, printable_lines
 
 COLUMNS = (
     "vcenter",

@@ -33,7 +33,8 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 from tenacity import retry, retry_if_exception, stop_after_delay, wait_exponential
 
-from gpuaudit import __version__, urls
+from gpuaudit import __version__
+from gpuaudit.common import urls
 from gpuaudit.errors import MissingExtra
 from gpuaudit.history import schema
 from gpuaudit.results import SEVERITIES
@@ -181,7 +182,7 @@ def check_location(location: str) -> None:
     try:
         url = engine_url(location)
         if isinstance(url.password, str):
-            from gpuaudit.debuglog import add_secret
+            from gpuaudit.common.debuglog import add_secret
 
             add_secret(url.password)
         try:

@@ -6,7 +6,7 @@ import hashlib
 from datetime import UTC, datetime
 
 from gpuaudit.changes import change
-from gpuaudit.files import read_json
+from gpuaudit.common.files import read_json
 from gpuaudit.history.store import (
     CapacityRecord,
     ClusterRecord,

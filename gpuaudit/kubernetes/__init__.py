@@ -9,7 +9,7 @@ checked by the contracts in .importlinter):
 - ``simulate``: which VM each node is, and where a lost host's GPU pods go. In the
   simulation's layer: it imports ``model``, the facts and the inventory.
 - ``read``: kubectl's JSON, checked with the Kubernetes client's models. Among the
-  sources: it imports ``model`` and ``gpuaudit.files``, and it is the only module of
+  sources: it imports ``model`` and ``gpuaudit.common.files``, and it is the only module of
   gpuaudit that imports the Kubernetes client (the third-party ``kubernetes``
   package, an optional extra; the absolute ``import kubernetes`` names it, never this
   package).

@@ -20,7 +20,7 @@ from decimal import Decimal, localcontext
 from pathlib import Path
 from typing import Any
 
-from gpuaudit.files import parse_json
+from gpuaudit.common.files import parse_json
 from gpuaudit.kubernetes.model import (
     FIELD_PREFIX,
     Cluster,

@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from gpuaudit.common.files import write_new
 from gpuaudit.errors import during
-from gpuaudit.files import write_new
 from gpuaudit.report.html import render_html
 from gpuaudit.report.json_report import (
     REPORT_SCHEMA_VERSION,

@@ -30,7 +30,7 @@ import jinja2
 from markupsafe import Markup
 
 import gpuaudit
-from gpuaudit import shipped
+from gpuaudit.common import shipped
 from gpuaudit.judgement import judgement_of
 from gpuaudit.report.actions import finding_id, top_actions
 from gpuaudit.report.age import finding_age, has_ages

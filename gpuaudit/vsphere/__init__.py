@@ -11,7 +11,7 @@
 - ``anonymize``: pseudonyms for the names in a recorded cassette, for support cases.
 
 What the package may import (checked by the contracts in .importlinter): its modules
-import one another, ``gpuaudit.debuglog`` and the collector (``anonymize`` reads names
+import one another, ``gpuaudit.common.debuglog`` and the collector (``anonymize`` reads names
 as the collector does), never what is done with an inventory (the results, the
 policy, the facts, the simulation, the rules, the checks, the reports). Only
 ``connect``, ``resilience``, ``answers`` and ``cassette`` speak pyVmomi, as the

@@ -23,7 +23,7 @@ from xml.parsers.expat import ExpatError
 from pyVim import connect as pyvim_connect
 from pyVmomi import SoapAdapter, VmomiSupport, vim, vmodl
 
-from gpuaudit import debuglog
+from gpuaudit.common import debuglog
 from gpuaudit.vsphere import resilience
 
 DEFAULT_TIMEOUT = 60.0

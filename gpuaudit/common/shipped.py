@@ -15,7 +15,7 @@ from pathlib import Path
 
 TEMPLATES = "templates"
 CASSETTES = "cassettes"
-_CHECKOUT = Path(__file__).resolve().parent.parent
+_CHECKOUT = Path(__file__).resolve().parents[2]
 
 
 def folder(kind: str, holding: str) -> Traversable:
