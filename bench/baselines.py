@@ -25,8 +25,8 @@ from typing import Any
 
 from pyVmomi import vim, vmodl
 
-from gpuaudit.collect.paths import EVERY_PATH
-from gpuaudit.collect.retrieve import PAGE_SIZE, gc_paused
+from gpuaudit.vsphere.collect.paths import EVERY_PATH
+from gpuaudit.vsphere.collect.retrieve import PAGE_SIZE, gc_paused
 
 
 def floor(si: Any) -> int:

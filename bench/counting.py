@@ -29,7 +29,7 @@ PER_GROUP_CALL = "QueryConfigTarget"
 # Once per vGPU host, counted beside the pages too: on vSphere 9.0 QueryCapacity (on
 # the wire DirectPathProfileManagerQueryCapacity), and the host's installed software,
 # where alone vSphere reports the NVIDIA vGPU manager's version
-# (gpuaudit/collect/software.py).
+# (gpuaudit/vsphere/collect/software.py).
 PER_HOST_CALL = "DirectPathProfileManagerQueryCapacity"
 SOFTWARE_CALL = "fetchSoftwarePackages"
 

@@ -109,8 +109,8 @@ COLLECT_STEPS = {
 
 
 def _time_collect_steps() -> dict[str, dict[str, Any]]:
-    """Wrap the steps of gpuaudit.collect.collect; return where their figures will go."""
-    module = sys.modules["gpuaudit.collect"]
+    """Wrap the steps of gpuaudit.vsphere.collect.collect; return where their figures will go."""
+    module = sys.modules["gpuaudit.vsphere.collect"]
     steps: dict[str, dict[str, Any]] = {}
     for name in COLLECT_STEPS:
         original = getattr(module, name, None)
@@ -142,9 +142,9 @@ def _server(args: dict[str, Any]) -> Any:
 def run_gpuaudit(args: dict[str, Any]) -> dict[str, Any]:
     """connect, collect, check (with the simulation) and every report format."""
     from gpuaudit.check import run_checks
-    from gpuaudit.collect import collect
     from gpuaudit.report import write_reports
     from gpuaudit.vsphere import connect
+    from gpuaudit.vsphere.collect import collect
 
     phases = Phases(profile=bool(args.get("profile")))
     steps = _time_collect_steps()

@@ -33,14 +33,14 @@ from typing import Any, BinaryIO, ClassVar, NoReturn
 
 import click
 
-from gpuaudit import __version__, interrupts, logs, scan
+from gpuaudit import __version__, interrupts, logs
 from gpuaudit.cli_config import ENV_PREFIX, OnceOption, config_option
 from gpuaudit.common.terminal import printable
 from gpuaudit.console import Console, colour_allowed
 from gpuaudit.errors import AuditError, ExitCode, InputError, MissingExtra, during, exit_code
 from gpuaudit.outcome import FAIL_ON_CHOICES
 from gpuaudit.results import SEVERITIES
-from gpuaudit.vsphere import connect, credentials
+from gpuaudit.vsphere import connect, credentials, obtain
 
 # -o - : the one report goes to standard output.
 STDOUT = "-"
@@ -409,7 +409,7 @@ def _live_source(
     record: str | None,
     anonymize: bool = False,
     window: dt.timedelta | None = None,
-) -> scan.Live:
+) -> obtain.Live:
     try:
         creds = credentials.resolve(
             opts["server"],
@@ -426,7 +426,7 @@ def _live_source(
         raise InputError(str(exc)) from exc
     if anonymize and not record:
         raise click.UsageError("--anonymize applies to a recording: add --record FILE")
-    return scan.Live(
+    return obtain.Live(
         credentials=creds,
         timeout=opts["timeout"],
         record=Path(record) if record else None,
@@ -444,7 +444,7 @@ def _pick_source(
     record: str | None,
     anonymize: bool,
     window: dt.timedelta | None = None,
-) -> scan.Source:
+) -> obtain.Source:
     chosen = [
         name for name, on in (("--from", from_file), ("--replay", replay), ("--demo", demo)) if on
     ]
@@ -454,11 +454,11 @@ def _pick_source(
         flag = "--record" if record else "--anonymize"
         raise click.UsageError(f"{flag} needs a live server, not {chosen[0]}")
     if from_file:
-        return scan.Saved(Path(from_file))
+        return obtain.Saved(Path(from_file))
     if replay:
-        return scan.Replay(Path(replay), telemetry_window=window)
+        return obtain.Replay(Path(replay), telemetry_window=window)
     if demo:
-        return scan.demo_source()
+        return obtain.demo_source()
     return _live_source(console, opts, record, anonymize, window)
 
 
@@ -844,7 +844,7 @@ def scan_command(
     source = _pick_source(
         console, opts, from_file, replay, demo, record, anonymize, telemetry_window
     )
-    notice.server = scan.server_name(source)
+    notice.server = obtain.server_name(source)
     out: Path | BinaryIO = sys.stdout.buffer if to_stdout else Path(output_dir)
     done = pipeline.audit(
         source,
@@ -1004,7 +1004,7 @@ def collect(
         sys.stdout.flush()
         return
     try:
-        path = _save_inventory(data, output, scan.server_name(source))
+        path = _save_inventory(data, output, obtain.server_name(source))
     except OSError as exc:
         fail(f"cannot write {output or 'reports/'}: {exc.strerror or exc}", ExitCode.INPUT)
     click.echo(printable(path))

@@ -42,13 +42,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 import yaml
 from pydantic import Field, model_validator
 
-from gpuaudit import fleet_schedule, scan
+from gpuaudit import fleet_schedule
 from gpuaudit.common.files import write_new
 from gpuaudit.common.yamlread import InputFileError, InputModel, Text, YamlReader, problem
 from gpuaudit.errors import AuditError, ExitCode, ReportWriteError, exit_code, stage_of
 from gpuaudit.outcome import verdict
 from gpuaudit.results import AuditResult
-from gpuaudit.vsphere import connect
+from gpuaudit.vsphere import connect, obtain
 from gpuaudit.vsphere.credentials import CredentialError, Credentials, read_password_file
 
 if TYPE_CHECKING:  # the report package is slow to import: the command line starts without it
@@ -223,7 +223,7 @@ def scan_target(
             insecure=target.insecure,
             ca_file=target.ca_file,
         )
-        source = scan.Live(credentials=creds, timeout=target.timeout)
+        source = obtain.Live(credentials=creds, timeout=target.timeout)
         done = pipeline.audit(
             source,
             output_dir,

@@ -15,7 +15,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from gpuaudit import scan
 from gpuaudit.common.progress import Progress
 from gpuaudit.errors import (
     ConnectionFailed,
@@ -30,6 +29,7 @@ from gpuaudit.judgement import judge, nothing_examined
 from gpuaudit.outcome import Summary, baseline_statuses, failed_keys, summarise, with_status
 from gpuaudit.results import AuditResult, PlanComparison
 from gpuaudit.vsphere import connect
+from gpuaudit.vsphere import obtain as sources
 
 if TYPE_CHECKING:
     from gpuaudit.diff import ReportDiff
@@ -65,7 +65,7 @@ class ScanOutcome:
 
 
 def audit(
-    source: scan.Source,
+    source: sources.Source,
     out: Path | BinaryIO,
     formats: Sequence[str],
     fail_on: str = "high",
@@ -123,7 +123,7 @@ def audit(
     keeper = Keeper(history)
     keeper.annotate(result, None if bootstrap else baseline)
     say("writing reports")
-    name = server if server is not None else scan.server_name(source)
+    name = server if server is not None else sources.server_name(source)
     if isinstance(out, Path) and (keep is not None or latest):
         reports, tidied = _write_and_tidy(result, out, formats, name, now, keep, latest)
     else:
@@ -325,20 +325,20 @@ def load_baseline(path: str | None) -> list[tuple[tuple[str, str], str]] | None:
         raise InputError(str(exc)) from exc
 
 
-def obtain(source: scan.Source, progress: Progress | None = None) -> Inventory:
+def obtain(source: sources.Source, progress: Progress | None = None) -> Inventory:
     """Collect, replay or load the inventory of ``source``."""
     from gpuaudit.inventory import InventoryError
     from gpuaudit.vsphere.cassette import CassetteError
 
     try:
         with during("collecting the inventory"):
-            return scan.obtain_inventory(source, progress=progress)
+            return sources.obtain_inventory(source, progress=progress)
     except connect.ConnectError as exc:
         raise ConnectionFailed(str(exc)) from exc
     except CassetteError as exc:
         raise InputError(str(exc)) from exc  # the message names the cassette
     except InventoryError as exc:
-        where = source.path if isinstance(source, (scan.Saved, scan.Replay)) else ""
+        where = source.path if isinstance(source, (sources.Saved, sources.Replay)) else ""
         raise InputError(f"{where}: {exc}") from exc
 
 
@@ -431,7 +431,7 @@ class PlanOutcome:
 
 
 def plan(
-    source: scan.Source,
+    source: sources.Source,
     changes: str,
     out: Path | BinaryIO | None = None,
     formats: Sequence[str] = (),
@@ -478,7 +478,7 @@ def plan(
     reports: list[Path] = []
     if out is not None and formats:
         say("writing reports")
-        name = server if server is not None else f"{scan.server_name(source)}-plan"
+        name = server if server is not None else f"{sources.server_name(source)}-plan"
         reports = write(after, out, formats, name, now)
     return PlanOutcome(before, after, reports)
 

@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from gpuaudit import scan
 from gpuaudit.inventory import Inventory
-from gpuaudit.vsphere import cassette
+from gpuaudit.vsphere import cassette, obtain
 from tests.conftest import CASSETTES, RECORDED, SCENARIOS
 from tests.lab.expected import comparable, expected_inventory
 from tests.lab.lab import LAB_PASSWORD
@@ -38,7 +37,7 @@ def test_every_recorded_scenario_has_a_cassette() -> None:
 
 @pytest.mark.parametrize("name", RECORDED)
 def test_replay_matches_scenario(name: str, no_network: None) -> None:
-    inventory = scan.obtain_inventory(scan.Replay(CASSETTES / f"{name}.yaml"))
+    inventory = obtain.obtain_inventory(obtain.Replay(CASSETTES / f"{name}.yaml"))
     expected = expected_inventory(load_scenario(SCENARIOS / f"{name}.yaml"))
     assert comparable(inventory) == comparable(expected)
 
@@ -122,7 +121,7 @@ def test_device_lists_are_read_only_for_vms_that_may_hold_a_gpu(name: str) -> No
     assert "config.hardware.device" not in inventory_read
     assert "config.hardware.device" in device_read
     asked = set(re.findall(r'<ns0:obj type="VirtualMachine">([^<]+)</ns0:obj>', device_read))
-    inventory = scan.obtain_inventory(scan.Replay(CASSETTES / f"{name}.yaml"))
+    inventory = obtain.obtain_inventory(obtain.Replay(CASSETTES / f"{name}.yaml"))
     hosts = {h.name: h for h in inventory.hosts}
     for vm in inventory.vms:
         if vm.gpus or vm.power_state != "poweredOn":
@@ -156,11 +155,11 @@ def test_replay_refuses_a_request_the_cassette_lacks(tmp_path: Path, no_network:
     truncated = tmp_path / "truncated.yaml"
     truncated.write_text(source[: source.rindex("- request:", 0, cut)], encoding="utf-8")
     with pytest.raises(cassette.CassetteError, match="does not hold"):
-        scan.obtain_inventory(scan.Replay(truncated))
+        obtain.obtain_inventory(obtain.Replay(truncated))
 
 
 def test_inventory_round_trips_through_json(tmp_path: Path) -> None:
-    inventory = scan.obtain_inventory(scan.Replay(CASSETTES / "demo.yaml"))
+    inventory = obtain.obtain_inventory(obtain.Replay(CASSETTES / "demo.yaml"))
     path = tmp_path / "inventory.json"
     inventory.save(path)
     assert Inventory.load(path) == inventory

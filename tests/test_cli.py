@@ -146,10 +146,10 @@ def test_unreadable_baseline_exits_2(tmp_path: Path, content: str, words: list[s
 
 @pytest.fixture(scope="module")
 def demo_inventory(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from gpuaudit import scan
+    from gpuaudit.vsphere import obtain
 
     path = tmp_path_factory.mktemp("inv") / "inventory.json"
-    scan.obtain_inventory(scan.demo_source()).save(path)
+    obtain.obtain_inventory(obtain.demo_source()).save(path)
     return path
 
 

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from gpuaudit import __version__, scan
+from gpuaudit import __version__
 from gpuaudit.cli import main
 from gpuaudit.common import debuglog
-from gpuaudit.vsphere import connect
+from gpuaudit.vsphere import connect, obtain
 
 ROOT = Path(__file__).resolve().parents[1]
 # Fourteen hours ahead of UTC: a local time there is never taken for UTC.
@@ -157,7 +157,7 @@ def test_json_log_lines_are_redacted(tmp_path: Path, monkeypatch: pytest.MonkeyP
             log.exception("the answer was")
         raise connect.ConnectError("login failed")
 
-    monkeypatch.setattr(scan, "obtain_inventory", refused)
+    monkeypatch.setattr(obtain, "obtain_inventory", refused)
     result = demo(tmp_path, "scan", "--log-format", "json")
     assert result.exit_code == 3, result.output
     entries = [json.loads(line) for line in result.stderr.splitlines()[:-1]]
@@ -177,7 +177,7 @@ def test_a_warning_is_a_json_log_line_too(tmp_path: Path, monkeypatch: pytest.Mo
     def unreachable(*_args: Any, **_kwargs: Any) -> None:
         raise connect.ConnectError("cannot connect")
 
-    monkeypatch.setattr(scan, "obtain_inventory", unreachable)
+    monkeypatch.setattr(obtain, "obtain_inventory", unreachable)
     server = ("--server", "http://127.0.0.1:9/sdk", "--user", "audit")
     result = run(
         "collect", *server, "--password-file", str(secret), "--log-format", "json",

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from pyVmomi import vim, vmodl
 
-from gpuaudit.collect import _read_devices, collect
-from gpuaudit.collect.paths import device_paths
-from gpuaudit.collect.retrieve import ObjectProps, retrieve_objects
-from gpuaudit.collect.vms import device_candidates, needs_devices
 from gpuaudit.vsphere import connect
+from gpuaudit.vsphere.collect import _read_devices, collect
+from gpuaudit.vsphere.collect.paths import device_paths
+from gpuaudit.vsphere.collect.retrieve import ObjectProps, retrieve_objects
+from gpuaudit.vsphere.collect.vms import device_candidates, needs_devices
 
 HOST = vim.HostSystem("host-1")
 

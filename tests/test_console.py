@@ -20,12 +20,13 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from gpuaudit import console, scan
+from gpuaudit import console
 from gpuaudit.check import run_checks
 from gpuaudit.cli import main
 from gpuaudit.common.progress import Step
 from gpuaudit.outcome import FailedRule, Summary
 from gpuaudit.results import SEVERITIES, Judgement
+from gpuaudit.vsphere import obtain
 from tests.test_cli_globals import as_a_process
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,7 +94,7 @@ def test_the_live_line_counts_objects_and_pages(monkeypatch: pytest.MonkeyPatch)
 
 def test_collection_and_checks_report_their_counts() -> None:
     said: list[str | Step] = []
-    inventory = scan.obtain_inventory(scan.demo_source(), progress=said.append)
+    inventory = obtain.obtain_inventory(obtain.demo_source(), progress=said.append)
     steps = [s for s in said if isinstance(s, Step)]
     reading = [s for s in steps if s.phase == "reading inventory"]
     assert reading and reading[-1].unit == "objects" and reading[-1].detail == "1 page"

@@ -17,12 +17,12 @@ import pytest
 import yaml
 from pyVmomi import vim
 
-from gpuaudit.collect.hosts import build_host
-from gpuaudit.collect.retrieve import ObjectProps
-from gpuaudit.collect.telemetry import match_instances, resolve_counters
-from gpuaudit.collect.vms import gpu_attachment
 from gpuaudit.inventory import Gpu
 from gpuaudit.knowledge import catalog
+from gpuaudit.vsphere.collect.hosts import build_host
+from gpuaudit.vsphere.collect.retrieve import ObjectProps
+from gpuaudit.vsphere.collect.telemetry import match_instances, resolve_counters
+from gpuaudit.vsphere.collect.vms import gpu_attachment
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 SOURCE_KEYS = {"repository", "path", "commit", "licence", "document", "section", "url"}

@@ -18,16 +18,15 @@ import pytest
 from click.testing import CliRunner
 from pyVmomi import vim
 
-from gpuaudit import scan
 from gpuaudit.check import run_checks
 from gpuaudit.cli import main
-from gpuaudit.collect import collect
-from gpuaudit.collect.managers import read_managers
-from gpuaudit.collect.telemetry import choose_interval
 from gpuaudit.inventory import Inventory
 from gpuaudit.results import AuditResult
 from gpuaudit.rules import catalogue
-from gpuaudit.vsphere import connect
+from gpuaudit.vsphere import connect, obtain
+from gpuaudit.vsphere.collect import collect
+from gpuaudit.vsphere.collect.managers import read_managers
+from gpuaudit.vsphere.collect.telemetry import choose_interval
 from gpuaudit.vsphere.connect import ConnectError
 from tests.conftest import CASSETTES, SCENARIOS
 from tests.lab.expected import expected_inventory
@@ -49,7 +48,7 @@ VCENTER_ONLY = {
 
 @pytest.fixture(scope="module")
 def inventory() -> Inventory:
-    return scan.obtain_inventory(scan.Replay(CASSETTES / "esxi.yaml"))
+    return obtain.obtain_inventory(obtain.Replay(CASSETTES / "esxi.yaml"))
 
 
 @pytest.fixture(scope="module")

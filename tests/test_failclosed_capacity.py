@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
-from gpuaudit import scan
 from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory
 from gpuaudit.results import AuditResult
 from gpuaudit.simulate import simulate_cluster
+from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES
 from tests.lab.scenario import load_scenario
 from tests.support.checked_estates import assert_expectations
@@ -37,7 +37,7 @@ L40S_4Q_STARTS, L40S_4Q_SLOTS = (0, 8, 12, 20, 24, 32, 36, 44), 4
 
 @pytest.fixture(scope="module")
 def inventory() -> Inventory:
-    return scan.obtain_inventory(scan.Replay(CASSETTES / "failclosed-capacity.yaml"))
+    return obtain.obtain_inventory(obtain.Replay(CASSETTES / "failclosed-capacity.yaml"))
 
 
 @pytest.fixture(scope="module")

@@ -31,10 +31,10 @@ from typing import Any
 
 import pytest
 
-from gpuaudit import scan
 from gpuaudit.check import run_checks
 from gpuaudit.inventory import Gap, Inventory
 from gpuaudit.results import Finding
+from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES, SCENARIOS
 from tests.lab.expected import expected_inventory
 from tests.lab.scenario import load_scenario, normalise
@@ -131,7 +131,7 @@ def _oracle() -> Inventory:
 
 
 def _recorded() -> Inventory:
-    return scan.obtain_inventory(scan.Replay(CASSETTES / f"{NAME}.yaml"))
+    return obtain.obtain_inventory(obtain.Replay(CASSETTES / f"{NAME}.yaml"))
 
 
 def _expect(rule: str) -> dict[str, str]:

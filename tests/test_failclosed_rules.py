@@ -26,10 +26,10 @@ from datetime import date
 
 import pytest
 
-from gpuaudit import scan
 from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory
 from gpuaudit.results import Finding
+from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES, SCENARIOS
 from tests.lab.expected import expected_inventory
 from tests.lab.scenario import load_scenario
@@ -72,7 +72,7 @@ def _oracle() -> Inventory:
 
 
 def _recorded() -> Inventory:
-    return scan.obtain_inventory(scan.Replay(CASSETTES / f"{NAME}.yaml"))
+    return obtain.obtain_inventory(obtain.Replay(CASSETTES / f"{NAME}.yaml"))
 
 
 def _findings(inv: Inventory, rule: str) -> dict[str, Finding]:

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import pytest
 
-from gpuaudit import scan
 from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory
 from gpuaudit.results import AuditResult
+from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES
 
 CASSETTE = CASSETTES / "failclosed-vmotion.yaml"
@@ -30,7 +30,7 @@ CASSETTE = CASSETTES / "failclosed-vmotion.yaml"
 
 @pytest.fixture(scope="module")
 def recorded() -> Inventory:
-    return scan.obtain_inventory(scan.Replay(CASSETTE))
+    return obtain.obtain_inventory(obtain.Replay(CASSETTE))
 
 
 @pytest.fixture(scope="module")

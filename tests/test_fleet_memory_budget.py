@@ -276,10 +276,11 @@ def test_max_memory_is_checked(tmp_path: Path) -> None:
 
 
 def test_sizes_from_the_history(tmp_path: Path) -> None:
-    from gpuaudit import pipeline, scan
+    from gpuaudit import pipeline
+    from gpuaudit.vsphere import obtain
 
     history = str(tmp_path / "history.db")
-    done = pipeline.audit(scan.demo_source(), tmp_path, ["json"], "high", history=history)
+    done = pipeline.audit(obtain.demo_source(), tmp_path, ["json"], "high", history=history)
     objects = len(done.inventory.hosts) + len(done.inventory.vms)
     targets = [
         fleet.Target(name="d", server="demo", user="u"),

@@ -21,7 +21,7 @@ from gpuaudit.kubernetes.model import Cluster
 from gpuaudit.kubernetes.read import KubernetesInputError, parse_cluster
 from gpuaudit.policy_file import PolicyError, parse_policy
 from gpuaudit.rules import catalogue
-from gpuaudit.scan import check_cassette
+from gpuaudit.vsphere.obtain import check_cassette
 from tests.k8s.generate import node_object, pod_object
 from tests.support.report_fixtures import realistic_result
 

@@ -8,9 +8,10 @@ it and passes, the other findings on the host stay certain, and the report is co
 
 from __future__ import annotations
 
-from gpuaudit import check, scan
+from gpuaudit import check
 from gpuaudit.inventory import Gap, Inventory
 from gpuaudit.report.summary import summarize
+from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES, SCENARIOS
 from tests.lab.scenario import load_scenario
 from tests.support.builders import context, healthy
@@ -83,7 +84,7 @@ def test_the_demo_records_the_gap_on_each_vgpu_host_from_its_scenario() -> None:
             if h.get("vgpu_profiles") or h["name"] in vgpu_vm_hosts:
                 expected.add(h["name"])
     assert expected, "the demo has vGPU hosts"
-    inv = scan.obtain_inventory(scan.Replay(CASSETTES / "demo.yaml"))
+    inv = obtain.obtain_inventory(obtain.Replay(CASSETTES / "demo.yaml"))
     got = {g.object for g in inv.gaps if g.privilege == PRIVILEGE}
     assert got == expected
     assert all(

@@ -1,4 +1,4 @@
-"""gpuaudit.collect.capacity on inventories and answers built by hand.
+"""gpuaudit.vsphere.collect.capacity on inventories and answers built by hand.
 
 vSphere 9.0 (API vim.version.v9_0_0_0) answers DirectPathProfileManager.QueryCapacity
 (pyVmomi: QueryDirectPathProfileCapacity; on the wire
@@ -16,9 +16,14 @@ from typing import Any
 import pytest
 from pyVmomi import vim, vmodl
 
-from gpuaudit.collect.capacity import apply_capacity, capacity_hosts, capacity_of, collect_capacity
 from gpuaudit.common.progress import Step
 from gpuaudit.inventory import Gap, Gpu, Host, Inventory, ProfileCapacity, VCenter, VgpuProfile
+from gpuaudit.vsphere.collect.capacity import (
+    apply_capacity,
+    capacity_hosts,
+    capacity_of,
+    collect_capacity,
+)
 
 API9 = "vim.version.v9_0_0_0"
 D = vim.DirectPathProfileManager

@@ -1,4 +1,4 @@
-"""gpuaudit.collect.configtarget on inventories and environment browsers built by hand.
+"""gpuaudit.vsphere.collect.configtarget on inventories and environment browsers built by hand.
 
 vCenter describes a host's vGPU profiles from vSphere 7.0 U3 (API vim.version.v7_0_3_0)
 in EnvironmentBrowser.QueryConfigTarget(host).vgpuProfileInfo[]
@@ -15,14 +15,6 @@ from typing import Any
 
 from pyVmomi import vim, vmodl
 
-from gpuaudit.collect.configtarget import (
-    collect_config_target,
-    config_target_groups,
-    describe,
-    device_groups_of,
-    estimates_of,
-    profile_facts,
-)
 from gpuaudit.inventory import (
     Cluster,
     DeviceGroupComponent,
@@ -36,6 +28,14 @@ from gpuaudit.inventory import (
     VgpuProfile,
     Vm,
     VmDeviceGroup,
+)
+from gpuaudit.vsphere.collect.configtarget import (
+    collect_config_target,
+    config_target_groups,
+    describe,
+    device_groups_of,
+    estimates_of,
+    profile_facts,
 )
 
 API = "vim.version.v8_0_3_0"

@@ -1,4 +1,4 @@
-"""gpuaudit.collect.hahealth on host and cluster properties built in memory, by hand.
+"""gpuaudit.vsphere.collect.hahealth on host and cluster properties built in memory, by hand.
 
 Values are the vSphere API's: ClusterDasFdmHostState.state (master, connectedToMaster,
 ...), ClusterVmComponentProtectionSettings (vmStorageProtectionForAPD/PDL), and
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pyVmomi import vim
 
-from gpuaudit.collect.hahealth import add_cluster_health, add_host_health, config_issues
-from gpuaudit.collect.retrieve import ObjectProps
 from gpuaudit.inventory import Cluster, ConfigIssue, Host
+from gpuaudit.vsphere.collect.hahealth import add_cluster_health, add_host_health, config_issues
+from gpuaudit.vsphere.collect.retrieve import ObjectProps
 
 
 def test_config_issues_by_event_id_or_type_with_their_message() -> None:

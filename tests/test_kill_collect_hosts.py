@@ -1,4 +1,4 @@
-"""gpuaudit.collect.hosts on HostSystem properties built in memory, every field by hand.
+"""gpuaudit.vsphere.collect.hosts on HostSystem properties built in memory, every field by hand.
 
 The property paths and enum values are the vSphere API's (HostSystem.hardware,
 config.graphicsInfo, config.network, ...); PCI ids are pci.ids' (10de NVIDIA, 26b9
@@ -13,8 +13,6 @@ from typing import Any
 
 from pyVmomi import vim
 
-from gpuaudit.collect.hosts import adapter_kind, build_host, vmotion_gaps, wwn
-from gpuaudit.collect.retrieve import ObjectProps
 from gpuaudit.inventory import (
     Gap,
     Gpu,
@@ -23,6 +21,8 @@ from gpuaudit.inventory import (
     VgpuProfile,
     VmotionNic,
 )
+from gpuaudit.vsphere.collect.hosts import adapter_kind, build_host, vmotion_gaps, wwn
+from gpuaudit.vsphere.collect.retrieve import ObjectProps
 
 GIB = 1024**3
 DISPLAY_3D = 0x0302  # PCI class 03 (display), subclass 02 (3D controller)

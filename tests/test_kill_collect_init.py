@@ -1,4 +1,4 @@
-"""gpuaudit.collect's collector against a vCenter faked in memory, every answer by hand.
+"""gpuaudit.vsphere.collect's collector against a vCenter faked in memory, every answer by hand.
 
 The inventory tree is vSphere's: a datacenter's host folder holds clusters and
 standalone ComputeResources; a host's parent is its compute resource. Settings are
@@ -14,16 +14,6 @@ from typing import Any
 
 from pyVmomi import vim, vmodl
 
-from gpuaudit.collect import (
-    _assemble,
-    _hotmigrate,
-    _pages,
-    _Tree,
-    _vcenter,
-    _version_gaps,
-    collect,
-)
-from gpuaudit.collect.retrieve import ObjectProps
 from gpuaudit.common.progress import Step
 from gpuaudit.inventory import (
     VGPU_MANAGER_CALL,
@@ -33,6 +23,16 @@ from gpuaudit.inventory import (
     StunEstimate,
     VCenter,
 )
+from gpuaudit.vsphere.collect import (
+    _assemble,
+    _hotmigrate,
+    _pages,
+    _Tree,
+    _vcenter,
+    _version_gaps,
+    collect,
+)
+from gpuaudit.vsphere.collect.retrieve import ObjectProps
 from tests.support.perf_counters import perf_counter
 
 PT = vim.vm.device.VirtualPCIPassthrough

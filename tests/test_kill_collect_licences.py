@@ -1,4 +1,4 @@
-"""gpuaudit.collect.licences on LicenseManager answers built in memory, by hand.
+"""gpuaudit.vsphere.collect.licences on LicenseManager answers built in memory, by hand.
 
 The shapes are the vSphere API's: LicenseManagerLicenseInfo (licenseKey, editionKey,
 name, properties of KeyAnyValue: "feature" holding a KeyValue, "expirationDate" a
@@ -14,9 +14,9 @@ from typing import Any
 
 from pyVmomi import vim
 
-from gpuaudit.collect.licences import collect_licences, licence_from
-from gpuaudit.collect.managers import ManagerProps
 from gpuaudit.inventory import Gap, Host, Inventory, Licence, Licensing, VCenter
+from gpuaudit.vsphere.collect.licences import collect_licences, licence_from
+from gpuaudit.vsphere.collect.managers import ManagerProps
 
 ENTERPRISE_KEY = "AAAAA-BBBBB-CCCCC-DDDDD-12345"
 VCENTER_KEY = "FFFFF-GGGGG-HHHHH-JJJJJ-67890"

@@ -1,4 +1,4 @@
-"""gpuaudit.collect.managers against a property collector faked by hand.
+"""gpuaudit.vsphere.collect.managers against a property collector faked by hand.
 
 PerformanceManager's perfCounter and historicalInterval, LicenseManager's licenses
 and licenseAssignmentManager: the API's property names, read in one
@@ -12,7 +12,7 @@ from typing import Any
 
 from pyVmomi import vim, vmodl
 
-from gpuaudit.collect.managers import ManagerProps, read_managers
+from gpuaudit.vsphere.collect.managers import ManagerProps, read_managers
 
 PC = vmodl.query.PropertyCollector
 PERF = vim.PerformanceManager("PerfMgr")

@@ -1,4 +1,4 @@
-"""gpuaudit.collect.operations: telemetry and licences read after the inventory, by hand.
+"""gpuaudit.vsphere.collect.operations: telemetry and licences read after the inventory, by hand.
 
 The window ends at the server's clock (ServiceInstance.CurrentTime) and is 24 hours
 unless asked otherwise; both managers are read in one property retrieval.
@@ -12,9 +12,9 @@ from typing import Any
 
 from pyVmomi import vim
 
-from gpuaudit.collect.operations import collect_operations
 from gpuaudit.common.progress import Step
 from gpuaudit.inventory import Gpu, Host, HostTelemetry, Inventory, Licensing, Telemetry
+from gpuaudit.vsphere.collect.operations import collect_operations
 from tests.support.perf_counters import perf_counter
 
 SERVER_NOW = dt.datetime(2026, 3, 1, 8, 30, tzinfo=dt.UTC)

@@ -1,4 +1,4 @@
-"""gpuaudit.collect.retrieve against a property collector faked by hand.
+"""gpuaudit.vsphere.collect.retrieve against a property collector faked by hand.
 
 RetrievePropertiesEx answers a page of at most RetrieveOptions.maxObjects objects
 and a token while more remain; ContinueRetrievePropertiesEx(token) gives the next.
@@ -15,7 +15,7 @@ from typing import Any
 
 from pyVmomi import vim, vmodl
 
-from gpuaudit.collect.retrieve import (
+from gpuaudit.vsphere.collect.retrieve import (
     ObjectProps,
     gc_paused,
     kind,

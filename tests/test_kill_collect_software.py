@@ -1,4 +1,4 @@
-"""gpuaudit.collect.software on inventories and answers built by hand.
+"""gpuaudit.vsphere.collect.software on inventories and answers built by hand.
 
 HostImageConfigManager.fetchSoftwarePackages (required privilege Host.Config.Image)
 returns the host's VIBs as vim.host.SoftwarePackage (name, version, vendor, ...). NVIDIA's
@@ -17,15 +17,15 @@ from typing import Any
 import pytest
 from pyVmomi import vim, vmodl
 
-from gpuaudit.collect.software import (
+from gpuaudit.common.progress import Step
+from gpuaudit.inventory import Gap, GpuAttachment, Host, Inventory, VgpuProfile, Vm
+from gpuaudit.vsphere.collect.software import (
     collect_software,
     driver_version,
     is_manager_vib,
     manager_version,
     software_hosts,
 )
-from gpuaudit.common.progress import Step
-from gpuaudit.inventory import Gap, GpuAttachment, Host, Inventory, VgpuProfile, Vm
 
 CALL = "vGPU manager version (HostImageConfigManager.fetchSoftwarePackages)"
 PRIVILEGE = "Host.Config.Image"

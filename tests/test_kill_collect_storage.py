@@ -1,4 +1,4 @@
-"""gpuaudit.collect.storage on host and datastore properties built in memory, by hand.
+"""gpuaudit.vsphere.collect.storage on host and datastore properties built in memory, by hand.
 
 The join is vSphere's: a VMFS extent's diskName is a ScsiLun's canonicalName; the
 LUN's key is a multipath LogicalUnit's ``lun``; each path's ``adapter`` is an HBA's
@@ -12,14 +12,14 @@ from typing import Any
 
 from pyVmomi import vim
 
-from gpuaudit.collect.retrieve import ObjectProps
-from gpuaudit.collect.storage import (
+from gpuaudit.inventory import Datastore, DatastoreMount, LunPath
+from gpuaudit.vsphere.collect.retrieve import ObjectProps
+from gpuaudit.vsphere.collect.storage import (
     HostLunPaths,
     build_datastore,
     host_lun_paths,
     transport,
 )
-from gpuaudit.inventory import Datastore, DatastoreMount, LunPath
 
 MB = 1024 * 1024
 FC_KEY = "key-vim.host.FibreChannelHba-vmhba2"

@@ -1,4 +1,4 @@
-"""gpuaudit.collect.telemetry against a PerformanceManager faked in memory, by hand.
+"""gpuaudit.vsphere.collect.telemetry against a PerformanceManager faked in memory, by hand.
 
 Shapes and units are the vSphere API's: PerfCounterInfo (group "gpu", rollup
 "average", unit "percent" in hundredths, "kiloBytes"), PerfInterval, QuerySpec with
@@ -16,9 +16,6 @@ from typing import Any
 
 from pyVmomi import vim
 
-from gpuaudit.collect import telemetry as T
-from gpuaudit.collect.instances import pci_key
-from gpuaudit.collect.managers import ManagerProps
 from gpuaudit.inventory import (
     CounterStats,
     Gap,
@@ -30,6 +27,9 @@ from gpuaudit.inventory import (
     Telemetry,
     VCenter,
 )
+from gpuaudit.vsphere.collect import telemetry as T
+from gpuaudit.vsphere.collect.instances import pci_key
+from gpuaudit.vsphere.collect.managers import ManagerProps
 from tests.support.perf_counters import perf_counter
 from tests.support.zones import local_zone
 

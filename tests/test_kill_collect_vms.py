@@ -1,4 +1,4 @@
-"""gpuaudit.collect.vms on VirtualMachine and cluster properties built in memory, by hand.
+"""gpuaudit.vsphere.collect.vms on VirtualMachine and cluster properties built in memory, by hand.
 
 Property paths, backing classes and enum values are the vSphere API's
 (VirtualPCIPassthrough.VmiopBackingInfo, ClusterDasVmSettings.restartPriority, ...).
@@ -15,17 +15,6 @@ from typing import Any
 
 from pyVmomi import vim
 
-from gpuaudit.collect.retrieve import ObjectProps
-from gpuaudit.collect.vms import (
-    build_cluster,
-    build_vm,
-    device_candidates,
-    device_groups,
-    gpu_attachment,
-    mmio_options,
-    needs_devices,
-    vgpu_plugin_options,
-)
 from gpuaudit.inventory import (
     AdmissionControl,
     Cluster,
@@ -34,6 +23,17 @@ from gpuaudit.inventory import (
     VmDeviceGroup,
     VmHostRule,
     VmVmRule,
+)
+from gpuaudit.vsphere.collect.retrieve import ObjectProps
+from gpuaudit.vsphere.collect.vms import (
+    build_cluster,
+    build_vm,
+    device_candidates,
+    device_groups,
+    gpu_attachment,
+    mmio_options,
+    needs_devices,
+    vgpu_plugin_options,
 )
 
 PT = vim.vm.device.VirtualPCIPassthrough

@@ -1,4 +1,4 @@
-"""gpuaudit/collect/functions.py: SR-IOV virtual functions, by hand.
+"""gpuaudit/vsphere/collect/functions.py: SR-IOV virtual functions, by hand.
 
 govc's gpu.host.info keeps an NVIDIA device only when its subsystem device id is
 not 0x0000 (govmomi, isPhysicalGPU); the functions of an A40 at 0000:3b:00.0 sit at
@@ -7,8 +7,8 @@ not 0x0000 (govmomi, isPhysicalGPU); the functions of an A40 at 0000:3b:00.0 sit
 
 from __future__ import annotations
 
-from gpuaudit.collect.functions import attach, is_virtual_function
 from gpuaudit.inventory import Gpu
+from gpuaudit.vsphere.collect.functions import attach, is_virtual_function
 
 
 def test_an_nvidia_device_without_subsystem_device_is_a_virtual_function() -> None:

@@ -1,4 +1,4 @@
-"""gpuaudit/collect/instances.py: which GPU a counter instance names, by hand.
+"""gpuaudit/vsphere/collect/instances.py: which GPU a counter instance names, by hand.
 
 The three-digit form is ESXi's decimal one (esx.conf's ``000:059:00.0`` is bus 0x3b);
 ``gpuN`` counts the GPUs the host driver owns (Shared or Shared Direct), in PCI order.
@@ -6,8 +6,8 @@ The three-digit form is ESXi's decimal one (esx.conf's ``000:059:00.0`` is bus 0
 
 from __future__ import annotations
 
-from gpuaudit.collect.instances import driver_owned, match_instances, pci_key
 from gpuaudit.inventory import Gpu
+from gpuaudit.vsphere.collect.instances import driver_owned, match_instances, pci_key
 
 
 def _gpu(pci: str, graphics: str | None = "sharedDirect", active: bool = False) -> Gpu:

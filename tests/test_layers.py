@@ -75,7 +75,7 @@ def test_the_import_contracts_hold() -> None:
             "collect/vms.py",
             "from gpuaudit import facts",
             "The collector builds an inventory",
-            "gpuaudit.collect.vms -> gpuaudit.facts",
+            "gpuaudit.vsphere.collect.vms -> gpuaudit.facts",
         ),
         ("facts.py", "import pyVmomi", "speak pyVmomi", "gpuaudit.facts -> pyVmomi"),
         ("report/html.py", "import click", "speaks click", "gpuaudit.report.html -> click"),

@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from gpuaudit.cli import main
-from gpuaudit.collect import collect
 from gpuaudit.inventory import Inventory
 from gpuaudit.vsphere import connect
+from gpuaudit.vsphere.collect import collect
 from tests.conftest import CASSETTES, RECORDED, SCENARIOS
 from tests.lab.expected import comparable, expected_inventory
 from tests.lab.record import normalised, record

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from gpuaudit import scan
 from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory
 from gpuaudit.report import html
@@ -21,6 +20,7 @@ from gpuaudit.report.html import render_html
 from gpuaudit.report.json_report import from_json_data, render_json, report_schema
 from gpuaudit.report.workbook import audit_tables
 from gpuaudit.results import AuditResult
+from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES
 from tests.test_check_scenarios import maintenance_policy
 
@@ -46,7 +46,7 @@ FATES = {
 
 @pytest.fixture(scope="module")
 def recorded() -> Inventory:
-    return scan.obtain_inventory(scan.Replay(CASSETTE))
+    return obtain.obtain_inventory(obtain.Replay(CASSETTE))
 
 
 @pytest.fixture(scope="module")

@@ -19,15 +19,15 @@ import openpyxl
 import pytest
 from pyVmomi import vim
 
-from gpuaudit.collect import collect
-from gpuaudit.collect.hosts import build_host
-from gpuaudit.collect.retrieve import ObjectProps
 from gpuaudit.common import debuglog
 from gpuaudit.inventory import CounterStats, GpuTelemetry, LunPath, StorageAdapter
 from gpuaudit.report import render_xlsx
 from gpuaudit.results import HostFailure
 from gpuaudit.simulate import simulate_cluster
 from gpuaudit.vsphere import cassette, connect, credentials
+from gpuaudit.vsphere.collect import collect
+from gpuaudit.vsphere.collect.hosts import build_host
+from gpuaudit.vsphere.collect.retrieve import ObjectProps
 from gpuaudit.vsphere.connect import ConnectError, parse_server
 from gpuaudit.vsphere.credentials import CredentialError, Credentials
 from tests.conftest import SCENARIOS

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from gpuaudit import scan
 from gpuaudit.cli import main
 from gpuaudit.inventory import Inventory
+from gpuaudit.vsphere import obtain
 from tests.test_notify import Mailbox, Received, start_smtp, start_webhook
 
 
@@ -107,7 +107,7 @@ def test_a_crash_exit_70_notifies_with_the_crash_line(
     def boom(*_args: Any, **_kwargs: Any) -> Any:
         raise RuntimeError("injected")
 
-    monkeypatch.setattr(scan, "obtain_inventory", boom)
+    monkeypatch.setattr(obtain, "obtain_inventory", boom)
     done = run(tmp_path, sinks[2], "--demo")
     assert done.exit_code == 70, done.output
     subject, summary = heard(sinks)

@@ -24,12 +24,17 @@ import openpyxl
 import pytest
 from pyVmomi import vim
 
-from gpuaudit import scan
 from gpuaudit.check import run_checks
 from gpuaudit.cli import Duration
-from gpuaudit.collect import collect
-from gpuaudit.collect.managers import ManagerProps
-from gpuaudit.collect.telemetry import (
+from gpuaudit.inventory import Gpu, Host, Inventory, Licence
+from gpuaudit.policy import LicensingPolicy
+from gpuaudit.report import render_html, render_json, render_junit, render_xlsx, report_schema
+from gpuaudit.results import AuditResult
+from gpuaudit.rules.licensing import licence_problems, vgpu_allowance
+from gpuaudit.vsphere import cassette, connect, obtain
+from gpuaudit.vsphere.collect import collect
+from gpuaudit.vsphere.collect.managers import ManagerProps
+from gpuaudit.vsphere.collect.telemetry import (
     DEFAULT_QUERY_METRICS,
     MAX_QUERY_METRICS,
     choose_interval,
@@ -38,12 +43,6 @@ from gpuaudit.collect.telemetry import (
     match_instances,
     resolve_counters,
 )
-from gpuaudit.inventory import Gpu, Host, Inventory, Licence
-from gpuaudit.policy import LicensingPolicy
-from gpuaudit.report import render_html, render_json, render_junit, render_xlsx, report_schema
-from gpuaudit.results import AuditResult
-from gpuaudit.rules.licensing import licence_problems, vgpu_allowance
-from gpuaudit.vsphere import cassette, connect
 from tests.conftest import CASSETTES, RECORDED, SCENARIOS
 from tests.lab.scenario import load_scenario
 
@@ -52,7 +51,7 @@ NEW_RULES = ("MON-01", "MON-02", "MON-03", "MON-04", "LIC-01", "LIC-02")
 
 
 def replay(name: str) -> Inventory:
-    return scan.obtain_inventory(scan.Replay(CASSETTES / f"{name}.yaml"))
+    return obtain.obtain_inventory(obtain.Replay(CASSETTES / f"{name}.yaml"))
 
 
 @pytest.fixture(scope="module")
@@ -186,9 +185,9 @@ def test_reports_carry_the_licence_summary(telemetry: AuditResult) -> None:
 
 
 def test_replay_with_another_window_is_refused(no_network: None) -> None:
-    source = scan.Replay(CASSETTES / "telemetry.yaml", telemetry_window=dt.timedelta(hours=1))
+    source = obtain.Replay(CASSETTES / "telemetry.yaml", telemetry_window=dt.timedelta(hours=1))
     with pytest.raises(cassette.CassetteError, match="does not hold"):
-        scan.obtain_inventory(source)
+        obtain.obtain_inventory(source)
 
 
 # -- plain data ---------------------------------------------------------------------------
@@ -305,7 +304,7 @@ def _collect(lab: Any, record: Path | None = None) -> Inventory:
         from gpuaudit.vsphere.credentials import Credentials
 
         creds = Credentials(server=lab.url, user=lab.user, password=lab.password)
-        return scan.obtain_inventory(scan.Live(credentials=creds, record=record))
+        return obtain.obtain_inventory(obtain.Live(credentials=creds, record=record))
     with connect.session(connect.parse_server(lab.url), lab.user, lab.password) as si:
         return collect(si, source=lab.url)
 
@@ -363,7 +362,7 @@ def test_anonymized_cassette_hides_host_names_in_licence_assignments(
     mapping = anonymize_cassette(copy)
     text = copy.read_text(encoding="utf-8")
     assert "<entityDisplayName>esx-" not in text
-    inventory = scan.obtain_inventory(scan.Replay(copy))
+    inventory = obtain.obtain_inventory(obtain.Replay(copy))
     hot = next(h for h in inventory.hosts if h.name == mapping["esx-hot"])
     assert hot.licence is not None and hot.licence.evaluation
 

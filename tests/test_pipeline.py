@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuaudit import pipeline, scan
+from gpuaudit import pipeline
 from gpuaudit.errors import (
     ConnectionFailed,
     ExitCode,
@@ -23,6 +23,7 @@ from gpuaudit.errors import (
     ReportWriteError,
     exit_code,
 )
+from gpuaudit.vsphere import obtain
 from gpuaudit.vsphere.credentials import Credentials
 from tests.conftest import unused_port
 
@@ -39,14 +40,14 @@ def demo(
     policy: str | None = None,
     baseline: str | None = None,
 ) -> pipeline.ScanOutcome:
-    source = scan.demo_source()
+    source = obtain.demo_source()
     return pipeline.audit(source, out, formats, fail_on, policy, baseline, now=NOW)
 
 
 @pytest.fixture(scope="module")
 def saved_inventory(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("saved") / "plant-north.json"
-    pipeline.obtain(scan.demo_source()).save(path)
+    pipeline.obtain(obtain.demo_source()).save(path)
     return path
 
 
@@ -82,7 +83,7 @@ def test_a_baseline_of_the_same_estate_leaves_nothing_new(tmp_path: Path) -> Non
 def test_saved_inventory_is_audited_like_the_estate_it_came_from(
     tmp_path: Path, saved_inventory: Path
 ) -> None:
-    done = pipeline.audit(scan.Saved(saved_inventory), tmp_path, ["sarif"], now=NOW)
+    done = pipeline.audit(obtain.Saved(saved_inventory), tmp_path, ["sarif"], now=NOW)
     assert exit_code(done) == ExitCode.FINDINGS
     # Reports from a saved inventory carry its file name.
     assert [p.name for p in done.reports] == [f"gpuaudit-plant-north-{STAMP}.sarif"]
@@ -114,7 +115,7 @@ def test_a_missing_baseline_is_an_input_error(tmp_path: Path) -> None:
 
 
 def test_a_missing_cassette_is_an_input_error(tmp_path: Path) -> None:
-    source = scan.Replay(tmp_path / "case.yaml")
+    source = obtain.Replay(tmp_path / "case.yaml")
     with pytest.raises(InputError, match=r"case\.yaml: no such cassette") as raised:
         pipeline.audit(source, tmp_path, ["json"])
     assert exit_code(raised.value) == ExitCode.INPUT
@@ -122,7 +123,7 @@ def test_a_missing_cassette_is_an_input_error(tmp_path: Path) -> None:
 
 def test_a_server_nobody_answers_is_a_connection_error(tmp_path: Path) -> None:
     creds = Credentials(server=f"127.0.0.1:{unused_port()}", user="audit", password="x")
-    source = scan.Live(credentials=creds, timeout=5)
+    source = obtain.Live(credentials=creds, timeout=5)
     with pytest.raises(ConnectionFailed, match="connection refused") as raised:
         pipeline.audit(source, tmp_path, ["json"])
     assert exit_code(raised.value) == ExitCode.CONNECT

@@ -10,13 +10,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from gpuaudit import pipeline, scan
+from gpuaudit import pipeline
 from gpuaudit.change_file import ChangeFileError, parse_changes
 from gpuaudit.cli import main
 from gpuaudit.pipeline import PlanOutcome
 from gpuaudit.plan.whatif import AddHosts, SetHa
 from gpuaudit.report.html import render_html
 from gpuaudit.report.workbook import audit_tables
+from gpuaudit.vsphere import obtain
 from tests.support.builders import Estate
 from tests.test_whatif import full_pair
 
@@ -167,7 +168,7 @@ def planned(tmp_path_factory: pytest.TempPathFactory) -> PlanOutcome:
     full_pair().save(saved)
     file = folder / "changes.yaml"
     file.write_text("changes:\n  - add_hosts: {cluster: c1, like: h1}\n", encoding="utf-8")
-    return pipeline.plan(scan.Saved(saved), str(file))
+    return pipeline.plan(obtain.Saved(saved), str(file))
 
 
 def test_the_workbook_has_the_plan_sheets(planned: PlanOutcome) -> None:

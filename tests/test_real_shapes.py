@@ -23,10 +23,10 @@ from typing import Any
 
 import pytest
 
-from gpuaudit import scan
 from gpuaudit.check import run_checks
 from gpuaudit.inventory import Host, Inventory
 from gpuaudit.results import AuditResult
+from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES
 from tests.lab.scenario import load_scenario
 from tests.support.checked_estates import assert_expectations
@@ -41,7 +41,7 @@ SPEC: dict[str, Any] = load_scenario(SCENARIO)
 
 @pytest.fixture(scope="module")
 def inventory() -> Inventory:
-    return scan.obtain_inventory(scan.Replay(CASSETTES / "real-shapes.yaml"))
+    return obtain.obtain_inventory(obtain.Replay(CASSETTES / "real-shapes.yaml"))
 
 
 @pytest.fixture(scope="module")

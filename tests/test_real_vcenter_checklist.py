@@ -1,7 +1,7 @@
 """docs/real-vcenter-checklist.md lists every property path the collector reads.
 
-The paths come from the collector's own lists (gpuaudit/collect/paths.py's EVERY_PATH
-and the managers' paths in gpuaudit/collect/managers.py), so a path added to the
+The paths come from the collector's own lists (gpuaudit/vsphere/collect/paths.py's EVERY_PATH
+and the managers' paths in gpuaudit/vsphere/collect/managers.py), so a path added to the
 collector and not to the checklist fails here.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from gpuaudit.collect.managers import LICENCE_PATHS, PERF_PATHS
-from gpuaudit.collect.paths import EVERY_PATH
+from gpuaudit.vsphere.collect.managers import LICENCE_PATHS, PERF_PATHS
+from gpuaudit.vsphere.collect.paths import EVERY_PATH
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKLIST = ROOT / "docs" / "real-vcenter-checklist.md"

@@ -13,12 +13,13 @@ import click
 import pytest
 from click.testing import CliRunner, Result
 
-from gpuaudit import check, crash, notify, scan
+from gpuaudit import check, crash, notify
 from gpuaudit.cli import main
 from gpuaudit.console import Console
 from gpuaudit.errors import ExitCode
 from gpuaudit.history import Store
 from gpuaudit.report import RENDERERS
+from gpuaudit.vsphere import obtain
 
 LINE = re.compile(
     r"^gpuaudit: crash: (?P<stage>.+) failed unexpectedly: RuntimeError: injected "
@@ -44,7 +45,7 @@ def crash_line(done: Result) -> re.Match[str]:
 
 
 STAGES = [
-    ("collect", scan, "obtain_inventory", "collecting the inventory"),
+    ("collect", obtain, "obtain_inventory", "collecting the inventory"),
     ("check", check, "run_checks", "checking the inventory"),
     ("console", Console, "print_summary", "printing the summary"),
 ]

@@ -470,12 +470,12 @@ def test_an_interrupt_is_one_line_and_exit_130(
     code: int,
     line: str,
 ) -> None:
-    from gpuaudit import scan
+    from gpuaudit.vsphere import obtain
 
     def interrupted(*_args: Any, **_kwargs: Any) -> None:
         raise raised()
 
-    monkeypatch.setattr(scan, "obtain_inventory", interrupted)
+    monkeypatch.setattr(obtain, "obtain_inventory", interrupted)
     result = run("scan", "--demo", "-o", str(tmp_path / "out"))
     assert result.exit_code == code, result.output
     assert result.stderr.strip().splitlines() == [line]
@@ -486,7 +486,7 @@ def test_an_interrupt_is_one_line_and_exit_130(
 def test_a_stopping_signal_is_one_line_and_its_exit_status(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, signum: int, code: int
 ) -> None:
-    from gpuaudit import scan
+    from gpuaudit.vsphere import obtain
 
     def unhandled(_signum: int, _frame: Any) -> None:
         raise RuntimeError("the signal reached the test's own handler")
@@ -498,7 +498,7 @@ def test_a_stopping_signal_is_one_line_and_its_exit_status(
         os.kill(os.getpid(), signum)
         time.sleep(5)  # the handler raises before this ends
 
-    monkeypatch.setattr(scan, "obtain_inventory", signalled)
+    monkeypatch.setattr(obtain, "obtain_inventory", signalled)
     result = run("scan", "--demo", "-o", str(tmp_path / "out"))
     assert result.exit_code == code, result.output
     name = signal.Signals(signum).name

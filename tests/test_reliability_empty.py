@@ -20,11 +20,11 @@ import openpyxl
 import pytest
 from click.testing import CliRunner, Result
 
-from gpuaudit import scan
 from gpuaudit.check import run_checks
 from gpuaudit.cli import main
 from gpuaudit.errors import ExitCode
 from gpuaudit.inventory import Datastore, Inventory
+from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES, SCENARIOS
 from tests.lab.scenario import load_scenario
 
@@ -194,7 +194,7 @@ ESXI_FAILED = {("LIC-01", "edge-inference-01")}
 def test_real_estates_pass_data02_and_are_otherwise_unchanged(
     name: str, hosts: int, failed: set[tuple[str, str]], no_network: None
 ) -> None:
-    inventory = scan.obtain_inventory(scan.Replay(CASSETTES / f"{name}.yaml"))
+    inventory = obtain.obtain_inventory(obtain.Replay(CASSETTES / f"{name}.yaml"))
     result = run_checks(inventory, None, date(2027, 1, 15))
     (data02,) = [f for f in result.findings if f.rule == "DATA-02"]
     assert data02.status == "pass" and data02.evidence["hosts"] == hosts

@@ -14,10 +14,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from gpuaudit import scan
 from gpuaudit.cli import main
 from gpuaudit.errors import ExitCode
-from gpuaudit.vsphere import connect
+from gpuaudit.vsphere import connect, obtain
 from gpuaudit.vsphere.credentials import Credentials
 from tests.conftest import SCENARIOS, require_tool
 from tests.lab import generate
@@ -108,8 +107,8 @@ def test_large_estate_with_latency_within_the_default_timeout() -> None:
         creds = Credentials(server=lab.url, user=lab.user, password=lab.password)
         started = time.monotonic()
         try:
-            inventory = scan.obtain_inventory(
-                scan.Live(credentials=creds, timeout=connect.DEFAULT_TIMEOUT)
+            inventory = obtain.obtain_inventory(
+                obtain.Live(credentials=creds, timeout=connect.DEFAULT_TIMEOUT)
             )
         except connect.ConnectError as exc:  # a timeout would end here, with exit status 3
             pytest.fail(f"exit status {ExitCode.CONNECT}: {exc}")

@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from gpuaudit import scan
 from gpuaudit.check import run_checks
 from gpuaudit.report import write_reports
 from gpuaudit.report.fleet import render_fleet_html
@@ -27,6 +26,7 @@ from gpuaudit.report.html import render_html, worst_first
 from gpuaudit.report.json_report import dump_json, render_json
 from gpuaudit.report.summary import ClusterSummary
 from gpuaudit.results import AuditResult
+from gpuaudit.vsphere import obtain
 from tests.support.large_estate import SCANNED_AT, SERVER, large_estate_result
 from tests.support.report_fixtures import realistic_result
 from tests.support.report_tools import ARTIFACTS, Chromium
@@ -182,7 +182,7 @@ def test_fleet_page_shows_the_scan_time_in_utc_like_the_report() -> None:
 
 
 def test_one_licence_edition_has_one_total_row() -> None:
-    inventory = scan.obtain_inventory(scan.demo_source())
+    inventory = obtain.obtain_inventory(obtain.demo_source())
     html = render_html(run_checks(inventory))
     totals = re.findall(r'<tr class="total"><td>Total</td><td>([^<]*)</td>', html)
     assert totals == ["NVIDIA RTX Virtual Workstation"]

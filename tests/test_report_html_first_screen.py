@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from gpuaudit import pipeline, scan
+from gpuaudit import pipeline
 from gpuaudit.report import write_reports
 from gpuaudit.report.actions import finding_id
 from gpuaudit.results import AuditResult, FindingRef, ScanHistory, TrendPoint
+from gpuaudit.vsphere import obtain
 from tests.support.large_estate import SERVER, large_estate_result
 from tests.support.report_tools import ARTIFACTS, Chromium
 
@@ -93,7 +94,7 @@ def assert_no_horizontal_scroll(browser: Chromium) -> None:
 def test_demo_fits_1280_and_its_remediation_reads_in_full(
     browser: Chromium, tmp_path: Path
 ) -> None:
-    demo = pipeline.check(pipeline.obtain(scan.demo_source()), None, None)
+    demo = pipeline.check(pipeline.obtain(obtain.demo_source()), None, None)
     open_page(browser, demo, tmp_path)
     assert browser.console_errors() == []
     assert_no_horizontal_scroll(browser)

@@ -13,10 +13,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from gpuaudit import scan
 from gpuaudit.check import run_checks
 from gpuaudit.report import report_schema, write_reports
 from gpuaudit.results import AuditResult
+from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES, RECORDED
 from tests.conftest import SCENARIOS as SCENARIO_FILES
 from tests.lab.expected import comparable, expected_inventory
@@ -31,7 +31,7 @@ FIVE = ("html", "xlsx", "json", "junit", "sarif")
 
 
 def checked(name: str) -> AuditResult:
-    return run_checks(scan.obtain_inventory(scan.Replay(CASSETTES / f"{name}.yaml")))
+    return run_checks(obtain.obtain_inventory(obtain.Replay(CASSETTES / f"{name}.yaml")))
 
 
 @pytest.mark.parametrize("name", SCENARIOS)

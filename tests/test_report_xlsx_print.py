@@ -16,9 +16,10 @@ from typing import Any
 import openpyxl
 import pytest
 
-from gpuaudit import pipeline, scan
+from gpuaudit import pipeline
 from gpuaudit.report import render_json, render_xlsx, write_reports
 from gpuaudit.results import AuditResult
+from gpuaudit.vsphere import obtain
 from tests.support.report_tools import xlsx_to_pdf_pages
 
 SEVERITY_ORDER = ["critical", "high", "medium", "low", "info"]  # docs/rules.md's order
@@ -31,7 +32,7 @@ def words(text: str) -> str:
 
 @pytest.fixture(scope="module")
 def demo() -> AuditResult:
-    return pipeline.check(pipeline.obtain(scan.demo_source()), None, None)
+    return pipeline.check(pipeline.obtain(obtain.demo_source()), None, None)
 
 
 @pytest.fixture(scope="module")

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from gpuaudit import scan
 from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory
 from gpuaudit.plan.rolling import rolling_all
+from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES
 from tests.support.builders import context
 
@@ -21,7 +21,7 @@ CASSETTE = CASSETTES / "rolling.yaml"
 
 @pytest.fixture(scope="module")
 def recorded() -> Inventory:
-    return scan.obtain_inventory(scan.Replay(CASSETTE))
+    return obtain.obtain_inventory(obtain.Replay(CASSETTE))
 
 
 def test_the_best_order_is_not_name_order_and_moves_every_vm(recorded: Inventory) -> None:

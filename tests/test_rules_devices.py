@@ -19,12 +19,12 @@ from typing import TypeVar
 
 import pytest
 
-from gpuaudit.collect.vms import mmio_options
 from gpuaudit.inventory import GpuAttachment, Inventory, Vm
 from gpuaudit.knowledge import catalog, evc
 from gpuaudit.rules import devices
 from gpuaudit.rules.registry import Context, Outcome
 from gpuaudit.rules.scopes import HostGpu
+from gpuaudit.vsphere.collect.vms import mmio_options
 from tests.support.builders import Estate, context, healthy, passthrough_estate
 
 T = TypeVar("T")

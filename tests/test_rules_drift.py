@@ -11,10 +11,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from types import SimpleNamespace
 
-from gpuaudit.collect.hosts import build_host
 from gpuaudit.inventory import Cluster, Host, Inventory
 from gpuaudit.rules import drift
 from gpuaudit.rules.registry import Outcome
+from gpuaudit.vsphere.collect.hosts import build_host
 from tests.support.builders import Estate, context, healthy
 
 

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from gpuaudit import scan
 from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory, Licence
 from gpuaudit.policy import LicensingPolicy, PassthroughLicence, Policy
@@ -21,6 +20,7 @@ from gpuaudit.report.licences import licence_summary
 from gpuaudit.results import AuditResult
 from gpuaudit.rules import catalogue, licensing
 from gpuaudit.rules.registry import Outcome
+from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES, RECORDED, SCENARIOS
 from tests.support.builders import Estate, context, healthy, passthrough_estate
 
@@ -154,7 +154,7 @@ def test_the_licence_summary_counts_passthrough_guests_by_declared_edition() -> 
 
 def test_the_recorded_scan_reads_the_new_editions_as_the_scenario_gives_them() -> None:
     assert "licensing" in RECORDED
-    inv = scan.obtain_inventory(scan.Replay(CASSETTES / "licensing.yaml"))
+    inv = obtain.obtain_inventory(obtain.Replay(CASSETTES / "licensing.yaml"))
     editions = {h.name: h.licence.edition_key if h.licence else None for h in inv.hosts}
     assert editions == {name: h["licence"]["edition"] for name, h in scenario_hosts().items()}
     fail, _ = expectations("LIC-02")

@@ -28,11 +28,11 @@ from __future__ import annotations
 import pytest
 from pyVmomi import vim
 
-from gpuaudit.collect.vms import gpu_attachment
 from gpuaudit.inventory import Inventory, Vm
 from gpuaudit.rules import stun
 from gpuaudit.rules.registry import Outcome
 from gpuaudit.rules.stun_bounds import TABLE_67, TABLE_70, Bounds
+from gpuaudit.vsphere.collect.vms import gpu_attachment
 from tests.support.builders import Estate, context, healthy
 
 WORST_CASE_70 = {

@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from gpuaudit import scan
 from gpuaudit.check import run_checks
 from gpuaudit.inventory import Cluster, Host, Inventory, VmotionNic
 from gpuaudit.knowledge.branches import branch_for
 from gpuaudit.knowledge.releases import Release, esxi_release, vcenter_release
 from gpuaudit.rules import drs, vmotion
 from gpuaudit.rules.registry import Outcome
+from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES, SCENARIOS
 from tests.lab.expected import expected_inventory
 from tests.lab.scenario import load_scenario
@@ -314,11 +314,11 @@ def test_the_scenario_expectations_hold_on_the_oracle_inventory() -> None:
 
 
 def test_the_scenario_expectations_hold_on_the_recorded_cassette(no_network: None) -> None:
-    _holds(scan.obtain_inventory(scan.Replay(CASSETTES / "vmotion.yaml")))
+    _holds(obtain.obtain_inventory(obtain.Replay(CASSETTES / "vmotion.yaml")))
 
 
 def test_the_collector_reads_distributed_uplinks_and_records_a_gap(no_network: None) -> None:
-    inv = scan.obtain_inventory(scan.Replay(CASSETTES / "vmotion.yaml"))
+    inv = obtain.obtain_inventory(obtain.Replay(CASSETTES / "vmotion.yaml"))
     ready = inv.host("ready-esx01")
     assert ready is not None
     assert [

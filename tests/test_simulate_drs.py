@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 import yaml
 
-from gpuaudit import scan
 from gpuaudit.inventory import Inventory, VmHostRule, VmVmRule
 from gpuaudit.placement_rules import respects_anti_affinity
 from gpuaudit.results import HostFailure
 from gpuaudit.simulate import simulate_cluster
+from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES
 from tests.lab.scenario import ScenarioError, load_scenario
 from tests.support.builders import Estate
@@ -223,7 +223,7 @@ def scenario() -> dict[str, Any]:
 
 
 def replayed() -> Inventory:
-    return scan.obtain_inventory(scan.Replay(CASSETTES / "drsrules.yaml"))
+    return obtain.obtain_inventory(obtain.Replay(CASSETTES / "drsrules.yaml"))
 
 
 def test_replay_reads_the_rules_groups_and_ha_options() -> None:
@@ -351,8 +351,8 @@ def test_the_scenario_format_refuses_bad_groups_and_rules(
 def test_the_collector_reads_must_not_rules_affinity_rules_and_resolves_names() -> None:
     from pyVmomi import vim
 
-    from gpuaudit.collect.retrieve import ObjectProps
-    from gpuaudit.collect.vms import build_cluster
+    from gpuaudit.vsphere.collect.retrieve import ObjectProps
+    from gpuaudit.vsphere.collect.vms import build_cluster
 
     def ref(kind: Any, moid: str) -> Any:
         return kind(moid)

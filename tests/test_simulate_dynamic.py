@@ -12,10 +12,10 @@ from typing import Any
 
 import yaml
 
-from gpuaudit import scan
 from gpuaudit.inventory import Gpu, Inventory, Vm
 from gpuaudit.results import HostFailure
 from gpuaudit.simulate import simulate_cluster
+from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES
 from tests.support.builders import Estate
 
@@ -109,7 +109,7 @@ def scenario() -> dict[str, Any]:
 
 
 def test_replay_reads_labels_and_sub_ids_and_places_by_them() -> None:
-    inv = scan.obtain_inventory(scan.Replay(CASSETTES / "drsrules.yaml"))
+    inv = obtain.obtain_inventory(obtain.Replay(CASSETTES / "drsrules.yaml"))
     dc = scenario()["datacenters"][0]
     cluster = next(c for c in dc["clusters"] if c["name"] == "labels")
     for spec in cluster["hosts"]:
@@ -147,7 +147,7 @@ def test_a_label_its_own_gpu_does_not_report_is_not_checked() -> None:
 def test_the_collector_reads_each_allowed_entrys_sub_ids() -> None:
     from pyVmomi import vim
 
-    from gpuaudit.collect.vms import gpu_attachment
+    from gpuaudit.vsphere.collect.vms import gpu_attachment
 
     passthrough = vim.vm.device.VirtualPCIPassthrough
     allowed = passthrough.AllowedDevice

@@ -14,7 +14,6 @@ from typing import Any
 
 import yaml
 
-from gpuaudit import scan
 from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory, Vm
 from gpuaudit.policy import Intent, Policy
@@ -22,6 +21,7 @@ from gpuaudit.report import render_html
 from gpuaudit.report.capacity import build_chart
 from gpuaudit.results import AuditResult
 from gpuaudit.simulate import simulate_cluster, simulate_cluster_notes
+from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES
 from tests.support.builders import Estate
 
@@ -51,7 +51,7 @@ def vm_takes_mb(vm: dict[str, Any]) -> int:
 
 
 def replayed() -> Inventory:
-    return scan.obtain_inventory(scan.Replay(CASSETTES / "hamemory.yaml"))
+    return obtain.obtain_inventory(obtain.Replay(CASSETTES / "hamemory.yaml"))
 
 
 def checked(policy: Policy | None = None) -> AuditResult:

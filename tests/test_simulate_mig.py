@@ -12,12 +12,13 @@ from typing import Any
 
 import yaml
 
-from gpuaudit import scan, sharing
+from gpuaudit import sharing
 from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory
 from gpuaudit.knowledge import catalog, vgpu_types
 from gpuaudit.knowledge.vgpu_types import BoardFacts
 from gpuaudit.simulate import simulate_cluster
+from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES
 
 SCENARIO = Path(__file__).resolve().parent / "scenarios" / "mig.yaml"
@@ -34,7 +35,7 @@ def scenario() -> dict[str, Any]:
 
 
 def replayed() -> Inventory:
-    return scan.obtain_inventory(scan.Replay(CASSETTES / "mig.yaml"))
+    return obtain.obtain_inventory(obtain.Replay(CASSETTES / "mig.yaml"))
 
 
 # --- the geometry -------------------------------------------------------------------------

@@ -20,7 +20,6 @@ from typing import Any
 
 from hypothesis import given
 
-from gpuaudit import scan
 from gpuaudit.check import run_checks
 from gpuaudit.inventory import Gpu, Host, Inventory, Vm
 from gpuaudit.report import render_html
@@ -28,6 +27,7 @@ from gpuaudit.report.summary import summarize
 from gpuaudit.report.tables import failover_table
 from gpuaudit.results import ClusterSimulation
 from gpuaudit.simulate import simulate_cluster
+from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES
 from tests.lab.scenario import load_scenario
 from tests.support.builders import Estate
@@ -63,7 +63,7 @@ def scenario() -> dict[str, Any]:
 
 
 def replayed() -> Inventory:
-    return scan.obtain_inventory(scan.Replay(CASSETTES / "assignment.yaml"))
+    return obtain.obtain_inventory(obtain.Replay(CASSETTES / "assignment.yaml"))
 
 
 def layout(cluster: str) -> dict[str, Any]:

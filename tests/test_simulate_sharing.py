@@ -14,11 +14,12 @@ from typing import Any
 
 import yaml
 
-from gpuaudit import scan, sharing
+from gpuaudit import sharing
 from gpuaudit.check import run_checks
 from gpuaudit.facts import gpu_board
 from gpuaudit.inventory import Gpu, Host, Inventory
 from gpuaudit.simulate import simulate_cluster
+from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES
 
 SCENARIO = Path(__file__).resolve().parent / "scenarios" / "sharing.yaml"
@@ -35,7 +36,7 @@ def scenario() -> dict[str, Any]:
 
 
 def replayed() -> Inventory:
-    return scan.obtain_inventory(scan.Replay(CASSETTES / "sharing.yaml"))
+    return obtain.obtain_inventory(obtain.Replay(CASSETTES / "sharing.yaml"))
 
 
 def l4(mode: str | None = None, memory_mb: int = L4_MB) -> Gpu:

@@ -11,7 +11,6 @@ import itertools
 from pathlib import Path
 from typing import Any
 
-from gpuaudit import scan
 from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory
 from gpuaudit.report import render_html
@@ -20,6 +19,7 @@ from gpuaudit.report.tables import clusters_table
 from gpuaudit.results import SpareCapacity
 from gpuaudit.rules import catalogue
 from gpuaudit.simulate import profile_family, simulate_cluster
+from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES
 from tests.lab.scenario import load_scenario
 
@@ -27,7 +27,7 @@ SCENARIO = Path(__file__).resolve().parent / "scenarios" / "assignment.yaml"
 
 
 def replayed() -> Inventory:
-    return scan.obtain_inventory(scan.Replay(CASSETTES / "assignment.yaml"))
+    return obtain.obtain_inventory(obtain.Replay(CASSETTES / "assignment.yaml"))
 
 
 def mixed_by_hand() -> dict[str, dict[str, Any]]:

@@ -14,12 +14,12 @@ import pytest
 from pyVim.connect import Disconnect, SmartConnect
 from pyVmomi import vim, vmodl
 
-from gpuaudit import scan
-from gpuaudit.collect import configtarget
 from gpuaudit.inventory import GpuAttachment, Host, Inventory, StunEstimate
 from gpuaudit.rules import stun
 from gpuaudit.rules.registry import Outcome
 from gpuaudit.rules.stun_bounds import Bounds, interpolate, vcenter_bounds
+from gpuaudit.vsphere import obtain
+from gpuaudit.vsphere.collect import configtarget
 from tests.conftest import CASSETTES, SCENARIOS
 from tests.lab.scenario import ScenarioError, load_scenario
 from tests.support.builders import Estate, context
@@ -265,7 +265,7 @@ def scenario_estimate(host: str, profile: str, bandwidth_mbps: int) -> int:
 
 @pytest.fixture(scope="module")
 def recorded() -> Inventory:
-    return scan.obtain_inventory(scan.Replay(Path(CASSETTES / "stuntime.yaml")))
+    return obtain.obtain_inventory(obtain.Replay(Path(CASSETTES / "stuntime.yaml")))
 
 
 @pytest.mark.parametrize(

@@ -19,10 +19,9 @@ import yaml
 from pyVim.connect import Disconnect, SmartConnect
 from pyVmomi import vim, vmodl
 
-from gpuaudit import scan
 from gpuaudit.inventory import Host, Inventory, ProfileCapacity
 from gpuaudit.results import AuditResult
-from gpuaudit.vsphere import cassette
+from gpuaudit.vsphere import cassette, obtain
 from gpuaudit.vsphere.credentials import Credentials
 from tests.conftest import CASSETTES, SCENARIOS
 from tests.lab.scenario import load_scenario
@@ -353,7 +352,7 @@ def test_older_vcenters_serve_no_manager_and_no_profiles_before_7_0_3(lab_factor
 def test_a_live_collection_reads_vcenters_answers(lab_factory: Any) -> None:
     lab = lab_factory("vcenter-answers")
     creds = Credentials(server=lab.url, user=lab.user, password=lab.password)
-    live = scan.obtain_inventory(scan.Live(credentials=creds))
+    live = obtain.obtain_inventory(obtain.Live(credentials=creds))
     hosts = by_name(live)
     assert hosts[TRAP].vgpu_profiles[1].capacity == ProfileCapacity(2, 1, 0, 1)
     assert hosts[TWIN].vgpu_profiles[1].capacity == ProfileCapacity(2, 1, 1, 0)

@@ -15,5 +15,5 @@ import one another, ``gpuaudit.common.debuglog`` and the collector (``anonymize`
 as the collector does), never what is done with an inventory (the results, the
 policy, the facts, the simulation, the rules, the checks, the reports). Only
 ``connect``, ``resilience``, ``answers`` and ``cassette`` speak pyVmomi, as the
-collector and ``gpuaudit.scan`` do. This file imports none of its modules.
+collector and ``gpuaudit.vsphere.obtain`` do. This file imports none of its modules.
 """

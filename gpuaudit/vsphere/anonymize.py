@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from gpuaudit.collect.retrieve import unescape_name
+from gpuaudit.vsphere.collect.retrieve import unescape_name
 
 _PREFIX = {
     "Datacenter": "datacenter",

@@ -16,10 +16,10 @@ from typing import Any
 import yaml
 
 from gpuaudit import facts as F
-from gpuaudit import scan
 from gpuaudit.inventory import Gpu, Inventory
 from gpuaudit.knowledge import catalog
 from gpuaudit.simulate import simulate_cluster
+from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES
 from tests.lab import expected
 
@@ -44,7 +44,7 @@ ESXI_NAME = "GA107GL [A2 / A16]"  # what pci.ids, and so ESXi, calls device 25b6
 
 @cache
 def replayed() -> Inventory:
-    return scan.obtain_inventory(scan.Replay(CASSETTES / "boards.yaml"))
+    return obtain.obtain_inventory(obtain.Replay(CASSETTES / "boards.yaml"))
 
 
 def scenario() -> dict[str, Any]:

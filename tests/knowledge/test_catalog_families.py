@@ -21,9 +21,9 @@ import pytest
 from pyVmomi import vim
 
 from gpuaudit import facts as F
-from gpuaudit.collect.hosts import build_host
-from gpuaudit.collect.retrieve import ObjectProps
 from gpuaudit.inventory import Gpu, GpuAttachment, Inventory, Vm
+from gpuaudit.vsphere.collect.hosts import build_host
+from gpuaudit.vsphere.collect.retrieve import ObjectProps
 
 DISPLAY_3D = 0x0302  # PCI class 03 (display), subclass 02 (3D controller)
 NVIDIA = 0x10DE

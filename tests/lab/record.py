@@ -15,9 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gpuaudit import scan
 from gpuaudit.inventory import Inventory
-from gpuaudit.vsphere import cassette
+from gpuaudit.vsphere import cassette, obtain
 from gpuaudit.vsphere.credentials import Credentials
 from tests.lab.lab import Lab
 
@@ -75,7 +74,7 @@ def record(scenario: str | Path, out: Path) -> Inventory:
     """Serve ``scenario`` with the lab and record one collection into ``out``."""
     with Lab(scenario) as lab:
         creds = Credentials(server=lab.url, user=lab.user, password=lab.password)
-        return scan.obtain_inventory(scan.Live(credentials=creds, record=out))
+        return obtain.obtain_inventory(obtain.Live(credentials=creds, record=out))
 
 
 def normalised(path: Path) -> list[dict[str, Any]]:

@@ -12,10 +12,10 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from gpuaudit import scan
 from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory
 from gpuaudit.results import AuditResult
+from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES, SCENARIOS
 from tests.support.large_estate import large_estate_result
 
@@ -23,7 +23,7 @@ from tests.support.large_estate import large_estate_result
 @functools.cache
 def recorded(name: str) -> AuditResult:
     """The checked result of a recorded scenario, replayed from its cassette."""
-    return run_checks(scan.obtain_inventory(scan.Replay(CASSETTES / f"{name}.yaml")))
+    return run_checks(obtain.obtain_inventory(obtain.Replay(CASSETTES / f"{name}.yaml")))
 
 
 def scenario_inventory(name: str, source: str) -> Inventory:
@@ -35,7 +35,7 @@ def scenario_inventory(name: str, source: str) -> Inventory:
         from tests.lab.scenario import load_scenario
 
         return expected_inventory(load_scenario(SCENARIOS / f"{name}.yaml"))
-    return scan.obtain_inventory(scan.Replay(CASSETTES / f"{name}.yaml"))
+    return obtain.obtain_inventory(obtain.Replay(CASSETTES / f"{name}.yaml"))
 
 
 def checked(inventory: Inventory) -> AuditResult:

@@ -8,13 +8,14 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from gpuaudit import pipeline, scan
+from gpuaudit import pipeline
 from gpuaudit.results import AuditResult
+from gpuaudit.vsphere import obtain
 
 
 @functools.cache
 def _demo() -> AuditResult:
-    return pipeline.check(pipeline.obtain(scan.demo_source()), None, None)
+    return pipeline.check(pipeline.obtain(obtain.demo_source()), None, None)
 
 
 def demo_result(

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from gpuaudit import scan
 from gpuaudit.check import run_checks
 from gpuaudit.cli import main
 from gpuaudit.inventory import Inventory
+from gpuaudit.vsphere import obtain
 from gpuaudit.vsphere.anonymize import anonymize_cassette
 from tests.conftest import CASSETTES
 
@@ -59,8 +59,8 @@ def test_anonymized_replay_is_the_original_renamed(name: str, tmp_path: Path) ->
     copy = tmp_path / f"{name}.yaml"
     shutil.copy(CASSETTES / f"{name}.yaml", copy)
     mapping = anonymize_cassette(copy)
-    original = scan.obtain_inventory(scan.Replay(CASSETTES / f"{name}.yaml"))
-    anonymous = scan.obtain_inventory(scan.Replay(copy))
+    original = obtain.obtain_inventory(obtain.Replay(CASSETTES / f"{name}.yaml"))
+    anonymous = obtain.obtain_inventory(obtain.Replay(copy))
     for inv in (original, anonymous):
         inv.source = inv.collected_at = ""
     assert dataclasses.asdict(anonymous) == renamed(original, mapping)
@@ -146,5 +146,5 @@ def test_run_checks_on_anonymized_inventory(tmp_path: Path) -> None:
     copy = tmp_path / "demo.yaml"
     shutil.copy(CASSETTES / "demo.yaml", copy)
     anonymize_cassette(copy)
-    result = run_checks(scan.obtain_inventory(scan.Replay(copy)))
+    result = run_checks(obtain.obtain_inventory(obtain.Replay(copy)))
     assert result.findings and not result.errors

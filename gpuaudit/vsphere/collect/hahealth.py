@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuaudit.collect.retrieve import ObjectProps
 from gpuaudit.inventory import Cluster, ConfigIssue, Host
+from gpuaudit.vsphere.collect.retrieve import ObjectProps
 
 _PER_CLUSTER = "clusterIsolationResponse"  # a VM override that defers to the cluster
 

@@ -3,7 +3,7 @@
 Only what the checks and reports use: never whole ``config`` objects. Each path
 in SPECS is read for every object of its type in the same RetrievePropertiesEx.
 A VM's device list, the largest property of all, is read in a second retrieval,
-only for the VMs that may hold a GPU (gpuaudit.collect.vms.needs_devices).
+only for the VMs that may hold a GPU (gpuaudit.vsphere.collect.vms.needs_devices).
 """
 
 from __future__ import annotations

@@ -1,6 +1,4 @@
-"""The scan pipeline behind the command line: obtain an inventory, check it, report.
-
-An inventory comes from one of four sources: a live server, a recorded cassette
+"""Obtain an inventory, from one of four sources: a live server, a recorded cassette
 (``--replay``), the bundled demo cassette (``--demo``), or a saved inventory
 (``--from``). Everything after that is the same for all of them.
 """
@@ -249,7 +247,7 @@ def _collect(
     label: str,
     window: dt.timedelta | None = None,
 ) -> Inventory:
-    from gpuaudit.collect import collect as collect_once
+    from gpuaudit.vsphere.collect import collect as collect_once
 
     collect = _restartable(collect_once)
 

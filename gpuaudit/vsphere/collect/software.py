@@ -51,9 +51,9 @@ from typing import Any
 
 from pyVmomi import vim, vmodl
 
-from gpuaudit.collect.retrieve import retrieve_objects
 from gpuaudit.common.progress import Progress, Step, ignore
 from gpuaudit.inventory import VGPU_MANAGER_CALL, VGPU_MANAGER_PRIVILEGE, Gap, Host, Inventory
+from gpuaudit.vsphere.collect.retrieve import retrieve_objects
 
 MANAGER_PATH = "configManager.imageConfigManager"
 PHASE = "reading the vGPU managers' versions"

@@ -17,7 +17,7 @@ pages of one query: their size is the server's. Should vCenter still refuse a
 batch (it has been seen to count more than one metric per counter), the batch
 is halved and asked again, down to one host.
 
-Each counter instance names one physical GPU (``gpuaudit/collect/instances.py``:
+Each counter instance names one physical GPU (``gpuaudit/vsphere/collect/instances.py``:
 a PCI address in hex or in ESXi's decimal three-digit form, or ``gpuN`` over the
 GPUs the host driver owns). Whatever cannot be read or matched is recorded as
 data (HostTelemetry, Telemetry.note), never raised.
@@ -34,8 +34,6 @@ from typing import Any
 
 from pyVmomi import vim, vmodl
 
-from gpuaudit.collect.instances import match_instances
-from gpuaudit.collect.managers import ManagerProps
 from gpuaudit.common.progress import Progress, Step, ignore
 from gpuaudit.inventory import (
     CounterStats,
@@ -46,6 +44,8 @@ from gpuaudit.inventory import (
     Inventory,
     Telemetry,
 )
+from gpuaudit.vsphere.collect.instances import match_instances
+from gpuaudit.vsphere.collect.managers import ManagerProps
 
 log = logging.getLogger("gpuaudit")
 

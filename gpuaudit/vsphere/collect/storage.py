@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gpuaudit.collect.hosts import adapter_kind
-from gpuaudit.collect.retrieve import ObjectProps
 from gpuaudit.inventory import Datastore, DatastoreMount, LunPath
+from gpuaudit.vsphere.collect.hosts import adapter_kind
+from gpuaudit.vsphere.collect.retrieve import ObjectProps
 
 LOCAL_ADAPTERS = {"sas", "block", "pscsi", "pcie"}
 

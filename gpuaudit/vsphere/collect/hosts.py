@@ -6,10 +6,10 @@ from typing import Any
 
 from pyVmomi import vim
 
-from gpuaudit.collect import functions
-from gpuaudit.collect.retrieve import ObjectProps
 from gpuaudit.inventory import Gap, Gpu, Host, StorageAdapter, VgpuProfile, VmotionNic
 from gpuaudit.knowledge import catalog
+from gpuaudit.vsphere.collect import functions
+from gpuaudit.vsphere.collect.retrieve import ObjectProps
 
 # Subclasses before their parents: FCoE is a kind of FC HBA.
 _ADAPTER_KINDS: tuple[tuple[type, str], ...] = (

@@ -5,11 +5,11 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from gpuaudit.collect.licences import collect_licences
-from gpuaudit.collect.managers import read_managers
-from gpuaudit.collect.telemetry import DEFAULT_WINDOW, collect_telemetry
 from gpuaudit.common.progress import Progress
 from gpuaudit.inventory import Inventory
+from gpuaudit.vsphere.collect.licences import collect_licences
+from gpuaudit.vsphere.collect.managers import read_managers
+from gpuaudit.vsphere.collect.telemetry import DEFAULT_WINDOW, collect_telemetry
 
 
 def collect_operations(

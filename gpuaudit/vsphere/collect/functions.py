@@ -17,9 +17,9 @@ from ``lspci`` listings of Linux hosts, not yet confirmed from an ESXi host.
 
 from __future__ import annotations
 
-from gpuaudit.collect.instances import pci_key
 from gpuaudit.inventory import Gpu
 from gpuaudit.knowledge.catalog import NVIDIA
+from gpuaudit.vsphere.collect.instances import pci_key
 
 
 def is_virtual_function(vendor_id: int, sub_vendor_id: int, sub_device_id: int) -> bool:

@@ -20,13 +20,15 @@ from typing import Any
 
 from pyVmomi import VmomiSupport, vim
 
-from gpuaudit.collect.capacity import collect_capacity
-from gpuaudit.collect.configtarget import collect_config_target
-from gpuaudit.collect.hahealth import add_cluster_health, add_host_health
-from gpuaudit.collect.hosts import build_host, vmotion_gaps
-from gpuaudit.collect.operations import collect_operations
-from gpuaudit.collect.paths import SPECS, VERSIONED_FIELDS, VM_DEVICE_PATHS, device_paths
-from gpuaudit.collect.retrieve import (
+from gpuaudit.common.progress import Progress, Step, ignore
+from gpuaudit.inventory import Gap, Inventory, VCenter
+from gpuaudit.vsphere.collect.capacity import collect_capacity
+from gpuaudit.vsphere.collect.configtarget import collect_config_target
+from gpuaudit.vsphere.collect.hahealth import add_cluster_health, add_host_health
+from gpuaudit.vsphere.collect.hosts import build_host, vmotion_gaps
+from gpuaudit.vsphere.collect.operations import collect_operations
+from gpuaudit.vsphere.collect.paths import SPECS, VERSIONED_FIELDS, VM_DEVICE_PATHS, device_paths
+from gpuaudit.vsphere.collect.retrieve import (
     ObjectProps,
     OnPage,
     gc_paused,
@@ -34,11 +36,9 @@ from gpuaudit.collect.retrieve import (
     retrieve,
     retrieve_objects,
 )
-from gpuaudit.collect.software import collect_software
-from gpuaudit.collect.storage import HostLunPaths, build_datastore, host_lun_paths
-from gpuaudit.collect.vms import build_cluster, build_vm, device_candidates
-from gpuaudit.common.progress import Progress, Step, ignore
-from gpuaudit.inventory import Gap, Inventory, VCenter
+from gpuaudit.vsphere.collect.software import collect_software
+from gpuaudit.vsphere.collect.storage import HostLunPaths, build_datastore, host_lun_paths
+from gpuaudit.vsphere.collect.vms import build_cluster, build_vm, device_candidates
 
 HOTMIGRATE = "vgpu.hotmigrate.enabled"
 

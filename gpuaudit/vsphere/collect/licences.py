@@ -14,8 +14,8 @@ from typing import Any
 
 from pyVmomi import vmodl
 
-from gpuaudit.collect.managers import ManagerProps
 from gpuaudit.inventory import Gap, Inventory, Licence, Licensing
+from gpuaudit.vsphere.collect.managers import ManagerProps
 
 EVALUATION_KEY = "00000-00000-00000-00000-00000"
 

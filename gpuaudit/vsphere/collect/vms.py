@@ -8,7 +8,6 @@ from typing import Any
 
 from pyVmomi import vim
 
-from gpuaudit.collect.retrieve import ObjectProps
 from gpuaudit.inventory import (
     AdmissionControl,
     Cluster,
@@ -19,6 +18,7 @@ from gpuaudit.inventory import (
     VmVmRule,
 )
 from gpuaudit.knowledge import catalog
+from gpuaudit.vsphere.collect.retrieve import ObjectProps
 
 _Passthrough = vim.vm.device.VirtualPCIPassthrough
 
