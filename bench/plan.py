@@ -26,7 +26,7 @@ from gpuaudit.plan.stranded import stranded_all
 from gpuaudit.policy import Policy
 from gpuaudit.results import ClusterHeadroom, ClusterMaintenance
 from gpuaudit.rules.registry import Context
-from gpuaudit.simulate import simulate_all
+from gpuaudit.simulation.failures import simulate_all
 
 TARGET_S = 10.0
 TODAY = date(2026, 12, 1)

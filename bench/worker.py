@@ -203,7 +203,7 @@ def run_simulation(args: dict[str, Any]) -> dict[str, Any]:
     """
     from bench.config_max import config_max_cluster
     from gpuaudit.facts import Facts
-    from gpuaudit.simulate import simulate_cluster_notes
+    from gpuaudit.simulation.failures import simulate_cluster_notes
 
     inventory = config_max_cluster(args["hosts"], args["gpus"])
     (cluster,) = inventory.clusters

@@ -39,7 +39,7 @@ from gpuaudit.rules import catalogue, specs
 from gpuaudit.rules.data import NOTHING_EXAMINED
 from gpuaudit.rules.design import classify_all
 from gpuaudit.rules.registry import Context, Verdict
-from gpuaudit.simulate import Simulated, simulate_cluster_notes
+from gpuaudit.simulation.failures import Simulated, simulate_cluster_notes
 
 SIMULATION_PHASE = "simulating host failures"
 

@@ -309,7 +309,7 @@ class GpuStranded:
     host: str
     gpu: str  # PCI id
     gpu_model: str
-    mode: str  # the sharing rule: exact, size, mixed or mig (gpuaudit.sharing)
+    mode: str  # the sharing rule: exact, size, mixed or mig (gpuaudit.simulation.sharing)
     frame_buffer_mb: int  # nominal
     vgpus: list[str] = field(default_factory=list)  # the profiles running on it
     free_mb: int | None = None  # None: a running vGPU's frame buffer is unknown

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from bench.config_max import config_max_cluster
-from gpuaudit.simulate import simulate_cluster
+from gpuaudit.simulation.failures import simulate_cluster
 
 
 def test_the_cluster_is_vsphere_8s_maximum_with_mig_and_vgpu() -> None:

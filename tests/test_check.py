@@ -10,11 +10,11 @@ from datetime import date, datetime
 import pytest
 
 import gpuaudit
-from gpuaudit import simulate
 from gpuaudit.check import run_checks
 from gpuaudit.policy_file import parse_policy
 from gpuaudit.rules import catalogue, registry
 from gpuaudit.rules.registry import Context, RuleSpec, Verdict
+from gpuaudit.simulation import failures as simulate
 from tests.support.builders import healthy, passthrough_estate
 
 RULE_IDS = [r.id for r in catalogue()]

@@ -21,7 +21,7 @@ import pytest
 from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory
 from gpuaudit.results import AuditResult
-from gpuaudit.simulate import simulate_cluster
+from gpuaudit.simulation.failures import simulate_cluster
 from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES
 from tests.lab.scenario import load_scenario

@@ -33,7 +33,7 @@ import pytest
 
 from gpuaudit.inventory import Inventory
 from gpuaudit.results import AuditResult
-from gpuaudit.simulate import simulate_cluster
+from gpuaudit.simulation.failures import simulate_cluster
 from tests.conftest import SCENARIOS
 from tests.lab.scenario import load_scenario
 from tests.support.checked_estates import checked, scenario_inventory

@@ -23,7 +23,7 @@ from gpuaudit.plan.headroom import rows as hr_rows
 from gpuaudit.report.json_report import from_json_data, render_json, report_schema
 from gpuaudit.report.workbook import audit_tables
 from gpuaudit.results import PASSTHROUGH, AuditResult
-from gpuaudit.simulate import ClusterModel
+from gpuaudit.simulation.failures import ClusterModel
 from tests.support.builders import Estate
 from tests.test_maintenance_scenario import checkout_section
 

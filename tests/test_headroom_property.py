@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from gpuaudit.facts import Facts
 from gpuaudit.inventory import Inventory, ProfileCapacity, Vm
 from gpuaudit.plan.headroom import REQUIRED_FAILURES, headroom, placements, rows, template_memory
-from gpuaudit.simulate import ClusterModel, simulate_cluster
+from gpuaudit.simulation.failures import ClusterModel, simulate_cluster
 from tests.test_simulate_property import clusters
 
 

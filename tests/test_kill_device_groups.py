@@ -1,4 +1,4 @@
-"""gpuaudit.device_groups on its own: which hosts a VM's vendor device group may restart
+"""gpuaudit.simulation.device_groups on its own: which hosts a VM's vendor device group may restart
 on, and when its GPUs are proven linked there. Each answer is written out by hand from
 the rule the module's docstring cites: a host must offer the group's name
 (VirtualMachineVendorDeviceGroupInfo); GPUs are proven linked only on one NVSwitch board
@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpuaudit.device_groups import (
+from gpuaudit.inventory import GpuAttachment, Host, VendorDeviceGroup, Vm, VmDeviceGroup
+from gpuaudit.simulation.device_groups import (
     GroupNeed,
     HostGpu,
     needs_of,
@@ -18,7 +19,6 @@ from gpuaudit.device_groups import (
     refusal,
     unproven,
 )
-from gpuaudit.inventory import GpuAttachment, Host, VendorDeviceGroup, Vm, VmDeviceGroup
 
 NVLINK = "NVIDIA H100-80C 2-GPU NVLink"
 SXM5, PCIE = "NVIDIA H100 SXM5 80GB", "NVIDIA H100 PCIe 80GB"

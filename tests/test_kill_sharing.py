@@ -1,4 +1,4 @@
-"""gpuaudit.sharing on one GPU at a time: each answer against figures written out here.
+"""gpuaudit.simulation.sharing on one GPU at a time: each answer against figures written out here.
 
 The board below is a 48 GB board whose time-sliced Q types carry NVIDIA's published
 figures for 48 GB boards (NVIDIA Virtual GPU Software User Guide r17, A.1.6 "NVIDIA
@@ -22,9 +22,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from gpuaudit import sharing
 from gpuaudit.knowledge.vgpu_types import BoardFacts, parse_board
-from gpuaudit.sharing import EXACT, MIXED_SIZE, SAME_SIZE, GpuRule, judge, room
+from gpuaudit.simulation import sharing
+from gpuaudit.simulation.sharing import EXACT, MIXED_SIZE, SAME_SIZE, GpuRule, judge, room
 
 GB = 1024
 UNKNOWN, NOT_ALLOWED = "unknown", "none"

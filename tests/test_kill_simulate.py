@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Any
 from unittest.mock import patch
 
-from gpuaudit import sharing
 from gpuaudit.facts import Facts
 from gpuaudit.inventory import GpuAttachment, VmHostRule, VmVmRule
 from gpuaudit.results import GpuSlots, Placement, SpareCapacity
-from gpuaudit.simulate import (
+from gpuaudit.simulation import sharing
+from gpuaudit.simulation.failures import (
     ClusterModel,
     Demand,
     Outcome,
@@ -283,8 +283,8 @@ def test_search_limit_reason_and_note() -> None:
     # is proven: each VM may still fit on the two other hosts.
     with (
         patch.object(ClusterModel, "_greedy", lambda self, guests, state, down: {}),
-        patch("gpuaudit.simulate.SEARCH_WORK", 0),
-        patch("gpuaudit.simulate._policy_choice", lambda slots, demands, policy: None),
+        patch("gpuaudit.simulation.failures.SEARCH_WORK", 0),
+        patch("gpuaudit.simulation.failures._policy_choice", lambda slots, demands, policy: None),
     ):
         out = simulate_cluster_notes(healthy().inv, "c1")
     (p,) = out.simulation.failures[0].unplaced
@@ -307,7 +307,7 @@ def test_sampled_combinations_are_noted() -> None:
     e = healthy()
     for h, gb in zip(e.inv.hosts, (128, 96, 64), strict=True):
         h.memory_mb = gb * 1024
-    with patch("gpuaudit.simulate.COMBINATION_LIMIT", 1):
+    with patch("gpuaudit.simulation.failures.COMBINATION_LIMIT", 1):
         out = simulate_cluster_notes(e.inv, "c1")
     assert out.notes == [
         "N+2 not proven: 1 combinations of the 2 most loaded hosts all placed every GPU VM, "
@@ -331,7 +331,7 @@ def loaded(vms: tuple[int, ...], gpus: tuple[int, ...], limit: int) -> tuple[Any
     for i, h in enumerate(hosts):
         for j in range(vms[i]):
             e.vm(f"v{i + 1}{j}", h, ["san"], vgpu="grid_l4-8q")
-    with patch("gpuaudit.simulate.COMBINATION_LIMIT", limit):
+    with patch("gpuaudit.simulation.failures.COMBINATION_LIMIT", limit):
         out = simulate_cluster_notes(e.inv, "c")
     sim = out.simulation
     (family,) = [r for r in sim.spare if r.family == "l4 q"]
@@ -508,7 +508,7 @@ def test_greedy_best_fit_joins_the_fullest_gpu_that_takes_the_vgpu() -> None:
     e.vm("one", dst, ["san"], vgpu="grid_l40s-16q", gpu=d1)
     for name in ("two-a", "two-b"):
         e.vm(name, dst, ["san"], vgpu="grid_l40s-16q", gpu=d2)
-    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+    with patch("gpuaudit.simulation.failures.MAX_SEARCH_GUESTS", 0):
         failure = simulate_cluster(e.inv, "c").failures[0]
     assert failure.placed == [Placement("a", "src", "dst", "0000:d8:00.0", None, "high")]
     assert [(p.vm, p.to_host, p.to_gpu) for p in failure.manual_only] == [
@@ -542,7 +542,7 @@ def test_greedy_prefers_joining_gpus_in_use_to_less_room_left() -> None:
     e.vm("on-x1", x, ["san"], vgpu="grid_l40s-8q", gpu=x1)
     e.vm("on-x2", x, ["san"], vgpu="grid_l40s-8q", gpu=x2)
     e.vm("on-y1", y, ["san"], vgpu="grid_l40s-8q", gpu=y1)
-    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+    with patch("gpuaudit.simulation.failures.MAX_SEARCH_GUESTS", 0):
         sim = simulate_cluster(e.inv, "c")
     # Losing src, one VM of two restarts only by hand; losing x or y, every VM restarts.
     assert sim.worst_host == "src"
@@ -635,7 +635,7 @@ def test_a_vm_the_search_could_not_place_is_not_counted_as_placed() -> None:
     # no placement: N+k is not claimed.
     with (
         patch.object(ClusterModel, "_greedy", lambda self, guests, state, down: {}),
-        patch("gpuaudit.simulate.SEARCH_WORK", 0),
+        patch("gpuaudit.simulation.failures.SEARCH_WORK", 0),
     ):
         sim = simulate_cluster(healthy().inv, "c1")
     assert [[p.vm for p in f.placed] for f in sim.failures] == [["v1"], ["v2"], ["v3"]]
@@ -712,7 +712,9 @@ def test_given_facts_are_used_and_none_are_built_again() -> None:
     # healthy cluster two hosts may fail: the third L4 takes all three 8q VMs.
     inv = healthy().inv
     facts = Facts(inv)
-    with patch("gpuaudit.simulate.Facts", side_effect=AssertionError("facts built again")):
+    with patch(
+        "gpuaudit.simulation.failures.Facts", side_effect=AssertionError("facts built again")
+    ):
         assert simulate_cluster(inv, "c1", facts).tolerates == 2
         assert [s.tolerates for s in simulate(inv, facts)] == [2]
         assert [s.simulation.tolerates for s in simulate_all(inv, facts)] == [2]
@@ -857,7 +859,7 @@ def test_policy_pass_fails_each_host_while_the_combinations_fit_the_limit() -> N
         e.vm(f"{h.name}2", h, ["san"], vgpu="grid_l4-24q", gpu=big)
     e.vm("c1", c, ["san"], vgpu="grid_l4-8q")
     e.vm("filler", c, ["san"])
-    with patch("gpuaudit.simulate.COMBINATION_LIMIT", 3):
+    with patch("gpuaudit.simulation.failures.COMBINATION_LIMIT", 3):
         sim = simulate_cluster(e.inv, "c")
     assert [[(p.vm, p.to_host, p.to_gpu) for p in f.placed] for f in sim.failures] == [
         [("x1", "c", "0000:3b:00.0"), ("x2", "y", "0000:d8:00.0")],
@@ -901,7 +903,7 @@ def test_exact_search_order_of_equal_options_is_the_clusters() -> None:
     e.vm("c", src, ["nfs"], dynamic=l4s[1])
     # The search runs for as many VMs as the limit allows: three.
     for limit in (400, 3):
-        with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", limit):
+        with patch("gpuaudit.simulation.failures.MAX_SEARCH_GUESTS", limit):
             out = simulate_cluster_notes(e.inv, "x")
         assert out.notes == ["memory not checked on src: the host's memory size is unknown"]
         failure = out.simulation.failures[0]
@@ -929,7 +931,7 @@ def test_exact_search_counts_each_hosts_gpus_against_its_work_limit() -> None:
     # before placing v1. The hosts' own choice still restarts each VM.
     with (
         patch.object(ClusterModel, "_greedy", lambda self, guests, state, down: {}),
-        patch("gpuaudit.simulate.SEARCH_WORK", 1),
+        patch("gpuaudit.simulation.failures.SEARCH_WORK", 1),
     ):
         out = simulate_cluster_notes(healthy().inv, "c1")
     sim = out.simulation
@@ -953,7 +955,7 @@ def test_greedy_pass_alone_takes_an_exact_memory_fit() -> None:
     hosts[1].memory_mb = 19043
     e.datastore("san", hosts)
     e.vm("v", hosts[0], ["san"], vgpu="grid_l4-8q")
-    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+    with patch("gpuaudit.simulation.failures.MAX_SEARCH_GUESTS", 0):
         out = simulate_cluster_notes(e.inv, "c")
     assert out.notes == ["memory not checked on h1: the host's memory size is unknown"]
     assert (out.simulation.tolerates, out.simulation.manual_tolerates) == (1, 1)
@@ -968,7 +970,7 @@ def test_greedy_pass_alone_passes_the_host_an_anti_affinity_rule_blocks() -> Non
     e.inv.vms[2].power_state = "poweredOff"
     e.inv.vms[1].name = e.inv.hosts[1].gpus[0].vms[0] = "u"
     e.inv.clusters[0].vm_vm_rules.append(VmVmRule(name="v-u", affinity=False, vms=["v1", "u"]))
-    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+    with patch("gpuaudit.simulation.failures.MAX_SEARCH_GUESTS", 0):
         out = simulate_cluster_notes(e.inv, "c1")
     sim = out.simulation
     assert [[(p.vm, p.to_host) for p in f.placed] for f in sim.failures] == [
@@ -997,7 +999,7 @@ def test_greedy_pass_takes_the_first_of_equal_hosts() -> None:
     e.datastore("part", [h1, h3])
     e.vm("a", h1, ["san"], vgpu="grid_l4-24q", gpu=first, priority="high")
     e.vm("b", h1, ["part"], vgpu="grid_l4-24q", gpu=second)
-    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+    with patch("gpuaudit.simulation.failures.MAX_SEARCH_GUESTS", 0):
         out = simulate_cluster_notes(e.inv, "c")
     sim = out.simulation
     assert [(p.vm, p.to_host) for p in sim.failures[0].placed] == [("a", "h2"), ("b", "h3")]
@@ -1023,7 +1025,7 @@ def test_greedy_pass_takes_the_best_fit_of_all_hosts() -> None:
     e.vm("a", h1, ["san"], vgpu="grid_l4-8q", gpu=first, priority="high")
     e.vm("b", h1, ["san"], vgpu="grid_l4-24q", gpu=second)
     e.vm("c", h3, ["san"], vgpu="grid_l4-8q")
-    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+    with patch("gpuaudit.simulation.failures.MAX_SEARCH_GUESTS", 0):
         failure = simulate_cluster(e.inv, "c").failures[0]
     assert failure.placed == [Placement("a", "h1", "h2", "0000:3b:00.0", None, "high")]
     assert [(p.vm, p.to_host, p.to_gpu) for p in failure.manual_only] == [
@@ -1050,7 +1052,7 @@ def test_greedy_pass_looks_past_a_good_fit_for_an_exact_one() -> None:
     e.vm("v", h1, ["san"], vgpu="grid_l40s-24q", gpu=h1.gpus[0], priority="high")
     e.vm("w", h1, ["part"], vgpu="grid_l40s-48q", gpu=h1.gpus[1])
     e.vm("on-h3", h3, ["san"], vgpu="grid_l40s-24q")
-    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+    with patch("gpuaudit.simulation.failures.MAX_SEARCH_GUESTS", 0):
         failure = simulate_cluster(e.inv, "c").failures[0]
     assert failure.placed == [Placement("v", "h1", "h2", "0000:3b:00.0", None, "high")]
     assert [(p.vm, p.to_host, p.to_gpu) for p in failure.manual_only] == [
@@ -1074,7 +1076,7 @@ def test_hosts_running_a_vm_of_two_gpus_are_classes_of_their_own() -> None:
         vm = e.vm(f"m{i}", h, ["san"], vgpu="grid_l4-8q", gpu=first)
         vm.gpus.append(GpuAttachment("vgpu", profile="grid_l4-8q"))
         second.vms.append(vm.name)
-    with patch("gpuaudit.simulate.COMBINATION_LIMIT", 2):
+    with patch("gpuaudit.simulation.failures.COMBINATION_LIMIT", 2):
         out = simulate_cluster_notes(e.inv, "c")
     sim = out.simulation
     assert out.notes == [
@@ -1120,7 +1122,7 @@ def test_greedy_pass_stops_at_a_gpu_filled_exactly() -> None:
     e.vm("w", h1, ["part"], vgpu="grid_a100-3-20c", gpu=h1.gpus[1])
     e.vm("r", h2, ["san"], vgpu="grid_a100-3-20c")
     e.vm("s", h3, ["san"], vgpu="grid_a100-2-10c")
-    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+    with patch("gpuaudit.simulation.failures.MAX_SEARCH_GUESTS", 0):
         out = simulate_cluster_notes(e.inv, "c")
     sim = out.simulation
     assert [(p.vm, p.to_host) for p in sim.failures[0].placed] == [("v", "h2"), ("w", "h3")]
@@ -1140,7 +1142,7 @@ def test_a_greedy_answer_the_bound_proves_best_needs_no_search() -> None:
     e.datastore("san", [h1, h2])
     e.vm("v", h1, ["san"], vgpu="grid_l4-8q")
     e.vm("full", h2, ["san"], vgpu="grid_l4-24q")
-    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+    with patch("gpuaudit.simulation.failures.MAX_SEARCH_GUESTS", 0):
         out = simulate_cluster_notes(e.inv, "c")
     assert out.notes == ["memory not checked on h1, h2: the host's memory size is unknown"]
     (p,) = out.simulation.failures[0].unplaced
@@ -1211,7 +1213,7 @@ def test_search_for_every_vm_stops_at_the_first_vm_with_no_place() -> None:
     e.inv.vms[2].power_state = "poweredOff"
     e.inv.vms[1].name = e.inv.hosts[1].gpus[0].vms[0] = "u"
     e.inv.clusters[0].vm_vm_rules.append(VmVmRule(name="v-u", affinity=False, vms=["v1", "u"]))
-    with patch("gpuaudit.simulate.SEARCH_WORK", 2):
+    with patch("gpuaudit.simulation.failures.SEARCH_WORK", 2):
         out = simulate_cluster_notes(e.inv, "c1")
     assert out.notes == ["memory not checked on h1, h2, h3: the host's memory size is unknown"]
     assert (out.simulation.tolerates, out.simulation.manual_tolerates) == (1, 1)
@@ -1235,12 +1237,12 @@ def test_exact_search_tries_one_of_two_alike_hosts() -> None:
     e.vm("c", hosts[0], ["san"], vgpu="grid_l4-8q", gpu=small)
     e.vm("b", hosts[1], ["san"], vgpu="grid_l4-24q")
     memory = "memory not checked on h1, h2, h3, h4: the host's memory size is unknown"
-    with patch("gpuaudit.simulate.SEARCH_WORK", 10):
+    with patch("gpuaudit.simulation.failures.SEARCH_WORK", 10):
         out = simulate_cluster_notes(e.inv, "c")
     assert out.notes == [memory]
     assert (out.simulation.tolerates, out.simulation.manual_tolerates) == (1, 1)
     # With a limit of nine, the last step is not begun: N+1 all the same, not proven beyond.
-    with patch("gpuaudit.simulate.SEARCH_WORK", 9):
+    with patch("gpuaudit.simulation.failures.SEARCH_WORK", 9):
         out = simulate_cluster_notes(e.inv, "c")
     assert out.notes == [memory, "N+2 not proven: the search hit its limit for the loss of h1, h2"]
     assert (out.simulation.tolerates, out.simulation.manual_tolerates) == (1, 1)
@@ -1267,7 +1269,7 @@ def test_bound_counts_single_devices_by_pool_and_vms_of_several_devices_once() -
     e.vm("c", src, ["san"], vgpu="grid_l4-24q", gpu=on_src[3])
     e.vm("r", dst, ["san"], vgpu="grid_l4-8q", gpu=on_dst[0])
     e.vm("s", dst, ["san"], vgpu="grid_l4-8q", gpu=on_dst[1])
-    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+    with patch("gpuaudit.simulation.failures.MAX_SEARCH_GUESTS", 0):
         out = simulate_cluster_notes(e.inv, "c")
     assert out.notes == ["memory not checked on src, dst: the host's memory size is unknown"]
     (p,) = out.simulation.failures[0].unplaced
@@ -1307,7 +1309,7 @@ def test_bound_leaves_out_a_vm_no_host_has_the_memory_for() -> None:
     e.datastore("san", [h1, h2])
     e.vm("v", h1, ["san"], vgpu="grid_l4-8q")
     e.vm("other", h2, ["san"])
-    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+    with patch("gpuaudit.simulation.failures.MAX_SEARCH_GUESTS", 0):
         out = simulate_cluster_notes(e.inv, "c")
     assert out.notes == ["memory not checked on h1: the host's memory size is unknown"]
     (p,) = out.simulation.failures[0].unplaced
@@ -1366,7 +1368,7 @@ def test_bound_counts_only_gpus_of_the_label_and_sub_ids_asked_for() -> None:
         vm = e.vm(name, d1, ["san"], dynamic=g, priority="high")
         vm.gpus[0].allowed_sub_ids = [(-1, 0x1234)]
         vm.gpus[0].custom_label = "train"
-    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+    with patch("gpuaudit.simulation.failures.MAX_SEARCH_GUESTS", 0):
         out = simulate_cluster_notes(e.inv, "dyn")
     assert out.notes == ["memory not checked on d1, d2: the host's memory size is unknown"]
     failure = out.simulation.failures[0]
@@ -1404,7 +1406,7 @@ def test_bound_counts_only_gpus_of_the_model_or_ids_asked_for() -> None:
     e.datastore("dsan", [d1, d2])
     for name, g in zip(("x", "y"), on_d1, strict=True):
         e.vm(name, d1, ["dsan"], dynamic=g)
-    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+    with patch("gpuaudit.simulation.failures.MAX_SEARCH_GUESTS", 0):
         for cluster, first, second in (("vg", "h1", "h2, h3"), ("dyn", "d1", "d2")):
             out = simulate_cluster_notes(e.inv, cluster)
             assert out.notes == [
@@ -1531,7 +1533,7 @@ def test_no_combination_beyond_the_failures_asked_for_is_tried() -> None:
     e = healthy()
     for h, gb in zip(e.inv.hosts, (128, 96, 64), strict=True):
         h.memory_mb = gb * 1024
-    with patch("gpuaudit.simulate.COMBINATION_LIMIT", 1):
+    with patch("gpuaudit.simulation.failures.COMBINATION_LIMIT", 1):
         out = simulate_cluster_notes(e.inv, "c1", max_failures=1)
     assert out.notes == []
     assert (out.simulation.tolerates, out.simulation.manual_tolerates) == (1, 1)
@@ -1739,7 +1741,7 @@ def test_greedy_pass_seats_the_vm_with_fewest_hosts_first() -> None:
     e.datastore("local", [src, x])
     e.vm("a", src, ["san"], vgpu="grid_l4-24q", gpu=s1)
     e.vm("b", src, ["local"], vgpu="grid_l4-24q", gpu=s2)
-    with patch("gpuaudit.simulate.SEARCH_WORK", 0):
+    with patch("gpuaudit.simulation.failures.SEARCH_WORK", 0):
         sim = simulate_cluster(e.inv, "c")
     failure = sim.failures[0]
     assert [(p.vm, p.to_host) for p in failure.placed] == [("a", "x")]
@@ -2218,7 +2220,7 @@ def test_policy_pass_groups_alike_hosts_when_some_k_passes_the_limit() -> None:
     for h in hosts:
         e.gpu(h)
         e.vm(f"v{h.name[1:]}", h, ["san"], vgpu="grid_l4-8q")
-    with patch("gpuaudit.simulate.COMBINATION_LIMIT", 16):
+    with patch("gpuaudit.simulation.failures.COMBINATION_LIMIT", 16):
         out = simulate_cluster_notes(e.inv, "c")
     assert out.notes == [
         "memory not checked on h1, h2, h3, h4, 2 more: the host's memory size is unknown"
@@ -2249,7 +2251,7 @@ def test_policy_pass_fails_each_host_while_every_k_asked_for_fits_the_limit() ->
         e.vm(f"{h.name}2", h, ["san"], vgpu="grid_l4-24q", gpu=big)
     e.vm("c1", c, ["san"], vgpu="grid_l4-8q")
     e.vm("filler", c, ["san"])
-    with patch("gpuaudit.simulate.COMBINATION_LIMIT", 15):
+    with patch("gpuaudit.simulation.failures.COMBINATION_LIMIT", 15):
         out = simulate_cluster_notes(e.inv, "c", max_failures=2)
     assert out.notes == []
     assert out.simulation.tolerates == 1

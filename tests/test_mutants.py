@@ -23,7 +23,7 @@ from gpuaudit.common import debuglog
 from gpuaudit.inventory import CounterStats, GpuTelemetry, LunPath, StorageAdapter
 from gpuaudit.report import render_xlsx
 from gpuaudit.results import HostFailure
-from gpuaudit.simulate import simulate_cluster
+from gpuaudit.simulation.failures import simulate_cluster
 from gpuaudit.vsphere import cassette, connect, credentials
 from gpuaudit.vsphere.collect import collect
 from gpuaudit.vsphere.collect.hosts import build_host
@@ -86,7 +86,7 @@ def test_highest_restart_priority_takes_the_only_free_gpu() -> None:
 def test_greedy_pass_alone_restarts_by_priority() -> None:
     """With the exact search skipped (too many VMs), the greedy pass must still honour
     the priority order."""
-    with patch("gpuaudit.simulate.MAX_SEARCH_GUESTS", 0):
+    with patch("gpuaudit.simulation.failures.MAX_SEARCH_GUESTS", 0):
         failure = _failure_of(_two_vms_one_free_gpu(), "src")
     assert [p.vm for p in failure.placed] == ["b-highest"]
     assert [p.vm for p in failure.unplaced] == ["a-high"]

@@ -21,7 +21,7 @@ from gpuaudit.inventory import Cluster, ConfigIssue, Host, Inventory
 from gpuaudit.policy import Policy
 from gpuaudit.rules import ha_health
 from gpuaudit.rules.registry import Context, Outcome
-from gpuaudit.simulate import simulate_cluster_notes
+from gpuaudit.simulation.failures import simulate_cluster_notes
 from gpuaudit.vsphere.collect.hahealth import add_cluster_health, add_host_health
 from gpuaudit.vsphere.collect.retrieve import ObjectProps
 from tests.support.builders import Estate, context, healthy

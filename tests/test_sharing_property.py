@@ -28,10 +28,10 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from gpuaudit import sharing
 from gpuaudit.knowledge import vgpu_types
 from gpuaudit.knowledge.vgpu_types import BoardFacts, MigTypeFacts, TypeFacts
-from gpuaudit.sharing import MIG, MIXED_SIZE, SAME_SIZE, GpuRule
+from gpuaudit.simulation import sharing
+from gpuaudit.simulation.sharing import MIG, MIXED_SIZE, SAME_SIZE, GpuRule
 from tests.test_simulate_property import Spot, layouts, placeable
 
 SETTINGS = settings(

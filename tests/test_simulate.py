@@ -7,7 +7,12 @@ import time
 from unittest.mock import patch
 
 from gpuaudit.inventory import Inventory
-from gpuaudit.simulate import ClusterModel, simulate, simulate_cluster, simulate_cluster_notes
+from gpuaudit.simulation.failures import (
+    ClusterModel,
+    simulate,
+    simulate_cluster,
+    simulate_cluster_notes,
+)
 from tests.support.builders import Estate, healthy, passthrough_estate
 
 
@@ -95,8 +100,8 @@ def test_search_limit_is_reported_never_claimed_as_no_room() -> None:
     e = healthy()
     with (
         patch.object(ClusterModel, "_greedy", lambda self, guests, state, down: {}),
-        patch("gpuaudit.simulate.SEARCH_WORK", 0),
-        patch("gpuaudit.simulate._policy_choice", lambda slots, demands, policy: None),
+        patch("gpuaudit.simulation.failures.SEARCH_WORK", 0),
+        patch("gpuaudit.simulation.failures._policy_choice", lambda slots, demands, policy: None),
     ):
         result = simulate_cluster_notes(e.inv, "c1")
     unplaced = [p for f in result.simulation.failures for p in f.unplaced]

@@ -1,7 +1,7 @@
 """The host-failure simulation with vendor device groups, on variants of the NVLink
 scenario's oracle inventory (tests/scenarios/failclosed-nvlink.yaml), each changed in
 one fact the proof rests on. Expectations are written out from the rule in
-gpuaudit/device_groups.py's docstring: a restart is proven only where the other host
+gpuaudit/simulation/device_groups.py's docstring: a restart is proven only where the other host
 offers the group and its GPUs are linked (one NVSwitch board, or the group takes every
 GPU of the host, all free); a host whose offer vCenter did not report, or a group that
 also holds a NIC, is not proven."""
@@ -15,7 +15,7 @@ from typing import Any
 
 from gpuaudit.facts import Facts
 from gpuaudit.inventory import Inventory, Vm
-from gpuaudit.simulate import ClusterModel, simulate_cluster_notes
+from gpuaudit.simulation.failures import ClusterModel, simulate_cluster_notes
 from tests.support.checked_estates import scenario_inventory
 
 LINK = "NVIDIA H100-80C 2-GPU NVLink"

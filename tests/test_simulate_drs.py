@@ -15,9 +15,9 @@ import pytest
 import yaml
 
 from gpuaudit.inventory import Inventory, VmHostRule, VmVmRule
-from gpuaudit.placement_rules import respects_anti_affinity
 from gpuaudit.results import HostFailure
-from gpuaudit.simulate import simulate_cluster
+from gpuaudit.simulation.failures import simulate_cluster
+from gpuaudit.simulation.placement_rules import respects_anti_affinity
 from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES
 from tests.lab.scenario import ScenarioError, load_scenario

@@ -14,7 +14,7 @@ import yaml
 
 from gpuaudit.inventory import Gpu, Inventory, Vm
 from gpuaudit.results import HostFailure
-from gpuaudit.simulate import simulate_cluster
+from gpuaudit.simulation.failures import simulate_cluster
 from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES
 from tests.support.builders import Estate

@@ -20,7 +20,7 @@ from gpuaudit.policy import Intent, Policy
 from gpuaudit.report import render_html
 from gpuaudit.report.capacity import build_chart
 from gpuaudit.results import AuditResult
-from gpuaudit.simulate import simulate_cluster, simulate_cluster_notes
+from gpuaudit.simulation.failures import simulate_cluster, simulate_cluster_notes
 from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES
 from tests.support.builders import Estate

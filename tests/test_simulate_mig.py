@@ -12,12 +12,12 @@ from typing import Any
 
 import yaml
 
-from gpuaudit import sharing
 from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory
 from gpuaudit.knowledge import catalog, vgpu_types
 from gpuaudit.knowledge.vgpu_types import BoardFacts
-from gpuaudit.simulate import simulate_cluster
+from gpuaudit.simulation import sharing
+from gpuaudit.simulation.failures import simulate_cluster
 from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES
 

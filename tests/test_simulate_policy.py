@@ -26,7 +26,7 @@ from gpuaudit.report import render_html
 from gpuaudit.report.summary import summarize
 from gpuaudit.report.tables import failover_table
 from gpuaudit.results import ClusterSimulation
-from gpuaudit.simulate import simulate_cluster
+from gpuaudit.simulation.failures import simulate_cluster
 from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES
 from tests.lab.scenario import load_scenario

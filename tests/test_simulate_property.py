@@ -51,7 +51,7 @@ from gpuaudit.inventory import (
     VmVmRule,
 )
 from gpuaudit.results import HostFailure
-from gpuaudit.simulate import ClusterModel, simulate_cluster
+from gpuaudit.simulation.failures import ClusterModel, simulate_cluster
 
 ORDER = ["highest", "high", "medium", "low", "lowest", "disabled"]
 GPU_TYPES = {
@@ -800,7 +800,7 @@ def test_exact_search_alone_matches_brute_force(inv: Inventory) -> None:
 @given(clusters(dense=True))
 def test_sampled_combinations_never_overclaim(inv: Inventory) -> None:
     """With room for only two combinations per k, N+k may fall short but never exceed."""
-    with patch("gpuaudit.simulate.COMBINATION_LIMIT", 2):
+    with patch("gpuaudit.simulation.failures.COMBINATION_LIMIT", 2):
         sim = simulate_cluster(inv, "c")
     exact = tolerance(inv, "c")
     assert sim.manual_tolerates <= exact

@@ -14,11 +14,11 @@ from typing import Any
 
 import yaml
 
-from gpuaudit import sharing
 from gpuaudit.check import run_checks
 from gpuaudit.facts import gpu_board
 from gpuaudit.inventory import Gpu, Host, Inventory
-from gpuaudit.simulate import simulate_cluster
+from gpuaudit.simulation import sharing
+from gpuaudit.simulation.failures import simulate_cluster
 from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES
 

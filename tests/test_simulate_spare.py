@@ -18,7 +18,7 @@ from gpuaudit.report.summary import summarize
 from gpuaudit.report.tables import clusters_table
 from gpuaudit.results import SpareCapacity
 from gpuaudit.rules import catalogue
-from gpuaudit.simulate import profile_family, simulate_cluster
+from gpuaudit.simulation.failures import profile_family, simulate_cluster
 from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES
 from tests.lab.scenario import load_scenario

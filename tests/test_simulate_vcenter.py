@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from gpuaudit.inventory import Host, ProfileCapacity, VgpuProfile
 from gpuaudit.results import HostFailure
-from gpuaudit.simulate import simulate_cluster, simulate_cluster_notes, vcenter_room
+from gpuaudit.simulation.failures import simulate_cluster, simulate_cluster_notes, vcenter_room
 from tests.support.builders import Estate
 
 L40S_24Q = "nvidia_l40s-24q"

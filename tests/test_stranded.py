@@ -28,7 +28,7 @@ from gpuaudit.plan.stranded import gpu_stranded, stranded_all
 from gpuaudit.report.json_report import from_json_data, render_json, report_schema
 from gpuaudit.report.workbook import audit_tables
 from gpuaudit.results import AuditResult, ClusterStranded
-from gpuaudit.simulate import ClusterModel
+from gpuaudit.simulation.failures import ClusterModel
 from tests.support.builders import Estate
 from tests.test_maintenance_scenario import checkout_section
 

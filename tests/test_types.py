@@ -24,7 +24,7 @@ STRICT = {
     "gpuaudit.inventory",
     "gpuaudit.results",
     "gpuaudit.facts",
-    "gpuaudit.simulate",
+    "gpuaudit.simulation.failures",
     "gpuaudit.knowledge.*",
     "gpuaudit.common.files",
     "gpuaudit.common.yamlread",

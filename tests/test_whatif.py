@@ -39,7 +39,7 @@ from gpuaudit.results import (
     Finding,
     Headroom,
 )
-from gpuaudit.simulate import simulate_cluster
+from gpuaudit.simulation.failures import simulate_cluster
 from tests.support.builders import Estate, healthy, passthrough_estate
 
 EIGHT = "grid_l4-8q"

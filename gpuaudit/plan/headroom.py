@@ -11,7 +11,7 @@ on the host with the most free memory whose own GPU choice (its assignment polic
 one, counting NVIDIA's sharing figures, MIG geometry, memory and vCenter's remaining
 capacity; ``fits_now`` is how many are placed before none fits.
 
-``fits_nk`` is the largest n for which the failure simulation (gpuaudit.simulate, the
+``fits_nk`` is the largest n for which the failure simulation (gpuaudit.simulation.failures, the
 placement model it reports N+k by) of the cluster with the first n of those VMs powered
 on still tolerates k host failures. It is found by bisection between 0 and ``fits_now``:
 each step simulates the cluster with the new VMs seated where they were placed.
@@ -24,7 +24,7 @@ from collections.abc import Callable
 from gpuaudit.facts import Facts, vm_memory_need_mb, vm_reserved_mb
 from gpuaudit.inventory import Cluster, GpuAttachment, Vm
 from gpuaudit.results import PASSTHROUGH, ClusterHeadroom, Headroom
-from gpuaudit.simulate import (
+from gpuaudit.simulation.failures import (
     UNLIMITED,
     ClusterModel,
     Demand,

@@ -14,7 +14,7 @@ mode in a cluster whose DRS is fully automated, one host at a time.
   supported (VM-05), its vGPU plugin options disable live migration (VM-11), its stun time
   is proven not below the cluster's tolerance (VM-10: DRS then skips it), or no other host
   has room for it.
-- **moved**: the VM's target, placed by gpuaudit.simulate's model of a failure's
+- **moved**: the VM's target, placed by gpuaudit.simulation.failures's model of a failure's
   restarts (profile and GPU type, sharing, MIG, device groups, memory, datastores, required
   DRS rules, vCenter's remaining capacity, and each host's own GPU choice), among the hosts
   that have a vMotion adapter. What the rules leave not proven (a stun time, a plugin
@@ -39,7 +39,7 @@ from gpuaudit.results import (
 )
 from gpuaudit.rules import drs, stun, vgpu_options, vmotion
 from gpuaudit.rules.registry import Context, Outcome, name_few
-from gpuaudit.simulate import ClusterModel, Guest, evacuate
+from gpuaudit.simulation.failures import ClusterModel, Guest, evacuate
 
 DIRECTPATH = ("passthrough", "dynamic")
 EVACUATION_POWEROFF = "maintenance.vm.evacuation.poweroff"

@@ -2,9 +2,9 @@
 that is free but that no vGPU profile offered in its cluster can use, summed per cluster.
 
 Free is the GPU's nominal frame buffer less that of the vGPUs running on it (NVIDIA's
-figure per type, gpuaudit.sharing.frame_buffer_of). Usable is the most frame buffer that
+figure per type, gpuaudit.simulation.sharing.frame_buffer_of). Usable is the most frame buffer that
 more vGPUs of the cluster's offered profiles add to the GPU, mixed in any way, each one
-admitted by the placement model the failure simulation uses (gpuaudit.sharing.judge:
+admitted by the placement model the failure simulation uses (gpuaudit.simulation.sharing.judge:
 ESXi's rule per release and vGPU mode, NVIDIA's maximum per GPU, mixed-size placement
 IDs, MIG geometry), whatever the layout the running vGPUs have and whatever the spot each
 new one takes. Stranded is free less usable: the frame buffer that even the best mix of
@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gpuaudit import sharing
 from gpuaudit.facts import Facts
 from gpuaudit.inventory import Cluster
 from gpuaudit.results import ClusterStranded, GpuStranded
-from gpuaudit.simulate import ClusterModel, Slot, _demand
+from gpuaudit.simulation import sharing
+from gpuaudit.simulation.failures import ClusterModel, Slot, _demand
 
 # Frame-buffer checks in one GPU's search at most; beyond, the figure is not known.
 MAX_STEPS = 20_000

@@ -15,7 +15,7 @@ from gpuaudit.rules.design import classify_all
 from gpuaudit.rules.registry import Context, Outcome, Verdict, not_proven, rule
 
 if TYPE_CHECKING:
-    from gpuaudit.simulate import Simulated
+    from gpuaudit.simulation.failures import Simulated
 
 _HA_QUOTE = (
     "vSphere HA restarts a failed host's VMs on other hosts: recovery is a restart, fast and "

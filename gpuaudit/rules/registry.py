@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from gpuaudit.facts import Facts
     from gpuaudit.kubernetes.model import KubernetesReport
     from gpuaudit.policy import Policy
-    from gpuaudit.simulate import Simulated
+    from gpuaudit.simulation.failures import Simulated
 
 _ID = re.compile(r"^[A-Z][A-Z0-9]*-\d{2}$")  # HA-01, K8S-01
 # A reference is given as a Reference or as a (title, url) pair.

@@ -18,7 +18,7 @@ import yaml
 from gpuaudit import facts as F
 from gpuaudit.inventory import Gpu, Inventory
 from gpuaudit.knowledge import catalog
-from gpuaudit.simulate import simulate_cluster
+from gpuaudit.simulation.failures import simulate_cluster
 from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES
 from tests.lab import expected

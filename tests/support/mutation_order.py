@@ -40,7 +40,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def _empty_caches() -> Iterator[None]:
     mutant = os.environ.get("MUTANT_UNDER_TEST", "")
     if mutant not in _NO_MUTANT:
-        mutated = mutant.rsplit(".", 1)[0]  # gpuaudit.sharing.x__judge__mutmut_3
+        mutated = mutant.rsplit(".", 1)[0]  # gpuaudit.simulation.sharing.x__judge__mutmut_3
         for name, module in list(sys.modules.items()):
             if name == "gpuaudit" or name.startswith("gpuaudit."):
                 for value in list(vars(module).values()):

@@ -19,7 +19,7 @@ all the VM's datastores and, per GPU device of the VM:
 - vGPU: the host offers the profile, on a GPU of the same model in Shared Direct
   mode, and that GPU can take it, counting the vGPUs already there, by the rule of
   the host's ESXi release and the GPU's vGPU mode and by NVIDIA's published figures
-  for the type (gpuaudit.sharing, gpuaudit.knowledge.vgpu_types): before 8.0 U2 one exact
+  for the type (gpuaudit.simulation.sharing, gpuaudit.knowledge.vgpu_types): before 8.0 U2 one exact
   profile per GPU; from 8.0 U2 one frame-buffer size of any series, at most the
   type's maximum per GPU; different sizes only in mixed-size mode (8.0 U3), at the
   type's placement IDs within its mixed-size maximum. MIG-backed profiles follow
@@ -49,10 +49,10 @@ the ids a Dynamic DirectPath device allows, is not known.
 
 The devices of one VM go to distinct GPUs of one host. Devices that form a vendor
 device group (NVLink-connected GPUs) go only to a host that offers a group of that
-name, on GPUs the host links; where that is not proven (gpuaudit.device_groups), the
+name, on GPUs the host links; where that is not proven (gpuaudit.simulation.device_groups), the
 Ledger reads it as the figures NVIDIA does not publish.
 
-DRS rules bind the placement as vSphere HA honours them (gpuaudit.placement_rules,
+DRS rules bind the placement as vSphere HA honours them (gpuaudit.simulation.placement_rules,
 after VMware's "vSphere Availability", "vSphere HA and DRS Affinity Rules"): an
 enabled required ("must") VM-Host rule keeps the VM on the hosts of an affine group
 and off those of an anti-affine one; an enabled VM-VM anti-affinity rule, unless the
@@ -108,7 +108,6 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from gpuaudit import device_groups, sharing
 from gpuaudit.facts import (
     PRIORITIES,
     SHARED_DIRECT,
@@ -122,8 +121,9 @@ from gpuaudit.facts import (
 )
 from gpuaudit.inventory import Gpu, GpuAttachment, Host, Inventory, Vm
 from gpuaudit.knowledge import catalog
-from gpuaudit.placement_rules import HostRule, PlacementRules
 from gpuaudit.results import ClusterSimulation, GpuSlots, HostFailure, Placement, SpareCapacity
+from gpuaudit.simulation import device_groups, sharing
+from gpuaudit.simulation.placement_rules import HostRule, PlacementRules
 
 MAX_FAILURES = 3  # N+k is computed for k up to 3
 SEARCH_WORK = 400_000  # GPU fit checks one exact search may spend
