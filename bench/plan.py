@@ -18,12 +18,12 @@ from collections.abc import Callable
 from datetime import date
 
 from bench.config_max import config_max_cluster
-from gpuaudit.facts import Facts
 from gpuaudit.inventory import Inventory
+from gpuaudit.model.facts import Facts
+from gpuaudit.model.policy import Policy
 from gpuaudit.plan.headroom import headroom_all
 from gpuaudit.plan.maintenance import readiness_all
 from gpuaudit.plan.stranded import stranded_all
-from gpuaudit.policy import Policy
 from gpuaudit.results import ClusterHeadroom, ClusterMaintenance
 from gpuaudit.rules.registry import Context
 from gpuaudit.simulation.failures import simulate_all

@@ -202,7 +202,7 @@ def run_simulation(args: dict[str, Any]) -> dict[str, Any]:
     fresh facts, so no run reuses another's work.
     """
     from bench.config_max import config_max_cluster
-    from gpuaudit.facts import Facts
+    from gpuaudit.model.facts import Facts
     from gpuaudit.simulation.failures import simulate_cluster_notes
 
     inventory = config_max_cluster(args["hosts"], args["gpus"])

@@ -13,16 +13,16 @@ from datetime import UTC, date, datetime
 
 from gpuaudit import __version__
 from gpuaudit.common.progress import Progress, Step, ignore
-from gpuaudit.facts import Facts
 from gpuaudit.inventory import Inventory
 from gpuaudit.kubernetes.model import Cluster as KubernetesCluster
 from gpuaudit.kubernetes.model import KubernetesReport
 from gpuaudit.kubernetes.simulate import analyse_all
+from gpuaudit.model.facts import Facts
+from gpuaudit.model.policy import Policy
 from gpuaudit.plan.headroom import headroom_all
 from gpuaudit.plan.maintenance import readiness_all
 from gpuaudit.plan.rolling import rolling_all
 from gpuaudit.plan.stranded import stranded_all
-from gpuaudit.policy import Policy
 from gpuaudit.results import (
     STATUSES,
     AuditResult,

@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 from gpuaudit.common.files import read_json, write_atomic
-from gpuaudit.policy_file import PLACEHOLDER, POLICY_VERSION
+from gpuaudit.model.policy_file import PLACEHOLDER, POLICY_VERSION
 from gpuaudit.results import OPEN_STATUSES
 from gpuaudit.rules.data import NOTHING_EXAMINED
 

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from gpuaudit.diff import ReportDiff
     from gpuaudit.history import Store
     from gpuaudit.kubernetes.model import Cluster as KubernetesCluster
-    from gpuaudit.policy import Policy
+    from gpuaudit.model.policy import Policy
 
 # A stream takes one report: the JSON family is what a pipe reads.
 STREAMABLE_FORMATS = ("json", "sarif")
@@ -256,8 +256,8 @@ def load_policy(path: str | None) -> Policy | None:
     """The policy at ``path``, or None (the default policy) without one."""
     if not path:
         return None
-    from gpuaudit.policy_file import PolicyError
-    from gpuaudit.policy_file import load_policy as load
+    from gpuaudit.model.policy_file import PolicyError
+    from gpuaudit.model.policy_file import load_policy as load
     from gpuaudit.rules import catalogue
 
     try:
@@ -270,8 +270,8 @@ def with_waivers(policy: Policy | None, paths: Sequence[str]) -> Policy | None:
     """The policy with the waivers of each file at ``paths`` after its own."""
     if not paths:
         return policy
-    from gpuaudit.policy import Policy
-    from gpuaudit.policy_file import PolicyError, load_waivers
+    from gpuaudit.model.policy import Policy
+    from gpuaudit.model.policy_file import PolicyError, load_waivers
     from gpuaudit.rules import catalogue
 
     merged = policy if policy is not None else Policy.default()
@@ -288,7 +288,7 @@ def stale_waivers(policy: Policy | None, result: AuditResult) -> list[str]:
     """A line for each waiver and cluster pattern that matched nothing in ``result``."""
     if policy is None:
         return []
-    from gpuaudit.policy import unmatched
+    from gpuaudit.model.policy import unmatched
 
     pairs = ((f.rule, f.object) for f in result.findings)
     return unmatched(policy, pairs, (c.name for c in result.inventory.clusters))

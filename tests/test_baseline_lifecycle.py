@@ -12,7 +12,7 @@ from click.testing import CliRunner, Result
 
 from gpuaudit.cli import main
 from gpuaudit.inventory import Inventory
-from gpuaudit.policy_file import PolicyError, load_policy
+from gpuaudit.model.policy_file import PolicyError, load_policy
 from gpuaudit.rules import catalogue
 
 

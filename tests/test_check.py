@@ -11,7 +11,7 @@ import pytest
 
 import gpuaudit
 from gpuaudit.check import run_checks
-from gpuaudit.policy_file import parse_policy
+from gpuaudit.model.policy_file import parse_policy
 from gpuaudit.rules import catalogue, registry
 from gpuaudit.rules.registry import Context, RuleSpec, Verdict
 from gpuaudit.simulation import failures as simulate

@@ -22,8 +22,8 @@ import pytest
 
 from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory
-from gpuaudit.policy import Policy
-from gpuaudit.policy_file import parse_policy
+from gpuaudit.model.policy import Policy
+from gpuaudit.model.policy_file import parse_policy
 from gpuaudit.results import AuditResult
 from gpuaudit.rules import catalogue
 

@@ -17,7 +17,7 @@ from kubernetes import client
 
 from gpuaudit.cli import main
 from gpuaudit.fleet import load_targets
-from gpuaudit.policy_file import load_policy
+from gpuaudit.model.policy_file import load_policy
 from gpuaudit.rules import catalogue
 from tests.conftest import ROOT, unused_port
 

@@ -19,7 +19,7 @@ from gpuaudit.fleet import TargetsError, load_targets
 from gpuaudit.inventory import Inventory, InventoryError
 from gpuaudit.kubernetes.model import Cluster
 from gpuaudit.kubernetes.read import KubernetesInputError, parse_cluster
-from gpuaudit.policy_file import PolicyError, parse_policy
+from gpuaudit.model.policy_file import PolicyError, parse_policy
 from gpuaudit.rules import catalogue
 from gpuaudit.vsphere.obtain import check_cassette
 from tests.k8s.generate import node_object, pod_object

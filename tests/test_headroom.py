@@ -14,9 +14,9 @@ import json
 import pytest
 
 from gpuaudit.check import run_checks
-from gpuaudit.facts import Facts
 from gpuaudit.inventory import Inventory, ProfileCapacity
 from gpuaudit.knowledge import catalog
+from gpuaudit.model.facts import Facts
 from gpuaudit.plan import headroom as headroom_module
 from gpuaudit.plan.headroom import headroom_all, placements, template_memory
 from gpuaudit.plan.headroom import rows as hr_rows

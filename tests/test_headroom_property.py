@@ -20,8 +20,8 @@ import os
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpuaudit.facts import Facts
 from gpuaudit.inventory import Inventory, ProfileCapacity, Vm
+from gpuaudit.model.facts import Facts
 from gpuaudit.plan.headroom import REQUIRED_FAILURES, headroom, placements, rows, template_memory
 from gpuaudit.simulation.failures import ClusterModel, simulate_cluster
 from tests.test_simulate_property import clusters

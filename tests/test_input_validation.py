@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from gpuaudit.fleet import TargetsError, load_targets
-from gpuaudit.policy import Intent, LicensingPolicy, MonitoringPolicy
-from gpuaudit.policy_file import (
+from gpuaudit.model.policy import Intent, LicensingPolicy, MonitoringPolicy
+from gpuaudit.model.policy_file import (
     IntentSection,
     LicensingSection,
     MonitoringSection,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpuaudit.policy import Intent, Policy
+from gpuaudit.model.policy import Intent, Policy
 from gpuaudit.rules import design
 from gpuaudit.rules.design import Design
 from gpuaudit.rules.registry import Outcome

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from gpuaudit.facts import (
+from gpuaudit.inventory import Gpu, GpuAttachment, VgpuProfile
+from gpuaudit.knowledge import catalog
+from gpuaudit.model.facts import (
     Facts,
     gpu_memory,
     gpu_name,
@@ -20,8 +22,6 @@ from gpuaudit.facts import (
     profiles,
     vm_reserved_mb,
 )
-from gpuaudit.inventory import Gpu, GpuAttachment, VgpuProfile
-from gpuaudit.knowledge import catalog
 from tests.support.builders import Estate, healthy
 
 L4_MB = 24 * 1024

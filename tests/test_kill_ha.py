@@ -11,7 +11,7 @@ from typing import Any
 
 from gpuaudit.check import run_checks
 from gpuaudit.inventory import HOST_AGENT, AdmissionControl, GpuAttachment
-from gpuaudit.policy import ClusterPolicy, Policy
+from gpuaudit.model.policy import ClusterPolicy, Policy
 from gpuaudit.rules import ha
 from gpuaudit.rules.registry import Outcome
 from tests.support.builders import Estate, context, healthy, passthrough_estate

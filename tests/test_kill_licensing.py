@@ -11,7 +11,7 @@ from datetime import date
 import pytest
 
 from gpuaudit.inventory import GpuAttachment, Licence
-from gpuaudit.policy import LicensingPolicy, PassthroughLicence, Policy
+from gpuaudit.model.policy import LicensingPolicy, PassthroughLicence, Policy
 from gpuaudit.rules import licensing
 from gpuaudit.rules.registry import Outcome
 from tests.support.builders import context, healthy, passthrough_estate

@@ -7,7 +7,7 @@ healthy() gives h1..h3 one L4 each (PCI 0000:3b:00.0) and VMs v1..v3, one grid_l
 from __future__ import annotations
 
 from gpuaudit.inventory import CounterStats, GpuTelemetry, HostTelemetry
-from gpuaudit.policy import MonitoringPolicy, Policy
+from gpuaudit.model.policy import MonitoringPolicy, Policy
 from gpuaudit.rules import monitoring
 from gpuaudit.rules.registry import Outcome
 from tests.support.builders import Estate, context, healthy

@@ -1,4 +1,4 @@
-"""gpuaudit.policy on plain data: the lookups the rules make, pinned by hand.
+"""gpuaudit.model.policy on plain data: the lookups the rules make, pinned by hand.
 
 Names with brackets are deliberate: fnmatch reads ``[1]`` as a set of characters,
 so "gpu[1]" does not match itself as a pattern, only as an exact name.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from gpuaudit.policy import (
+from gpuaudit.model.policy import (
     ClusterPolicy,
     Intent,
     LicensingPolicy,

@@ -1,4 +1,4 @@
-"""gpuaudit.policy_file: what a policy file may say and what it becomes, pinned by hand."""
+"""gpuaudit.model.policy_file: what a policy file may say and what it becomes, pinned by hand."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from pydantic import ValidationError, create_model
 
 from gpuaudit.common.yamlread import InputModel
-from gpuaudit.policy import LicensingPolicy, MonitoringPolicy, PassthroughLicence
-from gpuaudit.policy_file import PolicyError, _limit, load_policy, load_waivers, parse_policy
+from gpuaudit.model.policy import LicensingPolicy, MonitoringPolicy, PassthroughLicence
+from gpuaudit.model.policy_file import PolicyError, _limit, load_policy, load_waivers, parse_policy
 from gpuaudit.results import Waiver
 from gpuaudit.rules import catalogue
 

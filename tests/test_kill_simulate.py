@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 from unittest.mock import patch
 
-from gpuaudit.facts import Facts
 from gpuaudit.inventory import GpuAttachment, VmHostRule, VmVmRule
+from gpuaudit.model.facts import Facts
 from gpuaudit.results import GpuSlots, Placement, SpareCapacity
 from gpuaudit.simulation import sharing
 from gpuaudit.simulation.failures import (

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuaudit.policy_file import PolicyError, parse_policy
+from gpuaudit.model.policy_file import PolicyError, parse_policy
 
 
 def test_policy_loader_knows_only_the_rule_ids_it_is_given() -> None:
@@ -54,10 +54,10 @@ def test_the_import_contracts_hold() -> None:
     ("module", "statement", "contracts", "illegal"),
     [
         (
-            "policy.py",
+            "model/policy.py",
             "from gpuaudit.rules import catalogue",
             "The pipeline runs one way",
-            "gpuaudit.policy -> gpuaudit.rules",
+            "gpuaudit.model.policy -> gpuaudit.rules",
         ),
         (
             "inventory.py",
@@ -72,14 +72,14 @@ def test_the_import_contracts_hold() -> None:
             "gpuaudit.rules.ha -> gpuaudit.check",
         ),
         (
-            "collect/vms.py",
-            "from gpuaudit import facts",
+            "vsphere/collect/vms.py",
+            "from gpuaudit.model import facts",
             "The collector builds an inventory",
-            "gpuaudit.vsphere.collect.vms -> gpuaudit.facts",
+            "gpuaudit.vsphere.collect.vms -> gpuaudit.model.facts",
         ),
-        ("facts.py", "import pyVmomi", "speak pyVmomi", "gpuaudit.facts -> pyVmomi"),
+        ("model/facts.py", "import pyVmomi", "speak pyVmomi", "gpuaudit.model.facts -> pyVmomi"),
         ("report/html.py", "import click", "speaks click", "gpuaudit.report.html -> click"),
-        ("policy.py", "import pydantic", "use pydantic", "gpuaudit.policy -> pydantic"),
+        ("model/policy.py", "import pydantic", "use pydantic", "gpuaudit.model.policy -> pydantic"),
         # The package gpuaudit.kubernetes is not the Kubernetes client library
         # ``kubernetes``: the contracts tell them apart, and each of its modules keeps
         # its own layer.
@@ -107,7 +107,7 @@ def test_the_import_contracts_hold() -> None:
         ),
         (
             "knowledge/evc.py",
-            "from gpuaudit import files",
+            "from gpuaudit.common import files",
             "published facts import nothing else",
             "gpuaudit.knowledge.evc -> gpuaudit.common.files",
         ),
@@ -116,9 +116,9 @@ def test_the_import_contracts_hold() -> None:
         # answers may speak pyVmomi, not every module of the package.
         (
             "vsphere/anonymize.py",
-            "from gpuaudit import facts",
+            "from gpuaudit.model import facts",
             "The collector builds an inventory",
-            "gpuaudit.vsphere.anonymize -> gpuaudit.facts",
+            "gpuaudit.vsphere.anonymize -> gpuaudit.model.facts",
         ),
         (
             "vsphere/credentials.py",

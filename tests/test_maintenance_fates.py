@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from gpuaudit.check import run_checks
-from gpuaudit.facts import Facts
 from gpuaudit.inventory import Cluster, Host, Inventory, Vm
-from gpuaudit.policy import Intent, Policy
+from gpuaudit.model.facts import Facts
+from gpuaudit.model.policy import Intent, Policy
 from gpuaudit.results import AuditResult
 from gpuaudit.rules.maintenance import maintenance_stops, must_stay_up, no_clean_host
 from gpuaudit.rules.registry import Context, Outcome

@@ -25,9 +25,9 @@ from gpuaudit.check import run_checks
 from gpuaudit.console import print_summary
 from gpuaudit.diff import diff_reports, format_text
 from gpuaudit.errors import ExitCode, exit_code
+from gpuaudit.model.policy_file import parse_policy
 from gpuaudit.outcome import summarise, verdict
 from gpuaudit.pipeline import ScanOutcome
-from gpuaudit.policy_file import parse_policy
 from gpuaudit.report import render_html, render_json, render_junit, render_sarif, render_xlsx
 from gpuaudit.report.json_report import report_schema
 from gpuaudit.results import ClusterSimulation, Finding

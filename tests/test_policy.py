@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gpuaudit.policy import Intent, MonitoringPolicy, Policy
-from gpuaudit.policy_file import PolicyError, load_policy, parse_policy
+from gpuaudit.model.policy import Intent, MonitoringPolicy, Policy
+from gpuaudit.model.policy_file import PolicyError, load_policy, parse_policy
 from gpuaudit.results import Waiver
 from gpuaudit.rules import catalogue
 

@@ -23,7 +23,7 @@ import pytest
 from rfc3986_validator import validate_rfc3986
 
 from gpuaudit.check import run_checks
-from gpuaudit.policy_file import parse_policy
+from gpuaudit.model.policy_file import parse_policy
 from gpuaudit.report import render_sarif
 from gpuaudit.results import AuditResult
 from gpuaudit.rules import catalogue

@@ -23,8 +23,8 @@ from gpuaudit.inventory import (
     StorageAdapter,
     Vm,
 )
-from gpuaudit.policy import Policy
-from gpuaudit.policy_file import parse_policy
+from gpuaudit.model.policy import Policy
+from gpuaudit.model.policy_file import parse_policy
 from gpuaudit.results import Rule
 from gpuaudit.rules import (
     catalogue,

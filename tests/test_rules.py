@@ -9,7 +9,7 @@ import pytest
 
 from gpuaudit.check import run_checks
 from gpuaudit.inventory import Gap, Inventory, LunPath, StorageAdapter
-from gpuaudit.policy import Intent, Policy
+from gpuaudit.model.policy import Intent, Policy
 from gpuaudit.results import CATEGORIES, SEVERITIES
 from gpuaudit.rules import catalogue
 from tests.support.builders import Estate, healthy, passthrough_estate

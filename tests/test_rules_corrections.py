@@ -15,8 +15,8 @@ import pytest
 
 from gpuaudit.check import run_checks
 from gpuaudit.inventory import LunPath
-from gpuaudit.policy import Policy
-from gpuaudit.policy_file import parse_policy
+from gpuaudit.model.policy import Policy
+from gpuaudit.model.policy_file import parse_policy
 from gpuaudit.results import AuditResult, Finding
 from gpuaudit.rules import catalogue, gpu, ha, storage
 from gpuaudit.rules.scopes import HostGpu

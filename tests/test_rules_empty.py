@@ -6,7 +6,7 @@ from datetime import date
 
 from gpuaudit.check import run_checks
 from gpuaudit.inventory import Cluster, Datastore, Gap, Host, Inventory, Vm
-from gpuaudit.policy_file import parse_policy
+from gpuaudit.model.policy_file import parse_policy
 from gpuaudit.results import Finding
 from gpuaudit.rules import catalogue
 

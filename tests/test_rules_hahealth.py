@@ -16,9 +16,9 @@ import pytest
 from pyVmomi import vim
 
 from gpuaudit.check import run_checks
-from gpuaudit.facts import Facts
 from gpuaudit.inventory import Cluster, ConfigIssue, Host, Inventory
-from gpuaudit.policy import Policy
+from gpuaudit.model.facts import Facts
+from gpuaudit.model.policy import Policy
 from gpuaudit.rules import ha_health
 from gpuaudit.rules.registry import Context, Outcome
 from gpuaudit.simulation.failures import simulate_cluster_notes

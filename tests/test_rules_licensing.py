@@ -14,8 +14,8 @@ import pytest
 
 from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory, Licence
-from gpuaudit.policy import LicensingPolicy, PassthroughLicence, Policy
-from gpuaudit.policy_file import PolicyError, parse_policy
+from gpuaudit.model.policy import LicensingPolicy, PassthroughLicence, Policy
+from gpuaudit.model.policy_file import PolicyError, parse_policy
 from gpuaudit.report.licences import licence_summary
 from gpuaudit.results import AuditResult
 from gpuaudit.rules import catalogue, licensing

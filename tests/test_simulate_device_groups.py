@@ -13,8 +13,8 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from gpuaudit.facts import Facts
 from gpuaudit.inventory import Inventory, Vm
+from gpuaudit.model.facts import Facts
 from gpuaudit.simulation.failures import ClusterModel, simulate_cluster_notes
 from tests.support.checked_estates import scenario_inventory
 

@@ -16,7 +16,7 @@ import yaml
 
 from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory, Vm
-from gpuaudit.policy import Intent, Policy
+from gpuaudit.model.policy import Intent, Policy
 from gpuaudit.report import render_html
 from gpuaudit.report.capacity import build_chart
 from gpuaudit.results import AuditResult

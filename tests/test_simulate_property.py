@@ -36,7 +36,6 @@ from unittest.mock import patch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpuaudit.facts import Facts
 from gpuaudit.inventory import (
     Cluster,
     Datastore,
@@ -50,6 +49,7 @@ from gpuaudit.inventory import (
     VmHostRule,
     VmVmRule,
 )
+from gpuaudit.model.facts import Facts
 from gpuaudit.results import HostFailure
 from gpuaudit.simulation.failures import ClusterModel, simulate_cluster
 

@@ -22,8 +22,8 @@ import json
 import pytest
 
 from gpuaudit.check import run_checks
-from gpuaudit.facts import Facts
 from gpuaudit.inventory import Inventory
+from gpuaudit.model.facts import Facts
 from gpuaudit.plan.stranded import gpu_stranded, stranded_all
 from gpuaudit.report.json_report import from_json_data, render_json, report_schema
 from gpuaudit.report.workbook import audit_tables

@@ -31,7 +31,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from gpuaudit.facts import Facts
 from gpuaudit.inventory import Vm
 from gpuaudit.kubernetes.model import (
     ACTIVE_PHASES,
@@ -47,6 +46,7 @@ from gpuaudit.kubernetes.model import (
     Requirement,
     Toleration,
 )
+from gpuaudit.model.facts import Facts
 
 SEARCH_BUDGET = 200_000  # search nodes visited per host loss before giving up the proof
 

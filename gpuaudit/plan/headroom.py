@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gpuaudit.facts import Facts, vm_memory_need_mb, vm_reserved_mb
 from gpuaudit.inventory import Cluster, GpuAttachment, Vm
+from gpuaudit.model.facts import Facts, vm_memory_need_mb, vm_reserved_mb
 from gpuaudit.results import PASSTHROUGH, ClusterHeadroom, Headroom
 from gpuaudit.simulation.failures import (
     UNLIMITED,

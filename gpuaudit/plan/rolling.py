@@ -17,8 +17,8 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 
-from gpuaudit.facts import Facts
 from gpuaudit.inventory import Cluster, GpuAttachment, Host, Inventory
+from gpuaudit.model.facts import Facts
 from gpuaudit.plan.maintenance import readiness
 from gpuaudit.results import MOVED, ClusterRolling, HostMaintenance, RollingStep
 from gpuaudit.rules.registry import Context

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gpuaudit.facts import Facts
 from gpuaudit.inventory import Cluster
+from gpuaudit.model.facts import Facts
 from gpuaudit.results import ClusterStranded, GpuStranded
 from gpuaudit.simulation import sharing
 from gpuaudit.simulation.failures import ClusterModel, Slot, _demand

@@ -24,7 +24,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 
-from gpuaudit.facts import Facts
 from gpuaudit.inventory import (
     AdmissionControl,
     Cluster,
@@ -38,9 +37,10 @@ from gpuaudit.inventory import (
     VmVmRule,
 )
 from gpuaudit.knowledge import catalog
+from gpuaudit.model.facts import Facts
+from gpuaudit.model.policy import Policy
 from gpuaudit.plan.maintenance import readiness
 from gpuaudit.plan.rolling import _moved  # the inventory after vMotions, as rolling sees it
-from gpuaudit.policy import Policy
 from gpuaudit.results import (
     MOVED,
     AuditResult,

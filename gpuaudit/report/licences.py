@@ -13,9 +13,9 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from gpuaudit import facts as F
-from gpuaudit.facts import vm_edition
 from gpuaudit.inventory import Inventory
+from gpuaudit.model import facts as F
+from gpuaudit.model.facts import vm_edition
 from gpuaudit.results import Finding
 
 PASSTHROUGH_NOTE = (

@@ -25,9 +25,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuaudit import facts as F
 from gpuaudit.inventory import Cluster
-from gpuaudit.policy import Intent
+from gpuaudit.model import facts as F
+from gpuaudit.model.policy import Intent
 from gpuaudit.results import Severity, severity_rank
 from gpuaudit.rules import scopes, sources
 from gpuaudit.rules.kubernetes import n_plus_one

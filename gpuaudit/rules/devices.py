@@ -7,10 +7,10 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from gpuaudit import facts as F
 from gpuaudit.inventory import GpuAttachment, Vm
 from gpuaudit.knowledge import catalog, evc, vgpu_types
 from gpuaudit.knowledge.vgpu_types import BoardFacts
+from gpuaudit.model import facts as F
 from gpuaudit.results import Reference
 from gpuaudit.rules import scopes, sources
 from gpuaudit.rules.registry import Context, Outcome, name_few, not_proven, rule

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from gpuaudit import facts as F
 from gpuaudit.inventory import Cluster
 from gpuaudit.knowledge import releases as R
+from gpuaudit.model import facts as F
 from gpuaudit.rules import scopes
 from gpuaudit.rules.registry import Context, Outcome, rule
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gpuaudit import facts as F
 from gpuaudit.inventory import Host, Vm
+from gpuaudit.model import facts as F
 from gpuaudit.results import Severity
 from gpuaudit.rules import scopes, sources
 from gpuaudit.rules.registry import Context, Outcome, rule

@@ -7,8 +7,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gpuaudit import facts as F
 from gpuaudit.inventory import Cluster, Vm
+from gpuaudit.model import facts as F
 from gpuaudit.results import Severity
 from gpuaudit.rules import scopes, sources
 from gpuaudit.rules.design import classify_all

@@ -7,11 +7,11 @@ import re
 from datetime import date
 from fnmatch import fnmatchcase
 
-from gpuaudit import facts as F
-from gpuaudit.facts import UNKNOWN_EDITION, vm_edition
 from gpuaudit.inventory import Host, Licence, Vm
 from gpuaudit.knowledge import catalog
-from gpuaudit.policy import LicensingPolicy
+from gpuaudit.model import facts as F
+from gpuaudit.model.facts import UNKNOWN_EDITION, vm_edition
+from gpuaudit.model.policy import LicensingPolicy
 from gpuaudit.results import Severity
 from gpuaudit.rules import scopes, sources
 from gpuaudit.rules.registry import Context, Outcome, rule

@@ -7,7 +7,7 @@ host (``Context.maintenance``): which GPU VMs DRS moves, powers off, or leaves b
 from __future__ import annotations
 
 from gpuaudit.inventory import Cluster, Host
-from gpuaudit.policy import Intent
+from gpuaudit.model.policy import Intent
 from gpuaudit.results import BLOCKING, POWERED_OFF, HostMaintenance
 from gpuaudit.rules import scopes, sources
 from gpuaudit.rules.drs import REFERENCES

@@ -7,9 +7,9 @@ the rules then examine nothing rather than fail every host.
 
 from __future__ import annotations
 
-from gpuaudit import facts as F
 from gpuaudit.inventory import Gpu, Host
 from gpuaudit.knowledge import catalog
+from gpuaudit.model import facts as F
 from gpuaudit.rules import scopes, sources
 from gpuaudit.rules.registry import Context, Outcome, rule
 from gpuaudit.rules.scopes import HostGpu

@@ -36,9 +36,9 @@ from gpuaudit.results import (
 )
 
 if TYPE_CHECKING:
-    from gpuaudit.facts import Facts
     from gpuaudit.kubernetes.model import KubernetesReport
-    from gpuaudit.policy import Policy
+    from gpuaudit.model.facts import Facts
+    from gpuaudit.model.policy import Policy
     from gpuaudit.simulation.failures import Simulated
 
 _ID = re.compile(r"^[A-Z][A-Z0-9]*-\d{2}$")  # HA-01, K8S-01

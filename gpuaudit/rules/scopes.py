@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from gpuaudit import facts as F
 from gpuaudit.inventory import Cluster, Datastore, Gpu, Host, Inventory, VCenter, Vm
+from gpuaudit.model import facts as F
 from gpuaudit.rules.registry import Context, Scope, Where
 
 VCENTER = "vCenter"  # the object name of a finding on the vCenter

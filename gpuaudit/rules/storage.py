@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gpuaudit import facts as F
 from gpuaudit.inventory import Datastore, Host, LunPath, StorageAdapter
+from gpuaudit.model import facts as F
 from gpuaudit.rules import scopes, sources
 from gpuaudit.rules.registry import Context, Outcome, rule
 

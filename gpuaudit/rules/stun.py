@@ -27,10 +27,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpuaudit import facts as F
 from gpuaudit.inventory import Cluster, GpuAttachment, Host, Vm
 from gpuaudit.knowledge import catalog
 from gpuaudit.knowledge import releases as R
+from gpuaudit.model import facts as F
 from gpuaudit.results import Reference
 from gpuaudit.rules import scopes, sources, vmotion
 from gpuaudit.rules.drs import DEFAULT_STUN_TOLERATED_S, REFERENCES, STUN_TOLERATED

@@ -8,9 +8,9 @@ a gap instead, and these rules then give no verdict.
 
 from __future__ import annotations
 
-from gpuaudit import facts as F
 from gpuaudit.inventory import VGPU_MANAGER_CALL, VGPU_MANAGER_PRIVILEGE, Cluster, Host
 from gpuaudit.knowledge import branches as B
+from gpuaudit.model import facts as F
 from gpuaudit.rules import scopes, sources
 from gpuaudit.rules.drift import listed, spread
 from gpuaudit.rules.registry import Context, Outcome, not_proven, rule

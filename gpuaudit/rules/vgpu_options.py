@@ -15,8 +15,8 @@ migrated", 6.5.2.3).
 
 from __future__ import annotations
 
-from gpuaudit import facts as F
 from gpuaudit.inventory import Vm
+from gpuaudit.model import facts as F
 from gpuaudit.results import Reference
 from gpuaudit.rules import scopes, sources
 from gpuaudit.rules.registry import Context, Outcome, name_few, not_proven, rule

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from gpuaudit import facts as F
 from gpuaudit.inventory import VGPU_MANAGER_PRIVILEGE, Cluster, Host, VCenter, Vm
 from gpuaudit.knowledge import branches as B
 from gpuaudit.knowledge import releases as R
+from gpuaudit.model import facts as F
 from gpuaudit.rules import scopes, sources
 from gpuaudit.rules.registry import Context, Outcome, name_few, not_proven, rule
 

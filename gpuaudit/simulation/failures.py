@@ -11,7 +11,7 @@ could be restarted by hand (``manual_tolerates`` gives that N+k).
 A placement is valid only if the target host has the memory for the VM: the
 reservations of the VMs powered on there and of those restarted onto it, plus
 their overhead, within the host's memory less the hypervisor's share (the
-estimate of gpuaudit.facts, after VMware's "vSphere Resource Management",
+estimate of gpuaudit.model.facts, after VMware's "vSphere Resource Management",
 "Overhead Memory on Virtual Machines"); a host whose memory size is unknown is
 not checked, and the notes say so. The target host must also mount and access
 all the VM's datastores and, per GPU device of the VM:
@@ -108,7 +108,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from gpuaudit.facts import (
+from gpuaudit.inventory import Gpu, GpuAttachment, Host, Inventory, Vm
+from gpuaudit.knowledge import catalog
+from gpuaudit.model.facts import (
     PRIORITIES,
     SHARED_DIRECT,
     Facts,
@@ -119,8 +121,6 @@ from gpuaudit.facts import (
     host_vm_memory_mb,
     vm_memory_need_mb,
 )
-from gpuaudit.inventory import Gpu, GpuAttachment, Host, Inventory, Vm
-from gpuaudit.knowledge import catalog
 from gpuaudit.results import ClusterSimulation, GpuSlots, HostFailure, Placement, SpareCapacity
 from gpuaudit.simulation import device_groups, sharing
 from gpuaudit.simulation.placement_rules import HostRule, PlacementRules

@@ -15,9 +15,9 @@ from typing import Any
 
 import yaml
 
-from gpuaudit import facts as F
 from gpuaudit.inventory import Gpu, Inventory
 from gpuaudit.knowledge import catalog
+from gpuaudit.model import facts as F
 from gpuaudit.simulation.failures import simulate_cluster
 from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 from pyVmomi import vim
 
-from gpuaudit import facts as F
 from gpuaudit.inventory import Gpu, GpuAttachment, Inventory, Vm
+from gpuaudit.model import facts as F
 from gpuaudit.vsphere.collect.hosts import build_host
 from gpuaudit.vsphere.collect.retrieve import ObjectProps
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from gpuaudit.facts import Facts
 from gpuaudit.inventory import Host, Inventory, Vm
 from gpuaudit.kubernetes.model import Cluster, Node, Pod, Requirement, Taint, Toleration
 from gpuaudit.kubernetes.simulate import analyse, why_not
+from gpuaudit.model.facts import Facts
 
 GPU = "nvidia.com/gpu"
 

@@ -17,10 +17,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpuaudit.facts import Facts
 from gpuaudit.inventory import Host, Inventory, Vm
 from gpuaudit.kubernetes.model import Cluster, Node, Pod, Requirement, Taint, Toleration
 from gpuaudit.kubernetes.simulate import analyse, best_placement
+from gpuaudit.model.facts import Facts
 
 RESOURCES = ["nvidia.com/gpu", "nvidia.com/mig-1g.10gb"]
 HOSTS = ["esx-1", "esx-2", "esx-3"]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from datetime import date
 
-from gpuaudit.facts import Facts
 from gpuaudit.inventory import (
     AdmissionControl,
     Cluster,
@@ -29,7 +28,8 @@ from gpuaudit.inventory import (
     VmotionNic,
 )
 from gpuaudit.knowledge import catalog
-from gpuaudit.policy import Policy
+from gpuaudit.model.facts import Facts
+from gpuaudit.model.policy import Policy
 from gpuaudit.rules.registry import Context
 
 MODELS = {

@@ -1,6 +1,6 @@
 """The policy: design intent per cluster, waivers and severity overrides.
 
-Plain data the rules read. gpuaudit.policy_file reads it from a policy file
+Plain data the rules read. gpuaudit.model.policy_file reads it from a policy file
 (docs/policy.md describes the format); this module knows nothing of files or of
 the rule catalogue.
 """

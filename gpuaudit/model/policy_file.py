@@ -1,4 +1,4 @@
-"""Reading a policy file (docs/policy.md) into a gpuaudit.policy.Policy.
+"""Reading a policy file (docs/policy.md) into a gpuaudit.model.policy.Policy.
 
 Loading is strict: an unknown key, a wrong type or an invalid date raises
 PolicyError naming the file and line, so that a misspelt key is never silently
@@ -16,7 +16,7 @@ from typing import Annotated, Any, cast
 from pydantic import AfterValidator, BeforeValidator, Field, ValidationInfo
 
 from gpuaudit.common.yamlread import Day, InputFileError, InputModel, Text, YamlReader, problem
-from gpuaudit.policy import (
+from gpuaudit.model.policy import (
     MAX_RESTART_MINUTES,
     MONITORING_LIMITS,
     PASSTHROUGH_EDITIONS,
@@ -74,7 +74,7 @@ def _limit(key: str) -> Any:
 
 
 class IntentSection(InputModel):
-    """The fields of gpuaudit.policy.Intent; only those given override its defaults."""
+    """The fields of gpuaudit.model.policy.Intent; only those given override its defaults."""
 
     stateless: bool = Intent.stateless
     max_restart_minutes: float = Field(
