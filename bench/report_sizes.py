@@ -48,7 +48,7 @@ def measure(result: AuditResult, formats: tuple[str, ...] = FORMATS) -> dict[str
 
 
 def _max_result(fraction: float) -> AuditResult:
-    from gpuaudit.check import run_checks
+    from gpuaudit.verdict.check import run_checks
     from tests.lab.expected import expected_inventory
     from tests.lab.generate import generate_max
     from tests.lab.scenario import normalise

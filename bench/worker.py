@@ -141,8 +141,8 @@ def _server(args: dict[str, Any]) -> Any:
 
 def run_gpuaudit(args: dict[str, Any]) -> dict[str, Any]:
     """connect, collect, check (with the simulation) and every report format."""
-    from gpuaudit.check import run_checks
     from gpuaudit.report import write_reports
+    from gpuaudit.verdict.check import run_checks
     from gpuaudit.vsphere import connect
     from gpuaudit.vsphere.collect import collect
 

@@ -27,9 +27,9 @@ from rich.text import Text
 
 from gpuaudit.common.progress import Step
 from gpuaudit.common.terminal import printable
-from gpuaudit.judgement import verdict_line
 from gpuaudit.outcome import Summary
 from gpuaudit.results import ScanHistory, severity_rank
+from gpuaudit.verdict.judgement import verdict_line
 
 if TYPE_CHECKING:
     from gpuaudit.fleet import TargetOutcome

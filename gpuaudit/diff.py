@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpuaudit.changes import WAIVED, change
 from gpuaudit.common.files import read_json
 from gpuaudit.common.terminal import printable, printable_lines
 from gpuaudit.results import OPEN_STATUSES, SEVERITIES
+from gpuaudit.verdict.changes import WAIVED, change
 
 Key = tuple[str, str]
 
@@ -34,7 +34,7 @@ class InventoryChange:
 @dataclass
 class ReportDiff:
     # Open: failed, or not proven (unwaived either way); each finding classified as
-    # every comparison classifies it (gpuaudit.changes).
+    # every comparison classifies it (gpuaudit.verdict.changes).
     new: list[dict[str, Any]] = field(default_factory=list)  # open now, absent or passing before
     resolved: list[dict[str, Any]] = field(default_factory=list)  # open before, passing or gone
     newly_waived: list[dict[str, Any]] = field(default_factory=list)  # open before, waived now
@@ -76,9 +76,9 @@ def load_side(path: str | Path) -> dict[str, Any]:
             raise DiffInputError(f"{path}: not a usable gpuaudit JSON report: {problem}")
         return data
     if isinstance(data, dict) and "schema_version" in data:
-        from gpuaudit.check import run_checks
         from gpuaudit.inventory import Inventory, InventoryError
         from gpuaudit.report import render_json
+        from gpuaudit.verdict.check import run_checks
 
         try:
             inventory = Inventory.from_dict(data)

@@ -7,9 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gpuaudit.changes import WAIVED, change
 from gpuaudit.common.files import read_json
-from gpuaudit.judgement import NEVER, judge
 from gpuaudit.results import (
     NOTICE,
     OPEN_STATUSES,
@@ -22,6 +20,8 @@ from gpuaudit.results import (
     severity_rank,
 )
 from gpuaudit.rules.data import NOTHING_EXAMINED
+from gpuaudit.verdict.changes import WAIVED, change
+from gpuaudit.verdict.judgement import NEVER, judge
 
 if TYPE_CHECKING:  # the report package is slow to import: the command line starts without it
     from gpuaudit.report.actions import TopAction
@@ -138,7 +138,7 @@ class Summary:
 
 
 def verdict(summary: Summary) -> str:
-    """PASS, FAIL or NOT PROVEN: the job's one verdict (gpuaudit.judgement), in the
+    """PASS, FAIL or NOT PROVEN: the job's one verdict (gpuaudit.verdict.judgement), in the
     words of the console's last line."""
     return VERDICT_WORDS[summary.judgement.verdict]
 
@@ -160,7 +160,7 @@ def summarise(
     waived_before: Collection[tuple[str, str]] = (),
 ) -> Summary:
     """The console's and the notifications' summary; the verdict is the result's
-    judgement (gpuaudit.judgement), computed here only when the result has none.
+    judgement (gpuaudit.verdict.judgement), computed here only when the result has none.
     ``waived_before``: the (rule, object) pairs waived in the baseline."""
     judgement = result.judgement or judge(result, fail_on, known)
     summary = Summary(threshold=fail_on, designs=dict(result.designs), judgement=judgement)

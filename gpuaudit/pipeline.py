@@ -25,9 +25,9 @@ from gpuaudit.errors import (
     exit_code,
 )
 from gpuaudit.inventory import Inventory
-from gpuaudit.judgement import judge, nothing_examined
 from gpuaudit.outcome import Summary, baseline_statuses, failed_keys, summarise, with_status
 from gpuaudit.results import AuditResult, PlanComparison
+from gpuaudit.verdict.judgement import judge, nothing_examined
 from gpuaudit.vsphere import connect
 from gpuaudit.vsphere import obtain as sources
 
@@ -349,7 +349,7 @@ def check(
     progress: Progress | None = None,
     kubernetes: Sequence[KubernetesCluster] = (),
 ) -> AuditResult:
-    from gpuaudit.check import run_checks
+    from gpuaudit.verdict.check import run_checks
 
     with during("checking the inventory"):
         result = run_checks(inventory, policy, progress=progress, kubernetes=kubernetes)
@@ -450,8 +450,8 @@ def plan(
     make worse, and every report of it states that verdict.
     Raises InputError (a change file's mistakes, with file:line), ConnectionFailed or
     ReportWriteError."""
-    from gpuaudit.change_file import ChangeFileError, load_changes
     from gpuaudit.plan import whatif
+    from gpuaudit.plan.change_file import ChangeFileError, load_changes
 
     say = progress or (lambda _m: None)
     with during("reading the policy"):
@@ -484,7 +484,7 @@ def plan(
 
 
 def _checked(inventory: Inventory, policy: Policy | None, source: str | None) -> AuditResult:
-    from gpuaudit.check import run_checks
+    from gpuaudit.verdict.check import run_checks
 
     with during("checking the inventory"):
         result = run_checks(inventory, policy, plans=True)

@@ -1,6 +1,6 @@
 """What a check produces: the rule catalogue, findings, and the failover simulation.
 
-The checker (gpuaudit.check) turns an Inventory into an AuditResult; every
+The checker (gpuaudit.verdict.check) turns an Inventory into an AuditResult; every
 renderer (gpuaudit.report) reads only an AuditResult. Like the inventory, these
 are plain dataclasses that serialise to JSON.
 """
@@ -424,7 +424,7 @@ class ScanHistory:
     new: list[FindingRef] = field(default_factory=list)  # failed now, not at the last scan
     # Open then (failed or not proven), passing or gone now.
     resolved: list[FindingRef] = field(default_factory=list)
-    # Open then, waived now: accepted, not resolved (gpuaudit.changes).
+    # Open then, waived now: accepted, not resolved (gpuaudit.verdict.changes).
     newly_waived: list[FindingRef] = field(default_factory=list)
     # Waived then, open now: its waiver expired or was withdrawn.
     waiver_expired: list[FindingRef] = field(default_factory=list)
@@ -445,7 +445,7 @@ def baseline_key(rule: str, obj: str) -> str:
 
 @dataclass
 class Judgement:
-    """The job's one verdict, computed once (gpuaudit.judgement); every output states it."""
+    """The job's one verdict, computed once (gpuaudit.verdict.judgement); every output states it."""
 
     verdict: Verdict
     fail_on: str  # a severity, or "never"
@@ -492,7 +492,7 @@ class AuditResult:
     # One section per Kubernetes cluster given (scan --kubernetes); empty without one.
     kubernetes: list[KubernetesReport] = field(default_factory=list)
     # The job's verdict under --fail-on and the baseline; None: rendered on its own,
-    # where every failure counts (gpuaudit.judgement.judgement_of).
+    # where every failure counts (gpuaudit.verdict.judgement.judgement_of).
     judgement: Judgement | None = None
     # One per cluster with GPU VMs: each host's maintenance readiness.
     maintenance: list[ClusterMaintenance] = field(default_factory=list)

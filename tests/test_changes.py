@@ -11,13 +11,13 @@ import pytest
 from click.testing import CliRunner
 
 from gpuaudit import history
-from gpuaudit.changes import change
 from gpuaudit.cli import main
 from gpuaudit.console import since_last_scan
 from gpuaudit.diff import diff_reports, format_text
 from gpuaudit.report.actions import finding_id
 from gpuaudit.report.json_report import render_json
 from gpuaudit.results import AuditResult, Finding
+from gpuaudit.verdict.changes import change
 from tests.support.history_tools import demo_result
 
 

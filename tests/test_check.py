@@ -10,11 +10,11 @@ from datetime import date, datetime
 import pytest
 
 import gpuaudit
-from gpuaudit.check import run_checks
 from gpuaudit.model.policy_file import parse_policy
 from gpuaudit.rules import catalogue, registry
 from gpuaudit.rules.registry import Context, RuleSpec, Verdict
 from gpuaudit.simulation import failures as simulate
+from gpuaudit.verdict.check import run_checks
 from tests.support.builders import healthy, passthrough_estate
 
 RULE_IDS = [r.id for r in catalogue()]
@@ -57,7 +57,7 @@ def test_a_rule_that_raises_is_recorded_and_the_audit_goes_on(
     specs = registry.registered()
     spec = next(s for s in specs if s.rule.id == "HA-02")
     patched = [RuleSpec(spec.rule, broken) if s is spec else s for s in specs]
-    monkeypatch.setattr("gpuaudit.check.specs", lambda: patched)
+    monkeypatch.setattr("gpuaudit.verdict.check.specs", lambda: patched)
     result = run_checks(healthy().inv)
     assert [(e.rule, e.error) for e in result.errors] == [("HA-02", "RuntimeError: boom")]
     assert not any(f.rule == "HA-02" for f in result.findings)
@@ -68,7 +68,7 @@ def test_a_simulation_that_raises_is_recorded(monkeypatch: pytest.MonkeyPatch) -
     def broken(*args: object) -> None:
         raise ValueError("no")
 
-    monkeypatch.setattr("gpuaudit.check.simulate_cluster_notes", broken)
+    monkeypatch.setattr("gpuaudit.verdict.check.simulate_cluster_notes", broken)
     result = run_checks(healthy().inv)
     assert [e.rule for e in result.errors] == ["simulation"]
     assert result.simulations == []

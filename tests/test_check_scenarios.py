@@ -20,12 +20,12 @@ from typing import Any
 
 import pytest
 
-from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory
 from gpuaudit.model.policy import Policy
 from gpuaudit.model.policy_file import parse_policy
 from gpuaudit.results import AuditResult
 from gpuaudit.rules import catalogue
+from gpuaudit.verdict.check import run_checks
 
 RULE_IDS = [r.id for r in catalogue()]
 

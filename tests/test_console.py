@@ -21,11 +21,11 @@ import pytest
 from click.testing import CliRunner, Result
 
 from gpuaudit import console
-from gpuaudit.check import run_checks
 from gpuaudit.cli import main
 from gpuaudit.common.progress import Step
 from gpuaudit.outcome import FailedRule, Summary
 from gpuaudit.results import SEVERITIES, Judgement
+from gpuaudit.verdict.check import run_checks
 from gpuaudit.vsphere import obtain
 from tests.test_cli_globals import as_a_process
 

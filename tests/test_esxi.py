@@ -18,11 +18,11 @@ import pytest
 from click.testing import CliRunner
 from pyVmomi import vim
 
-from gpuaudit.check import run_checks
 from gpuaudit.cli import main
 from gpuaudit.inventory import Inventory
 from gpuaudit.results import AuditResult
 from gpuaudit.rules import catalogue
+from gpuaudit.verdict.check import run_checks
 from gpuaudit.vsphere import connect, obtain
 from gpuaudit.vsphere.collect import collect
 from gpuaudit.vsphere.collect.managers import read_managers

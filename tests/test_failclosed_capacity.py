@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory
 from gpuaudit.results import AuditResult
 from gpuaudit.simulation.failures import simulate_cluster
+from gpuaudit.verdict.check import run_checks
 from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES
 from tests.lab.scenario import load_scenario

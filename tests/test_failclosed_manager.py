@@ -31,9 +31,9 @@ from typing import Any
 
 import pytest
 
-from gpuaudit.check import run_checks
 from gpuaudit.inventory import Gap, Inventory
 from gpuaudit.results import Finding
+from gpuaudit.verdict.check import run_checks
 from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES, SCENARIOS
 from tests.lab.expected import expected_inventory

@@ -26,9 +26,9 @@ from datetime import date
 
 import pytest
 
-from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory
 from gpuaudit.results import Finding
+from gpuaudit.verdict.check import run_checks
 from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES, SCENARIOS
 from tests.lab.expected import expected_inventory

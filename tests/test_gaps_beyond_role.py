@@ -8,9 +8,9 @@ it and passes, the other findings on the host stay certain, and the report is co
 
 from __future__ import annotations
 
-from gpuaudit import check
 from gpuaudit.inventory import Gap, Inventory
 from gpuaudit.report.summary import summarize
+from gpuaudit.verdict import check
 from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES, SCENARIOS
 from tests.lab.scenario import load_scenario

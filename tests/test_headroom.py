@@ -13,7 +13,6 @@ import json
 
 import pytest
 
-from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory, ProfileCapacity
 from gpuaudit.knowledge import catalog
 from gpuaudit.model.facts import Facts
@@ -24,6 +23,7 @@ from gpuaudit.report.json_report import from_json_data, render_json, report_sche
 from gpuaudit.report.workbook import audit_tables
 from gpuaudit.results import PASSTHROUGH, AuditResult
 from gpuaudit.simulation.failures import ClusterModel
+from gpuaudit.verdict.check import run_checks
 from tests.support.builders import Estate
 from tests.test_maintenance_scenario import checkout_section
 

@@ -1,4 +1,4 @@
-"""gpuaudit/judgement.py: the job's one verdict, worked out by hand.
+"""gpuaudit/verdict/judgement.py: the job's one verdict, worked out by hand.
 
 The rules, from the module's and docs/scheduling.md's words: a finding counts when it
 is open (failed or not proven), at or above --fail-on and, with a baseline, new. A
@@ -12,8 +12,8 @@ from __future__ import annotations
 import pytest
 
 from gpuaudit.inventory import Inventory
-from gpuaudit.judgement import judge, judgement_of, nothing_examined
 from gpuaudit.results import AuditResult, Finding, Judgement, Severity, Status
+from gpuaudit.verdict.judgement import judge, judgement_of, nothing_examined
 
 
 def finding(rule: str, obj: str, status: Status, severity: Severity) -> Finding:
@@ -165,13 +165,13 @@ def test_a_report_rendered_on_its_own_counts_every_open_finding() -> None:
 def test_the_verdict_line_scan_and_plan_print(
     verdict: str, fail_on: str, nothing: bool, new: str, what: str, line: str
 ) -> None:
-    from gpuaudit.judgement import verdict_line
+    from gpuaudit.verdict.judgement import verdict_line
 
     assert verdict_line(verdict, fail_on, nothing, new, what) == line  # type: ignore[arg-type]
 
 
 def test_the_findings_that_count_are_open_at_or_above_fail_on_and_not_in_the_baseline() -> None:
-    from gpuaudit.judgement import counted
+    from gpuaudit.verdict.judgement import counted
 
     new_high = finding("HA-05", "vm-a", "fail", "high")
     old_high = finding("HA-05", "vm-b", "fail", "high")  # open in the baseline
@@ -192,7 +192,7 @@ def test_the_findings_that_count_are_open_at_or_above_fail_on_and_not_in_the_bas
 
 
 def test_the_verdict_line_without_a_baseline_or_changes_names_neither() -> None:
-    from gpuaudit.judgement import verdict_line
+    from gpuaudit.verdict.judgement import verdict_line
 
     assert verdict_line("fail", "high", False) == "FAIL: findings at or above high"
     assert verdict_line("pass", "high", False) == "PASS: nothing at or above high"

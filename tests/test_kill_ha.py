@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuaudit.check import run_checks
 from gpuaudit.inventory import HOST_AGENT, AdmissionControl, GpuAttachment
 from gpuaudit.model.policy import ClusterPolicy, Policy
 from gpuaudit.rules import ha
 from gpuaudit.rules.registry import Outcome
+from gpuaudit.verdict.check import run_checks
 from tests.support.builders import Estate, context, healthy, passthrough_estate
 
 

@@ -67,9 +67,9 @@ def test_the_import_contracts_hold() -> None:
         ),
         (
             "rules/ha.py",
-            "from gpuaudit import check",
+            "from gpuaudit.verdict import check",
             "The pipeline runs one way",
-            "gpuaudit.rules.ha -> gpuaudit.check",
+            "gpuaudit.rules.ha -> gpuaudit.verdict.check",
         ),
         (
             "vsphere/collect/vms.py",

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from gpuaudit.check import run_checks
 from gpuaudit.inventory import Cluster, Host, Inventory, Vm
 from gpuaudit.model.facts import Facts
 from gpuaudit.model.policy import Intent, Policy
 from gpuaudit.results import AuditResult
 from gpuaudit.rules.maintenance import maintenance_stops, must_stay_up, no_clean_host
 from gpuaudit.rules.registry import Context, Outcome
+from gpuaudit.verdict.check import run_checks
 from tests.test_check_scenarios import load, maintenance_policy
 
 SCENARIO = Path(__file__).resolve().parent / "scenarios" / "maintenance.yaml"

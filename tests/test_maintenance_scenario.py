@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory
 from gpuaudit.report import html
 from gpuaudit.report.html import render_html
 from gpuaudit.report.json_report import from_json_data, render_json, report_schema
 from gpuaudit.report.workbook import audit_tables
 from gpuaudit.results import AuditResult
+from gpuaudit.verdict.check import run_checks
 from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES
 from tests.test_check_scenarios import maintenance_policy

@@ -21,7 +21,6 @@ import openpyxl
 import pytest
 
 from gpuaudit import history
-from gpuaudit.check import run_checks
 from gpuaudit.console import print_summary
 from gpuaudit.diff import diff_reports, format_text
 from gpuaudit.errors import ExitCode, exit_code
@@ -33,6 +32,7 @@ from gpuaudit.report.json_report import report_schema
 from gpuaudit.results import ClusterSimulation, Finding
 from gpuaudit.rules import catalogue, registry
 from gpuaudit.rules.registry import Context, RuleSpec, Verdict, not_proven
+from gpuaudit.verdict.check import run_checks
 from tests.support.builders import healthy
 from tests.support.fleet_targets import fleet_target
 from tests.support.small_report import small_result
@@ -70,7 +70,7 @@ def patched(monkeypatch: pytest.MonkeyPatch, verdicts: list[Verdict]) -> None:
     specs = registry.registered()
     spec = next(s for s in specs if s.rule.id == "HA-02")
     monkeypatch.setattr(
-        "gpuaudit.check.specs",
+        "gpuaudit.verdict.check.specs",
         lambda: [RuleSpec(spec.rule, check) if s is spec else s for s in specs],
     )
 

@@ -24,13 +24,13 @@ import openpyxl
 import pytest
 from pyVmomi import vim
 
-from gpuaudit.check import run_checks
 from gpuaudit.cli import Duration
 from gpuaudit.inventory import Gpu, Host, Inventory, Licence
 from gpuaudit.model.policy import LicensingPolicy
 from gpuaudit.report import render_html, render_json, render_junit, render_xlsx, report_schema
 from gpuaudit.results import AuditResult
 from gpuaudit.rules.licensing import licence_problems, vgpu_allowance
+from gpuaudit.verdict.check import run_checks
 from gpuaudit.vsphere import cassette, connect, obtain
 from gpuaudit.vsphere.collect import collect
 from gpuaudit.vsphere.collect.managers import ManagerProps

@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner, Result
 
 from gpuaudit import pipeline
-from gpuaudit.change_file import ChangeFileError, parse_changes
 from gpuaudit.cli import main
 from gpuaudit.pipeline import PlanOutcome
+from gpuaudit.plan.change_file import ChangeFileError, parse_changes
 from gpuaudit.plan.whatif import AddHosts, SetHa
 from gpuaudit.report.html import render_html
 from gpuaudit.report.workbook import audit_tables

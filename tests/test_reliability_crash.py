@@ -13,12 +13,13 @@ import click
 import pytest
 from click.testing import CliRunner, Result
 
-from gpuaudit import check, crash, notify
+from gpuaudit import crash, notify
 from gpuaudit.cli import main
 from gpuaudit.console import Console
 from gpuaudit.errors import ExitCode
 from gpuaudit.history import Store
 from gpuaudit.report import RENDERERS
+from gpuaudit.verdict import check
 from gpuaudit.vsphere import obtain
 
 LINE = re.compile(

@@ -20,10 +20,10 @@ import openpyxl
 import pytest
 from click.testing import CliRunner, Result
 
-from gpuaudit.check import run_checks
 from gpuaudit.cli import main
 from gpuaudit.errors import ExitCode
 from gpuaudit.inventory import Datastore, Inventory
+from gpuaudit.verdict.check import run_checks
 from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES, SCENARIOS
 from tests.lab.scenario import load_scenario

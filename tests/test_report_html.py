@@ -245,7 +245,7 @@ def test_a_long_host_name_is_cut_in_the_panel_title_not_the_restart_kind() -> No
 def test_each_host_and_gpu_is_drawn_once_in_its_cluster_card() -> None:
     # Eight clusters of 16 hosts, one L4 and one vGPU VM on each: near-identical
     # cards, each with a worst single-host failure whose VM restarts elsewhere.
-    from gpuaudit.check import run_checks
+    from gpuaudit.verdict.check import run_checks
     from tests.support.builders import Estate
 
     estate = Estate()

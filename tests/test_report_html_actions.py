@@ -19,13 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from gpuaudit.check import run_checks
 from gpuaudit.report import write_reports
 from gpuaudit.report.fleet import render_fleet_html
 from gpuaudit.report.html import render_html, worst_first
 from gpuaudit.report.json_report import dump_json, render_json
 from gpuaudit.report.summary import ClusterSummary
 from gpuaudit.results import AuditResult
+from gpuaudit.verdict.check import run_checks
 from gpuaudit.vsphere import obtain
 from tests.support.large_estate import SCANNED_AT, SERVER, large_estate_result
 from tests.support.report_fixtures import realistic_result

@@ -22,11 +22,11 @@ import jsonschema
 import pytest
 from rfc3986_validator import validate_rfc3986
 
-from gpuaudit.check import run_checks
 from gpuaudit.model.policy_file import parse_policy
 from gpuaudit.report import render_sarif
 from gpuaudit.results import AuditResult
 from gpuaudit.rules import catalogue
+from gpuaudit.verdict.check import run_checks
 from tests.conftest import RECORDED
 from tests.support import checked_estates
 from tests.support.report_fixtures import ALL, HOSTILE

@@ -1,7 +1,7 @@
 """Reports of the lab's recorded estates, checked by the real rules: every format, every reader.
 
 The inventory is replayed from each committed cassette (offline), the verdicts
-come from gpuaudit.check.run_checks: the same path as `gpuaudit scan --replay`.
+come from gpuaudit.verdict.check.run_checks: the same path as `gpuaudit scan --replay`.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from gpuaudit.check import run_checks
 from gpuaudit.report import report_schema, write_reports
 from gpuaudit.results import AuditResult
+from gpuaudit.verdict.check import run_checks
 from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES, RECORDED
 from tests.conftest import SCENARIOS as SCENARIO_FILES

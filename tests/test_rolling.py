@@ -22,11 +22,11 @@ import json
 
 import pytest
 
-from gpuaudit.check import run_checks
 from gpuaudit.inventory import GpuAttachment, Inventory, ProfileCapacity
 from gpuaudit.plan.rolling import EXHAUSTIVE_HOSTS, _after, _moved, rolling_all
 from gpuaudit.report.json_report import from_json_data, render_json, report_schema
 from gpuaudit.results import RollingStep, VmFate
+from gpuaudit.verdict.check import run_checks
 from tests.support.builders import Estate, context
 
 PROFILES = ("grid_l4-8q", "grid_l4-12q")

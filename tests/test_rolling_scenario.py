@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory
 from gpuaudit.plan.rolling import rolling_all
+from gpuaudit.verdict.check import run_checks
 from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES
 from tests.support.builders import context

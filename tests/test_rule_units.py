@@ -11,7 +11,6 @@ from typing import TypeVar
 
 import pytest
 
-from gpuaudit.check import run_checks
 from gpuaudit.inventory import (
     CounterStats,
     DatastoreMount,
@@ -41,6 +40,7 @@ from gpuaudit.rules import (
 )
 from gpuaudit.rules.registry import Context, Outcome, RuleSpec, Verdict, Where, rule
 from gpuaudit.rules.scopes import DatastoreUse, HostGpu
+from gpuaudit.verdict.check import run_checks
 from tests.support.builders import Estate, context, healthy, passthrough_estate
 
 T = TypeVar("T")
@@ -849,7 +849,7 @@ def test_a_per_object_rule_that_raises_on_one_object_is_recorded_and_the_audit_g
     specs = registry.registered()
     spec = next(s for s in specs if s.rule.id == "GPU-03")
     patched = [RuleSpec(spec.rule, fragile, spec.scope) if s is spec else s for s in specs]
-    monkeypatch.setattr("gpuaudit.check.specs", lambda: patched)
+    monkeypatch.setattr("gpuaudit.verdict.check.specs", lambda: patched)
     result = run_checks(healthy().inv)
     assert [(e.rule, e.error) for e in result.errors] == [("GPU-03", "KeyError: 'v2'")]
     assert not any(f.rule == "GPU-03" for f in result.findings)

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from gpuaudit.check import run_checks
 from gpuaudit.inventory import Gap, Inventory, LunPath, StorageAdapter
 from gpuaudit.model.policy import Intent, Policy
 from gpuaudit.results import CATEGORIES, SEVERITIES
 from gpuaudit.rules import catalogue
+from gpuaudit.verdict.check import run_checks
 from tests.support.builders import Estate, healthy, passthrough_estate
 
 REQUIRED = [

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from gpuaudit.check import run_checks
 from gpuaudit.inventory import LunPath
 from gpuaudit.model.policy import Policy
 from gpuaudit.model.policy_file import parse_policy
 from gpuaudit.results import AuditResult, Finding
 from gpuaudit.rules import catalogue, gpu, ha, storage
 from gpuaudit.rules.scopes import HostGpu
+from gpuaudit.verdict.check import run_checks
 from tests.support.builders import Estate, context, healthy, passthrough_estate
 from tests.test_check_scenarios import TODAY, load
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import date
 
-from gpuaudit.check import run_checks
 from gpuaudit.inventory import Cluster, Datastore, Gap, Host, Inventory, Vm
 from gpuaudit.model.policy_file import parse_policy
 from gpuaudit.results import Finding
 from gpuaudit.rules import catalogue
+from gpuaudit.verdict.check import run_checks
 
 RULE_IDS = [r.id for r in catalogue()]
 

@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 from pyVmomi import vim
 
-from gpuaudit.check import run_checks
 from gpuaudit.inventory import Cluster, ConfigIssue, Host, Inventory
 from gpuaudit.model.facts import Facts
 from gpuaudit.model.policy import Policy
 from gpuaudit.rules import ha_health
 from gpuaudit.rules.registry import Context, Outcome
 from gpuaudit.simulation.failures import simulate_cluster_notes
+from gpuaudit.verdict.check import run_checks
 from gpuaudit.vsphere.collect.hahealth import add_cluster_health, add_host_health
 from gpuaudit.vsphere.collect.retrieve import ObjectProps
 from tests.support.builders import Estate, context, healthy

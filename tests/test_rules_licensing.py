@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory, Licence
 from gpuaudit.model.policy import LicensingPolicy, PassthroughLicence, Policy
 from gpuaudit.model.policy_file import PolicyError, parse_policy
@@ -20,6 +19,7 @@ from gpuaudit.report.licences import licence_summary
 from gpuaudit.results import AuditResult
 from gpuaudit.rules import catalogue, licensing
 from gpuaudit.rules.registry import Outcome
+from gpuaudit.verdict.check import run_checks
 from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES, RECORDED, SCENARIOS
 from tests.support.builders import Estate, context, healthy, passthrough_estate

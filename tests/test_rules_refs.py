@@ -13,7 +13,6 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from gpuaudit.check import run_checks
 from gpuaudit.cli import main
 from gpuaudit.report import write_reports
 from gpuaudit.report.catalogue import BEGIN, END, with_catalogue
@@ -23,6 +22,7 @@ from gpuaudit.report.sarif import render_sarif
 from gpuaudit.report.tables import findings_table
 from gpuaudit.results import AuditResult, Reference
 from gpuaudit.rules import catalogue, registry
+from gpuaudit.verdict.check import run_checks
 from tests.support.builders import healthy
 from tests.support.report_tools import Chromium
 

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from gpuaudit.check import run_checks
 from gpuaudit.inventory import Cluster, Host, Inventory, VmotionNic
 from gpuaudit.knowledge.branches import branch_for
 from gpuaudit.knowledge.releases import Release, esxi_release, vcenter_release
 from gpuaudit.rules import drs, vmotion
 from gpuaudit.rules.registry import Outcome
+from gpuaudit.verdict.check import run_checks
 from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES, SCENARIOS
 from tests.lab.expected import expected_inventory

@@ -14,13 +14,13 @@ from typing import Any
 
 import yaml
 
-from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory, Vm
 from gpuaudit.model.policy import Intent, Policy
 from gpuaudit.report import render_html
 from gpuaudit.report.capacity import build_chart
 from gpuaudit.results import AuditResult
 from gpuaudit.simulation.failures import simulate_cluster, simulate_cluster_notes
+from gpuaudit.verdict.check import run_checks
 from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES
 from tests.support.builders import Estate

@@ -12,12 +12,12 @@ from typing import Any
 
 import yaml
 
-from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory
 from gpuaudit.knowledge import catalog, vgpu_types
 from gpuaudit.knowledge.vgpu_types import BoardFacts
 from gpuaudit.simulation import sharing
 from gpuaudit.simulation.failures import simulate_cluster
+from gpuaudit.verdict.check import run_checks
 from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES
 

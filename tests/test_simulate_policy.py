@@ -20,13 +20,13 @@ from typing import Any
 
 from hypothesis import given
 
-from gpuaudit.check import run_checks
 from gpuaudit.inventory import Gpu, Host, Inventory, Vm
 from gpuaudit.report import render_html
 from gpuaudit.report.summary import summarize
 from gpuaudit.report.tables import failover_table
 from gpuaudit.results import ClusterSimulation
 from gpuaudit.simulation.failures import simulate_cluster
+from gpuaudit.verdict.check import run_checks
 from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES
 from tests.lab.scenario import load_scenario

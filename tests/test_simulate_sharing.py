@@ -14,11 +14,11 @@ from typing import Any
 
 import yaml
 
-from gpuaudit.check import run_checks
 from gpuaudit.inventory import Gpu, Host, Inventory
 from gpuaudit.model.facts import gpu_board
 from gpuaudit.simulation import sharing
 from gpuaudit.simulation.failures import simulate_cluster
+from gpuaudit.verdict.check import run_checks
 from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES
 

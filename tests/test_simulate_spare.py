@@ -11,7 +11,6 @@ import itertools
 from pathlib import Path
 from typing import Any
 
-from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory
 from gpuaudit.report import render_html
 from gpuaudit.report.summary import summarize
@@ -19,6 +18,7 @@ from gpuaudit.report.tables import clusters_table
 from gpuaudit.results import SpareCapacity
 from gpuaudit.rules import catalogue
 from gpuaudit.simulation.failures import profile_family, simulate_cluster
+from gpuaudit.verdict.check import run_checks
 from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES
 from tests.lab.scenario import load_scenario

@@ -21,7 +21,6 @@ import json
 
 import pytest
 
-from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory
 from gpuaudit.model.facts import Facts
 from gpuaudit.plan.stranded import gpu_stranded, stranded_all
@@ -29,6 +28,7 @@ from gpuaudit.report.json_report import from_json_data, render_json, report_sche
 from gpuaudit.report.workbook import audit_tables
 from gpuaudit.results import AuditResult, ClusterStranded
 from gpuaudit.simulation.failures import ClusterModel
+from gpuaudit.verdict.check import run_checks
 from tests.support.builders import Estate
 from tests.test_maintenance_scenario import checkout_section
 

@@ -30,7 +30,7 @@ STRICT = {
     "gpuaudit.common.yamlread",
     "gpuaudit.diff",
     "gpuaudit.model.policy",
-    "gpuaudit.check",
+    "gpuaudit.verdict.check",
     "gpuaudit.rules.*",
     "gpuaudit.report.naming",
     "gpuaudit.report.text",

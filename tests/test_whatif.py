@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import pytest
 
-from gpuaudit.check import run_checks
 from gpuaudit.inventory import (
     Cluster,
     ConfigIssue,
@@ -40,6 +39,7 @@ from gpuaudit.results import (
     Headroom,
 )
 from gpuaudit.simulation.failures import simulate_cluster
+from gpuaudit.verdict.check import run_checks
 from tests.support.builders import Estate, healthy, passthrough_estate
 
 EIGHT = "grid_l4-8q"

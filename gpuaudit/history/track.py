@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 from datetime import UTC, datetime
 
-from gpuaudit.changes import change
 from gpuaudit.common.files import read_json
 from gpuaudit.history.store import (
     CapacityRecord,
@@ -15,7 +14,6 @@ from gpuaudit.history.store import (
     StoredFinding,
     utc_naive,
 )
-from gpuaudit.judgement import judgement_of
 from gpuaudit.report.actions import finding_id
 from gpuaudit.results import (
     NOTICE,
@@ -27,6 +25,8 @@ from gpuaudit.results import (
     ScanHistory,
     TrendPoint,
 )
+from gpuaudit.verdict.changes import change
+from gpuaudit.verdict.judgement import judgement_of
 
 TREND_SCANS = 60  # scans a trend shows at most, the newest
 KEPT = ("fail", "unproven", "waived")  # the statuses the store keeps finding by finding
@@ -97,7 +97,7 @@ def annotate(
     if last is not None:
         history.previous_checked_at = iso(last.checked_at)
         # The same reading as a baseline's, in the words every comparison uses
-        # (gpuaudit.changes): a finding open last time (failed or not proven) is known,
+        # (gpuaudit.verdict.changes): a finding open last time (failed or not proven) is known,
         # so it is not new when it fails now; one only not proven now is not resolved,
         # since nothing shows it passes; one waived now is newly waived, not resolved;
         # one waived then and open now is a waiver expired, not new. A finding only

@@ -1,7 +1,7 @@
 """What-if: planned changes applied to a copy of an inventory, and the two audits compared.
 
 ``apply`` takes an inventory and a list of changes (plain dataclasses, as
-gpuaudit.change_file reads them from YAML) and gives a changed deep copy, with a note for
+gpuaudit.plan.change_file reads them from YAML) and gives a changed deep copy, with a note for
 each thing the change did that the file did not say (a VM moved off a retired host, one
 powered off because nothing takes it). The original is never touched. ``compare`` puts
 two audit results side by side: per cluster the N+k, headroom, the hosts that cannot

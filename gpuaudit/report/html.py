@@ -31,7 +31,6 @@ from markupsafe import Markup
 
 import gpuaudit
 from gpuaudit.common import shipped
-from gpuaudit.judgement import judgement_of
 from gpuaudit.report.actions import finding_id, top_actions
 from gpuaudit.report.age import finding_age, has_ages
 from gpuaudit.report.capacity import build_chart
@@ -43,6 +42,7 @@ from gpuaudit.report.summary import DESIGNS, ClusterSummary, parse_time, summari
 from gpuaudit.report.tables import Table, Value, inventory_tables
 from gpuaudit.report.trends import sparklines, trends
 from gpuaudit.results import CATEGORIES, SEVERITIES, AuditResult, Finding, severity_rank
+from gpuaudit.verdict.judgement import judgement_of
 
 TEMPLATE = "report.html.j2"
 # Cluster cards shown open; the others wait, worst first, behind one click.
@@ -200,7 +200,7 @@ def changes_view(result: AuditResult) -> dict[str, Any] | None:
     None without a history store. ``new_ids`` are the stable ids of the findings
     failed now and not then: each gets a "new" badge, as does an action holding one.
     The findings open then and no more are resolved or newly waived, as the history
-    classifies them (gpuaudit.changes); ``expired`` counts the policy's
+    classifies them (gpuaudit.verdict.changes); ``expired`` counts the policy's
     waivers that have expired, whose findings count again.
     """
     history = result.history

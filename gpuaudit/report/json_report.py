@@ -11,7 +11,6 @@ from typing import Any, BinaryIO
 
 import gpuaudit
 from gpuaudit.inventory import Inventory, InventoryError, _build
-from gpuaudit.judgement import judgement_of
 from gpuaudit.report.actions import finding_id
 from gpuaudit.report.age import finding_age, since_last_scan
 from gpuaudit.report.summary import summarize
@@ -29,6 +28,7 @@ from gpuaudit.results import (
     RuleError,
     Waiver,
 )
+from gpuaudit.verdict.judgement import judgement_of
 
 # Bumped when a field is removed or changes meaning, in the JSON report or in the
 # workbook's columns; adding a field keeps it. 3: the workbook's Findings columns

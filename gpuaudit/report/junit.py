@@ -22,13 +22,13 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 
-from gpuaudit.judgement import judgement_of
 from gpuaudit.report.licences import licence_summary
 from gpuaudit.report.summary import parse_time
 from gpuaudit.report.tables import evidence_text
 from gpuaudit.report.text import one_line, xml_text
 from gpuaudit.results import NOTICE, AuditResult, Finding, Judgement, Rule
 from gpuaudit.rules.data import NOTHING_EXAMINED
+from gpuaudit.verdict.judgement import judgement_of
 
 
 def _el(parent: ET.Element, tag: str, **attrs: str) -> ET.Element:

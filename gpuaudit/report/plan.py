@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gpuaudit.judgement import counted, judgement_of, nothing_examined, verdict_line
 from gpuaudit.report.tables import TEXT, Table, Value, _table
 from gpuaudit.results import AuditResult, ClusterPlan, FindingChange, PlanComparison
+from gpuaudit.verdict.judgement import counted, judgement_of, nothing_examined, verdict_line
 
 ARROW = "->"
 

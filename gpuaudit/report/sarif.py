@@ -25,12 +25,12 @@ from typing import Any
 from urllib.parse import quote
 
 import gpuaudit
-from gpuaudit.judgement import judgement_of
 from gpuaudit.report.actions import finding_id
 from gpuaudit.report.age import finding_age
 from gpuaudit.report.licences import licence_summary
 from gpuaudit.report.summary import parse_time
 from gpuaudit.results import AuditResult, Finding, Judgement, Rule, baseline_key
+from gpuaudit.verdict.judgement import judgement_of
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"critical": "error", "high": "error", "medium": "warning", "low": "note", "info": "note"}

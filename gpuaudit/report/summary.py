@@ -7,7 +7,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gpuaudit.inventory import Host
-from gpuaudit.judgement import judgement_of, nothing_examined
 from gpuaudit.report.licences import LicenceSummary, licence_summary
 from gpuaudit.results import (
     CATEGORIES,
@@ -20,6 +19,7 @@ from gpuaudit.results import (
     Finding,
     SpareCapacity,
 )
+from gpuaudit.verdict.judgement import judgement_of, nothing_examined
 
 BASELINE_STATES: tuple[BaselineState, ...] = ("new", "unchanged", "absent")
 
@@ -55,7 +55,7 @@ class ClusterSummary:
 
 @dataclass
 class Summary:
-    # The job's one verdict (gpuaudit.judgement): "fail" when a failure at or above
+    # The job's one verdict (gpuaudit.verdict.judgement): "fail" when a failure at or above
     # fail_on counts (with a baseline, a new one); else "unproven" when a finding not
     # proven counts; else "pass"
     verdict: str

@@ -17,7 +17,6 @@ from datetime import date, datetime
 from typing import Any
 
 from gpuaudit.inventory import Cluster, Datastore, Gap, Gpu, Host, Inventory, Licence, Vm
-from gpuaudit.judgement import judgement_of
 from gpuaudit.report.age import finding_age, has_ages
 from gpuaudit.report.summary import (
     DESIGNS,
@@ -35,6 +34,7 @@ from gpuaudit.results import (
     HostFailure,
     Rule,
 )
+from gpuaudit.verdict.judgement import judgement_of
 
 # Column types: how a value is stored in the workbook and sorted in the HTML.
 TEXT, INT, FLOAT, BOOL, DATETIME, DATE = "text", "int", "float", "bool", "datetime", "date"

@@ -5,7 +5,7 @@ the vCenter or the inventory. Such a rule names its :class:`Scope` (which object
 is offered, in which order, and how a finding on one is located) and is a function
 of the :class:`Context` and one object that returns an :class:`Outcome`, or None
 when the rule does not apply to that object. :meth:`RuleSpec.verdicts`, which the
-checker (gpuaudit.check) runs, loops over the scope and turns each outcome into a
+checker (gpuaudit.verdict.check) runs, loops over the scope and turns each outcome into a
 :class:`Verdict` on the object.
 
 A rule that compares several objects (HA-05, HA-08, DATA-01) receives the

@@ -8,11 +8,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from gpuaudit.check import run_checks
 from gpuaudit.kubernetes.read import read_cluster
 from gpuaudit.report import write_reports
 from gpuaudit.report.json_report import render_json, report_schema
 from gpuaudit.results import AuditResult
+from gpuaudit.verdict.check import run_checks
 from tests.conftest import SCENARIOS
 from tests.k8s.generate import SCENARIOS as K8S_SCENARIOS
 from tests.k8s.generate import write

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from gpuaudit.check import run_checks
 from gpuaudit.cli import main
 from gpuaudit.kubernetes.read import read_cluster
 from gpuaudit.results import AuditResult, Finding
+from gpuaudit.verdict.check import run_checks
 from tests.conftest import CASSETTES, SCENARIOS
 from tests.k8s.generate import SCENARIOS as K8S_SCENARIOS
 from tests.k8s.generate import load, write

@@ -12,9 +12,9 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from gpuaudit.check import run_checks
 from gpuaudit.inventory import Inventory
 from gpuaudit.results import AuditResult
+from gpuaudit.verdict.check import run_checks
 from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES, SCENARIOS
 from tests.support.large_estate import large_estate_result

@@ -9,8 +9,8 @@ from __future__ import annotations
 from datetime import date
 from functools import lru_cache
 
-from gpuaudit.check import run_checks
 from gpuaudit.results import AuditResult
+from gpuaudit.verdict.check import run_checks
 from tests.lab import generate
 from tests.lab.expected import expected_inventory
 from tests.lab.scenario import normalise

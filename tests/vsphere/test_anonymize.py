@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from gpuaudit.check import run_checks
 from gpuaudit.cli import main
 from gpuaudit.inventory import Inventory
+from gpuaudit.verdict.check import run_checks
 from gpuaudit.vsphere import obtain
 from gpuaudit.vsphere.anonymize import anonymize_cassette
 from tests.conftest import CASSETTES
