@@ -118,7 +118,7 @@ def measure(command: list[str], env: dict[str, str]) -> dict[str, float]:
     }
 
 
-# gpuaudit.fleet's debug line for each target scanned in a process of its own.
+# gpuaudit.jobs.fleet's debug line for each target scanned in a process of its own.
 _TARGET_PEAK = re.compile(r"(\S+): peak (\d+) MiB$", re.MULTILINE)
 
 

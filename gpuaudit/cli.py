@@ -38,7 +38,7 @@ from gpuaudit.cli_config import ENV_PREFIX, OnceOption, config_option
 from gpuaudit.common.terminal import printable
 from gpuaudit.console import Console, colour_allowed
 from gpuaudit.errors import AuditError, ExitCode, InputError, MissingExtra, during, exit_code
-from gpuaudit.outcome import FAIL_ON_CHOICES
+from gpuaudit.jobs.outcome import FAIL_ON_CHOICES
 from gpuaudit.results import SEVERITIES
 from gpuaudit.vsphere import connect, credentials, obtain
 
@@ -272,7 +272,7 @@ def _notify_failure(ctx: click.Context, error: str, status: int) -> None:
     notice = ctx.meta.pop(NOTICE, None)
     if notice is None or not notice.targets:
         return
-    from gpuaudit import notify
+    from gpuaudit.jobs import notify
 
     message = notify.failure_message(notice.server, error, status)
     for failure in notify.send_all(notice.targets, message, notice.deadline):
@@ -352,7 +352,7 @@ class MemorySize(click.ParamType):
     name = "size"
 
     def convert(self, value: Any, param: Any, ctx: Any) -> int:
-        from gpuaudit.fleet_schedule import SizeError, parse_size
+        from gpuaudit.jobs.fleet_schedule import SizeError, parse_size
 
         if isinstance(value, int):
             return value
@@ -557,7 +557,7 @@ def output_dir_option(help_text: str) -> Callable[[Callable[..., Any]], Callable
 def _to_stdout(output_dir: str, formats: Sequence[str]) -> bool:
     """True for -o -: the one report goes to standard output, which then holds nothing
     else. A usage error unless exactly one of the formats a stream takes is given."""
-    from gpuaudit import pipeline
+    from gpuaudit.jobs import scan as pipeline
 
     if output_dir != STDOUT:
         return False
@@ -586,7 +586,7 @@ def history_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _history_location(given: str | None, off: bool) -> str | None:
-    from gpuaudit.history import default_location
+    from gpuaudit.jobs.history import default_location
 
     if given and off:
         raise click.UsageError("--history and --no-history cannot be combined")
@@ -601,7 +601,7 @@ def _check_history(given: str | None) -> None:
     one whose driver comes with an extra not installed, one line naming the extra."""
     if not given:
         return
-    from gpuaudit.history import HistoryError, check_location
+    from gpuaudit.jobs.history import HistoryError, check_location
 
     try:
         check_location(given)
@@ -784,7 +784,7 @@ def scan_command(
       gpuaudit scan --from inventory.json --kubernetes prod-k8s.json
       gpuaudit scan --targets vcenters.yaml
     """
-    from gpuaudit import pipeline
+    from gpuaudit.jobs import scan as pipeline
     from gpuaudit.report.naming import DEFAULT_FORMATS
 
     formats = formats or DEFAULT_FORMATS
@@ -881,7 +881,7 @@ scan_command.name = "scan"
 
 def _notify_targets(urls: Sequence[str], fmt: str) -> list[Any]:
     """Every --notify URL, checked before the scan starts."""
-    from gpuaudit import notify
+    from gpuaudit.jobs import notify
 
     try:
         return [notify.parse_target(url, fmt) for url in urls]
@@ -895,9 +895,9 @@ def _send_notifications(
     """Send the summary; a failure is one warning line, and the exit status stays the scan's."""
     if not targets:
         return
-    from gpuaudit import notify
     from gpuaudit.console import summary_text
-    from gpuaudit.outcome import verdict
+    from gpuaudit.jobs import notify
+    from gpuaudit.jobs.outcome import verdict
 
     with during("composing the notification"):
         summary = done.summary
@@ -932,7 +932,7 @@ def _scan_fleet(
     import datetime as dt
     import os
 
-    from gpuaudit import fleet
+    from gpuaudit.jobs import fleet
 
     try:
         loaded = fleet.load_targets(targets)
@@ -992,7 +992,7 @@ def collect(
     **opts: Any,
 ) -> None:
     """Collect the inventory only, and save it as JSON for `scan --from`."""
-    from gpuaudit import pipeline
+    from gpuaudit.jobs import scan as pipeline
 
     source = _live_source(console, opts, record, anonymize, telemetry_window)
     inventory = pipeline.obtain(source, console.progress)
@@ -1072,8 +1072,8 @@ def diff(old: str, new: str, fmt: str, fail_on: str | None) -> None:
     OLD and NEW are JSON reports (scan --format json) or saved inventories
     (gpuaudit collect); an inventory is checked with the default policy first.
     """
-    from gpuaudit import pipeline
-    from gpuaudit.diff import format_json, format_text
+    from gpuaudit.jobs import scan as pipeline
+    from gpuaudit.jobs.diff import format_json, format_text
 
     done = pipeline.compare(old, new, fail_on)
     with during("printing the differences"):
@@ -1172,7 +1172,7 @@ def plan_command(
       gpuaudit plan --from inventory.json --change retire.yaml --fail-on high
       gpuaudit plan --from inventory.json --change retire.yaml -o - -f json
     """
-    from gpuaudit import pipeline
+    from gpuaudit.jobs import scan as pipeline
     from gpuaudit.report.plan import plan_text, verdict_text
 
     to_stdout = _to_stdout(output_dir, formats)
@@ -1214,7 +1214,7 @@ def baseline() -> None:
 )
 def baseline_create(report: str, output: str) -> None:
     """Make the JSON report REPORT (scan --format json) the baseline for --baseline."""
-    from gpuaudit.lifecycle import LifecycleError, create_baseline
+    from gpuaudit.jobs.lifecycle import LifecycleError, create_baseline
 
     try:
         failed = create_baseline(report, Path(output))
@@ -1249,7 +1249,7 @@ def policy_waive(report: str, rules: tuple[str, ...], objects: str | None, outpu
     the file until every one is filled in, so nothing is waived by accident.
     """
     from gpuaudit.common.files import write_new
-    from gpuaudit.lifecycle import LifecycleError, waiver_skeleton
+    from gpuaudit.jobs.lifecycle import LifecycleError, waiver_skeleton
 
     try:
         text, count = waiver_skeleton(report, rules, objects)
@@ -1287,8 +1287,8 @@ def fleet_report(console: Console, history: str | None, output_dir: str) -> None
     """
     import datetime as dt
 
-    from gpuaudit import fleet as fleets
-    from gpuaudit.history import HistoryError, default_location
+    from gpuaudit.jobs import fleet as fleets
+    from gpuaudit.jobs.history import HistoryError, default_location
     from gpuaudit.report.fleet import age_text
 
     _check_history(history)
@@ -1351,8 +1351,8 @@ def history_command(
         ctx.meta[HISTORY_STORE] = history
         return
     from gpuaudit.common.files import write_atomic
-    from gpuaudit.history import HistoryError, default_location
-    from gpuaudit.history.listing import export
+    from gpuaudit.jobs.history import HistoryError, default_location
+    from gpuaudit.jobs.history.listing import export
 
     _check_history(history)
     try:
@@ -1391,8 +1391,8 @@ def history_prune(ctx: click.Context, days: int, history: str | None, server: st
     what was removed."""
     import datetime as dt
 
-    from gpuaudit.history import HistoryError, default_location
-    from gpuaudit.history.listing import prune
+    from gpuaudit.jobs.history import HistoryError, default_location
+    from gpuaudit.jobs.history.listing import prune
 
     history = history or ctx.meta.get(HISTORY_STORE)
     _check_history(history)

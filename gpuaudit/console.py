@@ -27,12 +27,12 @@ from rich.text import Text
 
 from gpuaudit.common.progress import Step
 from gpuaudit.common.terminal import printable
-from gpuaudit.outcome import Summary
+from gpuaudit.jobs.outcome import Summary
 from gpuaudit.results import ScanHistory, severity_rank
 from gpuaudit.verdict.judgement import verdict_line
 
 if TYPE_CHECKING:
-    from gpuaudit.fleet import TargetOutcome
+    from gpuaudit.jobs.fleet import TargetOutcome
 
 log = logging.getLogger("gpuaudit")
 

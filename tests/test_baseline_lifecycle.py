@@ -263,7 +263,7 @@ def test_waivers_from_names_with_pattern_characters_waive_only_those_objects(
 ) -> None:
     from datetime import date
 
-    from gpuaudit.lifecycle import literal_pattern
+    from gpuaudit.jobs.lifecycle import literal_pattern
 
     findings = [
         {"rule": "HA-05", "object": name, "status": "fail"} for name in [*GLOB_NAMES, "plain"]

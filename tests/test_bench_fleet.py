@@ -103,9 +103,9 @@ def test_each_target_s_peak_is_read_from_the_fleet_s_log() -> None:
     from bench.fleet import target_peaks
 
     log = (
-        "12:00:01 DEBUG gpuaudit.fleet: starting max-01\n"
-        "12:03:10 DEBUG gpuaudit.fleet: max-01: peak 1062 MiB\n"
-        "12:03:11 DEBUG gpuaudit.fleet: sixteenth-03: peak 161 MiB\n"
-        "12:03:12 WARNING gpuaudit.fleet: a line that says peak 5 MiB in passing\n"
+        "12:00:01 DEBUG gpuaudit.jobs.fleet: starting max-01\n"
+        "12:03:10 DEBUG gpuaudit.jobs.fleet: max-01: peak 1062 MiB\n"
+        "12:03:11 DEBUG gpuaudit.jobs.fleet: sixteenth-03: peak 161 MiB\n"
+        "12:03:12 WARNING gpuaudit.jobs.fleet: a line that says peak 5 MiB in passing\n"
     )
     assert target_peaks(log) == {"max-01": 1062.0, "sixteenth-03": 161.0}

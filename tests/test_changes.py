@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gpuaudit import history
 from gpuaudit.cli import main
 from gpuaudit.console import since_last_scan
-from gpuaudit.diff import diff_reports, format_text
+from gpuaudit.jobs import history
+from gpuaudit.jobs.diff import diff_reports, format_text
 from gpuaudit.report.actions import finding_id
 from gpuaudit.report.json_report import render_json
 from gpuaudit.results import AuditResult, Finding

@@ -23,7 +23,7 @@ from click.testing import CliRunner, Result
 from gpuaudit import console
 from gpuaudit.cli import main
 from gpuaudit.common.progress import Step
-from gpuaudit.outcome import FailedRule, Summary
+from gpuaudit.jobs.outcome import FailedRule, Summary
 from gpuaudit.results import SEVERITIES, Judgement
 from gpuaudit.verdict.check import run_checks
 from gpuaudit.vsphere import obtain

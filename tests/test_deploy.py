@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from kubernetes import client
 
 from gpuaudit.cli import main
-from gpuaudit.fleet import load_targets
+from gpuaudit.jobs.fleet import load_targets
 from gpuaudit.model.policy_file import load_policy
 from gpuaudit.rules import catalogue
 from tests.conftest import ROOT, unused_port

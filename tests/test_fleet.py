@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from gpuaudit.cli import main
 from gpuaudit.errors import ExitCode
-from gpuaudit.fleet import TargetsError, load_targets
+from gpuaudit.jobs.fleet import TargetsError, load_targets
 from tests.conftest import unused_port
 
 

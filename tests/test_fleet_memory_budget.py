@@ -9,16 +9,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from gpuaudit import fleet, fleet_schedule
 from gpuaudit.cli import main
 from gpuaudit.errors import ExitCode
-from gpuaudit.fleet_schedule import (
-    SizeError,
-    expected_peak,
-    parse_size,
-    start_order,
-    to_start,
-)
+from gpuaudit.jobs import fleet, fleet_schedule
+from gpuaudit.jobs.fleet_schedule import SizeError, expected_peak, parse_size, start_order, to_start
 
 MIB = 1024 * 1024
 
@@ -276,7 +270,7 @@ def test_max_memory_is_checked(tmp_path: Path) -> None:
 
 
 def test_sizes_from_the_history(tmp_path: Path) -> None:
-    from gpuaudit import pipeline
+    from gpuaudit.jobs import scan as pipeline
     from gpuaudit.vsphere import obtain
 
     history = str(tmp_path / "history.db")

@@ -15,8 +15,8 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from gpuaudit.fleet import TargetsError, load_targets
 from gpuaudit.inventory import Inventory, InventoryError
+from gpuaudit.jobs.fleet import TargetsError, load_targets
 from gpuaudit.kubernetes.model import Cluster
 from gpuaudit.kubernetes.read import KubernetesInputError, parse_cluster
 from gpuaudit.model.policy_file import PolicyError, parse_policy
@@ -223,7 +223,7 @@ URL_TEXT = st.text(alphabet=st.sampled_from("aZ09:/?#@[]%. -_\t\u202e"), max_siz
 def test_a_history_url_with_any_password_is_checked_without_showing_it(
     scheme: str, password: str, host: str, rest: str
 ) -> None:
-    from gpuaudit.history import HistoryError, check_location, shown
+    from gpuaudit.jobs.history import HistoryError, check_location, shown
 
     secret = f"PwX9{password}Zq7K"
     url = f"{scheme}://audit:{secret}@{host}{rest}"
@@ -240,7 +240,7 @@ def test_a_history_url_with_any_password_is_checked_without_showing_it(
 def test_a_notify_url_with_any_password_is_checked_without_showing_it(
     scheme: str, password: str, host: str, rest: str
 ) -> None:
-    from gpuaudit.notify import NotifyError, parse_target
+    from gpuaudit.jobs.notify import NotifyError, parse_target
 
     url = f"{scheme}://mailer:PwX9{password}Zq7K@{host}{rest}?to=a@b.c"
     try:

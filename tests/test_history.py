@@ -21,11 +21,11 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from click.testing import CliRunner, Result
 
-from gpuaudit import history
 from gpuaudit.cli import main
 from gpuaudit.console import since_last_scan
-from gpuaudit.history import schema
-from gpuaudit.history.store import ScanRecord
+from gpuaudit.jobs import history
+from gpuaudit.jobs.history import schema
+from gpuaudit.jobs.history.store import ScanRecord
 from gpuaudit.report import RENDERERS
 from gpuaudit.report.actions import finding_id
 from gpuaudit.report.json_report import load_json_report, render_json, report_schema
@@ -370,7 +370,7 @@ def test_a_database_url_password_never_shows(tmp_path: Path) -> None:
 
 def test_a_fleet_run_groups_its_targets_scans(tmp_path: Path) -> None:
     from gpuaudit.errors import ExitCode
-    from gpuaudit.fleet import Target, TargetOutcome, record_fleet_run
+    from gpuaudit.jobs.fleet import Target, TargetOutcome, record_fleet_run
 
     location = str(tmp_path / "h.sqlite")
     store = history.open_store(location)
@@ -548,7 +548,7 @@ def test_the_known_head_is_the_newest_migration() -> None:
     from alembic.config import Config
     from alembic.script import ScriptDirectory
 
-    from gpuaudit.history.store import MIGRATIONS, SCHEMA_HEAD
+    from gpuaudit.jobs.history.store import MIGRATIONS, SCHEMA_HEAD
 
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))

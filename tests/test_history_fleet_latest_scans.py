@@ -1,4 +1,4 @@
-"""The fleet summary from the history (gpuaudit.history.fleet, `gpuaudit fleet report`):
+"""The fleet summary from the history (gpuaudit.jobs.history.fleet, `gpuaudit fleet report`):
 the latest scan of each vCenter, its age, and how the summary shows them; every
 expected value written out by hand."""
 
@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from gpuaudit import history
 from gpuaudit.cli import main
-from gpuaudit.history.fleet import latest_targets
-from gpuaudit.history.store import ClusterRecord, ScanRecord
+from gpuaudit.jobs import history
+from gpuaudit.jobs.history.fleet import latest_targets
+from gpuaudit.jobs.history.store import ClusterRecord, ScanRecord
 from gpuaudit.report import html
 from gpuaudit.report.fleet import age_text, fleet_table, render_fleet_html
 from tests.conftest import ROOT

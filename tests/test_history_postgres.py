@@ -13,9 +13,9 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from click.testing import CliRunner
 
-from gpuaudit import history
 from gpuaudit.cli import main
-from gpuaudit.history import schema
+from gpuaudit.jobs import history
+from gpuaudit.jobs.history import schema
 from tests.support.history_tools import (
     SCAN_AT_0003,
     check_upgrade_to_keys,

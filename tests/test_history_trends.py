@@ -7,7 +7,7 @@ from datetime import datetime
 from html.parser import HTMLParser
 from pathlib import Path
 
-from gpuaudit import history
+from gpuaudit.jobs import history
 from gpuaudit.report.html import render_html
 from gpuaudit.report.trends import line_chart, trends
 from gpuaudit.results import ScanHistory, TrendPoint

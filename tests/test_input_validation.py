@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuaudit.fleet import TargetsError, load_targets
+from gpuaudit.jobs.fleet import TargetsError, load_targets
 from gpuaudit.model.policy import Intent, LicensingPolicy, MonitoringPolicy
 from gpuaudit.model.policy_file import (
     IntentSection,

@@ -1,6 +1,6 @@
 """The fleet summary's page, Targets sheet and workbook, every value written out by hand.
 
-Three targets as `gpuaudit scan --targets` records them (gpuaudit.fleet.fleet_json):
+Three targets as `gpuaudit scan --targets` records them (gpuaudit.jobs.fleet.fleet_json):
 one that passed, one with findings, one that could not be scanned.
 """
 

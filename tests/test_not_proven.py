@@ -20,13 +20,13 @@ import jsonschema
 import openpyxl
 import pytest
 
-from gpuaudit import history
 from gpuaudit.console import print_summary
-from gpuaudit.diff import diff_reports, format_text
 from gpuaudit.errors import ExitCode, exit_code
+from gpuaudit.jobs import history
+from gpuaudit.jobs.diff import diff_reports, format_text
+from gpuaudit.jobs.outcome import summarise, verdict
+from gpuaudit.jobs.scan import ScanOutcome
 from gpuaudit.model.policy_file import parse_policy
-from gpuaudit.outcome import summarise, verdict
-from gpuaudit.pipeline import ScanOutcome
 from gpuaudit.report import render_html, render_json, render_junit, render_sarif, render_xlsx
 from gpuaudit.report.json_report import report_schema
 from gpuaudit.results import ClusterSimulation, Finding

@@ -26,7 +26,7 @@ from aiosmtpd.smtp import AuthResult, LoginPassword
 from click.testing import CliRunner, Result
 
 from gpuaudit.cli import main
-from gpuaudit.notify import NotifyError, parse_target, webhook_body
+from gpuaudit.jobs.notify import NotifyError, parse_target, webhook_body
 from tests.conftest import unused_port
 
 USER, PASSWORD = "mailer", "s3cret-Pa55"
@@ -295,7 +295,7 @@ def test_parse_target_reads_the_password_from_the_environment(
 
 
 def test_webhook_shapes_are_what_slack_and_teams_take() -> None:
-    from gpuaudit.notify import Message
+    from gpuaudit.jobs.notify import Message
 
     message = Message("subject", "line one\nline two\n", {"verdict": "PASS"})
     assert webhook_body("slack", message) == {"text": "*subject*\n```\nline one\nline two\n```"}
@@ -307,7 +307,7 @@ def test_webhook_shapes_are_what_slack_and_teams_take() -> None:
 def test_a_password_is_never_sent_in_clear_beyond_this_machine(
     tmp_path: Path, smtp_server: tuple[Mailbox, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from gpuaudit import notify
+    from gpuaudit.jobs import notify
 
     mailbox, port = smtp_server
     # The test server is on loopback and offers no STARTTLS: take it for a remote one.
@@ -407,7 +407,7 @@ def sinks() -> Iterator[Any]:
 def test_an_endless_answer_is_read_only_up_to_the_cap(
     tmp_path: Path, sinks: Any, webhook: tuple[Received, str]
 ) -> None:
-    from gpuaudit.notify import MAX_ANSWER
+    from gpuaudit.jobs.notify import MAX_ANSWER
 
     base, sink = sinks("endless")
     received, next_base = webhook
@@ -456,7 +456,7 @@ def test_the_notify_deadline_is_a_usage_error_outside_a_second_to_a_day(tmp_path
 def test_a_webhook_password_holding_a_bracket_is_refused_before_the_scan() -> None:
     # Python's URL splitter raises on a lone [ in the user information; the check
     # before the scan refuses it with its own words, never showing the password.
-    from gpuaudit.notify import NotifyError, parse_target
+    from gpuaudit.jobs.notify import NotifyError, parse_target
 
     with pytest.raises(NotifyError) as refused:
         parse_target("https://mailer:PwX9[Zq7K@0?to=a@b.c")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench.report_sizes import measure
-from gpuaudit import history
+from gpuaudit.jobs import history
 from gpuaudit.report import RENDERERS, render_json
 from gpuaudit.report.json_report import _jsonable, write_json
 from gpuaudit.results import AuditResult

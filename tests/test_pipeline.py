@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from gpuaudit import pipeline
 from gpuaudit.errors import (
     ConnectionFailed,
     ExitCode,
@@ -23,6 +22,7 @@ from gpuaudit.errors import (
     ReportWriteError,
     exit_code,
 )
+from gpuaudit.jobs import scan as pipeline
 from gpuaudit.vsphere import obtain
 from gpuaudit.vsphere.credentials import Credentials
 from tests.conftest import unused_port

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from gpuaudit import pipeline
 from gpuaudit.cli import main
-from gpuaudit.pipeline import PlanOutcome
+from gpuaudit.jobs import scan as pipeline
+from gpuaudit.jobs.scan import PlanOutcome
 from gpuaudit.plan.change_file import ChangeFileError, parse_changes
 from gpuaudit.plan.whatif import AddHosts, SetHa
 from gpuaudit.report.html import render_html

@@ -13,11 +13,12 @@ import click
 import pytest
 from click.testing import CliRunner, Result
 
-from gpuaudit import crash, notify
+from gpuaudit import crash
 from gpuaudit.cli import main
 from gpuaudit.console import Console
 from gpuaudit.errors import ExitCode
-from gpuaudit.history import Store
+from gpuaudit.jobs import notify
+from gpuaudit.jobs.history import Store
 from gpuaudit.report import RENDERERS
 from gpuaudit.verdict import check
 from gpuaudit.vsphere import obtain

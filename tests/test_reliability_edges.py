@@ -410,7 +410,8 @@ def test_cluster_names_are_escaped_in_the_summary(tmp_path: Path) -> None:
 
 
 def test_cluster_names_are_escaped_on_a_colour_terminal(capsys: pytest.CaptureFixture[str]) -> None:
-    from gpuaudit import console, outcome
+    from gpuaudit import console
+    from gpuaudit.jobs import outcome
     from tests.support.report_fixtures import build_result
 
     summary = outcome.summarise(build_result(HOSTILE_CLUSTERS), "high", None)
@@ -611,7 +612,7 @@ def test_a_password_in_a_target_server_url_is_never_shown(tmp_path: Path, fast: 
 def test_a_stopped_fleet_starts_no_further_target(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from gpuaudit import fleet
+    from gpuaudit.jobs import fleet
 
     journal = tmp_path / "journal"  # each target runs in a process of its own
 

@@ -25,7 +25,7 @@ from gpuaudit import report
 from gpuaudit.cli import main
 from gpuaudit.common import files
 from gpuaudit.errors import ExitCode
-from gpuaudit.fleet import write_fleet_summary
+from gpuaudit.jobs.fleet import write_fleet_summary
 from gpuaudit.report import safe_server, write_reports
 from gpuaudit.report.naming import fleet_stem, report_stem
 from gpuaudit.results import AuditResult

@@ -277,7 +277,7 @@ def test_each_host_and_gpu_is_drawn_once_in_its_cluster_card() -> None:
 def test_changes_strip_counts_newly_waived_apart_from_resolved_as_the_console_does() -> None:
     import dataclasses
 
-    from gpuaudit.outcome import summarise
+    from gpuaudit.jobs.outcome import summarise
     from gpuaudit.report.actions import finding_id
     from gpuaudit.results import Finding, FindingRef, ScanHistory
 

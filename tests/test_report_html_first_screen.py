@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuaudit import pipeline
+from gpuaudit.jobs import scan as pipeline
 from gpuaudit.report import write_reports
 from gpuaudit.report.actions import finding_id
 from gpuaudit.results import AuditResult, FindingRef, ScanHistory, TrendPoint

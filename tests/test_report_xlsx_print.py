@@ -16,7 +16,7 @@ from typing import Any
 import openpyxl
 import pytest
 
-from gpuaudit import pipeline
+from gpuaudit.jobs import scan as pipeline
 from gpuaudit.report import render_json, render_xlsx, write_reports
 from gpuaudit.results import AuditResult
 from gpuaudit.vsphere import obtain

@@ -17,8 +17,8 @@ from xml.etree import ElementTree
 import pytest
 from click.testing import CliRunner
 
-from gpuaudit import retention
 from gpuaudit.cli import main
+from gpuaudit.jobs import retention
 from gpuaudit.report.naming import safe_server
 from gpuaudit.vsphere.connect import parse_server
 from tests.conftest import require_tool

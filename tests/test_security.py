@@ -17,9 +17,9 @@ from xml.sax.saxutils import escape
 import pytest
 from click.testing import CliRunner, Result
 
-from gpuaudit import fleet
 from gpuaudit.cli import main
 from gpuaudit.errors import ExitCode
+from gpuaudit.jobs import fleet
 from tests.conftest import ROOT, SCENARIOS, unused_port
 
 # Recognisable, and hard to redact: markup, quotes, an ampersand, non-ASCII.
@@ -218,10 +218,10 @@ def test_fleet_password_file_readable_by_others_warns(
         f"targets:\n  - {{name: east, server: 'http://127.0.0.1:{unused_port()}/sdk',"
         " user: audit, password_file: password}\n"
     )
-    caplog.set_level(logging.WARNING, logger="gpuaudit.fleet")
+    caplog.set_level(logging.WARNING, logger="gpuaudit.jobs.fleet")
     outcomes = fleet.scan_fleet(fleet.load_targets(targets), tmp_path / "out", ["json"], "high", {})
     assert outcomes[0].verdict == "ERROR" and "connection refused" in str(outcomes[0].error)
-    said = [r.getMessage() for r in caplog.records if r.name == "gpuaudit.fleet"]
+    said = [r.getMessage() for r in caplog.records if r.name == "gpuaudit.jobs.fleet"]
     assert said == [
         f"east: password file {secret} is readable by group or others (mode 0644); "
         f"run: chmod 600 {secret}"

@@ -12,7 +12,7 @@ one: rows pickled in chunks to an unnamed temporary file, read back a chunk at a
 time. Sheet writers read rows in order (iteration, a leading slice, the row before),
 so one decoded chunk is kept and a read in order costs one pass over the file.
 
-A fleet scans each target in a process of its own (gpuaudit.fleet), which spools its
+A fleet scans each target in a process of its own (gpuaudit.jobs.fleet), which spools its
 rows and hands them to the fleet's process: rows spooled into a named ``directory``
 cross a process boundary by pickling, as the file's name and where its chunks start;
 the process that unpickles them opens the file and removes its name, so from then on

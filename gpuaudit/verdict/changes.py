@@ -1,7 +1,7 @@
 """How a finding changed between two scans: the one classification every comparison uses.
 
-The baseline summary (gpuaudit.outcome), `gpuaudit diff` (gpuaudit.diff) and the
-history's changes since the last scan (gpuaudit.history.track) all ask it, so that
+The baseline summary (gpuaudit.jobs.outcome), `gpuaudit diff` (gpuaudit.jobs.diff) and the
+history's changes since the last scan (gpuaudit.jobs.history.track) all ask it, so that
 they count alike. A waiver accepts a failure, it does not resolve it: a finding that
 went from open to waived is "newly waived", never "resolved"; one waived before and
 open now (its waiver expired or was removed) is "waiver expired", not "new".

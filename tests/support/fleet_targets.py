@@ -1,5 +1,5 @@
 """Fleet summary input for the fleet report tests: one target's record as
-`gpuaudit scan --targets` writes it (gpuaudit.fleet.fleet_json), written out by hand."""
+`gpuaudit scan --targets` writes it (gpuaudit.jobs.fleet.fleet_json), written out by hand."""
 
 from __future__ import annotations
 

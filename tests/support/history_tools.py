@@ -8,7 +8,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from gpuaudit import pipeline
+from gpuaudit.jobs import scan as pipeline
 from gpuaudit.results import AuditResult
 from gpuaudit.vsphere import obtain
 
@@ -44,7 +44,7 @@ def store_at_revision(path: Path | str, revision: str, *rows: str) -> None:
     from alembic.config import Config
     from sqlalchemy import create_engine, text
 
-    from gpuaudit.history.store import MIGRATIONS, engine_url
+    from gpuaudit.jobs.history.store import MIGRATIONS, engine_url
 
     engine = create_engine(engine_url(str(path)))
     config = Config()
@@ -72,7 +72,7 @@ def check_upgrade_to_keys(location: str) -> None:
     is keyed by the name it was given, found by that name, and a scan of vc01.example
     recorded now, keyed by its instance UUID, is another history (the old scan never
     knew the UUID)."""
-    from gpuaudit import history
+    from gpuaudit.jobs import history
 
     store = history.open_store(location)
     assert store.schema_version() == "0004"
@@ -96,9 +96,9 @@ def prune_and_check(location: str) -> None:
     from click.testing import CliRunner
     from sqlalchemy import func, select
 
-    from gpuaudit import history
     from gpuaudit.cli import main
-    from gpuaudit.history import schema
+    from gpuaudit.jobs import history
+    from gpuaudit.jobs.history import schema
 
     now = datetime.now(UTC)
 

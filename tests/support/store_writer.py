@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from gpuaudit import history
+from gpuaudit.jobs import history
 from tests.support.history_tools import demo_result
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -2,7 +2,7 @@
 
 Scans written by many processes (one pod or one cron job per vCenter) meet in one
 store; this reads them back in the shape of a `scan --targets` run's summary
-(gpuaudit.fleet.fleet_json), each target with when it was scanned and how long ago.
+(gpuaudit.jobs.fleet.fleet_json), each target with when it was scanned and how long ago.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from gpuaudit.history.store import ScanRecord, Store, utc_naive
-from gpuaudit.history.track import iso
+from gpuaudit.jobs.history.store import ScanRecord, Store, utc_naive
+from gpuaudit.jobs.history.track import iso
 
 # The store's verdicts as the fleet summary spells them.
 VERDICTS = {"fail": "FAIL", "unproven": "NOT PROVEN", "pass": "PASS"}

@@ -36,7 +36,7 @@ from tenacity import retry, retry_if_exception, stop_after_delay, wait_exponenti
 from gpuaudit import __version__
 from gpuaudit.common import urls
 from gpuaudit.errors import MissingExtra
-from gpuaudit.history import schema
+from gpuaudit.jobs.history import schema
 from gpuaudit.results import SEVERITIES
 
 BUSY_TIMEOUT = 60.0  # seconds a writer waits for another one
@@ -118,7 +118,7 @@ class ScanRecord:
     capacity: list[CapacityRecord] = field(default_factory=list)
     run_id: int | None = None
     id: int | None = None
-    # The history's key (gpuaudit.history.track.vcenter_key); the name as given when
+    # The history's key (gpuaudit.jobs.history.track.vcenter_key); the name as given when
     # left empty.
     key: str = ""
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuaudit.common.terminal import printable, printable_lines
-from gpuaudit.history.store import (
+from gpuaudit.jobs.history.store import (
     HistoryError,
     ScanRecord,
     Store,
@@ -20,7 +20,7 @@ from gpuaudit.history.store import (
     reason,
     shown,
 )
-from gpuaudit.history.track import iso
+from gpuaudit.jobs.history.track import iso
 from gpuaudit.results import SEVERITIES
 
 COLUMNS = (
@@ -75,7 +75,7 @@ def _listed(store: Store, location: str, server: str | None, limit: int) -> list
     except HistoryError:
         raise
     except Exception as exc:  # any database error is one line
-        from gpuaudit.history.store import reason
+        from gpuaudit.jobs.history.store import reason
 
         raise HistoryError(f"{shown(location)}: {reason(exc)}") from exc
     finally:

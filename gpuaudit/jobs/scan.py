@@ -25,15 +25,15 @@ from gpuaudit.errors import (
     exit_code,
 )
 from gpuaudit.inventory import Inventory
-from gpuaudit.outcome import Summary, baseline_statuses, failed_keys, summarise, with_status
+from gpuaudit.jobs.outcome import Summary, baseline_statuses, failed_keys, summarise, with_status
 from gpuaudit.results import AuditResult, PlanComparison
 from gpuaudit.verdict.judgement import judge, nothing_examined
 from gpuaudit.vsphere import connect
 from gpuaudit.vsphere import obtain as sources
 
 if TYPE_CHECKING:
-    from gpuaudit.diff import ReportDiff
-    from gpuaudit.history import Store
+    from gpuaudit.jobs.diff import ReportDiff
+    from gpuaudit.jobs.history import Store
     from gpuaudit.kubernetes.model import Cluster as KubernetesCluster
     from gpuaudit.model.policy import Policy
 
@@ -173,8 +173,8 @@ def _write_and_tidy(
     latest: bool,
 ) -> tuple[list[Path], tuple[list[Path], list[Path]]]:
     """Write the reports, point the latest names and prune, under the folder's lock
-    (gpuaudit.retention explains why the three go together)."""
-    from gpuaudit import retention
+    (gpuaudit.jobs.retention explains why the three go together)."""
+    from gpuaudit.jobs import retention
 
     try:
         with retention.locked(folder, server):
@@ -196,7 +196,7 @@ class Keeper:
     def _open(self) -> Store | None:
         if self.location is None or self.warnings:
             return None
-        from gpuaudit import history  # SQLAlchemy and Alembic load only when needed
+        from gpuaudit.jobs import history  # SQLAlchemy and Alembic load only when needed
 
         if self._store is None:
             try:
@@ -206,10 +206,10 @@ class Keeper:
         return self._store
 
     def _fail(self, what: str, exc: Exception) -> None:
-        from gpuaudit import history
+        from gpuaudit.jobs import history
 
         reason = str(exc) if isinstance(exc, history.HistoryError) else history.reason(exc)
-        expected = ("sqlalchemy", "sqlite3", "psycopg", "alembic", "gpuaudit.history")
+        expected = ("sqlalchemy", "sqlite3", "psycopg", "alembic", "gpuaudit.jobs.history")
         if not isinstance(exc, OSError) and not type(exc).__module__.startswith(expected):
             reason = f"{type(exc).__name__}: {reason}"  # a bug, not the store's state
         where = history.shown(self.location or "")
@@ -221,7 +221,7 @@ class Keeper:
             self._store = None
 
     def annotate(self, result: AuditResult, baseline: str | None) -> None:
-        from gpuaudit import history
+        from gpuaudit.jobs import history
 
         known: dict[str, str] | None = None
         if baseline:
@@ -237,7 +237,7 @@ class Keeper:
             history.annotate(None, result, known)
 
     def record(self, result: AuditResult, code: int | None = None) -> int | None:
-        from gpuaudit import history
+        from gpuaudit.jobs import history
 
         store = self._open()
         if store is None:
@@ -394,7 +394,7 @@ class DiffOutcome:
 
 def compare(old: str | Path, new: str | Path, fail_on: str | None = None) -> DiffOutcome:
     """Compare two JSON reports or saved inventories; raises InputError."""
-    from gpuaudit.diff import DiffInputError, diff_reports, load_side
+    from gpuaudit.jobs.diff import DiffInputError, diff_reports, load_side
     from gpuaudit.results import at_or_above
 
     try:

@@ -14,7 +14,7 @@ from pathlib import Path
 # Alembic says what it migrates at INFO, on every first use: not the scan's news.
 logging.getLogger("alembic").setLevel(logging.WARNING)
 
-from gpuaudit.history.store import (  # noqa: E402
+from gpuaudit.jobs.history.store import (  # noqa: E402
     HistoryError,
     Store,
     StoreTooNew,
@@ -23,7 +23,7 @@ from gpuaudit.history.store import (  # noqa: E402
     reason,
     shown,
 )
-from gpuaudit.history.track import (  # noqa: E402
+from gpuaudit.jobs.history.track import (  # noqa: E402
     annotate,
     baseline_first_seen,
     record,

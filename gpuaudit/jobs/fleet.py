@@ -8,7 +8,7 @@ targets' (70 > 3 > 2 > 1 > 0).
 Each target of a fleet is scanned in a process of its own (forked, so it shares
 what is loaded already), which hands back its outcome and ends. Its memory goes back
 to the system when it ends, so the fleet's memory is the sum of the running scans'
-own, which the schedule (gpuaudit.fleet_schedule) bounds; threads in one process
+own, which the schedule (gpuaudit.jobs.fleet_schedule) bounds; threads in one process
 kept each finished scan's freed memory in the process, and every scan's garbage
 collections walked every other scan's objects. A fleet of one target runs it in
 this process.
@@ -42,11 +42,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 import yaml
 from pydantic import Field, model_validator
 
-from gpuaudit import fleet_schedule
 from gpuaudit.common.files import write_new
 from gpuaudit.common.yamlread import InputFileError, InputModel, Text, YamlReader, problem
 from gpuaudit.errors import AuditError, ExitCode, ReportWriteError, exit_code, stage_of
-from gpuaudit.outcome import verdict
+from gpuaudit.jobs import fleet_schedule
+from gpuaudit.jobs.outcome import verdict
 from gpuaudit.results import AuditResult
 from gpuaudit.vsphere import connect, obtain
 from gpuaudit.vsphere.credentials import CredentialError, Credentials, read_password_file
@@ -54,7 +54,7 @@ from gpuaudit.vsphere.credentials import CredentialError, Credentials, read_pass
 if TYPE_CHECKING:  # the report package is slow to import: the command line starts without it
     from gpuaudit.report.tables import Table
 
-log = logging.getLogger("gpuaudit.fleet")
+log = logging.getLogger("gpuaudit.jobs.fleet")
 
 DEFAULT_CONCURRENCY = 4
 MAX_CONCURRENCY = 32
@@ -213,7 +213,7 @@ def scan_target(
 
     Its merged sheets are spooled in the folder ``spool`` when given, so that they
     can be handed from the scan's process to the fleet's (report.spool)."""
-    from gpuaudit import pipeline
+    from gpuaudit.jobs import scan as pipeline
 
     try:
         creds = Credentials(
@@ -280,8 +280,8 @@ def target_sizes(targets: Sequence[Target], history: str | None) -> list[int | N
     """
     if history is None:
         return [None] * len(targets)
-    from gpuaudit.history import open_store
-    from gpuaudit.history.listing import missing_sqlite
+    from gpuaudit.jobs.history import open_store
+    from gpuaudit.jobs.history.listing import missing_sqlite
 
     if missing_sqlite(history):
         return [None] * len(targets)
@@ -306,7 +306,10 @@ def target_sizes(targets: Sequence[Target], history: str | None) -> list[int | N
 
 
 def _history_name(target: Target) -> str:
-    """The name the history keeps beside a target's scans (gpuaudit.history.track.vcenter_named)."""
+    """The name the history keeps beside a target's scans.
+
+    As gpuaudit.jobs.history.track.vcenter_named keeps it.
+    """
     try:
         return connect.parse_server(target.server).display
     except Exception:  # a server its scan will refuse: it has no scan in the history
@@ -328,7 +331,7 @@ def scan_fleet(
 
     Targets start largest first, and only while the expected peaks of the running
     ones stay within ``max_memory`` bytes (default: half of the machine's memory;
-    gpuaudit.fleet_schedule). Each runs in a process of its own, unless the fleet
+    gpuaudit.jobs.fleet_schedule). Each runs in a process of its own, unless the fleet
     has only one target.
     """
     say = progress or (lambda _m: None)
@@ -486,9 +489,9 @@ def history_json(location: str, now: datetime) -> dict[str, Any]:
 
     Raises HistoryError (a store that cannot be opened or read, or holds no scan).
     """
-    from gpuaudit.history import HistoryError, open_store, reason, shown
-    from gpuaudit.history.fleet import latest_targets
-    from gpuaudit.history.listing import missing_sqlite
+    from gpuaudit.jobs.history import HistoryError, open_store, reason, shown
+    from gpuaudit.jobs.history.fleet import latest_targets
+    from gpuaudit.jobs.history.listing import missing_sqlite
 
     if missing_sqlite(location):  # a report creates no store
         raise HistoryError(f"{shown(location)}: no scan recorded yet (no such file)")
@@ -509,7 +512,7 @@ def record_fleet_run(outcomes: Sequence[TargetOutcome], history: str, now: datet
 
     Returns the warnings: a store that fails costs no report and no exit status.
     """
-    from gpuaudit.history import HistoryError, open_store, reason, shown
+    from gpuaudit.jobs.history import HistoryError, open_store, reason, shown
 
     try:
         store = open_store(history)

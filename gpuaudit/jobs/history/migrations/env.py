@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from alembic import context
 
-from gpuaudit.history.schema import metadata
+from gpuaudit.jobs.history.schema import metadata
 
 connection = context.config.attributes["connection"]
 context.configure(connection=connection, target_metadata=metadata)

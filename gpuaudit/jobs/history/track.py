@@ -6,7 +6,7 @@ import hashlib
 from datetime import UTC, datetime
 
 from gpuaudit.common.files import read_json
-from gpuaudit.history.store import (
+from gpuaudit.jobs.history.store import (
     CapacityRecord,
     ClusterRecord,
     ScanRecord,

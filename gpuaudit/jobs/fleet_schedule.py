@@ -1,6 +1,6 @@
 """Which targets of a fleet scan to start, so that their memory stays within a budget.
 
-Pure: sizes in, decisions out. gpuaudit.fleet asks it each time a target finishes.
+Pure: sizes in, decisions out. gpuaudit.jobs.fleet asks it each time a target finishes.
 
 A target's expected peak is that of its own scan's process: a base every process
 pays (the interpreter, gpuaudit, what it shares with the fleet's process it was
