@@ -44,7 +44,7 @@ def _no_history_at_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[No
     """
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("session-state")))
-        # Nor do they read a gpuaudit.toml of the real home (gpuaudit.config).
+        # Nor do they read a gpuaudit.toml of the real home (gpuaudit.cli.config_file).
         patch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("session-config")))
         yield
 

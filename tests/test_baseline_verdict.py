@@ -16,7 +16,7 @@ import openpyxl
 import yaml
 from click.testing import CliRunner, Result
 
-from gpuaudit.cli import main
+from gpuaudit.cli.commands import main
 from tests import test_notify
 from tests.test_notify import Received
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from gpuaudit.cli import _save_inventory, main
+from gpuaudit.cli.commands import _save_inventory, main
 from gpuaudit.errors import ExitCode
 from gpuaudit.inventory import Inventory
 from tests.conftest import SCENARIOS

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from gpuaudit import config
-from gpuaudit.cli import main
+from gpuaudit.cli import config_file as config
+from gpuaudit.cli.commands import main
 
 
 def gpuaudit(*args: str, env: dict[str, str] | None = None) -> Result:

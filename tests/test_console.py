@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from gpuaudit import console
-from gpuaudit.cli import main
+from gpuaudit.cli import console
+from gpuaudit.cli.commands import main
 from gpuaudit.common.progress import Step
 from gpuaudit.jobs.outcome import FailedRule, Summary
 from gpuaudit.results import SEVERITIES, Judgement

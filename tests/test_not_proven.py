@@ -20,7 +20,7 @@ import jsonschema
 import openpyxl
 import pytest
 
-from gpuaudit.console import print_summary
+from gpuaudit.cli.console import print_summary
 from gpuaudit.errors import ExitCode, exit_code
 from gpuaudit.jobs import history
 from gpuaudit.jobs.diff import diff_reports, format_text

@@ -13,9 +13,9 @@ import click
 import pytest
 from click.testing import CliRunner, Result
 
-from gpuaudit import crash
-from gpuaudit.cli import main
-from gpuaudit.console import Console
+from gpuaudit.cli import crash
+from gpuaudit.cli.commands import main
+from gpuaudit.cli.console import Console
 from gpuaudit.errors import ExitCode
 from gpuaudit.jobs import notify
 from gpuaudit.jobs.history import Store

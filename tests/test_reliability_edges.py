@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner, Result
 from hypothesis import example, given, settings
 
-from gpuaudit.cli import main
+from gpuaudit.cli.commands import main
 from gpuaudit.errors import ExitCode
 from gpuaudit.vsphere.credentials import CredentialError, read_password_file, resolve
 from tests.conftest import unused_port
@@ -146,7 +146,7 @@ def test_dev_zero_as_a_password_file_is_a_clear_error() -> None:
     # exhaust the memory rather than end.
     code = (
         "import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30));"
-        "from gpuaudit.cli import main;"
+        "from gpuaudit.cli.commands import main;"
         "sys.argv = ['gpuaudit', 'collect', '--server', 'vc01', '--user', 'u',"
         " '--password-file', '/dev/zero'];"
         "main()"
@@ -410,7 +410,7 @@ def test_cluster_names_are_escaped_in_the_summary(tmp_path: Path) -> None:
 
 
 def test_cluster_names_are_escaped_on_a_colour_terminal(capsys: pytest.CaptureFixture[str]) -> None:
-    from gpuaudit import console
+    from gpuaudit.cli import console
     from gpuaudit.jobs import outcome
     from tests.support.report_fixtures import build_result
 
@@ -583,9 +583,9 @@ def test_the_exit_statuses_of_a_signal_are_documented() -> None:
         assert code in help_text and word in help_text, help_text
         assert f"| {code}" in readme or f", {code} |" in readme
         assert word in readme
-    import gpuaudit.cli
+    import gpuaudit.cli.commands
 
-    assert "130  interrupted (Ctrl-C)" in (gpuaudit.cli.__doc__ or "")
+    assert "130  interrupted (Ctrl-C)" in (gpuaudit.cli.commands.__doc__ or "")
 
 
 def test_a_password_in_a_target_server_url_is_never_shown(tmp_path: Path, fast: None) -> None:
@@ -731,7 +731,7 @@ def test_printable_escapes_every_bidi_control_and_surrogate() -> None:
 def test_log_lines_escape_lone_surrogates_and_bidi_controls() -> None:
     import logging
 
-    from gpuaudit.logs import JsonFormatter, UtcFormatter
+    from gpuaudit.cli.logs import JsonFormatter, UtcFormatter
 
     record = logging.LogRecord(
         "gpuaudit", logging.WARNING, __file__, 1, "vm %s", ("a\ud800\u202e",), None

@@ -2,7 +2,7 @@
 
 A phase says what it is doing with a plain message ("reading inventory") and, as
 it goes, how far it has come with a ``Step`` (40 objects, 3 of 5 hosts). Whoever
-shows them (gpuaudit/console.py) decides how: a live line on a terminal, a few
+shows them (gpuaudit/cli/console.py) decides how: a live line on a terminal, a few
 log lines anywhere else. The layers that do the work know nothing of terminals.
 """
 

@@ -33,10 +33,11 @@ from typing import Any, BinaryIO, ClassVar, NoReturn
 
 import click
 
-from gpuaudit import __version__, interrupts, logs
-from gpuaudit.cli_config import ENV_PREFIX, OnceOption, config_option
+from gpuaudit import __version__
+from gpuaudit.cli import interrupts, logs
+from gpuaudit.cli.console import Console, colour_allowed
+from gpuaudit.cli.defaults import ENV_PREFIX, OnceOption, config_option
 from gpuaudit.common.terminal import printable
-from gpuaudit.console import Console, colour_allowed
 from gpuaudit.errors import AuditError, ExitCode, InputError, MissingExtra, during, exit_code
 from gpuaudit.jobs.outcome import FAIL_ON_CHOICES
 from gpuaudit.results import SEVERITIES
@@ -240,7 +241,7 @@ def _crashed(
     standard error as well. Whatever was written before (reports, history) stays.
     A scan with --notify tells its targets too.
     """
-    from gpuaudit import crash
+    from gpuaudit.cli import crash
 
     path = crash.write_crash_file(exc, command)
     if verbose or path is None:
@@ -895,7 +896,7 @@ def _send_notifications(
     """Send the summary; a failure is one warning line, and the exit status stays the scan's."""
     if not targets:
         return
-    from gpuaudit.console import summary_text
+    from gpuaudit.cli.console import summary_text
     from gpuaudit.jobs import notify
     from gpuaudit.jobs.outcome import verdict
 
@@ -1418,7 +1419,7 @@ def config_show(ctx: click.Context, scan_args: tuple[str, ...]) -> None:
     """Show each option of scan, its value and where it came from: the command line
     (SCAN OPTIONS), the environment, the configuration file (FILE:LINE) or the default.
     No password, nor a webhook's path, is shown."""
-    from gpuaudit.cli_config import LOADED, sources, table
+    from gpuaudit.cli.defaults import LOADED, sources, table
 
     root = ctx.find_root()
     loaded = root.meta.get(LOADED)

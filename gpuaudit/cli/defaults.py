@@ -17,12 +17,12 @@ from typing import IO, Any
 import click
 from click.core import ParameterSource
 
-from gpuaudit import config
+from gpuaudit.cli import config_file as config
 from gpuaudit.common import urls
 from gpuaudit.common.terminal import printable
 
 ENV_PREFIX = "GPUAUDIT"
-LOADED = "gpuaudit.config"  # ctx.meta key: the configuration file read, if any
+LOADED = "gpuaudit.cli.config_file"  # ctx.meta key: the configuration file read, if any
 # Options no file or environment may set: they act at once, or are refused anyway.
 NEVER_CONFIGURED = {"help", "version", "config", "password"}
 # What click (8.3 on) gives for an option that is not set, and older clicks give as None.
