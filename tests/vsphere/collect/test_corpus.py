@@ -24,7 +24,7 @@ from gpuaudit.collect.vms import gpu_attachment
 from gpuaudit.inventory import Gpu
 from gpuaudit.knowledge import catalog
 
-CORPUS = Path(__file__).resolve().parent / "corpus"
+CORPUS = Path(__file__).resolve().parents[2] / "corpus"
 SOURCE_KEYS = {"repository", "path", "commit", "licence", "document", "section", "url"}
 
 
