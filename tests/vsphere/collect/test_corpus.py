@@ -24,7 +24,7 @@ from gpuaudit.vsphere.collect.retrieve import ObjectProps
 from gpuaudit.vsphere.collect.telemetry import match_instances, resolve_counters
 from gpuaudit.vsphere.collect.vms import gpu_attachment
 
-CORPUS = Path(__file__).resolve().parent / "corpus"
+CORPUS = Path(__file__).resolve().parents[2] / "corpus"
 SOURCE_KEYS = {"repository", "path", "commit", "licence", "document", "section", "url"}
 
 

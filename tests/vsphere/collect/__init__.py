@@ -1,0 +1,1 @@
+"""Tests of the collector, gpuaudit.vsphere.collect: one file per module."""
