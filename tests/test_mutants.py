@@ -33,9 +33,9 @@ from gpuaudit.vsphere.credentials import CredentialError, Credentials
 from tests.conftest import SCENARIOS
 from tests.lab.expected import comparable, expected_inventory
 from tests.lab.scenario import load_scenario
+from tests.rules.test_catalogue import verdicts
 from tests.support.builders import Estate, healthy, passthrough_estate
 from tests.support.report_fixtures import realistic_result
-from tests.test_rules import verdicts
 
 # -- vsphere/connect.py: the server string in a parse error ----------------------------------------
 

@@ -2,6 +2,8 @@
 
 vCenter 7.0 U3f is build 20051473 (VMware's vCenter build list); 8.0 U2 is the first
 release that load-balances vGPU VMs (Broadcom KB 88271 and the 8.0 U2 DRS blog post).
+
+Then each option that fails a fully automated DRS cluster on its own.
 """
 
 from __future__ import annotations
@@ -147,3 +149,71 @@ def test_not_asked_of_a_standalone_host_or_a_cluster_without_vgpu_vms() -> None:
     for vm in no_vgpu.inv.vms:
         vm.gpus = [g for g in vm.gpus if g.kind != "vgpu"]
     assert _vm09(no_vgpu) is None
+
+
+# --- VM-09, one option at a time ----------------------------------------------------------
+
+READY = {"PassthroughDrsAutomation": "1", "LBMaxVmotionPerHost": "1"}
+
+
+def _drs_estate(options: dict[str, str], vcenter: str = "8.0.3", build: str = "24022515") -> Estate:
+    e = healthy()
+    e.inv.vcenter.version, e.inv.vcenter.build = vcenter, build
+    cluster = e.inv.clusters[0]
+    cluster.drs_enabled, cluster.drs_automation = True, "fullyAutomated"
+    cluster.drs_options = dict(options)
+    return e
+
+
+def test_vm09_every_option_set_passes() -> None:
+    e = _drs_estate({**READY, "VgpuMMAutomationTimeoutSecs": "-1"})
+    assert _verdict(e).passed
+
+
+def test_vm09_an_unset_evacuation_timeout_fails() -> None:
+    outcome = _verdict(_drs_estate(READY))
+    assert not outcome.passed
+    assert "VgpuMMAutomationTimeoutSecs is unset" in outcome.message
+
+
+def test_vm09_an_evacuation_timeout_other_than_minus_one_fails() -> None:
+    outcome = _verdict(_drs_estate({**READY, "VgpuMMAutomationTimeoutSecs": "300"}))
+    assert not outcome.passed
+    assert "VgpuMMAutomationTimeoutSecs is 300, not -1" in outcome.message
+
+
+def test_vm09_fully_automated_drs_without_passthrough_automation_fails() -> None:
+    outcome = _verdict(_drs_estate({"VgpuMMAutomationTimeoutSecs": "-1"}))
+    assert not outcome.passed
+    assert "PassthroughDrsAutomation is not 1: DRS never load-balances vGPU VMs" in outcome.message
+
+
+def test_vm09_passthrough_automation_does_not_apply_before_vcenter_80_u2() -> None:
+    e = _drs_estate({"VgpuMMAutomationTimeoutSecs": "-1"}, vcenter="8.0.1", build="21560480")
+    assert _verdict(e).passed
+
+
+def test_vm09_several_vmotions_per_host_fail() -> None:
+    options = {**READY, "LBMaxVmotionPerHost": "4", "VgpuMMAutomationTimeoutSecs": "-1"}
+    outcome = _verdict(_drs_estate(options))
+    assert not outcome.passed
+    assert "LBMaxVmotionPerHost is 4, not 1" in outcome.message
+
+
+@pytest.mark.parametrize(("seconds", "passed"), [("50", False), ("100", True), ("180", True)])
+def test_vm09_stun_time_tolerance_below_the_default_fails(seconds: str, passed: bool) -> None:
+    options = {**READY, "VgpuMMAutomationTimeoutSecs": "-1", "VmDevicesStunTimeTolerated": seconds}
+    assert _verdict(_drs_estate(options)).passed is passed
+
+
+def test_vm09_a_vcenter_before_70_u3f_cannot_evacuate() -> None:
+    e = _drs_estate({"VgpuMMAutomationTimeoutSecs": "-1"}, vcenter="7.0.3", build="19234570")
+    outcome = _verdict(e)
+    assert not outcome.passed
+    assert "predates 7.0 U3f" in outcome.message
+
+
+def test_vm09_does_not_apply_without_drs() -> None:
+    e = _drs_estate({})
+    e.inv.clusters[0].drs_enabled = False
+    assert _vm09(e) is None

@@ -26,7 +26,7 @@ from gpuaudit.verdict.check import run_checks
 from tests.support.builders import healthy
 from tests.support.report_tools import Chromium
 
-DOCS = Path(__file__).resolve().parent.parent / "docs" / "rules.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
 # Where VMware/Broadcom and NVIDIA publish their documentation and KB articles.
 PUBLISHERS = {
     "docs.vmware.com",

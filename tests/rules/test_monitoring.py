@@ -10,8 +10,8 @@ from gpuaudit.inventory import CounterStats, GpuTelemetry, HostTelemetry
 from gpuaudit.model.policy import MonitoringPolicy, Policy
 from gpuaudit.rules import monitoring
 from gpuaudit.rules.registry import Outcome
+from tests.rules.test_rule_units import _with_telemetry, first_gpu, judge
 from tests.support.builders import Estate, context, healthy
-from tests.test_rule_units import _with_telemetry, first_gpu, judge
 
 
 def test_mon01_message_and_evidence_of_a_host_that_reports() -> None:

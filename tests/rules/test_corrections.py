@@ -23,7 +23,7 @@ from gpuaudit.verdict.check import run_checks
 from tests.support.builders import Estate, context, healthy, passthrough_estate
 from tests.test_check_scenarios import TODAY, load
 
-CORRECTIONS = Path(__file__).resolve().parent / "scenarios" / "corrections.yaml"
+CORRECTIONS = Path(__file__).resolve().parents[1] / "scenarios" / "corrections.yaml"
 RULE_IDS = [r.id for r in catalogue()]
 GRADED = ("HA-01", "HA-03", "HA-04", "HA-05", "HA-08")
 

@@ -2,13 +2,36 @@
 
 healthy() gives c1 with hosts h1..h3, each one L4 offering grid_l4-4q to -24q and a
 vMotion adapter, and the grid_l4-8q VMs v1..v3 (one per host).
+
+Then VM-07 on distributed switches (and a gap for unknown uplinks) and VM-06 against
+the vGPU branches' ESXi releases and vCenter's (not proven where the branch, or its list
+of releases, is not known); and tests/scenarios/vmotion.yaml: its expectations (VM-06,
+VM-07, VM-09, VM-10) hold on the oracle's inventory and on the recorded cassette.
 """
 
 from __future__ import annotations
 
-from gpuaudit.inventory import HOST_AGENT, GpuAttachment, VgpuProfile, VmotionNic
+from typing import Any
+
+import pytest
+
+from gpuaudit.inventory import (
+    HOST_AGENT,
+    GpuAttachment,
+    Host,
+    Inventory,
+    VgpuProfile,
+    VmotionNic,
+)
+from gpuaudit.knowledge.branches import branch_for
+from gpuaudit.knowledge.releases import Release, esxi_release, vcenter_release
 from gpuaudit.rules import vmotion
 from gpuaudit.rules.registry import Outcome
+from gpuaudit.verdict.check import run_checks
+from gpuaudit.vsphere import obtain as scan
+from tests.conftest import CASSETTES, SCENARIOS
+from tests.lab.expected import expected_inventory
+from tests.lab.scenario import load_scenario
 from tests.support.builders import Estate, context, healthy
 
 
@@ -341,7 +364,7 @@ def test_vm05_messages() -> None:
     assert vmotion.migrate_supported(context(e.inv), v1) is None
 
 
-def _vm06(e: Estate, version: str, build: str, manager: str | None = None) -> Outcome | None:
+def _vm06_with(e: Estate, version: str, build: str, manager: str | None = None) -> Outcome | None:
     h1 = e.inv.hosts[0]
     h1.version, h1.build, h1.vgpu_manager_version = version, build, manager
     return vmotion.esxi_version(context(e.inv), h1)
@@ -380,20 +403,20 @@ UNKNOWN_MANAGER = (
 
 def test_vm06_messages() -> None:
     e = healthy()  # vCenter's version is not given
-    assert _vm06(e, "8.0.3", "24022510") == Outcome(
+    assert _vm06_with(e, "8.0.3", "24022510") == Outcome(
         True,
         f"{UNKNOWN_MANAGER}; the vCenter release of version '' is unknown",
         _evidence("8.0.3", "24022510", "8.0 U3", None, None, listing_vgpu_branches=[]),
         unproven=f"{UNKNOWN_MANAGER}; the vCenter release of version '' is unknown",
     )
-    assert _vm06(e, "", "") == Outcome(
+    assert _vm06_with(e, "", "") == Outcome(
         False,
         "the ESXi release of version '' build '' is unknown",
         _evidence("", "", None, None, None),
     )
     vc = e.inv.vcenter
     vc.version, vc.build = "6.7.0", "8217866"  # 6.7 GA
-    assert _vm06(e, "6.0.0", "3620759", "999.1") == Outcome(
+    assert _vm06_with(e, "6.0.0", "3620759", "999.1") == Outcome(
         False,
         "ESXi 6.0 is older than 6.7 U1: no vGPU vMotion; vCenter 6.7 is older than 6.7 U1: "
         "no vGPU vMotion; vGPU manager 999.1 is of no driver branch in gpuaudit's data",
@@ -404,7 +427,7 @@ def test_vm06_messages() -> None:
         "ESXi 9.0 is later than the releases gpuaudit holds for vGPU 16 (R535) (ESXi 7.0, "
         "8.0): whether NVIDIA lists it is not known"
     )
-    assert _vm06(e, "9.0.0", "24755229", "535.161.05") == Outcome(
+    assert _vm06_with(e, "9.0.0", "24755229", "535.161.05") == Outcome(
         True,
         f"{later}; vCenter 6.7 U1 predates 8.0 U2: no stun-time estimates",
         _evidence(
@@ -418,7 +441,7 @@ def test_vm06_messages() -> None:
         ),
         unproven=later,
     )
-    assert _vm06(e, "6.7.0", "14320388", "535.161.05") == Outcome(
+    assert _vm06_with(e, "6.7.0", "14320388", "535.161.05") == Outcome(
         False,
         "ESXi 6.7 U3 is not supported by vGPU 16 (R535) (listed: ESXi 7.0, 8.0); vCenter "
         "6.7 U1 predates 8.0 U2: no stun-time estimates",
@@ -437,7 +460,7 @@ def test_vm06_messages() -> None:
         "ESXi 6.7 U1 is later than the releases gpuaudit holds for vGPU 13 (R470) (ESXi 6.5, "
         "6.7, 7.0): whether NVIDIA lists it is not known"
     )
-    assert _vm06(e, "6.7.0", "10302608", "470.256.02") == Outcome(
+    assert _vm06_with(e, "6.7.0", "10302608", "470.256.02") == Outcome(
         True,
         later,
         _evidence(
@@ -451,7 +474,7 @@ def test_vm06_messages() -> None:
         ),
         unproven=later,
     )
-    assert _vm06(e, "7.0.3", "19193900", "550.54.16") == Outcome(
+    assert _vm06_with(e, "7.0.3", "19193900", "550.54.16") == Outcome(
         True,
         "ESXi 7.0 U3 is listed for vGPU 17 (R550)",
         _evidence(
@@ -465,7 +488,7 @@ def test_vm06_messages() -> None:
         ),
     )
     no_list = "the ESXi releases vGPU 19 (R580) supports are not in gpuaudit's data"
-    assert _vm06(e, "8.0.3", "24022510", "580.65.05") == Outcome(
+    assert _vm06_with(e, "8.0.3", "24022510", "580.65.05") == Outcome(
         True,
         no_list,
         _evidence(
@@ -481,7 +504,7 @@ def test_vm06_messages() -> None:
     )
     # ESXi 8.0 itself is listed for vGPU 15 to 18: the evidence says where to look.
     unknown = "vGPU manager 600.12.01 is of no driver branch in gpuaudit's data"
-    assert _vm06(e, "8.0.0", "20513097", "600.12.01") == Outcome(
+    assert _vm06_with(e, "8.0.0", "20513097", "600.12.01") == Outcome(
         True,
         unknown,
         _evidence(
@@ -524,3 +547,246 @@ def test_vm02_names_every_vgpu_profile_of_a_vm_with_two() -> None:
     assert outcome is not None and outcome.message == (
         "no other connected host of c1 offers grid_l4-8q, grid_l4-4q: no vMotion or HA target"
     )
+
+
+# --- one host at a time: VM-06's releases and VM-07's uplinks -----------------------------
+
+
+def _host(e: Estate) -> Host:
+    return e.inv.hosts[0]
+
+
+def _vm06(e: Estate) -> Outcome:
+    outcome = vmotion.esxi_version(context(e.inv), _host(e))
+    assert outcome is not None
+    return outcome
+
+
+def _vm07(e: Estate) -> Outcome:
+    outcome = vmotion.vmotion_speed(context(e.inv), _host(e))
+    assert outcome is not None
+    return outcome
+
+
+# --- releases --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("version", "build", "release"),
+    [
+        ("6.7.0", "8169922", Release(6, 7, 0)),
+        ("6.7.0", "10302608", Release(6, 7, 1)),
+        ("6.7.0", "13006603", Release(6, 7, 2)),
+        ("6.7.0", "16316930", Release(6, 7, 3)),
+        ("7.0.3", "21930508", Release(7, 0, 3)),
+        ("8.0.2", "22380479", Release(8, 0, 2)),
+        ("8.0.0", "", Release(8, 0, 0)),
+    ],
+)
+def test_esxi_release_reads_the_update(version: str, build: str, release: Release) -> None:
+    assert esxi_release(version, build) == release
+
+
+def test_a_6x_release_without_a_build_is_unknown() -> None:
+    assert esxi_release("6.7.0", "") is None
+    assert vcenter_release("", "") is None
+
+
+def test_a_vgpu_manager_version_names_its_branch() -> None:
+    assert branch_for("535.161.05").number == 16  # type: ignore[union-attr]
+    assert branch_for("570.124.03").number == 18  # type: ignore[union-attr]
+    assert branch_for("999.1") is None and branch_for(None) is None
+
+
+# --- VM-06 ---------------------------------------------------------------------------------
+
+
+def _unproven(outcome: Outcome) -> str:
+    """The reason of a verdict not proven; fails on a plain pass or a failure."""
+    assert outcome.passed and outcome.unproven, outcome
+    return outcome.unproven
+
+
+def test_vm06_esxi_67_ga_has_no_vgpu_vmotion() -> None:
+    e = healthy()
+    _host(e).version, _host(e).build = "6.7.0", "8169922"
+    outcome = _vm06(e)
+    assert not outcome.passed
+    assert "ESXi 6.7 is older than 6.7 U1" in outcome.message
+
+
+def test_vm06_esxi_67_u1_is_not_proven_without_the_branch() -> None:
+    e = healthy()
+    _host(e).version, _host(e).build = "6.7.0", "10302608"
+    assert "the vGPU manager version is not known" in _unproven(_vm06(e))
+
+
+def test_vm06_without_a_manager_version_is_never_a_pass() -> None:
+    e = healthy()
+    e.inv.vcenter.version, e.inv.vcenter.build = "8.0.3", "24022509"
+    outcome = _vm06(e)  # ESXi 8.0.3
+    assert _unproven(outcome) == (
+        "the vGPU manager version is not known (reading it needs Host.Config.Image): "
+        "ESXi 8.0 U3 cannot be checked against its vGPU branch"
+    )
+    assert outcome.evidence["listing_vgpu_branches"] == []
+
+
+def test_vm06_a_release_its_branch_does_not_list_fails() -> None:
+    # gpuaudit holds ESXi 8.0 and 9.0 for vGPU 18 (R570): 7.0 U3 is older than both.
+    e = healthy()
+    _host(e).version, _host(e).build = "7.0.3", "21930508"
+    _host(e).vgpu_manager_version = "570.124.03"
+    outcome = _vm06(e)
+    assert not outcome.passed
+    assert "ESXi 7.0 U3 is not supported by vGPU 18 (R570)" in outcome.message
+    assert outcome.evidence["vgpu_branch"] == 18
+
+
+def test_vm06_a_later_update_than_the_branch_lists_is_not_proven() -> None:
+    # Before, vGPU 18 "supported" 8.0 U3 because it lists 8.0: no NVIDIA text says so.
+    e = healthy()
+    e.inv.vcenter.version, e.inv.vcenter.build = "8.0.3", "24022509"
+    _host(e).vgpu_manager_version = "570.124.03"
+    assert _unproven(_vm06(e)) == (
+        "ESXi 8.0 U3 is later than the releases gpuaudit holds for vGPU 18 (R570) "
+        "(ESXi 8.0, 9.0): whether NVIDIA lists it is not known"
+    )
+
+
+def test_vm06_a_release_its_branch_lists_passes() -> None:
+    e = healthy()
+    e.inv.vcenter.version, e.inv.vcenter.build = "8.0.3", "24022509"
+    _host(e).version, _host(e).build = "8.0.0", "20513097"
+    _host(e).vgpu_manager_version = "570.124.03"
+    outcome = _vm06(e)
+    assert outcome.passed and not outcome.unproven
+    assert outcome.message == "ESXi 8.0 is listed for vGPU 18 (R570)"
+
+
+@pytest.mark.parametrize(
+    ("manager", "reason"),
+    [
+        # vGPU 19 (R580) and 20 (R595): NVIDIA's ESXi lists were not read.
+        ("580.65.05", "the ESXi releases vGPU 19 (R580) supports are not in gpuaudit's data"),
+        ("595.58.02", "the ESXi releases vGPU 20 (R595) supports are not in gpuaudit's data"),
+        # A later driver branch (vGPU 21 is not published) matches nothing.
+        ("610.10.01", "vGPU manager 610.10.01 is of no driver branch in gpuaudit's data"),
+    ],
+)
+def test_vm06_a_branch_newer_than_its_data_is_not_proven(manager: str, reason: str) -> None:
+    e = healthy()
+    e.inv.vcenter.version, e.inv.vcenter.build = "8.0.3", "24022509"
+    _host(e).vgpu_manager_version = manager
+    assert _unproven(_vm06(e)) == reason
+
+
+def test_vm06_an_unreadable_release_never_passes() -> None:
+    e = healthy()
+    _host(e).version, _host(e).build = "", ""
+    assert not _vm06(e).passed
+
+
+def test_vm06_a_vcenter_older_than_67_u1_fails() -> None:
+    e = healthy()
+    e.inv.vcenter.version, e.inv.vcenter.build = "6.7.0", "8217866"
+    outcome = _vm06(e)
+    assert not outcome.passed
+    assert "vCenter 6.7 is older than 6.7 U1" in outcome.message
+
+
+def test_vm06_a_vcenter_before_80_u2_is_noted() -> None:
+    e = healthy()
+    e.inv.vcenter.version, e.inv.vcenter.build = "8.0.1", "21560480"
+    _host(e).version, _host(e).build = "8.0.0", "20513097"
+    _host(e).vgpu_manager_version = "550.54.16"
+    outcome = _vm06(e)
+    assert outcome.passed and not outcome.unproven
+    assert "vCenter 8.0 U1 predates 8.0 U2: no stun-time estimates" in outcome.message
+
+
+# --- VM-07 ---------------------------------------------------------------------------------
+
+
+def test_vm07_a_fast_distributed_uplink_passes() -> None:
+    e = healthy()
+    _host(e).vmotion_nics = [
+        VmotionNic("vmk1", "10.0.0.1", uplink_speed_mbps=25000, switch="dvs", distributed=True)
+    ]
+    assert _vm07(e).passed
+
+
+def test_vm07_a_slow_distributed_uplink_fails() -> None:
+    e = healthy()
+    _host(e).vmotion_nics = [
+        VmotionNic("vmk1", "10.0.0.1", uplink_speed_mbps=1000, switch="dvs", distributed=True)
+    ]
+    outcome = _vm07(e)
+    assert not outcome.passed
+    assert outcome.message == "fastest vMotion uplink 1000 Mb/s: below 10 Gb/s"
+
+
+def test_vm07_unknown_uplinks_fail_and_say_so() -> None:
+    e = healthy()
+    _host(e).vmotion_nics = [VmotionNic("vmk1", "10.0.0.1", switch="dvs", distributed=True)]
+    outcome = _vm07(e)
+    assert not outcome.passed
+    assert "vmk1 could not be determined" in outcome.message
+    assert outcome.evidence["uplinks_unknown"] == ["vmk1"]
+
+
+# --- the vmotion scenario ----------------------------------------------------------------
+
+
+def _expectations() -> list[dict[str, Any]]:
+    expect = load_scenario(SCENARIOS / "vmotion.yaml")["expect"]
+    assert {e["rule"] for e in expect} == {"VM-06", "VM-07", "VM-09", "VM-10"}
+    return list(expect)
+
+
+def _holds(inv: Inventory) -> None:
+    result = run_checks(inv)
+    assert result.errors == []
+    for entry in _expectations():
+        findings = [f for f in result.findings if f.rule == entry["rule"]]
+        failed = {f.object for f in findings if f.status == "fail"}
+        assert failed == set(entry["fail"]), entry["rule"]
+        passed = {f.object for f in findings if f.status == "pass"}
+        assert set(entry["pass"]) <= passed, entry["rule"]
+        unproven = {f.object for f in findings if f.status == "unproven"}
+        assert set(entry["unproven"]) <= unproven, entry["rule"]
+
+
+def test_the_scenario_expectations_hold_on_the_oracle_inventory() -> None:
+    _holds(expected_inventory(load_scenario(SCENARIOS / "vmotion.yaml")))
+
+
+def test_the_scenario_expectations_hold_on_the_recorded_cassette(no_network: None) -> None:
+    _holds(scan.obtain_inventory(scan.Replay(CASSETTES / "vmotion.yaml")))
+
+
+def test_the_collector_reads_distributed_uplinks_and_records_a_gap(no_network: None) -> None:
+    inv = scan.obtain_inventory(scan.Replay(CASSETTES / "vmotion.yaml"))
+    ready = inv.host("ready-esx01")
+    assert ready is not None
+    assert [
+        (n.device, n.switch, n.distributed, n.uplink_speed_mbps) for n in ready.vmotion_nics
+    ] == [("vmk1", "dvs-vmotion", True, 25000)]
+    down = [
+        (g.object, g.property, g.reason)
+        for g in inv.gaps
+        if g.object == "down-esx02" and g.uncertain
+    ]
+    assert down == [
+        (
+            "down-esx02",
+            "config.network.proxySwitch",
+            "vmk1: no connected uplink on distributed switch dvs-vmotion",
+        )
+    ]
+    legacy = inv.cluster("legacy")
+    assert legacy is not None
+    assert legacy.drs_options == {
+        "VgpuMMAutomationTimeoutSecs": "-1",
+        "VmDevicesStunTimeTolerated": "50",
+    }
