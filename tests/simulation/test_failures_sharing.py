@@ -21,7 +21,7 @@ from gpuaudit.inventory import Gpu, Host, Inventory
 from gpuaudit.simulate import simulate_cluster
 from tests.conftest import CASSETTES
 
-SCENARIO = Path(__file__).resolve().parent / "scenarios" / "sharing.yaml"
+SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "sharing.yaml"
 
 L4_MB = 24 * 1024
 # NVIDIA: vGPUs per L4 in equal-size and in mixed-size mode.

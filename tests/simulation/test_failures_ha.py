@@ -25,7 +25,7 @@ from gpuaudit.simulate import simulate_cluster, simulate_cluster_notes
 from tests.conftest import CASSETTES
 from tests.support.builders import Estate
 
-SCENARIO = Path(__file__).resolve().parent / "scenarios" / "hamemory.yaml"
+SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "hamemory.yaml"
 
 
 # --- the scenario, by hand ---------------------------------------------------------------
