@@ -8,7 +8,7 @@ run on, vCenter's remaining capacity of their profile one less per vGPU), for n 
 headroom under N+1 must be the largest n before the first n whose simulation no longer
 tolerates one host failure, and the headroom now the number of VMs placed. Every placed
 VM must also be valid where it was put (the simulation's own reference checks, in
-tests/test_simulate_property.py, see the VM restart where it runs when its host is not
+tests/simulation/test_failures_property.py, see the VM restart where it runs when its host is not
 the one lost).
 """
 
@@ -24,7 +24,7 @@ from gpuaudit.inventory import Inventory, ProfileCapacity, Vm
 from gpuaudit.model.facts import Facts
 from gpuaudit.plan.headroom import REQUIRED_FAILURES, headroom, placements, rows, template_memory
 from gpuaudit.simulation.failures import ClusterModel, simulate_cluster
-from tests.test_simulate_property import clusters
+from tests.simulation.test_failures_property import clusters
 
 
 def examples(n: int) -> int:

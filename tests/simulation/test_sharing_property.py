@@ -16,7 +16,7 @@ published figures:
   board's MIG start slices are not published, only one profile within its maximum is
   proven, and a refusal must break a published count.
 
-The enumeration (layouts, survives, placeable) is tests/test_simulate_property.py's.
+The enumeration (layouts, survives, placeable) is tests/simulation/test_failures_property.py's.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from gpuaudit.knowledge import vgpu_types
 from gpuaudit.knowledge.vgpu_types import BoardFacts, MigTypeFacts, TypeFacts
 from gpuaudit.simulation import sharing
 from gpuaudit.simulation.sharing import MIG, MIXED_SIZE, SAME_SIZE, GpuRule
-from tests.test_simulate_property import Spot, layouts, placeable
+from tests.simulation.test_failures_property import Spot, layouts, placeable
 
 SETTINGS = settings(
     max_examples=40,

@@ -18,7 +18,7 @@ host; "should" rules and affinity rules bind nothing) and Dynamic DirectPath
 hardware labels and allowed sub ids.
 
 The hosts' own GPU choice (their assignment policy), which gives the reported
-placements and N+k, has its reference in tests/test_simulate_policy.py; here the
+placements and N+k, has its reference in tests/simulation/test_failures_policy.py; here the
 exact search behind it must match brute force, and the policy's placements must be
 valid.
 """
@@ -832,6 +832,6 @@ def check_simulation(inv: Inventory) -> None:
     any_gpu_vm = any(vm.powered_on and vm.gpus for vm in inv.vms)
     ha = inv.clusters[0].ha_enabled
     # The hosts' own GPU choice never absorbs more failures than any placement
-    # (tests/test_simulate_policy.py checks the value against a reference).
+    # (tests/simulation/test_failures_policy.py checks the value against a reference).
     assert sim.tolerates <= sim.manual_tolerates
     assert ha or not any_gpu_vm or sim.tolerates == 0

@@ -30,8 +30,7 @@ from gpuaudit.verdict.check import run_checks
 from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES
 from tests.lab.scenario import load_scenario
-from tests.support.builders import Estate
-from tests.test_simulate_property import (
+from tests.simulation.test_failures_property import (
     SETTINGS,
     Occupant,
     apart_rules,
@@ -50,8 +49,9 @@ from tests.test_simulate_property import (
     vector,
     vm_need,
 )
+from tests.support.builders import Estate
 
-SCENARIO = Path(__file__).resolve().parent / "scenarios" / "assignment.yaml"
+SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "assignment.yaml"
 
 
 # --- the scenario ---------------------------------------------------------------------

@@ -22,7 +22,7 @@ from gpuaudit.verdict.check import run_checks
 from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES
 
-SCENARIO = Path(__file__).resolve().parent / "scenarios" / "sharing.yaml"
+SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "sharing.yaml"
 
 L4_MB = 24 * 1024
 # NVIDIA: vGPUs per L4 in equal-size and in mixed-size mode.

@@ -23,7 +23,7 @@ from tests.conftest import CASSETTES
 from tests.lab.scenario import ScenarioError, load_scenario
 from tests.support.builders import Estate
 
-SCENARIO = Path(__file__).resolve().parent / "scenarios" / "drsrules.yaml"
+SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "drsrules.yaml"
 
 
 def three_hosts(full: tuple[str, ...] = ()) -> Estate:

@@ -19,7 +19,7 @@ from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES
 from tests.support.builders import Estate
 
-SCENARIO = Path(__file__).resolve().parent / "scenarios" / "drsrules.yaml"
+SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "drsrules.yaml"
 L4 = 0x27B8
 NVIDIA = 0x10DE
 

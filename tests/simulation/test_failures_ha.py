@@ -25,7 +25,7 @@ from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES
 from tests.support.builders import Estate
 
-SCENARIO = Path(__file__).resolve().parent / "scenarios" / "hamemory.yaml"
+SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "hamemory.yaml"
 
 
 # --- the scenario, by hand ---------------------------------------------------------------

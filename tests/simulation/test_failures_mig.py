@@ -21,7 +21,7 @@ from gpuaudit.verdict.check import run_checks
 from gpuaudit.vsphere import obtain
 from tests.conftest import CASSETTES
 
-SCENARIO = Path(__file__).resolve().parent / "scenarios" / "mig.yaml"
+SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "mig.yaml"
 
 # NVIDIA: MIG-backed vGPUs per A100 40GB, by profile (1g.5gb, 2g.10gb, 1g.5gb+me).
 A100_40GB_MAXIMUM = {"grid_a100-1-5c": 7, "grid_a100-2-10c": 3, "grid_a100-1-5cme": 1}
