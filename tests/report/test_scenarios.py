@@ -21,9 +21,9 @@ from tests.conftest import CASSETTES, RECORDED
 from tests.conftest import SCENARIOS as SCENARIO_FILES
 from tests.lab.expected import comparable, expected_inventory
 from tests.lab.scenario import load_scenario
+from tests.report.test_html import assert_safe
 from tests.report.test_xlsx_in_libreoffice import convert
 from tests.support.report_tools import ARTIFACTS, Chromium
-from tests.test_report_html import assert_safe
 
 SCENARIOS = RECORDED
 # The five report formats; the metrics (openmetrics) have tests of their own.
