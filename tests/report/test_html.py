@@ -157,7 +157,7 @@ def test_embedded_json_cannot_be_closed_by_a_name() -> None:
 def test_top_of_page_shows_estate_and_counts() -> None:
     html = render_html(ALL["realistic"]())
     assert "vcsa01.corp.example" in html and "8.0.3" in html and "2026-11-30 08:49 UTC" in html
-    # Eleven failing checks, one of them info: a notice (tests/test_report_json.py).
+    # Eleven failing checks, one of them info: a notice (tests/report/test_json_report.py).
     assert "10 failed findings: 2 critical, 2 high, 4 medium, 2 low; 1 notice" in html
     for cat, n in (("ha", 3), ("vmotion", 2), ("storage", 2)):
         assert re.search(rf"{cat} <b>{n}</b>", html)
