@@ -181,7 +181,7 @@ def test_json_verdict_is_unproven_without_failures() -> None:
 
 
 def test_junit_makes_it_an_error_of_type_not_proven() -> None:
-    from tests.test_report_junit_schema import schema_errors
+    from tests.report.test_junit import schema_errors
 
     body = render_junit(with_unproven(unproven_finding("high")))
     assert schema_errors(body) == []

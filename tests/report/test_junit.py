@@ -1,24 +1,178 @@
-"""JUnit XML of a small result, the whole document written out by hand.
+"""JUnit XML: CI servers read audit results, and read them against their schemas.
 
-One suite per category, sorted, numbered from 0; the totals on each suite (Ant's
-JUnitReport schema allows none on <testsuites>); the timestamp in UTC without a
-zone. The result is tests/support/small_report.py's.
+Both schemas are vendored in tests/schemas (see its README): Jenkins' xUnit plugin
+checks a JUnit report against junit-10.xsd; Apache Ant's aggregated JUnitReport
+schema is the stricter one (no attribute on <testsuites>; each suite's package, id,
+timestamp without a zone, hostname, <properties>, <system-out> and <system-err>).
+
+The JUnit XML of a small result (tests/support/small_report.py's) is also written
+out whole by hand: one suite per category, sorted, numbered from 0; the totals on
+each suite (Ant's JUnitReport schema allows none on <testsuites>); the timestamp in
+UTC without a zone.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import xml.etree.ElementTree as ET
+from collections import Counter
+from pathlib import Path
 
-from gpuaudit.report.junit import licence_properties, render_junit
+import pytest
+import xmlschema
+
+from gpuaudit.report import render_junit
+from gpuaudit.report.junit import licence_properties
 from gpuaudit.results import AuditResult, Finding, RuleError, Waiver
+from tests.conftest import RECORDED
+from tests.support import checked_estates
 from tests.support.builders import healthy
+from tests.support.report_fixtures import ALL, HOSTILE, large_result
 from tests.support.small_report import HA_01, declared_passthrough_result, small_result
+
+
+@pytest.mark.parametrize("name", sorted(ALL))
+def test_junit_is_well_formed_with_one_case_per_rule_and_object(name: str) -> None:
+    result = ALL[name]()
+    root = ET.fromstring(render_junit(result))
+    assert root.tag == "testsuites"
+    cases = root.findall("./testsuite/testcase")
+    assert len(cases) == len(result.findings) + len(result.errors)
+    statuses = Counter(f.status for f in result.findings)
+    # The totals live on the suites: Ant's schema allows no attribute on <testsuites>.
+    assert root.attrib == {}
+    suites = root.findall("testsuite")
+
+    def total(attribute: str) -> int:
+        return sum(int(suite.get(attribute, -1)) for suite in suites)
+
+    notices = sum(f.failed and f.severity == "info" for f in result.findings)
+    failures = statuses["fail"] - notices  # an info finding is a notice: <skipped>
+    assert len(root.findall(".//failure")) == failures == total("failures")
+    assert len(root.findall(".//skipped")) == statuses["waived"] + notices == total("skipped")
+    assert len(root.findall(".//error")) == len(result.errors) == total("errors")
+    assert total("tests") == len(cases)
+    for suite in suites:
+        assert int(suite.get("tests", -1)) == len(suite.findall("testcase"))
+
+
+def test_junit_classname_is_category_and_rule() -> None:
+    root = ET.fromstring(render_junit(ALL["realistic"]()))
+    suites = {s.get("name") for s in root.findall("testsuite")}
+    categories = ("ha", "vmotion", "gpu", "storage", "design", "data")
+    # "other": the rule that raised is not in the catalogue.
+    assert suites == {f"gpuaudit.{c}" for c in categories} | {"gpuaudit.other"}
+    case = root.find(".//testcase[@classname='gpuaudit.ha.HA-03']/failure/..")
+    assert case is not None
+    assert case.get("name") == "cluster gpu-pt-edge"
+    failure = case.find("failure")
+    assert failure is not None and failure.get("type") == "critical"
+    assert "Remediation: Add a buffer host" in (failure.text or "")
+    assert '"worst_host": "edge-01.corp.example"' in (failure.text or "")
+    waived = root.find(".//testcase[@classname='gpuaudit.ha.HA-01']/skipped")
+    assert waived is not None and "CAB-1234" in (waived.get("message") or "")
+    error = root.find(".//error")
+    assert error is not None and "KeyError" in (error.get("message") or "")
+
+
+def test_junit_keeps_hostile_names_as_text() -> None:
+    root = ET.fromstring(render_junit(ALL["hostile"]()))
+    names = {(c.get("name") or "").split(" (cluster ")[0] for c in root.iter("testcase")}
+    assert f"vm {HOSTILE['vdi1']}" in names
+    assert "vm bell\\x07and\\x00nul" in names  # forbidden characters shown, not dropped
+    assert f"host {HOSTILE['p1']}" in names
+    texts = " ".join(f.text or "" for f in root.iter("failure"))
+    assert "</script><!--" in texts
+
+
+def test_junit_for_a_large_estate() -> None:
+    root = ET.fromstring(render_junit(large_result(3_000)))
+    assert len(root.findall(".//testcase")) == 9_000
+
+
+SCHEMAS = Path(__file__).resolve().parents[1] / "schemas"
+
+
+JENKINS = xmlschema.XMLSchema10(SCHEMAS / "junit-10.xsd")
+
+
+ANT = xmlschema.XMLSchema10(SCHEMAS / "ant-junit.xsd")
+
+
+def schema_errors(body: bytes) -> list[str]:
+    return [
+        f"{name}: {error.path}: {error.reason}"
+        for name, schema in (("junit-10.xsd", JENKINS), ("ant-junit.xsd", ANT))
+        for error in schema.iter_errors(body.decode("utf-8"))
+    ]
+
+
+@pytest.mark.parametrize("name", RECORDED)
+def test_junit_of_every_recorded_scenario_is_valid(name: str) -> None:
+    assert schema_errors(render_junit(checked_estates.recorded(name))) == []
+
+
+@pytest.mark.parametrize("name", sorted(ALL))
+def test_junit_of_the_report_fixtures_is_valid(name: str) -> None:
+    # realistic holds failed, waived and passed findings and a rule that raised;
+    # hostile, names with markup and control characters.
+    assert schema_errors(render_junit(ALL[name]())) == []
+
+
+def test_the_schemas_refuse_what_they_should() -> None:
+    """The validation is real: each schema refuses a report the other would take."""
+    good = render_junit(ALL["realistic"]())
+    assert schema_errors(good) == []
+    root = ET.fromstring(good)
+    root.set("skipped", "2")  # junit-10.xsd allows no skipped count on <testsuites>
+    assert any(e.startswith("junit-10.xsd") for e in schema_errors(ET.tostring(root)))
+    root = ET.fromstring(good)
+    suite = root.find("testsuite")
+    assert suite is not None
+    suite.remove(suite.findall("system-err")[0])  # Ant's requires it
+    errors = schema_errors(ET.tostring(root))
+    assert errors and all(e.startswith("ant-junit.xsd") for e in errors)
+
+
+def test_suites_carry_what_ant_requires() -> None:
+    root = ET.fromstring(render_junit(ALL["realistic"]()))
+    assert root.attrib == {}
+    suites = root.findall("testsuite")
+    assert [s.get("id") for s in suites] == [str(i) for i in range(len(suites))]
+    for suite in suites:
+        assert suite.get("package") == suite.get("name")
+        # report_fixtures: checked at 2026-11-30T08:50:00Z, on vcsa01.corp.example
+        assert suite.get("timestamp") == "2026-11-30T08:50:00"
+        assert suite.get("hostname") == "vcsa01.corp.example"
+        assert [c.tag for c in suite][-2:] == ["system-out", "system-err"]
+
+
+def _without_times(result: AuditResult, checked_at: str, collected_at: str) -> AuditResult:
+    inventory = dataclasses.replace(result.inventory, collected_at=collected_at, source="")
+    return dataclasses.replace(result, inventory=inventory, checked_at=checked_at)
+
+
+def test_timestamp_and_hostname_when_the_result_lacks_them() -> None:
+    result = ALL["realistic"]()
+    # No check time: the collection time, converted to UTC and written without a zone.
+    body = render_junit(_without_times(result, "", "2026-11-30T10:49:12+02:00"))
+    assert schema_errors(body) == []
+    suite = ET.fromstring(body).find("testsuite")
+    assert suite is not None and suite.get("timestamp") == "2026-11-30T08:49:12"
+    assert suite.get("hostname") == "localhost"  # the schemas' word for an unknown host
+    # Neither: no timestamp rather than an invented one (Jenkins takes that; Ant does not).
+    body = render_junit(_without_times(result, "", ""))
+    suite = ET.fromstring(body).find("testsuite")
+    assert suite is not None and "timestamp" not in suite.attrib
+    assert not [e for e in schema_errors(body) if e.startswith("junit-10.xsd")]
+
 
 NOTE = (
     "Passthrough GPU VMs count under the edition the policy declares for their "
     "guests' NVIDIA driver (licensing.passthrough)."
 )
+
+
 PROPS = f"""\
     <properties>
       <property name="source" value="vc01.corp.example" />
@@ -28,9 +182,12 @@ PROPS = f"""\
       <property name="licences.note" value="{NOTE}" />
     </properties>
 """
+
+
 SUITE = (
     'package="gpuaudit.{0}" id="{1}" timestamp="2026-12-01T10:30:00" hostname="vc01.corp.example"'
 )
+
 
 EXPECTED = (
     "<?xml version='1.0' encoding='utf-8'?>\n"

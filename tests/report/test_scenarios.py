@@ -21,9 +21,9 @@ from tests.conftest import CASSETTES, RECORDED
 from tests.conftest import SCENARIOS as SCENARIO_FILES
 from tests.lab.expected import comparable, expected_inventory
 from tests.lab.scenario import load_scenario
+from tests.report.test_html import assert_safe
+from tests.report.test_xlsx_in_libreoffice import convert
 from tests.support.report_tools import ARTIFACTS, Chromium
-from tests.test_report_html import assert_safe
-from tests.test_report_office import convert
 
 SCENARIOS = RECORDED
 # The five report formats; the metrics (openmetrics) have tests of their own.
@@ -78,7 +78,10 @@ def test_scenario_page_in_chromium(name: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", ["broken", "hostile"])
 def test_scenario_workbook_in_libreoffice(name: str, tmp_path: Path) -> None:
     """The sheets hold the report's records, and the report's inventory is the scenario's."""
-    from tests.test_report_office import assert_sheets_match, assert_summary_sheets_match
+    from tests.report.test_xlsx_in_libreoffice import (
+        assert_sheets_match,
+        assert_summary_sheets_match,
+    )
 
     result = checked(name)
     doc, loaded, sheets = convert(result, tmp_path)

@@ -1,7 +1,8 @@
 """Untrusted text made safe: characters XML forbids shown, formulas told, lines cut.
 
 Every expectation is written out by hand from XML 1.0's character range, OWASP's
-list of formula prefixes, and the documented limit of 200 characters.
+list of formula prefixes, and the documented limit of 200 characters; xml_text
+replaces only the characters XML forbids, so JUnit XML stays well-formed.
 """
 
 from __future__ import annotations
@@ -41,3 +42,10 @@ def test_two_hundred_characters_stay_whole_and_more_are_cut_with_an_ellipsis() -
     assert one_line("x" * 201) == "x" * 199 + "\u2026"
     assert one_line("abcdef", limit=4) == "abc\u2026"
     assert one_line("abcd", limit=4) == "abcd"
+
+
+def test_xml_text_replaces_only_forbidden_characters() -> None:
+    assert xml_text("a\x00b\x01c\x0bd\x1fe") == "a\\x00b\\x01c\\x0bd\\x1fe"
+    assert xml_text("tab\there\nnew\rcr") == "tab\there\nnew\rcr"
+    assert xml_text("\ufffe\uffff\ud800") == "\\ufffe\\uffff\\ud800"
+    assert xml_text("Ünïcødé 集群 \u2028") == "Ünïcødé 集群 \u2028"

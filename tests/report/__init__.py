@@ -1,0 +1,1 @@
+"""Tests of gpuaudit.report: the summary, tables, sheets and every report format."""
