@@ -23,7 +23,8 @@ from tests.lab.lab import Lab
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "tests" / "scenarios"
 CASSETTES = ROOT / "cassettes"
-# Scenarios with a committed cassette; each must have one (tests/test_cassettes.py).
+# Scenarios with a committed cassette; each must have one
+# (tests/vsphere/test_recorded_cassettes.py).
 RECORDED = (
     "scenario-a",
     "scenario-b",

@@ -21,7 +21,7 @@ from gpuaudit.rules import catalogue, gpu, ha, storage
 from gpuaudit.rules.scopes import HostGpu
 from gpuaudit.verdict.check import run_checks
 from tests.support.builders import Estate, context, healthy, passthrough_estate
-from tests.test_check_scenarios import TODAY, load
+from tests.verdict.test_check_scenarios import TODAY, load
 
 CORRECTIONS = Path(__file__).resolve().parents[1] / "scenarios" / "corrections.yaml"
 RULE_IDS = [r.id for r in catalogue()]

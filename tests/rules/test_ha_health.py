@@ -3,7 +3,7 @@ collector's reading of the HA properties, and the hahealth scenario.
 
 The expectations follow the rules' meaning in docs/rules.md. The scenario's own
 failures and twins are checked with every other rule's in
-tests/test_check_scenarios.py; here, what the rules must not examine there.
+tests/verdict/test_check_scenarios.py; here, what the rules must not examine there.
 
 Then HA-09 and the admission-control wording (rules/ha_health.py), written out by
 hand. The event names are vSphere's (HostDasErrorEvent; com.vmware.vc.HA.* extended
