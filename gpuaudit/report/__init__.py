@@ -3,6 +3,10 @@
 Every renderer reads only an AuditResult. ``write_reports`` writes the chosen
 formats into one folder, each under a name that carries the server and a UTC
 timestamp, through a temporary file renamed into place.
+
+It sits above the verdict and imports what is below it (the plans' and rules'
+vocabulary, the results, the inventory, the common helpers); only the jobs and the
+command line import it.
 """
 
 from __future__ import annotations

@@ -2,6 +2,10 @@
 
 ``catalogue()`` lists the rules (ordered by id); ``specs()`` pairs each with its
 check function. docs/rules.md describes every rule.
+
+The rules import the simulation, the model (facts and policy), the results, the
+inventory and the knowledge below them; the plans, the verdict and everything above
+import them.
 """
 
 from __future__ import annotations

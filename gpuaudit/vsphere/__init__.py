@@ -8,12 +8,14 @@
 - ``credentials``: where the server, user and password come from (gpuaudit's and
   govc's variables, a password file, standard input, a prompt);
 - ``cassette``: recording and replaying vCenter sessions as scrubbed vcrpy cassettes;
-- ``anonymize``: pseudonyms for the names in a recorded cassette, for support cases.
+- ``anonymize``: pseudonyms for the names in a recorded cassette, for support cases;
+- ``collect``: the collector, which reads an inventory in a fixed number of requests;
+- ``obtain``: an inventory from a live server, a cassette, the demo or a saved file.
 
 What the package may import (checked by the contracts in .importlinter): its modules
-import one another, ``gpuaudit.common.debuglog`` and the collector (``anonymize`` reads names
+import one another, the inventory and the common helpers (``anonymize`` reads names
 as the collector does), never what is done with an inventory (the results, the
-policy, the facts, the simulation, the rules, the checks, the reports). Only
-``connect``, ``resilience``, ``answers`` and ``cassette`` speak pyVmomi, as the
-collector and ``gpuaudit.vsphere.obtain`` do. This file imports none of its modules.
+model, the simulation, the rules, the plans, the verdict, the reports, the jobs, the
+command line). Only ``connect``, ``resilience``, ``answers``, ``cassette``, the
+collector and ``obtain`` speak pyVmomi. This file imports none of its modules.
 """
