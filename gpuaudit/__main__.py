@@ -1,5 +1,5 @@
 """python -m gpuaudit: the same as the gpuaudit command."""
 
-from gpuaudit.cli.commands import main
+from gpuaudit.cli.main import main
 
 main()

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from gpuaudit.cli.commands import _save_inventory, main
+from gpuaudit.cli.collect import _save_inventory
+from gpuaudit.cli.main import main
 from gpuaudit.errors import ExitCode
 from gpuaudit.inventory import Inventory
 from tests.conftest import SCENARIOS

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from gpuaudit.cli import config_file as config
-from gpuaudit.cli.commands import main
+from gpuaudit.cli.main import main
 
 
 def gpuaudit(*args: str, env: dict[str, str] | None = None) -> Result:

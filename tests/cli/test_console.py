@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from gpuaudit.cli import console
-from gpuaudit.cli.commands import main
+from gpuaudit.cli.main import main
 from gpuaudit.common.progress import Step
 from gpuaudit.jobs.outcome import FailedRule, Summary
 from gpuaudit.results import SEVERITIES, Judgement

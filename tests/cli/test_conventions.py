@@ -9,7 +9,7 @@ import click
 import pytest
 from click.testing import CliRunner, Result
 
-from gpuaudit.cli.commands import main
+from gpuaudit.cli.main import main
 from gpuaudit.errors import ExitCode
 
 KNOWN_FORMATS = ("html", "xlsx", "json", "junit", "sarif")  # README.md, "--format"

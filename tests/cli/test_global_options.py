@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from gpuaudit import __version__
-from gpuaudit.cli.commands import main
+from gpuaudit.cli.main import main
 from gpuaudit.common import debuglog
 from gpuaudit.vsphere import connect, obtain
 

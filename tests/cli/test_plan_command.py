@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from gpuaudit.cli.commands import main
+from gpuaudit.cli.main import main
 from gpuaudit.jobs import scan as pipeline
 from gpuaudit.jobs.scan import PlanOutcome
 from gpuaudit.plan.change_file import ChangeFileError, parse_changes

@@ -15,7 +15,7 @@ import yaml
 from click.testing import CliRunner
 from kubernetes import client
 
-from gpuaudit.cli.commands import main
+from gpuaudit.cli.main import main
 from gpuaudit.jobs.fleet import load_targets
 from gpuaudit.model.policy_file import load_policy
 from gpuaudit.rules import catalogue

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from gpuaudit.cli.commands import main
+from gpuaudit.cli.main import main
 from gpuaudit.errors import ExitCode
 from gpuaudit.jobs.fleet import TargetsError, load_targets
 from tests.conftest import unused_port

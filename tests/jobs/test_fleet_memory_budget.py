@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from gpuaudit.cli.commands import main
+from gpuaudit.cli.main import main
 from gpuaudit.errors import ExitCode
 from gpuaudit.jobs import fleet, fleet_schedule
 from gpuaudit.jobs.fleet_schedule import SizeError, expected_peak, parse_size, start_order, to_start

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 
-from gpuaudit.cli.commands import main
+from gpuaudit.cli.main import main
 from gpuaudit.inventory import Inventory
 from gpuaudit.model.policy_file import PolicyError, load_policy
 from gpuaudit.rules import catalogue

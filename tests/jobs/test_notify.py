@@ -25,7 +25,7 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 from click.testing import CliRunner, Result
 
-from gpuaudit.cli.commands import main
+from gpuaudit.cli.main import main
 from gpuaudit.jobs.notify import NotifyError, parse_target, webhook_body
 from tests.conftest import unused_port
 

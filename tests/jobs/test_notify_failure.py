@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from gpuaudit.cli.commands import main
+from gpuaudit.cli.main import main
 from gpuaudit.inventory import Inventory
 from gpuaudit.vsphere import obtain
 from tests.jobs.test_notify import Mailbox, Received, start_smtp, start_webhook

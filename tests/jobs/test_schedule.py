@@ -17,7 +17,7 @@ from xml.etree import ElementTree
 import pytest
 from click.testing import CliRunner
 
-from gpuaudit.cli.commands import main
+from gpuaudit.cli.main import main
 from gpuaudit.jobs import retention
 from gpuaudit.report.naming import safe_server
 from gpuaudit.vsphere.connect import parse_server

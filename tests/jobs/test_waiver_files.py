@@ -9,7 +9,7 @@ from typing import Any
 
 from click.testing import CliRunner, Result
 
-from gpuaudit.cli.commands import main
+from gpuaudit.cli.main import main
 
 # The demo estate's clusters (gpuaudit/cassettes' demo, tests/scenarios/demo*).
 DEMO_CLUSTERS = ("edge-inference", "ml-iscsi", "vdi-vgpu")

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from gpuaudit.cli.commands import main
+from gpuaudit.cli.main import main
 from gpuaudit.kubernetes.read import (
     KubernetesInputError,
     parse_cluster,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from gpuaudit.cli.commands import main
+from gpuaudit.cli.main import main
 from gpuaudit.kubernetes.read import read_cluster
 from gpuaudit.results import AuditResult, Finding
 from gpuaudit.verdict.check import run_checks

@@ -42,7 +42,7 @@ def gpuaudit(
 ) -> subprocess.CompletedProcess[str]:
     """gpuaudit from this checkout in a child process where ``without`` cannot be imported."""
     prelude = "import sys\nfor name in sys.argv[1].split(','):\n    sys.modules[name] = None\n"
-    prelude += "from gpuaudit.cli.commands import main\nmain(sys.argv[2:], prog_name='gpuaudit')\n"
+    prelude += "from gpuaudit.cli.main import main\nmain(sys.argv[2:], prog_name='gpuaudit')\n"
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env |= {"PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
     return subprocess.run(

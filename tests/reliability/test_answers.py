@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from gpuaudit.cli.commands import main
+from gpuaudit.cli.main import main
 from gpuaudit.errors import ExitCode
 from gpuaudit.vsphere import resilience
 from gpuaudit.vsphere.resilience import RetryPolicy

@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from gpuaudit.cli import crash
-from gpuaudit.cli.commands import main
 from gpuaudit.cli.console import Console
+from gpuaudit.cli.main import main
 from gpuaudit.errors import ExitCode
 from gpuaudit.jobs import notify
 from gpuaudit.jobs.history import Store

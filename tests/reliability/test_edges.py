@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner, Result
 from hypothesis import example, given, settings
 
-from gpuaudit.cli.commands import main
+from gpuaudit.cli.main import main
 from gpuaudit.errors import ExitCode
 from gpuaudit.vsphere.credentials import CredentialError, read_password_file, resolve
 from tests.conftest import unused_port
@@ -146,7 +146,7 @@ def test_dev_zero_as_a_password_file_is_a_clear_error() -> None:
     # exhaust the memory rather than end.
     code = (
         "import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30));"
-        "from gpuaudit.cli.commands import main;"
+        "from gpuaudit.cli.main import main;"
         "sys.argv = ['gpuaudit', 'collect', '--server', 'vc01', '--user', 'u',"
         " '--password-file', '/dev/zero'];"
         "main()"
@@ -583,9 +583,9 @@ def test_the_exit_statuses_of_a_signal_are_documented() -> None:
         assert code in help_text and word in help_text, help_text
         assert f"| {code}" in readme or f", {code} |" in readme
         assert word in readme
-    import gpuaudit.cli.commands
+    import gpuaudit.cli.main
 
-    assert "130  interrupted (Ctrl-C)" in (gpuaudit.cli.commands.__doc__ or "")
+    assert "130  interrupted (Ctrl-C)" in (gpuaudit.cli.main.__doc__ or "")
 
 
 def test_a_password_in_a_target_server_url_is_never_shown(tmp_path: Path, fast: None) -> None:

@@ -20,7 +20,7 @@ import openpyxl
 import pytest
 from click.testing import CliRunner, Result
 
-from gpuaudit.cli.commands import main
+from gpuaudit.cli.main import main
 from gpuaudit.errors import ExitCode
 from gpuaudit.inventory import Datastore, Inventory
 from gpuaudit.verdict.check import run_checks

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from gpuaudit.cli.commands import main
+from gpuaudit.cli.main import main
 from gpuaudit.common import files
 from gpuaudit.errors import ExitCode
 from tests.conftest import unused_port
@@ -343,7 +343,7 @@ def on_a_full_disk(suffix=""):
     return path
 
 writer.create_temporary_file = on_a_full_disk
-from gpuaudit.cli.commands import main
+from gpuaudit.cli.main import main
 main()
 """
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from gpuaudit.cli.commands import main
+from gpuaudit.cli.main import main
 from gpuaudit.errors import ExitCode
 from gpuaudit.vsphere import connect, obtain
 from gpuaudit.vsphere.credentials import Credentials

@@ -22,7 +22,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from gpuaudit import report
-from gpuaudit.cli.commands import main
+from gpuaudit.cli.main import main
 from gpuaudit.common import files
 from gpuaudit.errors import ExitCode
 from gpuaudit.jobs.fleet import write_fleet_summary

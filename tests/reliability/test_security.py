@@ -17,7 +17,7 @@ from xml.sax.saxutils import escape
 import pytest
 from click.testing import CliRunner, Result
 
-from gpuaudit.cli.commands import main
+from gpuaudit.cli.main import main
 from gpuaudit.errors import ExitCode
 from gpuaudit.jobs import fleet
 from tests.conftest import ROOT, SCENARIOS, unused_port

@@ -14,7 +14,7 @@ import openpyxl
 import pytest
 from click.testing import CliRunner
 
-from gpuaudit.cli.commands import main
+from gpuaudit.cli.main import main
 from gpuaudit.errors import ExitCode
 from gpuaudit.report import render_json, render_xlsx
 from gpuaudit.report.fleet import render_fleet_xlsx

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 from prometheus_client.parser import text_string_to_metric_families
 
-from gpuaudit.cli.commands import main
+from gpuaudit.cli.main import main
 from gpuaudit.report import load_json_report, render_metrics
 from tests.conftest import ROOT
 

@@ -23,7 +23,7 @@ from click.testing import CliRunner
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
-from gpuaudit.cli.commands import main
+from gpuaudit.cli.main import main
 from gpuaudit.report import render_json, render_xlsx
 from gpuaudit.results import AuditResult
 from tests.conftest import require_tool

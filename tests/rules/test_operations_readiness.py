@@ -24,7 +24,7 @@ import openpyxl
 import pytest
 from pyVmomi import vim
 
-from gpuaudit.cli.commands import Duration
+from gpuaudit.cli.shared import Duration
 from gpuaudit.inventory import Gpu, Host, Inventory, Licence
 from gpuaudit.model.policy import LicensingPolicy
 from gpuaudit.report import render_html, render_json, render_junit, render_xlsx, report_schema

@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from gpuaudit.cli.commands import main
+from gpuaudit.cli.main import main
 from gpuaudit.report import write_reports
 from gpuaudit.report.catalogue import BEGIN, END, with_catalogue
 from gpuaudit.report.html import render_html

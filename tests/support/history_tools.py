@@ -96,7 +96,7 @@ def prune_and_check(location: str) -> None:
     from click.testing import CliRunner
     from sqlalchemy import func, select
 
-    from gpuaudit.cli.commands import main
+    from gpuaudit.cli.main import main
     from gpuaudit.jobs import history
     from gpuaudit.jobs.history import schema
 

@@ -16,7 +16,7 @@ import openpyxl
 import yaml
 from click.testing import CliRunner, Result
 
-from gpuaudit.cli.commands import main
+from gpuaudit.cli.main import main
 from tests.jobs import test_notify
 from tests.jobs.test_notify import Received
 

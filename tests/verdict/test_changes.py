@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gpuaudit.cli.commands import main
 from gpuaudit.cli.console import since_last_scan
+from gpuaudit.cli.main import main
 from gpuaudit.jobs import history
 from gpuaudit.jobs.diff import diff_reports, format_text
 from gpuaudit.report.actions import finding_id

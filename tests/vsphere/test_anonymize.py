@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from gpuaudit.cli.commands import main
+from gpuaudit.cli.main import main
 from gpuaudit.inventory import Inventory
 from gpuaudit.verdict.check import run_checks
 from gpuaudit.vsphere import obtain

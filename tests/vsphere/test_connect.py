@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner, Result
 from pyVmomi import vim, vmodl
 
-from gpuaudit.cli.commands import main
+from gpuaudit.cli.main import main
 from gpuaudit.errors import ExitCode
 from gpuaudit.vsphere import connect, resilience
 from gpuaudit.vsphere.answers import ServerAnswerError

@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 from pyVmomi import vim
 
-from gpuaudit.cli.commands import main
+from gpuaudit.cli.main import main
 from gpuaudit.inventory import Inventory
 from gpuaudit.results import AuditResult
 from gpuaudit.rules import catalogue

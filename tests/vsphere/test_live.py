@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from gpuaudit.cli.commands import main
+from gpuaudit.cli.main import main
 from gpuaudit.inventory import Inventory
 from gpuaudit.vsphere import connect
 from gpuaudit.vsphere.collect import collect

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from gpuaudit.cli.commands import main
+from gpuaudit.cli.main import main
 from gpuaudit.jobs import history
 from gpuaudit.jobs.history.fleet import latest_targets
 from gpuaudit.jobs.history.store import ClusterRecord, ScanRecord

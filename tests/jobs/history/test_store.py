@@ -21,8 +21,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from click.testing import CliRunner, Result
 
-from gpuaudit.cli.commands import main
 from gpuaudit.cli.console import since_last_scan
+from gpuaudit.cli.main import main
 from gpuaudit.jobs import history
 from gpuaudit.jobs.history import schema
 from gpuaudit.jobs.history.store import ScanRecord
