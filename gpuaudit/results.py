@@ -97,7 +97,7 @@ class Waiver:
     expires: str  # ISO date, YYYY-MM-DD
 
 
-@dataclass
+@dataclass(slots=True)
 class Finding:
     """One rule's verdict on one object, with the evidence behind it."""
 

@@ -70,14 +70,32 @@ def _json_bytes(doc: dict[str, Any]) -> bytes:
     return buffer.getvalue()
 
 
+def _indented_json_bytes(doc: dict[str, Any]) -> bytes:
+    """``_encode(json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\\n")``,
+    encoded a batch of pieces at a time: json.dumps joins a list of every piece of
+    the text, one per key, value and indentation (millions for a large estate)."""
+    encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=False, indent=1)
+    buffer = io.BytesIO()
+    batch: list[str] = []
+    for chunk in encoder.iterencode(doc):
+        batch.append(chunk)
+        if len(batch) >= _BATCH:
+            buffer.write(_encode("".join(batch)))
+            batch.clear()
+    batch.append("\n")
+    buffer.write(_encode("".join(batch)))
+    return buffer.getvalue()
+
+
+_BATCH = 65536
+
+
 RENDERERS: dict[str, Callable[[AuditResult], bytes]] = {
     "html": lambda r: _encode(render_html(r)),
     "xlsx": render_xlsx,
     "json": lambda r: _json_bytes(report_document(r)),
     "junit": render_junit,
-    "sarif": lambda r: _encode(
-        json.dumps(render_sarif(r), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
-    ),
+    "sarif": lambda r: _indented_json_bytes(render_sarif(r)),
     "openmetrics": render_metrics,
 }
 

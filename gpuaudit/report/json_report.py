@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -41,7 +41,25 @@ class ReportError(ValueError):
     """A JSON report that cannot be loaded."""
 
 
+class Made:
+    """A list whose items are made as it is iterated: the report's findings, each made
+    into its mapping as it is written, rather than all of them held at once (over
+    200,000 at the configuration maximum). Encoded as the list it would be."""
+
+    def __init__(self, items: Sequence[Any], make: Callable[[Any], Any]) -> None:
+        self.items = items
+        self.make = make
+
+    def __iter__(self) -> Iterator[Any]:
+        return map(self.make, self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
 def _jsonable(value: Any) -> Any:
+    if isinstance(value, Made):
+        return list(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         # One level only: the encoder comes back here for nested dataclasses, which
         # gives what dataclasses.asdict would, without its deep copies.
@@ -86,10 +104,15 @@ def report_document(result: AuditResult) -> dict[str, Any]:
         "rules_version": result.rules_version,
         "rules": result.rules,
         # Each finding leads with its stable id, the one the workbook and SARIF show.
-        "findings": [
-            {"id": finding_id(f), **_jsonable(f), **_age(result, f), **_state(judgement, f)}
-            for f in result.findings
-        ],
+        "findings": Made(
+            result.findings,
+            lambda f: {
+                "id": finding_id(f),
+                **_jsonable(f),
+                **_age(result, f),
+                **_state(judgement, f),
+            },
+        ),
         "simulations": result.simulations,
         "designs": dict(result.designs),
         "policy": {
@@ -159,7 +182,7 @@ def json_chunks(doc: Any, depth: int = 0) -> Iterator[str]:
             yield ("," if n else "") + _ENCODE(key) + ":"
             yield from json_chunks(value, depth + 1)
         yield "}"
-    elif depth < _STREAM_DEPTH and isinstance(doc, list):
+    elif depth < _STREAM_DEPTH and isinstance(doc, (list, Made)):
         yield "["
         for n, item in enumerate(doc):
             if n:

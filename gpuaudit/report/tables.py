@@ -162,6 +162,8 @@ def findings_table(
 ) -> Table:
     """The findings, one row each; ``evidence`` writes a finding's evidence as text."""
     rules = {r.id: r for r in result.rules}
+    # One text per rule, shared by its findings' rows, not one per row.
+    references = {r.id: references_text(r) for r in result.rules}
 
     def rule(f: Finding, read: Callable[[Rule], str]) -> str:
         """What ``read`` says of the finding's rule; empty for a rule not in the catalogue."""
@@ -184,7 +186,7 @@ def findings_table(
         ("Waiver Reason", TEXT, lambda f: f.waiver.reason if f.waiver else None),
         ("Waiver Owner", TEXT, lambda f: f.waiver.owner if f.waiver else None),
         ("Waiver Expires", DATE, lambda f: _date(f.waiver.expires) if f.waiver else None),
-        ("References", TEXT, lambda f: rule(f, references_text)),
+        ("References", TEXT, lambda f: references.get(f.rule, "")),
     ]
     if has_ages(result):  # with history or a baseline: how long each finding has been there
         # (the workbook leads each row with the first-seen day, beside the stable id)

@@ -184,11 +184,15 @@ def _finding_moref(morefs: dict[tuple[str, str], str], f: Finding) -> str | None
 def _reordered(table: Table, front: Sequence[str], back: Sequence[str]) -> Table:
     """``table`` with the columns ``front`` first and those of ``back`` it has last, the
     others between."""
-    names = [c.name for c in table.columns]
-    middle = [n for n in names if n not in front and n not in back]
-    order = [names.index(n) for n in (*front, *middle, *back) if n in names]
+    order = _order([c.name for c in table.columns], front, back)
     rows = [[row[i] for i in order] for row in table.rows]
     return Table(table.key, table.title, [table.columns[i] for i in order], rows)
+
+
+def _order(names: list[str], front: Sequence[str], back: Sequence[str]) -> list[int]:
+    """The indexes of ``names`` with ``front`` first and those of ``back`` last."""
+    middle = [n for n in names if n not in front and n not in back]
+    return [names.index(n) for n in (*front, *middle, *back) if n in names]
 
 
 # Failed, not proven, then notices (info findings that fail), waived and passed: the
@@ -236,8 +240,17 @@ def finding_rows(result: AuditResult) -> Table:
         Column(VCENTER_UUID),
         Column("ID"),
     ]
-    table = _with_columns(table, columns, (extra(f) for f in result.findings))
-    return _reordered(table, FINDINGS_FRONT, FINDINGS_BACK)
+    # As _reordered(_with_columns(table, columns, ...)) would give, row by row in
+    # place: a findings table at the maximum holds over 200,000 rows.
+    columns += table.columns
+    order = _order([c.name for c in columns], FINDINGS_FRONT, FINDINGS_BACK)
+    rows = table.rows
+    if len(rows) != len(result.findings):
+        raise ValueError("the findings table has not one row per finding")
+    for index, finding in enumerate(result.findings):
+        row = extra(finding) + rows[index]
+        rows[index] = [row[i] for i in order]
+    return Table(table.key, table.title, [columns[i] for i in order], rows)
 
 
 def _first_seen(result: AuditResult, finding: Finding) -> date | None:

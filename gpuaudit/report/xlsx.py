@@ -16,7 +16,7 @@ import contextlib
 import io
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, date, datetime
 from typing import Any, cast
 
@@ -412,7 +412,15 @@ def capacity_chart(ws: WriteOnlyWorksheet, clusters: int) -> BarChart:
 
 def render_xlsx(result: AuditResult) -> bytes:
     tables = audit_tables(result, REPORT_SCHEMA_VERSION)
-    return tables_xlsx(tables, f"gpuaudit report: {result.inventory.source}")
+    return tables_xlsx(_each(tables), f"gpuaudit report: {result.inventory.source}")
+
+
+def _each(tables: list[Table]) -> Iterator[Table]:
+    """The tables in order, each let go as the next is asked for: a sheet is on disk
+    once written, and the workbook is zipped after the last."""
+    tables.reverse()
+    while tables:
+        yield tables.pop()
 
 
 def tables_xlsx(tables: Iterable[Table], title: str) -> bytes:

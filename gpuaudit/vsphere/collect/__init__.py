@@ -16,6 +16,7 @@ exception.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from typing import Any
 
 from pyVmomi import VmomiSupport, vim
@@ -31,11 +32,13 @@ from gpuaudit.vsphere.collect.paths import SPECS, VERSIONED_FIELDS, VM_DEVICE_PA
 from gpuaudit.vsphere.collect.retrieve import (
     ObjectProps,
     OnPage,
+    Slim,
     gc_paused,
     merge_into,
     retrieve,
     retrieve_objects,
 )
+from gpuaudit.vsphere.collect.slim import BuiltHost, Slimmer
 from gpuaudit.vsphere.collect.software import collect_software
 from gpuaudit.vsphere.collect.storage import HostLunPaths, build_datastore, host_lun_paths
 from gpuaudit.vsphere.collect.vms import build_cluster, build_vm, device_candidates
@@ -59,10 +62,11 @@ def collect(
     )
     inv.vcenter = _vcenter(content.about)
     say("reading inventory")
+    slim = Slimmer().slims()
     with gc_paused():
-        objects = retrieve(content, SPECS, on_page=_pages(say, "reading inventory"))
+        objects = retrieve(content, SPECS, on_page=_pages(say, "reading inventory"), slim=slim)
         say(f"read {len(objects)} objects")
-        _read_devices(content, objects, say, device_paths(si._stub.version))
+        _read_devices(content, objects, say, device_paths(si._stub.version), slim)
         inv.vcenter.vgpu_hotmigrate_enabled = _hotmigrate(content, inv)
         _assemble(inv, objects)
         browsers = {
@@ -107,9 +111,10 @@ def _read_devices(
     objects: dict[str, ObjectProps],
     say: Progress,
     paths: tuple[str, ...] = VM_DEVICE_PATHS,
+    slim: Mapping[str, Slim] | None = None,
 ) -> None:
     """Add the device lists (``paths``) of the VMs that may hold a GPU
-    (vms.device_candidates)."""
+    (vms.device_candidates), each reduced by ``slim`` as its page arrives."""
     wanted = device_candidates(objects)
     if not wanted:
         return
@@ -117,7 +122,7 @@ def _read_devices(
     phase = f"reading the devices of {len(wanted)} of {vms} VMs"
     say(phase)
     devices = retrieve_objects(
-        content, vim.VirtualMachine, wanted, paths, on_page=_pages(say, phase)
+        content, vim.VirtualMachine, wanted, paths, on_page=_pages(say, phase), slim=slim
     )
     merge_into(objects, devices)
     for key in wanted:
@@ -192,9 +197,15 @@ def _assemble(inv: Inventory, objects: dict[str, ObjectProps]) -> None:
 
     lun_paths: dict[str, HostLunPaths] = {}
     for obj in by_kind.get("HostSystem", []):
-        host = build_host(obj, vm_names)
+        if isinstance(obj.built, BuiltHost):  # built as its page arrived (collect.slim)
+            host, lun_paths[obj.moref] = obj.built.host, obj.built.lun_paths
+            for gpu in host.gpus:
+                gpu.vms = [vm_names.get(v, v) for v in gpu.vms]
+        else:
+            host = build_host(obj, vm_names)
+            add_host_health(host, obj)
+            lun_paths[obj.moref] = host_lun_paths(obj)
         host.datacenter = tree.datacenter(obj.moref)
-        add_host_health(host, obj)
         parent_cluster = tree.ancestor(obj.moref, "ClusterComputeResource")
         host.cluster = parent_cluster.name if parent_cluster else None
         if not host.connected:
@@ -204,7 +215,6 @@ def _assemble(inv: Inventory, objects: dict[str, ObjectProps]) -> None:
                 )
             )
         inv.gaps.extend(vmotion_gaps(host))
-        lun_paths[obj.moref] = host_lun_paths(obj)
         inv.hosts.append(host)
 
     for obj in by_kind.get("Datastore", []):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import re
+import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ VANISHED_LIMIT = 10  # objects deleted mid-read that retrieve_objects steps roun
 OnPage = Callable[[int, int], None]
 
 
-@dataclass
+@dataclass(slots=True)
 class ObjectProps:
     """The properties of one managed object, by path, and the paths it could not read."""
 
@@ -35,6 +36,8 @@ class ObjectProps:
     props: dict[str, Any] = field(default_factory=dict)
     # path -> fault name (NoPermission, ...) for each property the server withheld.
     missing: dict[str, str] = field(default_factory=dict)
+    # What a Slim made of the object's properties as its page arrived (collect.slim).
+    built: Any = None
 
     def get(self, path: str, default: Any = None) -> Any:
         value = self.props.get(path)
@@ -44,6 +47,14 @@ class ObjectProps:
     def name(self) -> str:
         name = self.props.get("name")
         return unescape_name(str(name)) if name else self.moref
+
+
+# Told each object as soon as its page is read, with the object's properties so far,
+# by the managed object type it is for: it may replace the pyVmomi objects among them
+# with the plain data that the assembly reads, so that a page's pyVmomi objects are
+# freed before the next page arrives instead of living until the whole inventory is
+# assembled. vCenter answers each object in one ObjectContent.
+Slim = Callable[[ObjectProps], None]
 
 
 _ESCAPES = re.compile(r"%(2[fF]|5[cC]|25)")
@@ -107,11 +118,13 @@ def retrieve(
     specs: Mapping[type, Iterable[str]],
     page_size: int = PAGE_SIZE,
     on_page: OnPage | None = None,
+    slim: Mapping[str, Slim] | None = None,
 ) -> dict[str, ObjectProps]:
     """Every object of the given types below the root folder, keyed by moref.
 
     ``specs`` maps a pyVmomi managed type to the property paths to read; ``on_page``
-    hears how many objects and pages have been read after each page.
+    hears how many objects and pages have been read after each page; ``slim``, by
+    managed object type, is told each object of that type as its page arrives.
     """
     view = content.viewManager.CreateContainerView(
         container=content.rootFolder, type=list(specs), recursive=True
@@ -127,7 +140,7 @@ def retrieve(
             vmodl.query.PropertyCollector.PropertySpec(type=t, pathSet=sorted(set(p)), all=False)
             for t, p in specs.items()
         ]
-        return _read_pages(content, [object_spec], prop_specs, page_size, on_page)
+        return _read_pages(content, [object_spec], prop_specs, page_size, on_page, slim)
     finally:
         view.DestroyView()
 
@@ -139,6 +152,7 @@ def retrieve_objects(
     paths: Iterable[str],
     page_size: int = PAGE_SIZE,
     on_page: OnPage | None = None,
+    slim: Mapping[str, Slim] | None = None,
 ) -> dict[str, ObjectProps]:
     """``paths`` of the objects of type ``kind`` named by ``morefs``, keyed by moref.
 
@@ -160,7 +174,7 @@ def retrieve_objects(
             for key in wanted
         ]
         try:
-            return _read_pages(content, object_specs, prop_specs, page_size, on_page)
+            return _read_pages(content, object_specs, prop_specs, page_size, on_page, slim)
         except vmodl.fault.ManagedObjectNotFound as exc:
             gone = moref(exc.obj) if exc.obj is not None else None
             vanished += 1
@@ -175,6 +189,7 @@ def _read_pages(
     prop_specs: list[Any],
     page_size: int,
     on_page: OnPage | None = None,
+    slim: Mapping[str, Slim] | None = None,
 ) -> dict[str, ObjectProps]:
     found: dict[str, ObjectProps] = {}
     if not object_specs:
@@ -187,14 +202,21 @@ def _read_pages(
     result = collector.RetrievePropertiesEx(specSet=[filter_spec], options=options)
     pages = 0
     while result is not None:
+        token = result.token
         for content_obj in result.objects:
-            _merge(found, content_obj)
+            _merge(found, content_obj, slim)
         pages += 1
+        if slim:
+            # pyVmomi's objects sit in reference cycles: with the collector paused
+            # (gc_paused) they are freed only by a collection. This page's are the
+            # youngest objects, so a collection of the youngest generation frees them.
+            result = content_obj = None
+            gc.collect(0)
         if on_page is not None:
             on_page(len(found), pages)
-        if not result.token:
+        if not token:
             break
-        result = collector.ContinueRetrievePropertiesEx(token=result.token)
+        result = collector.ContinueRetrievePropertiesEx(token=token)
     return found
 
 
@@ -209,14 +231,24 @@ def merge_into(found: dict[str, ObjectProps], more: Mapping[str, ObjectProps]) -
         entry.missing.update(extra.missing)
 
 
-def _merge(found: dict[str, ObjectProps], content_obj: Any) -> None:
-    """Fold one ObjectContent in; an object matched by two specs comes back merged."""
+def _merge(
+    found: dict[str, ObjectProps], content_obj: Any, slim: Mapping[str, Slim] | None = None
+) -> None:
+    """Fold one ObjectContent in; an object matched by two specs comes back merged.
+
+    Paths and kinds are interned: each object's copy of them would otherwise be its own
+    string, parsed from its own XML element."""
     key = moref(content_obj.obj)
     entry = found.get(key)
     if entry is None:
-        entry = found[key] = ObjectProps(moref=key, kind=kind(content_obj.obj))
+        entry = found[key] = ObjectProps(moref=key, kind=sys.intern(kind(content_obj.obj)))
     for prop in content_obj.propSet or []:
-        entry.props[prop.name] = prop.val
+        entry.props[sys.intern(str(prop.name))] = prop.val
     for missing in content_obj.missingSet or []:
         fault = missing.fault
-        entry.missing[missing.path] = fault.__class__.__name__.split(".")[-1] if fault else "?"
+        name = fault.__class__.__name__.split(".")[-1] if fault else "?"
+        entry.missing[sys.intern(str(missing.path))] = sys.intern(name)
+    if slim:
+        reduce = slim.get(entry.kind)
+        if reduce is not None:
+            reduce(entry)

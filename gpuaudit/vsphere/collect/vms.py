@@ -72,6 +72,7 @@ def device_groups(groups: Any, devices: Any) -> list[VmDeviceGroup]:
 
 
 MMIO_KEYS = ("pciPassthru.use64bitMMIO", "pciPassthru.64bitMMIOSizeGB")
+_MMIO_LOWERED = frozenset(k.lower() for k in MMIO_KEYS)
 
 
 def mmio_options(extra_config: Any) -> dict[str, str]:
@@ -115,6 +116,24 @@ def evacuation_poweroff(extra_config: Any) -> str | None:
         if str(option.key).lower() == EVACUATION_POWEROFF:
             return str(option.value)
     return None
+
+
+def wanted_option(option: Any) -> bool:
+    """Whether build_vm reads this extraConfig option: mmio_options',
+    vgpu_plugin_options' or evacuation_poweroff's."""
+    key = str(option.key)
+    lowered = key.lower()
+    return (
+        lowered in _MMIO_LOWERED
+        or lowered == EVACUATION_POWEROFF
+        or PLUGIN_OPTION.fullmatch(key) is not None
+    )
+
+
+def wanted_device(device: Any) -> bool:
+    """Whether build_vm reads this device: gpu_attachment's PCI passthrough devices,
+    and device_groups' members of a device group."""
+    return isinstance(device, _Passthrough) or getattr(device, "deviceGroupInfo", None) is not None
 
 
 def device_candidates(objects: Mapping[str, ObjectProps]) -> list[str]:

@@ -33,6 +33,7 @@ from gpuaudit.vsphere.collect import (
     collect,
 )
 from gpuaudit.vsphere.collect.retrieve import ObjectProps
+from gpuaudit.vsphere.collect.slim import BuiltHost, Slimmer
 from tests.support.perf_counters import perf_counter
 
 PT = vim.vm.device.VirtualPCIPassthrough
@@ -612,3 +613,60 @@ def test_a_namesake_cluster_without_a_browser_does_not_hide_the_others() -> None
     # The image config manager of the one vGPU host, esx-01, is read and asked.
     assert si.RetrieveContent().propertyCollector.manager_reads == [["host-1"]]
     assert browser.asked == ["host-1"]
+
+
+def test_objects_slimmed_as_their_pages_arrive_assemble_the_same_inventory() -> None:
+    raw, slimmed = Inventory(), Inventory()
+    _assemble(raw, {o.moref: o for o in _objects(_Browser())})
+    objects = {o.moref: o for o in _objects(_Browser())}
+    slims = Slimmer().slims()
+    for obj in objects.values():
+        if obj.kind in slims:
+            slims[obj.kind](obj)
+    host = objects["host-1"]
+    assert isinstance(host.built, BuiltHost)
+    assert sorted(host.props) == [
+        "config.graphicsInfo",
+        "name",
+        "parent",
+        "runtime.connectionState",
+    ]
+    _assemble(slimmed, objects)
+    assert slimmed == raw
+    assert raw.hosts[0].gpus[0].vms == ["train-01"]
+
+
+def test_a_slimmed_vm_keeps_only_the_devices_and_options_it_is_built_from() -> None:
+    gpu = PT(key=1, backing=PT.VmiopBackingInfo(vgpu="grid_l40s-8q"))
+    nic = vim.vm.device.VirtualVmxnet3(key=2)
+    member = vim.vm.device.VirtualVmxnet3(
+        key=3, deviceGroupInfo=vim.vm.device.VirtualDevice.DeviceGroupInfo(groupInstanceKey=5)
+    )
+    options = [
+        vim.option.OptionValue(key=k, value="1")
+        for k in (
+            "pciPassthru.use64bitMMIO",
+            "PCIPASSTHRU0.cfg.enable_uvm",
+            "Maintenance.VM.Evacuation.PowerOff",
+            "guestinfo.other",
+        )
+    ]
+    obj = ObjectProps(
+        "vm-1",
+        "VirtualMachine",
+        {
+            "runtime.host": vim.HostSystem("host-1"),
+            "datastore": [vim.Datastore("datastore-1")],
+            "runtime.powerState": vim.VirtualMachine.PowerState.poweredOn,
+            "config.hardware.device": [gpu, nic, member],
+            "config.extraConfig": options,
+        },
+    )
+    slimmer = Slimmer()
+    slimmer.vm(obj)
+    slimmer.vm(obj)  # a second page's properties of the same VM: the first stay as they are
+    assert obj.props["config.hardware.device"] == [gpu, member]
+    assert obj.props["config.extraConfig"] == options[:3]
+    assert obj.props["runtime.host"] is slimmer.ref(vim.HostSystem("host-1"))
+    assert [d._moId for d in obj.props["datastore"]] == ["datastore-1"]
+    assert type(obj.props["runtime.powerState"]) is str

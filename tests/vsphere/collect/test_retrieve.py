@@ -323,3 +323,32 @@ def test_the_collector_is_paused_while_parsing_and_runs_after() -> None:
         assert not gc.isenabled()  # left as it was
     finally:
         gc.enable()
+
+
+def test_each_object_is_slimmed_as_its_page_arrives_and_the_page_freed() -> None:
+    pages = [
+        [_content(vim.HostSystem("host-1"), {"name": "esx-01", "big": [1, 2, 3]})],
+        [_content(vim.VirtualMachine("vm-1"), {"name": "vm-a"})],
+    ]
+    told: list[tuple[str, list[str]]] = []
+
+    def slim(obj: ObjectProps) -> None:
+        told.append((obj.moref, sorted(obj.props)))
+        obj.props.pop("big", None)
+
+    content = SimpleNamespace(
+        propertyCollector=_Collector(pages), viewManager=_ViewManager(), rootFolder="root"
+    )
+    heard: list[int] = []
+    with gc_paused():
+        found = retrieve(
+            content,
+            {vim.HostSystem: ["name", "big"], vim.VirtualMachine: ["name"]},
+            on_page=lambda objects, pages: heard.append(gc.get_count()[0]),
+            slim={"HostSystem": slim},
+        )
+    assert told == [("host-1", ["big", "name"])]
+    assert found["host-1"].props == {"name": "esx-01"}
+    assert found["vm-1"].props == {"name": "vm-a"}
+    # The youngest generation was collected after each page, with the collector paused.
+    assert heard == [0, 0]
