@@ -209,6 +209,10 @@ class Facts:
                 out.setdefault(vm.host, []).append(vm)
         return out
 
+    def host_running_vms(self, host: str) -> list[Vm]:
+        """The host's powered-on VMs (GPU or not), in inventory order."""
+        return list(self._host_running.get(host, []))
+
     def host_memory_used_mb(self, host: str) -> int:
         """The memory the host's powered-on VMs (GPU or not) take, by the estimate above."""
         return sum(vm_memory_need_mb(vm) for vm in self._host_running.get(host, []))
