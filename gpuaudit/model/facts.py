@@ -169,6 +169,11 @@ class Facts:
         return [vm for vm in self.inventory.vms if is_gpu_vm(vm)]
 
     @cached_property
+    def vgpu_vms(self) -> list[Vm]:
+        """The GPU VMs with a vGPU: asked per cluster (maintenance readiness's VM-01)."""
+        return [vm for vm in self.gpu_vms if is_vgpu_vm(vm)]
+
+    @cached_property
     def _cluster_gpu_vms(self) -> dict[str, list[Vm]]:
         out: dict[str, list[Vm]] = {}
         for vm in self.gpu_vms:
