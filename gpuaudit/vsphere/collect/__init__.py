@@ -20,6 +20,7 @@ from typing import Any
 
 from pyVmomi import VmomiSupport, vim
 
+from gpuaudit.common.gc_pause import gc_paused
 from gpuaudit.common.progress import Progress, Step, ignore
 from gpuaudit.inventory import Gap, Inventory, VCenter
 from gpuaudit.vsphere.collect.capacity import collect_capacity
@@ -31,7 +32,6 @@ from gpuaudit.vsphere.collect.paths import SPECS, VERSIONED_FIELDS, VM_DEVICE_PA
 from gpuaudit.vsphere.collect.retrieve import (
     ObjectProps,
     OnPage,
-    gc_paused,
     merge_into,
     retrieve,
     retrieve_objects,
