@@ -25,8 +25,9 @@ from typing import Any
 
 from pyVmomi import vim, vmodl
 
+from gpuaudit.common.gc_pause import gc_paused
 from gpuaudit.vsphere.collect.paths import EVERY_PATH
-from gpuaudit.vsphere.collect.retrieve import PAGE_SIZE, gc_paused
+from gpuaudit.vsphere.collect.retrieve import PAGE_SIZE
 
 
 def floor(si: Any) -> int:

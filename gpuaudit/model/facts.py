@@ -169,6 +169,11 @@ class Facts:
         return [vm for vm in self.inventory.vms if is_gpu_vm(vm)]
 
     @cached_property
+    def vgpu_vms(self) -> list[Vm]:
+        """The GPU VMs with a vGPU: asked per cluster (maintenance readiness's VM-01)."""
+        return [vm for vm in self.gpu_vms if is_vgpu_vm(vm)]
+
+    @cached_property
     def _cluster_gpu_vms(self) -> dict[str, list[Vm]]:
         out: dict[str, list[Vm]] = {}
         for vm in self.gpu_vms:
@@ -208,6 +213,10 @@ class Facts:
             if vm.powered_on and vm.host is not None:
                 out.setdefault(vm.host, []).append(vm)
         return out
+
+    def host_running_vms(self, host: str) -> list[Vm]:
+        """The host's powered-on VMs (GPU or not), in inventory order."""
+        return list(self._host_running.get(host, []))
 
     def host_memory_used_mb(self, host: str) -> int:
         """The memory the host's powered-on VMs (GPU or not) take, by the estimate above."""

@@ -153,6 +153,32 @@ def on_path(host: Host, vm: Vm, vgpus: list[GpuAttachment], bandwidth_mbps: int)
     return Estimate(by_table(table, vm, vgpus, bandwidth_mbps), table.name, path)
 
 
+@dataclass(frozen=True)
+class Destinations:
+    """The other hosts a vGPU VM may move to, by what bounds the path's bandwidth."""
+
+    slowest: tuple[int, str] | tuple[None, None]  # (bandwidth, host) of the slowest known
+    unknown: tuple[str, ...]  # the destinations whose vMotion bandwidth is unknown
+
+
+def destinations(
+    f: F.Facts, cluster: str, wanted: tuple[str, ...], source_host: str, source: frozenset[str]
+) -> Destinations | None:
+    """The destinations of a VM on ``source_host`` with the profiles ``wanted`` (lower case)
+    on GPUs of the types ``source``: the other active hosts of the cluster offering them on
+    a GPU of such a type (every one where the type is not known); None when there is none."""
+    offering = [h for h in f.hosts_offering(cluster, wanted) if h.name != source_host]
+    # Only a host with a GPU of the VM's type is a destination (NVIDIA's "a physical GPU
+    # of the same type"): a profile of the same name on another board is none.
+    targets = [h for h in offering if not source or source & f.gpu_types(h)]
+    if not targets:
+        return None
+    speeds = [(vmotion_bandwidth_mbps(h), h.name) for h in targets]
+    known = sorted((bw, name) for bw, name in speeds if bw is not None)
+    unknown = tuple(name for bw, name in speeds if bw is None)
+    return Destinations(known[0] if known else (None, None), unknown)
+
+
 def stun_time(ctx: Context, vm: Vm) -> Outcome | None:
     f = ctx.facts
     vgpus = [a for a in vm.gpus if a.kind == "vgpu"]
@@ -163,17 +189,17 @@ def stun_time(ctx: Context, vm: Vm) -> Outcome | None:
     if not host.vmotion_nics:
         return None  # VM-04 judges a host that cannot vMotion at all
     wanted = tuple(p.lower() for p in F.profiles(vm))
-    offering = [h for h in f.hosts_offering(cluster_name, wanted) if h.name != vm.host]
-    # Only a host with a GPU of the VM's type is a destination (NVIDIA's "a physical GPU
-    # of the same type"): a profile of the same name on another board is none.
-    targets = vmotion.same_type(f, vm, offering)
-    if not targets:
+    source = frozenset(vmotion.source_types(f, vm))
+    # The VMs of one host with the same profiles share their destinations: found once.
+    paths = ctx.once(
+        ("VM-10 destinations", cluster_name, wanted, host.name, source),
+        lambda: destinations(f, cluster_name, wanted, host.name, source),
+    )
+    if paths is None:
         return None  # VM-02 judges a VM with no host to move to
     source_bw = vmotion_bandwidth_mbps(host)
-    speeds = [(vmotion_bandwidth_mbps(h), h.name) for h in targets]
-    known = sorted((bw, name) for bw, name in speeds if bw is not None)
-    unknown_hosts = [name for bw, name in speeds if bw is None]
-    dest_bw, dest = known[0] if known else (None, None)
+    dest_bw, dest = paths.slowest
+    unknown_hosts = list(paths.unknown)
     if source_bw is None:
         estimate = Estimate(
             Bounds(None, None, (f"the vMotion bandwidth of {host.name} is unknown",))

@@ -19,7 +19,7 @@ _PREREQ = (
 
 
 def hotmigrate(ctx: Context, vcenter: VCenter) -> Outcome | None:
-    vgpu_vms = [vm.name for vm in ctx.facts.gpu_vms if F.is_vgpu_vm(vm)]
+    vgpu_vms = ctx.facts.vgpu_vms
     if not vgpu_vms or vcenter.standalone_esxi:
         return None
     value = vcenter.vgpu_hotmigrate_enabled
@@ -57,11 +57,9 @@ def source_types(f: F.Facts, vm: Vm) -> set[str]:
     return running or set(f.gpu_types(host))
 
 
-def same_type(f: F.Facts, vm: Vm, hosts: list[Host]) -> list[Host]:
-    """The hosts NVIDIA could move the VM's vGPUs to: those with a GPU of the type they run
-    on. Where that type is not known, every host given (VM-02 is then not proven)."""
-    source = source_types(f, vm)
-    return [h for h in hosts if not source or source & f.gpu_types(h)]
+def _offering(f: F.Facts, cluster: str, wanted: tuple[str, ...], vm: Vm) -> list[Host]:
+    """The other active hosts of the VM's cluster that offer its profiles (lower case)."""
+    return [h for h in f.hosts_offering(cluster, wanted) if h.name != vm.host]
 
 
 def profile_elsewhere(ctx: Context, vm: Vm) -> Outcome | None:
@@ -70,11 +68,14 @@ def profile_elsewhere(ctx: Context, vm: Vm) -> Outcome | None:
     wanted = tuple(p.lower() for p in F.profiles(vm))
     if cluster is None or not wanted:
         return None
-    offering = [h for h in f.hosts_offering(cluster, wanted) if h.name != vm.host]
     # NVIDIA moves a vGPU only to a physical GPU of the same type, and a type name is not
     # always one board's: the RTX PRO 6000 and 4500 Blackwell both offer DC-16C.
     source = source_types(f, vm)
-    targets = [h.name for h in offering if source & f.gpu_types(h)]
+    # The VMs of one host with the same profiles have the same targets: found once.
+    targets: list[str] = ctx.once(
+        ("VM-02 targets", cluster, wanted, vm.host, frozenset(source)),
+        lambda: [h.name for h in _offering(f, cluster, wanted, vm) if source & f.gpu_types(h)],
+    )
     profiles = ", ".join(F.profiles(vm))
     # The count, not the names: in a large cluster the list repeats for every VM.
     evidence = {
@@ -84,6 +85,7 @@ def profile_elsewhere(ctx: Context, vm: Vm) -> Outcome | None:
     }
     if targets:
         return Outcome(True, f"{profiles} is also offered by {name_few(targets)}", evidence)
+    offering = _offering(f, cluster, wanted, vm)
     others = [h.name for h in offering]
     if others and not source:
         return not_proven(

@@ -619,12 +619,14 @@ class ClusterModel:
     # Building the initial state
     def _apart_now(self, hosts: list[Host]) -> dict[str, dict[str, int]]:
         """Per host, how many of its powered-on VMs each honoured anti-affinity rule names."""
-        names = {h.name for h in hosts}
         counts: dict[str, dict[str, int]] = {}
-        for vm in self.facts.inventory.vms:
-            if vm.powered_on and vm.host in names:
+        if not self.rules.apart_rules:
+            return counts  # no rule to count: the usual case, and it skips every VM
+        # The cluster's own running VMs, not the inventory's: a model is built per cluster.
+        for host in dict.fromkeys(h.name for h in hosts):
+            for vm in self.facts.host_running_vms(host):
                 for rule in self.rules.apart(vm.name):
-                    per_host = counts.setdefault(vm.host or "", {})
+                    per_host = counts.setdefault(host, {})
                     per_host[rule] = per_host.get(rule, 0) + 1
         return counts
 
@@ -771,7 +773,10 @@ class ClusterModel:
 
     def _order(self, guests: list[Guest], down: set[str]) -> list[Guest]:
         def hardness(g: Guest) -> tuple[Any, ...]:
-            options = sum(1 for h in self.eligible[g.index] if h not in down)
+            # The eligible hosts less the failed ones among them: a few failed hosts are
+            # looked up in the list, not every eligible host in the failed ones.
+            eligible = self.eligible[g.index]
+            options = len(eligible) - len(down.intersection(eligible))
             return (g.rank, options, -g.size, g.name)
 
         return sorted(guests, key=hardness)

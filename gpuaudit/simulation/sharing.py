@@ -98,6 +98,16 @@ class GpuRule:
     board: BoardFacts | None  # NVIDIA's published figures; None: no data file
     told: tuple[tuple[str, Told], ...] = ()  # by profile name, lower case (vcenter_told)
 
+    def __hash__(self) -> int:
+        """The hash of the fields, as the dataclass's own, computed once: the cached answers
+        below (judge, frame_buffer_of) hash the rule hundreds of thousands of times at the
+        configuration maximum, and hashing ``told`` anew each time was a good part of it."""
+        value: int | None = getattr(self, "_hash", None)
+        if value is None:
+            value = hash((self.rule, self.known, self.memory, self.board, self.told))
+            object.__setattr__(self, "_hash", value)  # frozen: set past the dataclass's guard
+        return value
+
     def says(self, profile: str) -> Told | None:
         """What vCenter says of the profile; None where it says nothing."""
         key = profile.lower()
@@ -166,9 +176,11 @@ def frame_buffer(board: BoardFacts | None, profile: str) -> int | None:
     return mig.frame_buffer_mb if mig is not None else None
 
 
+@lru_cache(maxsize=65536)
 def frame_buffer_of(gpu: GpuRule, profile: str) -> int | None:
     """A vGPU's frame buffer in MB: NVIDIA's figure and vCenter's, the larger where both
-    are known (the stricter for capacity); None when neither is."""
+    are known (the stricter for capacity); None when neither is. Cached: the simulation
+    asks it of the same few GPUs and profiles for every placement it weighs."""
     told = gpu.says(profile)
     figures = [f for f in (frame_buffer(gpu.board, profile), told and told.frame_buffer_mb) if f]
     return max(figures) if figures else None

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from datetime import UTC, date, datetime
 
 from gpuaudit import __version__
+from gpuaudit.common.gc_pause import gc_paused
 from gpuaudit.common.progress import Progress, Step, ignore
 from gpuaudit.inventory import Inventory
 from gpuaudit.kubernetes.model import Cluster as KubernetesCluster
@@ -56,6 +57,20 @@ def run_checks(
     with ``kubernetes`` clusters, where their nodes run and where lost GPU pods go; with
     ``plans``, each cluster's headroom, rolling-upgrade plan and stranded capacity
     (gpuaudit plan)."""
+    # The check keeps what it builds (models, findings, evidence): full collections
+    # over the inventory on the way freed next to nothing and took a third of its time.
+    with gc_paused():
+        return _check(inventory, policy, today, progress, kubernetes, plans)
+
+
+def _check(
+    inventory: Inventory,
+    policy: Policy | None,
+    today: date | None,
+    progress: Progress | None,
+    kubernetes: Sequence[KubernetesCluster],
+    plans: bool,
+) -> AuditResult:
     policy = policy or Policy.default()
     today = today or datetime.now(UTC).date()
     say = progress or ignore

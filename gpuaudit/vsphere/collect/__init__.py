@@ -21,6 +21,7 @@ from typing import Any
 
 from pyVmomi import VmomiSupport, vim
 
+from gpuaudit.common.gc_pause import gc_paused
 from gpuaudit.common.progress import Progress, Step, ignore
 from gpuaudit.inventory import Gap, Inventory, VCenter
 from gpuaudit.vsphere.collect.capacity import collect_capacity
@@ -33,7 +34,6 @@ from gpuaudit.vsphere.collect.retrieve import (
     ObjectProps,
     OnPage,
     Slim,
-    gc_paused,
     merge_into,
     retrieve,
     retrieve_objects,

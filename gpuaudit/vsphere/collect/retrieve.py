@@ -9,12 +9,10 @@ paths of a chosen set of objects the same way.
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import re
 import sys
-import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,44 +71,6 @@ def moref(obj: Any) -> str:
 
 def kind(obj: Any) -> str:
     return str(obj._wsdlName)
-
-
-# The collector's switch is one per process, and a fleet collects several vCenters
-# at once in threads: the pause is counted, so that one retrieval's end neither
-# switches the collector back on, nor runs a full collection over every live object,
-# in the middle of another's parsing.
-_pause_lock = threading.Lock()
-_pausers = 0
-_resume = False  # whether the last pauser switches the collector back on
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a large answer is parsed and used.
-
-    pyVmomi builds a few objects per XML element, millions for a large estate, all
-    alive until the inventory is assembled: each full collection on the way walks
-    all of them again and frees nothing (a sixth of a 10,000-VM collection). They
-    sit in reference cycles, so they are collected once on the way out, after the
-    caller has dropped them: by the last of the pauses that overlap (threads of a
-    fleet), and only if the collector was on when the first began.
-    """
-    global _pausers, _resume
-    with _pause_lock:
-        if _pausers == 0:
-            _resume = gc.isenabled()
-            gc.disable()
-        _pausers += 1
-    try:
-        yield
-    finally:
-        with _pause_lock:
-            _pausers -= 1
-            collect = _pausers == 0 and _resume
-            if collect:
-                gc.enable()
-        if collect:
-            gc.collect()
 
 
 def retrieve(
