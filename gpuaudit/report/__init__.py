@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuaudit.common.files import write_new
+from gpuaudit.common.gc_pause import long_lived
 from gpuaudit.errors import during
 from gpuaudit.report.html import render_html
 from gpuaudit.report.json_report import (
@@ -121,7 +122,10 @@ def write_reports(
     wanted = list(dict.fromkeys(formats))
     stem = report_stem(server, now or datetime.now(UTC))
     files = []
-    for fmt in wanted:
-        with during(f"writing the {fmt} report"):
-            files.append((f".{EXTENSIONS[fmt]}", RENDERERS[fmt](result)))
+    # The result (and its inventory) outlives the renderers: frozen, it is not walked
+    # again by each full collection their tables and documents set off.
+    with long_lived():
+        for fmt in wanted:
+            with during(f"writing the {fmt} report"):
+                files.append((f".{EXTENSIONS[fmt]}", RENDERERS[fmt](result)))
     return write_new(Path(output_dir), stem, files)
