@@ -19,6 +19,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, date, datetime
 from typing import Any, cast
+from zipfile import ZIP_DEFLATED, ZipFile
 
 from openpyxl import Workbook
 from openpyxl.cell import Cell, WriteOnlyCell
@@ -31,6 +32,7 @@ from openpyxl.worksheet._write_only import WriteOnlyWorksheet
 from openpyxl.worksheet.dimensions import RowDimension
 from openpyxl.worksheet.pagebreak import Break
 from openpyxl.worksheet.properties import PageSetupProperties
+from openpyxl.writer.excel import ExcelWriter
 
 from gpuaudit.report.json_report import REPORT_SCHEMA_VERSION
 from gpuaudit.report.printing import PrintLayout, print_layout
@@ -432,11 +434,27 @@ def tables_xlsx(tables: Iterable[Table], title: str) -> bytes:
         for table in tables:
             _write_table(wb, table)
         buffer = io.BytesIO()
-        wb.save(buffer)
+        _save(wb, buffer)
     except BaseException:
         _discard(wb)
         raise
     return buffer.getvalue()
+
+
+# The level the workbook's parts are deflated at. zlib's default (6) spent 3.6 s on the
+# 564 MB of sheet XML of the configuration maximum's workbook, for 39.7 MB; level 3
+# spends 1.6 s, for 45.0 MB. A quarter of the workbook's time, for an eighth more bytes.
+ZIP_LEVEL = 3
+
+
+def _save(wb: Workbook, stream: io.BytesIO) -> None:
+    """``wb.save(stream)``, deflating at ZIP_LEVEL: what Workbook.save does, with the
+    archive opened here (openpyxl opens its own at zlib's default level)."""
+    if not wb.worksheets:
+        wb.create_sheet()  # a workbook holds at least one sheet
+    archive = ZipFile(stream, "w", ZIP_DEFLATED, allowZip64=True, compresslevel=ZIP_LEVEL)
+    wb.properties.modified = datetime.now(UTC).replace(tzinfo=None)
+    ExcelWriter(wb, archive).save()
 
 
 def _discard(wb: Workbook) -> None:
