@@ -5,38 +5,54 @@ from __future__ import annotations
 import gc
 import threading
 import weakref
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 
 import pytest
 
 from gpuaudit.common.gc_pause import gc_paused, long_lived
 
 
-def test_overlapping_pauses_of_a_fleet_resume_and_collect_once_at_the_last_end() -> None:
-    # Two targets' retrievals in threads: the first to end must not switch the
-    # collector back on under the other, nor run a full collection then.
+def _overlapping(
+    context: Callable[[], AbstractContextManager[None]], look: Callable[[], dict[str, object]]
+) -> dict[str, object]:
+    """Two threads in ``context``, the second entering before the first leaves;
+    what ``look`` sees in the second once the first has left."""
     first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
     seen: dict[str, object] = {}
 
     def first() -> None:
-        with gc_paused():
+        with context():
             first_in.set()
             second_in.wait(10)
         first_out.set()
 
     def second() -> None:
         first_in.wait(10)
-        with gc_paused():
+        with context():
             second_in.set()
             first_out.wait(10)
-            seen["enabled after the first ended"] = gc.isenabled()
-            seen["collections then"] = gc.get_stats()[2]["collections"]
+            seen.update(look())
 
-    runs = gc.get_stats()[2]["collections"]
     threads = [threading.Thread(target=first), threading.Thread(target=second)]
     for t in threads:
         t.start()
     for t in threads:
         t.join(20)
+    return seen
+
+
+def test_overlapping_pauses_of_a_fleet_resume_and_collect_once_at_the_last_end() -> None:
+    # Two targets' retrievals in threads: the first to end must not switch the
+    # collector back on under the other, nor run a full collection then.
+    runs = gc.get_stats()[2]["collections"]
+    seen = _overlapping(
+        gc_paused,
+        lambda: {
+            "enabled after the first ended": gc.isenabled(),
+            "collections then": gc.get_stats()[2]["collections"],
+        },
+    )
     assert seen == {"enabled after the first ended": False, "collections then": runs}
     assert gc.isenabled()
     assert gc.get_stats()[2]["collections"] == runs + 1
@@ -90,29 +106,11 @@ def test_what_was_alive_before_is_left_out_of_collections_until_the_end() -> Non
 
 
 def test_overlapping_freezes_of_a_fleet_thaw_at_the_last_end() -> None:
-    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
-    seen: dict[str, bool] = {}
-
-    def first() -> None:
-        with long_lived():
-            first_in.set()
-            second_in.wait(10)
-        first_out.set()
-
-    def second() -> None:
-        first_in.wait(10)
-        with long_lived():
-            second_in.set()
-            first_out.wait(10)
-            seen["frozen after the first ended"] = gc.get_freeze_count() > 0
-        seen["frozen after both ended"] = gc.get_freeze_count() > 0
-
-    threads = [threading.Thread(target=first), threading.Thread(target=second)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(20)
-    assert seen == {"frozen after the first ended": True, "frozen after both ended": False}
+    seen = _overlapping(
+        long_lived, lambda: {"frozen after the first ended": gc.get_freeze_count() > 0}
+    )
+    assert seen == {"frozen after the first ended": True}
+    assert gc.get_freeze_count() == 0
 
 
 def test_a_freeze_ends_when_the_work_fails() -> None:
