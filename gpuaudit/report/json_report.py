@@ -57,13 +57,18 @@ class Made:
         return len(self.items)
 
 
+def _fields(value: Any) -> dict[str, Any]:
+    """A dataclass instance's fields by name, one level only: the encoder comes back
+    to ``_jsonable`` for nested dataclasses, which gives what dataclasses.asdict
+    would, without its deep copies."""
+    return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+
+
 def _jsonable(value: Any) -> Any:
     if isinstance(value, Made):
         return list(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        # One level only: the encoder comes back here for nested dataclasses, which
-        # gives what dataclasses.asdict would, without its deep copies.
-        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+        return _fields(value)
     if isinstance(value, (set, frozenset)):
         return sorted(value, key=str)
     return str(value)
@@ -121,7 +126,9 @@ def report_document(result: AuditResult) -> dict[str, Any]:
             "expired_waivers": result.expired_waivers,
         },
         "errors": result.errors,
-        "inventory": inv.to_dict(),
+        # Its fields, each encoded as it is written: Inventory.to_dict (dataclasses.asdict)
+        # would first deep-copy all of it, half of the report's time at the maximum.
+        "inventory": _fields(inv),
     }
     if result.kubernetes:  # only with scan --kubernetes: other reports stay as they were
         doc["kubernetes"] = [
