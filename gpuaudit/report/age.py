@@ -18,6 +18,8 @@ def _parse(text: str) -> datetime | None:
 
 def finding_age(result: AuditResult, finding: Finding) -> tuple[str, int] | None:
     """(first seen, whole days since) for a finding of known age, else None."""
+    if not result.first_seen:
+        return None  # no history: no need to hash every finding's id to find that out
     first = result.first_seen.get(finding_id(finding))
     if first is None:
         return None
