@@ -291,6 +291,10 @@ class Headroom:
     vcenter_remaining: int | None = None
     # Fewer fit under N+k than vCenter's remaining, because of the failure reserve.
     below_vcenter: bool = False
+    # What the counts could not count on, not being known (a board no catalogue knows, a
+    # vGPU type without NVIDIA's figures): the counts are then only what can be proven,
+    # and more may fit. "" when they are exact.
+    not_proven: str = ""
 
 
 @dataclass
@@ -340,6 +344,9 @@ class HeadroomChange:
     fits_now_after: int | None = None
     fits_nk_before: int | None = None
     fits_nk_after: int | None = None
+    # Headroom.not_proven of each side: what its counts could not count on.
+    not_proven_before: str = ""
+    not_proven_after: str = ""
 
 
 @dataclass

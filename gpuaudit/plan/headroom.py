@@ -15,11 +15,17 @@ capacity; ``fits_now`` is how many are placed before none fits.
 placement model it reports N+k by) of the cluster with the first n of those VMs powered
 on still tolerates k host failures. It is found by bisection between 0 and ``fits_now``:
 each step simulates the cluster with the new VMs seated where they were placed.
+
+A fact the placement needs and nobody publishes (a board no catalogue knows, a vGPU type
+without NVIDIA's figures) is read as the simulation reads it for a proof: as a no. The
+counts are then what can be proven, never a guess, and the row's ``not_proven`` says
+what was not known.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 
 from gpuaudit.inventory import Cluster, GpuAttachment, Vm
 from gpuaudit.model.facts import Facts, vm_memory_need_mb, vm_reserved_mb
@@ -29,6 +35,7 @@ from gpuaudit.simulation.failures import (
     ClusterModel,
     Demand,
     Guest,
+    Ledger,
     State,
     _demand,
     _policy_choice,
@@ -49,22 +56,62 @@ def headroom_all(facts: Facts, k: int = REQUIRED_FAILURES) -> list[ClusterHeadro
 def headroom(facts: Facts, cluster: Cluster, k: int = REQUIRED_FAILURES) -> ClusterHeadroom:
     base = ClusterModel(facts, cluster.name, max_failures=k)
     now_ok = tolerates(base, k)
+    # What the proof of N+k now could not count on: the model is new, so every reason its
+    # ledger holds (met while seating the running VMs, or by tolerates).
+    unknown_now = list(base.ledger.reasons)
     out = ClusterHeadroom(cluster.name, k, now_ok)
     if not base.ha_restarts:
         out.notes.append("vSphere HA restarts nothing here: no new VM fits under N+k")
+    elif not now_ok and unknown_now:
+        out.notes.append(
+            f"the cluster is not proven to tolerate N+{k} now ({'; '.join(unknown_now)}): "
+            "no new VM is proven to fit under it"
+        )
     elif not now_ok:
         out.notes.append(f"the cluster does not tolerate N+{k} now: no new VM fits under it")
     for gpu_model, profile, demand in rows(base):
         memory = template_memory(facts, cluster.name, profile)
-        new = placements(base, demand, memory, gpu_model, profile)
-        fits_nk = 0
-        if now_ok:
-            fits_nk = _under(base, k, new)
+        with _noted(base.ledger) as unknown:
+            new = placements(base, demand, memory, gpu_model, profile)
+            fits_nk = 0
+            if now_ok:
+                fits_nk = _under(base, k, new)
         remaining = vcenter_remaining(facts, cluster.name, profile)
         row = Headroom(gpu_model, profile, memory, len(new), fits_nk, remaining)
         row.below_vcenter = remaining is not None and fits_nk < remaining and fits_nk < len(new)
+        if not now_ok:
+            unknown += unknown_now
+        row.not_proven = "; ".join(dict.fromkeys([*unknown_boards(base, gpu_model), *unknown]))
         out.rows.append(row)
     return out
+
+
+@contextlib.contextmanager
+def _noted(ledger: Ledger) -> Iterator[list[str]]:
+    """The facts not known that the simulation met inside (its ledger's reasons), each
+    once, those it had met before as well: the ledger notes a reason only the first time."""
+    before = ledger.reasons
+    ledger.reasons = {}
+    met: list[str] = []
+    try:
+        yield met
+    finally:
+        met.extend(ledger.reasons)
+        ledger.reasons = {**before, **ledger.reasons}
+
+
+def unknown_boards(model: ClusterModel, gpu_model: str) -> list[str]:
+    """Why a GPU of ``gpu_model`` on an active host takes what it takes is not known: its
+    board, which no catalogue knows (one reason per host)."""
+    return list(
+        dict.fromkeys(
+            slot.unknown
+            for host, node in model.nodes.items()
+            if node.active
+            for slot in model.initial[host]
+            if slot.model == gpu_model and slot.unknown is not None
+        )
+    )
 
 
 def _under(base: ClusterModel, k: int, new: list[tuple[Vm, tuple[str, ...]]]) -> int:

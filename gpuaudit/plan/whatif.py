@@ -600,6 +600,8 @@ def _cluster(before: AuditResult, after: AuditResult, name: str) -> ClusterPlan:
                 a[0] if a else None,
                 b[1] if b else None,
                 a[1] if a else None,
+                b[2] if b else "",
+                a[2] if a else "",
             )
         )
     return out
@@ -623,10 +625,10 @@ def _rolling(result: AuditResult, cluster: str) -> int | None:
     return next((r.downtime for r in result.rolling if r.cluster == cluster), None)
 
 
-def _headroom(result: AuditResult, cluster: str) -> dict[tuple[str, str], tuple[int, int]]:
+def _headroom(result: AuditResult, cluster: str) -> dict[tuple[str, str], tuple[int, int, str]]:
     found = next((h for h in result.headroom if h.cluster == cluster), None)
     rows = found.rows if found is not None else []
-    return {(r.gpu_model, r.profile): (r.fits_now, r.fits_nk) for r in rows}
+    return {(r.gpu_model, r.profile): (r.fits_now, r.fits_nk, r.not_proven) for r in rows}
 
 
 def _open(result: AuditResult) -> dict[tuple[str, str], Finding]:

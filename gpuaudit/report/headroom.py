@@ -22,6 +22,7 @@ def headroom_table(result: AuditResult) -> Table:
         ("Fit Under N+k", INT, lambda r: r[1].fits_nk),
         ("vCenter Remaining", INT, lambda r: r[1].vcenter_remaining),
         ("Below vCenter", BOOL, lambda r: r[1].below_vcenter),
+        ("Not Proven", TEXT, lambda r: r[1].not_proven),
     ]
     rows = [(c, h) for c in result.headroom for h in c.rows]
     return _table("headroom", "Headroom", spec, rows)

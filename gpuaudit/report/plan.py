@@ -37,6 +37,11 @@ def _n(value: object) -> str:
     return "-" if value is None else str(value)
 
 
+def _fits(now: int | None, nk: int | None, not_proven: str) -> str:
+    """A headroom row's counts; marked where they are only what can be proven."""
+    return f"{_n(now)} / {_n(nk)}" + (" (not proven)" if not_proven else "")
+
+
 def _hosts(hosts: list[str] | None) -> str:
     if hosts is None:
         return "-"
@@ -67,8 +72,8 @@ def measures(c: ClusterPlan) -> list[tuple[str, str, str]]:
         rows.append(
             (
                 f"headroom {h.gpu_model} {h.profile}",
-                f"{_n(h.fits_now_before)} / {_n(h.fits_nk_before)}",
-                f"{_n(h.fits_now_after)} / {_n(h.fits_nk_after)}",
+                _fits(h.fits_now_before, h.fits_nk_before, h.not_proven_before),
+                _fits(h.fits_now_after, h.fits_nk_after, h.not_proven_after),
             )
         )
     return rows

@@ -100,6 +100,61 @@ def test_a_cluster_short_of_n_plus_1_has_no_headroom_under_it() -> None:
     assert c.notes == ["vSphere HA restarts nothing here: no new VM fits under N+k"]
 
 
+def unknown_board(inv: Inventory, host: str) -> None:
+    """``host``'s GPU made a board nothing tells: no catalogue model and no PCI ids, as a
+    what-if's host of a model no catalogue knows ("Acme Z9")."""
+    (gpu,) = next(h for h in inv.hosts if h.name == host).gpus
+    gpu.model = gpu.device_name = "Acme Z9"
+    gpu.known_model, gpu.vendor_id, gpu.device_id = False, 0, 0
+
+
+def test_a_board_no_catalogue_knows_is_not_counted_and_says_so() -> None:
+    # esx3's GPU is an unknown board: whether it takes an L4-8Q is not known, so the proof
+    # counts only esx1 (1 slot free) and esx2 (2 free): 3 fit now. N+1 holds now (the loss
+    # of esx1's 2 VMs restarts them on esx2's 2 free slots, that of esx2's 1 on esx1's 1).
+    # With n more on the 6 slots of esx1 and esx2 (3 + n VMs), the loss of the host holding
+    # m of them needs 6 - (3 + n) >= m free: n = 0 is all that is proven. esx3 might take
+    # the restarts, which is not known: both rows say so.
+    inv = estate()
+    unknown_board(inv, "esx3")
+    (c,) = headroom_all(Facts(inv))
+    (known,) = [r for r in c.rows if r.gpu_model == "NVIDIA L4"]
+    (acme,) = [r for r in c.rows if r.gpu_model == "Acme Z9"]
+    assert (acme.fits_now, acme.fits_nk) == (0, 0)
+    assert "Acme Z9" in acme.not_proven and "esx3" in acme.not_proven
+    assert (known.fits_now, known.fits_nk, c.tolerates_now) == (3, 0, True)
+    assert "Acme Z9" in known.not_proven
+    assert c.notes == []
+
+
+def test_n_plus_1_not_proven_now_is_said_in_the_note_and_in_every_row() -> None:
+    # a and b on esx1, c on esx2; esx2's and esx3's GPUs unknown boards: the loss of esx1
+    # could restart a and b only on unknown boards, so N+1 now is not proven.
+    inv = estate()
+    unknown_board(inv, "esx2")
+    unknown_board(inv, "esx3")
+    (c,) = headroom_all(Facts(inv))
+    assert not c.tolerates_now
+    (note,) = c.notes
+    assert note.startswith("the cluster is not proven to tolerate N+1 now (") and "esx2" in note
+    assert all(r.fits_nk == 0 and "esx2" in r.not_proven for r in c.rows)
+
+
+def test_a_cluster_that_does_not_tolerate_n_plus_1_says_so_without_a_reason() -> None:
+    # All three VMs on esx1, esx1 the only host offering the profile: nothing restarts.
+    inv = estate()
+    for h in inv.hosts[1:]:
+        h.vgpu_profiles = []
+    (c,) = headroom_all(Facts(inv))
+    assert c.notes == ["the cluster does not tolerate N+1 now: no new VM fits under it"]
+    assert [r.not_proven for r in c.rows] == [""]
+
+
+def test_a_known_estate_has_no_reason() -> None:
+    (c,) = headroom_all(Facts(estate()))
+    assert [r.not_proven for r in c.rows] == [""]
+
+
 @pytest.fixture
 def result() -> AuditResult:
     inv = estate((1, 2, 3))
@@ -119,7 +174,9 @@ def test_the_json_report_carries_it_and_reads_it_back(result: AuditResult) -> No
 
 def test_the_workbook_has_a_headroom_sheet(result: AuditResult) -> None:
     sheet = next(t for t in audit_tables(result, 2) if t.title == "Headroom")
-    assert [tuple(r) for r in sheet.rows] == [("hr", "NVIDIA L4", PROFILE, 16384, 6, 1, 3, 6, True)]
+    assert [tuple(r) for r in sheet.rows] == [
+        ("hr", "NVIDIA L4", PROFILE, 16384, 6, 1, 3, 6, True, "")
+    ]
 
 
 def test_the_html_report_has_a_headroom_section(

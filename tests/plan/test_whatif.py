@@ -18,7 +18,9 @@ from gpuaudit.inventory import (
     VgpuProfile,
     VmHostRule,
 )
+from gpuaudit.model.facts import Facts
 from gpuaudit.plan import whatif
+from gpuaudit.plan.headroom import headroom_all
 from gpuaudit.plan.whatif import (
     AddDrsRule,
     AddHosts,
@@ -31,6 +33,7 @@ from gpuaudit.plan.whatif import (
     SetVgpuMode,
     apply,
 )
+from gpuaudit.report.plan import measures
 from gpuaudit.results import (
     AuditResult,
     ClusterHeadroom,
@@ -806,6 +809,32 @@ def test_headroom_rows_of_one_side_have_none_on_the_other() -> None:
         (h.profile, h.fits_now_before, h.fits_now_after, h.fits_nk_before, h.fits_nk_after)
         for h in c.headroom
     ] == [("grid_l4-4q", None, 7, None, 2), (EIGHT, 3, None, 1, None)]
+
+
+def test_headroom_rows_carry_what_each_side_could_not_count_on() -> None:
+    def result(not_proven: str) -> AuditResult:
+        out = AuditResult(Inventory(), [], [], [ClusterSimulation("c1")])
+        row = Headroom("NVIDIA L4", EIGHT, 16384, 3, 0, not_proven=not_proven)
+        out.headroom = [ClusterHeadroom("c1", 1, True, [row])]
+        return out
+
+    (c,) = whatif.compare(result(""), result("no catalogue knows the board")).clusters
+    (h,) = c.headroom
+    assert (h.not_proven_before, h.not_proven_after) == ("", "no catalogue knows the board")
+    (row,) = [r for r in measures(c) if r[0].startswith("headroom")]
+    assert row[1:] == ("3 / 0", "3 / 0 (not proven)")
+
+
+def test_a_new_board_no_catalogue_knows_has_headroom_not_proven() -> None:
+    # full_pair (N+0, both L4s full) and a new host with one "Acme Z9" offering L4-8Q:
+    # whether it takes an L4-8Q is not known, so none is proven to fit on it, and the
+    # row says why rather than reading as a plain 0.
+    change = AddHosts("c1", gpu_model="Acme Z9", gpus=1, profiles=(EIGHT,))
+    after = apply(full_pair(), [change]).inventory
+    (c,) = headroom_all(Facts(after))
+    (acme,) = [r for r in c.rows if r.gpu_model == "Acme Z9"]
+    assert (acme.fits_now, acme.fits_nk) == (0, 0)
+    assert "Acme Z9" in acme.not_proven and "c1-new-1" in acme.not_proven
 
 
 def test_a_note_names_each_model_of_the_new_host() -> None:
