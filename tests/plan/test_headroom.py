@@ -150,6 +150,24 @@ def test_a_cluster_that_does_not_tolerate_n_plus_1_says_so_without_a_reason() ->
     assert [r.not_proven for r in c.rows] == [""]
 
 
+def test_a_vgpu_type_without_nvidias_figures_is_counted_alone_on_a_gpu_and_says_so() -> None:
+    # grid_l4-5q is no type NVIDIA publishes for the L4: for a proof it runs alone on a
+    # GPU and takes all of it. Three L4s, one taken by a: 2 fit now. Under N+1, with T
+    # such VMs one per GPU, the loss of a host needs a free GPU on another: T <= 2, so 1.
+    e = Estate()
+    e.cluster("hr")
+    hosts = [e.host(f"esx{i}", "hr", profiles=("grid_l4-5q",)) for i in (1, 2, 3)]
+    for h in hosts:
+        h.memory_mb = 512 * 1024
+    gpus = [e.gpu(h, vgpu_mode="sameSize") for h in hosts]
+    e.datastore("san", hosts)
+    e.vm("a", hosts[0], ["san"], vgpu="grid_l4-5q", gpu=gpus[0])
+    (c,) = headroom_all(Facts(e.inv))
+    (row,) = c.rows
+    assert (row.fits_now, row.fits_nk) == (2, 1)
+    assert "grid_l4-5q" in row.not_proven
+
+
 def test_a_known_estate_has_no_reason() -> None:
     (c,) = headroom_all(Facts(estate()))
     assert [r.not_proven for r in c.rows] == [""]
