@@ -56,9 +56,12 @@ def headroom_all(facts: Facts, k: int = REQUIRED_FAILURES) -> list[ClusterHeadro
 def headroom(facts: Facts, cluster: Cluster, k: int = REQUIRED_FAILURES) -> ClusterHeadroom:
     base = ClusterModel(facts, cluster.name, max_failures=k)
     now_ok = tolerates(base, k)
-    # What the proof of N+k now could not count on: the model is new, so every reason its
+    # N+k now not proven rather than failed: it holds when every fact not known is read
+    # as room. Then what the proof could not count on is every reason the new model's
     # ledger holds (met while seating the running VMs, or by tolerates).
-    unknown_now = list(base.ledger.reasons)
+    unknown_now: list[str] = []
+    if not now_ok and base.ha_restarts and base.ledger.reasons and _loosely(facts, cluster, k):
+        unknown_now = list(base.ledger.reasons)
     out = ClusterHeadroom(cluster.name, k, now_ok)
     if not base.ha_restarts:
         out.notes.append("vSphere HA restarts nothing here: no new VM fits under N+k")
@@ -84,6 +87,11 @@ def headroom(facts: Facts, cluster: Cluster, k: int = REQUIRED_FAILURES) -> Clus
         row.not_proven = "; ".join(dict.fromkeys([*unknown_boards(base, gpu_model), *unknown]))
         out.rows.append(row)
     return out
+
+
+def _loosely(facts: Facts, cluster: Cluster, k: int) -> bool:
+    """The cluster tolerates N+k when every fact not known is read as room."""
+    return tolerates(ClusterModel(facts, cluster.name, max_failures=k, optimistic=True), k)
 
 
 @contextlib.contextmanager

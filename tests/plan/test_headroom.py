@@ -168,6 +168,24 @@ def test_a_vgpu_type_without_nvidias_figures_is_counted_alone_on_a_gpu_and_says_
     assert "grid_l4-5q" in row.not_proven
 
 
+def test_a_cluster_that_fails_n_plus_1_whatever_the_unknown_board_takes_says_it_fails() -> None:
+    # A fixed passthrough VM on esx1's second GPU cannot restart anywhere (its device is
+    # esx1's): N+1 fails however esx3's unknown board is read, so the note says it does
+    # not tolerate N+1. The rows still say what they could not count on: how many more
+    # L4-8Q fit now leaves out esx3, which might take some.
+    inv = estate()
+    unknown_board(inv, "esx3")
+    e = Estate()
+    e.inv = inv
+    esx1 = inv.hosts[0]
+    held = e.gpu(esx1, "0000:5e:00.0", mode="passthrough")
+    e.vm("p", esx1, ["san"], passthrough=held)
+    (c,) = headroom_all(Facts(inv))
+    assert c.notes == ["the cluster does not tolerate N+1 now: no new VM fits under it"]
+    by_model = {r.gpu_model: r for r in c.rows if r.profile == PROFILE}
+    assert all("esx3" in r.not_proven and r.fits_nk == 0 for r in by_model.values())
+
+
 def test_a_known_estate_has_no_reason() -> None:
     (c,) = headroom_all(Facts(estate()))
     assert [r.not_proven for r in c.rows] == [""]
