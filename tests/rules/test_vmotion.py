@@ -171,6 +171,41 @@ def test_vm02_is_not_proven_when_a_host_offers_the_profile_on_a_board_nothing_te
         "(NVIDIA L4) is not known"
     )
     assert outcome.message == "grid_l4-8q is also offered by h2"
+    # No host is a proven target: h2's board is not known to be an L4, h3 offers nothing.
+    assert outcome.evidence == {
+        "profiles": ["grid_l4-8q"],
+        "hosts_offering_count": 0,
+        "gpu_types": ["NVIDIA L4"],
+    }
+
+
+def test_vm02_not_proven_names_every_type_the_vm_may_need() -> None:
+    # v1 runs on no GPU of h1, which holds an RTX PRO 6000 and an RTX PRO 4500 (both
+    # offer DC-16C): it may need either. h2 offers nvidia_dc-16c on a board nothing
+    # tells, h3 nothing.
+    e = healthy()
+    v1 = e.inv.vms[0]
+    v1.gpus[0].profile = "nvidia_dc-16c"
+    _blackwell(e, RTX_PRO_6000_BSE, 0)
+    other = e.gpu(e.inv.hosts[0], pci_id="0000:5e:00.0")
+    other.device_id, other.model, other.device_name, other.known_model = (
+        RTX_PRO_4500_BSE,
+        "",
+        "",
+        False,
+    )
+    for g in e.inv.hosts[0].gpus:
+        g.vms = []
+    _unknown_board(e, 1)
+    e.inv.hosts[1].vgpu_profiles = [VgpuProfile("nvidia_dc-16c")]
+    e.inv.hosts[2].vgpu_profiles = []
+    outcome = vmotion.profile_elsewhere(context(e.inv), v1)
+    assert outcome is not None and outcome.passed
+    assert outcome.unproven == (
+        "no catalogue knows the board of h2, so whether it is of the VM's type "
+        "(NVIDIA RTX PRO 4500 Blackwell Server Edition, NVIDIA RTX PRO 6000 Blackwell "
+        "Server Edition) is not known"
+    )
 
 
 def test_vm02_a_board_nothing_tells_leaves_no_doubt_beside_a_known_target() -> None:
