@@ -125,6 +125,13 @@ def test_a_board_no_catalogue_knows_is_not_counted_and_says_so() -> None:
     assert (known.fits_now, known.fits_nk, c.tolerates_now) == (3, 0, True)
     assert "Acme Z9" in known.not_proven
     assert c.notes == []
+    # In the JSON report, valid by its schema and read back the same.
+    jsonschema = pytest.importorskip("jsonschema")
+    checked = run_checks(inv)
+    checked.headroom = [c]
+    doc = render_json(checked)
+    jsonschema.validate(doc, report_schema())
+    assert from_json_data(json.loads(json.dumps(doc))).headroom == [c]
 
 
 def test_n_plus_1_not_proven_now_is_said_in_the_note_and_in_every_row() -> None:
