@@ -479,3 +479,60 @@ def test_no_layout_is_a_refusal_even_past_the_layouts_weighed() -> None:
     assert sharing._fits_somewhere((one_q, one_q), 48) is True
     assert sharing._fits_somewhere((one_q, one_q, one_q), 48) is False
     assert sharing._fits_somewhere(((2, (47,)),), 48) is False  # runs past the last slot
+
+
+def test_a_types_frame_buffer_is_the_figure_written_out_above() -> None:
+    # Time-sliced: Y-40C, 40 GB; MIG-backed: Y-3-20C, 20,480 MB, Y-2-12C 12,288 MB (the
+    # table above); a type the board does not list, or no board, has none.
+    assert sharing.frame_buffer(MIG_BOARD, "grid_y-40c") == 40 * GB
+    assert sharing.frame_buffer(MIG_BOARD, "grid_y-3-20c") == 20480
+    assert sharing.frame_buffer(MIG_BOARD, "grid_y-2-12c") == 12288
+    assert sharing.frame_buffer(MIG_BOARD, "grid_y-9-99c") is None
+    assert sharing.frame_buffer(None, "grid_y-3-20c") is None
+    assert sharing.frame_buffer(BOARD, "grid_x-8q") == 8192
+
+
+def test_a_mig_board_whose_memory_slices_nvidia_does_not_give_has_no_placements() -> None:
+    # The MIG profiles of the board above, on a board whose count of memory slices is not
+    # published: every profile's own start slices are known, but not the slices they share.
+    z_board = board(
+        "z",
+        "Test MIG board of unknown slices",
+        40 * GB,
+        [
+            {
+                "name": "Z-40C",
+                "series": "C",
+                "frame_buffer_mb": 40 * GB,
+                "max_per_gpu": 1,
+                "max_per_gpu_mixed": NOT_ALLOWED,
+                "source": "ug",
+            }
+        ],
+        mig={
+            "compute_slices": 7,
+            "memory_slices": UNKNOWN,
+            "source": "mig",
+            "profiles": [
+                {
+                    "mig": profile,
+                    "vgpu": vgpu.replace("Y-", "Z-"),
+                    "frame_buffer_mb": fb,
+                    "compute": compute,
+                    "memory_slices": span,
+                    "max_per_gpu": most,
+                    "placements": starts,
+                    "media": media,
+                    "source": "mig",
+                }
+                for profile, vgpu, fb, compute, span, most, starts, media in Y_MIGS
+            ],
+        },
+    )
+    z = GpuRule(sharing.MIG, True, 40 * GB, z_board)
+    running = on("grid_z-1-5c", "grid_z-1-5c", "grid_z-1-5c")
+    assert judge(z, running, "grid_z-3-20c") is None
+    assert sharing.unknown(z, running, "grid_z-3-20c") == (
+        "NVIDIA publishes no MIG placements for grid_z-1-5c, grid_z-3-20c on "
+        "Test MIG board of unknown slices"
+    )
