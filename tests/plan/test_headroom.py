@@ -142,9 +142,30 @@ def test_n_plus_1_not_proven_now_is_said_in_the_note_and_in_every_row() -> None:
     unknown_board(inv, "esx3")
     (c,) = headroom_all(Facts(inv))
     assert not c.tolerates_now
-    (note,) = c.notes
-    assert note.startswith("the cluster is not proven to tolerate N+1 now (") and "esx2" in note
-    assert all(r.fits_nk == 0 and "esx2" in r.not_proven for r in c.rows)
+    why = "; ".join(
+        f"no catalogue knows the board Acme Z9 of {h}: which GPU VMs it takes is not known"
+        for h in ("esx2", "esx3")
+    )
+    assert c.notes == [
+        f"the cluster is not proven to tolerate N+1 now ({why}): no new VM is proven to fit "
+        "under it"
+    ]
+    assert [(r.gpu_model, r.fits_nk, r.not_proven) for r in c.rows] == [
+        ("Acme Z9", 0, why),
+        ("NVIDIA L4", 0, why),
+    ]
+
+
+def test_an_unknown_board_on_a_host_too_small_for_the_vms_is_still_named_for_its_model() -> None:
+    # esx3's board is unknown and its memory (1 GB) takes no 16 GB VM: no placement asks
+    # about its board, yet its model's row still names it, and the L4 row does not.
+    inv = estate()
+    unknown_board(inv, "esx3")
+    inv.hosts[2].memory_mb = 1024
+    (c,) = headroom_all(Facts(inv))
+    by_model = {r.gpu_model: r for r in c.rows}
+    assert "esx3" in by_model["Acme Z9"].not_proven
+    assert by_model["NVIDIA L4"].not_proven == ""
 
 
 def test_a_cluster_that_does_not_tolerate_n_plus_1_says_so_without_a_reason() -> None:
