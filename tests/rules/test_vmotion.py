@@ -179,13 +179,10 @@ def test_vm02_is_not_proven_when_a_host_offers_the_profile_on_a_board_nothing_te
     }
 
 
-def test_vm02_not_proven_names_every_type_the_vm_may_need() -> None:
-    # v1 runs on no GPU of h1, which holds an RTX PRO 6000 and an RTX PRO 4500 (both
-    # offer DC-16C): it may need either. h2 offers nvidia_dc-16c on a board nothing
-    # tells, h3 nothing.
+def _two_blackwells() -> Estate:
+    """healthy() with v1 of nvidia_dc-16c on h1's RTX PRO 6000, beside an RTX PRO 4500."""
     e = healthy()
-    v1 = e.inv.vms[0]
-    v1.gpus[0].profile = "nvidia_dc-16c"
+    e.inv.vms[0].gpus[0].profile = "nvidia_dc-16c"
     _blackwell(e, RTX_PRO_6000_BSE, 0)
     other = e.gpu(e.inv.hosts[0], pci_id="0000:5e:00.0")
     other.device_id, other.model, other.device_name, other.known_model = (
@@ -194,6 +191,15 @@ def test_vm02_not_proven_names_every_type_the_vm_may_need() -> None:
         "",
         False,
     )
+    return e
+
+
+def test_vm02_not_proven_names_every_type_the_vm_may_need() -> None:
+    # v1 runs on no GPU of h1, which holds an RTX PRO 6000 and an RTX PRO 4500 (both
+    # offer DC-16C): it may need either. h2 offers nvidia_dc-16c on a board nothing
+    # tells, h3 nothing.
+    e = _two_blackwells()
+    v1 = e.inv.vms[0]
     for g in e.inv.hosts[0].gpus:
         g.vms = []
     _unknown_board(e, 1)
@@ -231,17 +237,8 @@ def test_vm02_a_board_nothing_tells_in_passthrough_is_no_vgpu_target() -> None:
 def test_vm02_a_running_vm_is_of_the_type_it_runs_on_not_of_its_hosts_others() -> None:
     # h1 holds the RTX PRO 6000 v1 runs on and an RTX PRO 4500; h2 offers nvidia_dc-16c on
     # an RTX PRO 4500 only, h3 nothing.
-    e = healthy()
+    e = _two_blackwells()
     v1 = e.inv.vms[0]
-    v1.gpus[0].profile = "nvidia_dc-16c"
-    _blackwell(e, RTX_PRO_6000_BSE, 0)
-    other = e.gpu(e.inv.hosts[0], pci_id="0000:5e:00.0")
-    other.device_id, other.model, other.device_name, other.known_model = (
-        RTX_PRO_4500_BSE,
-        "",
-        "",
-        False,
-    )
     _blackwell(e, RTX_PRO_4500_BSE, 1)
     e.inv.hosts[2].vgpu_profiles = []
     outcome = vmotion.profile_elsewhere(context(e.inv), v1)

@@ -251,40 +251,48 @@ Y_MIGS: list[tuple[str, str, int, int, int, int, object, bool]] = [
     ("2g.12gb", "Y-2-12C", 12288, 2, 2, 3, UNKNOWN, False),
     ("4g.10gb", "Y-4-10C", 10240, 4, 2, 2, [0, 2, 4, 6], False),
 ]
-MIG_BOARD = board(
-    "y",
-    "Test MIG board with 40 GB",
-    40 * GB,
-    [
-        {
-            "name": "Y-40C",
-            "series": "C",
-            "frame_buffer_mb": 40 * GB,
-            "max_per_gpu": 1,
-            "max_per_gpu_mixed": NOT_ALLOWED,
-            "source": "ug",
-        }
-    ],
-    mig={
-        "compute_slices": 7,
-        "memory_slices": 8,
-        "source": "mig",
-        "profiles": [
+
+
+def mig_board(key: str, name: str, memory_slices: object = 8) -> BoardFacts:
+    """A 40 GB MIG board of the profiles of Y_MIGS (their types named after ``key``)."""
+    letter = key.upper()
+    return board(
+        key,
+        name,
+        40 * GB,
+        [
             {
-                "mig": profile,
-                "vgpu": vgpu,
-                "frame_buffer_mb": fb,
-                "compute": compute,
-                "memory_slices": span,
-                "max_per_gpu": most,
-                "placements": starts,
-                "media": media,
-                "source": "mig",
+                "name": f"{letter}-40C",
+                "series": "C",
+                "frame_buffer_mb": 40 * GB,
+                "max_per_gpu": 1,
+                "max_per_gpu_mixed": NOT_ALLOWED,
+                "source": "ug",
             }
-            for profile, vgpu, fb, compute, span, most, starts, media in Y_MIGS
         ],
-    },
-)
+        mig={
+            "compute_slices": 7,
+            "memory_slices": memory_slices,
+            "source": "mig",
+            "profiles": [
+                {
+                    "mig": profile,
+                    "vgpu": vgpu.replace("Y-", f"{letter}-"),
+                    "frame_buffer_mb": fb,
+                    "compute": compute,
+                    "memory_slices": span,
+                    "max_per_gpu": most,
+                    "placements": starts,
+                    "media": media,
+                    "source": "mig",
+                }
+                for profile, vgpu, fb, compute, span, most, starts, media in Y_MIGS
+            ],
+        },
+    )
+
+
+MIG_BOARD = mig_board("y", "Test MIG board with 40 GB")
 
 
 def mig(known: bool = True, board: object = MIG_BOARD) -> GpuRule:
@@ -495,40 +503,7 @@ def test_a_types_frame_buffer_is_the_figure_written_out_above() -> None:
 def test_a_mig_board_whose_memory_slices_nvidia_does_not_give_has_no_placements() -> None:
     # The MIG profiles of the board above, on a board whose count of memory slices is not
     # published: every profile's own start slices are known, but not the slices they share.
-    z_board = board(
-        "z",
-        "Test MIG board of unknown slices",
-        40 * GB,
-        [
-            {
-                "name": "Z-40C",
-                "series": "C",
-                "frame_buffer_mb": 40 * GB,
-                "max_per_gpu": 1,
-                "max_per_gpu_mixed": NOT_ALLOWED,
-                "source": "ug",
-            }
-        ],
-        mig={
-            "compute_slices": 7,
-            "memory_slices": UNKNOWN,
-            "source": "mig",
-            "profiles": [
-                {
-                    "mig": profile,
-                    "vgpu": vgpu.replace("Y-", "Z-"),
-                    "frame_buffer_mb": fb,
-                    "compute": compute,
-                    "memory_slices": span,
-                    "max_per_gpu": most,
-                    "placements": starts,
-                    "media": media,
-                    "source": "mig",
-                }
-                for profile, vgpu, fb, compute, span, most, starts, media in Y_MIGS
-            ],
-        },
-    )
+    z_board = mig_board("z", "Test MIG board of unknown slices", memory_slices=UNKNOWN)
     z = GpuRule(sharing.MIG, True, 40 * GB, z_board)
     running = on("grid_z-1-5c", "grid_z-1-5c", "grid_z-1-5c")
     assert judge(z, running, "grid_z-3-20c") is None
