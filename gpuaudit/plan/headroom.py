@@ -24,8 +24,7 @@ what was not known.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 from gpuaudit.inventory import Cluster, GpuAttachment, Vm
 from gpuaudit.model.facts import Facts, vm_memory_need_mb, vm_reserved_mb
@@ -35,7 +34,6 @@ from gpuaudit.simulation.failures import (
     ClusterModel,
     Demand,
     Guest,
-    Ledger,
     State,
     _demand,
     _policy_choice,
@@ -65,7 +63,7 @@ def headroom(facts: Facts, cluster: Cluster, k: int = REQUIRED_FAILURES) -> Clus
     out = ClusterHeadroom(cluster.name, k, now_ok)
     if not base.ha_restarts:
         out.notes.append("vSphere HA restarts nothing here: no new VM fits under N+k")
-    elif not now_ok and unknown_now:
+    elif unknown_now:
         out.notes.append(
             f"the cluster is not proven to tolerate N+{k} now ({'; '.join(unknown_now)}): "
             "no new VM is proven to fit under it"
@@ -74,7 +72,7 @@ def headroom(facts: Facts, cluster: Cluster, k: int = REQUIRED_FAILURES) -> Clus
         out.notes.append(f"the cluster does not tolerate N+{k} now: no new VM fits under it")
     for gpu_model, profile, demand in rows(base):
         memory = template_memory(facts, cluster.name, profile)
-        with _noted(base.ledger) as unknown:
+        with base.ledger.noting() as unknown:
             new = placements(base, demand, memory, gpu_model, profile)
             fits_nk = 0
             if now_ok:
@@ -82,9 +80,10 @@ def headroom(facts: Facts, cluster: Cluster, k: int = REQUIRED_FAILURES) -> Clus
         remaining = vcenter_remaining(facts, cluster.name, profile)
         row = Headroom(gpu_model, profile, memory, len(new), fits_nk, remaining)
         row.below_vcenter = remaining is not None and fits_nk < remaining and fits_nk < len(new)
-        if not now_ok:
-            unknown += unknown_now
-        row.not_proven = "; ".join(dict.fromkeys([*unknown_boards(base, gpu_model), *unknown]))
+        # unknown_now is empty unless N+k now is not proven, and every row then rests on it.
+        row.not_proven = "; ".join(
+            dict.fromkeys([*unknown_boards(base, gpu_model), *unknown, *unknown_now])
+        )
         out.rows.append(row)
     return out
 
@@ -92,20 +91,6 @@ def headroom(facts: Facts, cluster: Cluster, k: int = REQUIRED_FAILURES) -> Clus
 def _loosely(facts: Facts, cluster: Cluster, k: int) -> bool:
     """The cluster tolerates N+k when every fact not known is read as room."""
     return tolerates(ClusterModel(facts, cluster.name, max_failures=k, optimistic=True), k)
-
-
-@contextlib.contextmanager
-def _noted(ledger: Ledger) -> Iterator[list[str]]:
-    """The facts not known that the simulation met inside (its ledger's reasons), each
-    once, those it had met before as well: the ledger notes a reason only the first time."""
-    before = ledger.reasons
-    ledger.reasons = {}
-    met: list[str] = []
-    try:
-        yield met
-    finally:
-        met.extend(ledger.reasons)
-        ledger.reasons = {**before, **ledger.reasons}
 
 
 def unknown_boards(model: ClusterModel, gpu_model: str) -> list[str]:

@@ -98,6 +98,7 @@ largest device fit now, and the N+k of those VMs alone by the policy pass.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import functools
@@ -215,6 +216,19 @@ class Ledger:
         """A fact outside NVIDIA's figures is not known (``reason``): read as the others."""
         self.reasons.setdefault(reason)
         return self.optimistic
+
+    @contextlib.contextmanager
+    def noting(self) -> Iterator[list[str]]:
+        """The reasons met inside, each once, those met before as well (``reasons`` keeps
+        a reason only the first time): what one part of a simulation could not count on."""
+        before = self.reasons
+        self.reasons = {}
+        met: list[str] = []
+        try:
+            yield met
+        finally:
+            met.extend(self.reasons)
+            self.reasons = {**before, **self.reasons}
 
 
 def _unknown_board(host: Host, gpu: Gpu) -> str | None:
