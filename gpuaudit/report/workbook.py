@@ -77,25 +77,28 @@ def evidence_lines(evidence: dict[str, Any]) -> str:
     if not evidence:
         return ""
     lines: list[str] = []
-
-    def walk(prefix: str, value: Any) -> None:
-        if isinstance(value, dict):
-            if not value:
-                lines.append(f"{prefix}: (none)")
-            for key in sorted(value, key=str):
-                walk(f"{prefix}.{key}" if prefix else str(key), value[key])
-        elif isinstance(value, (list, tuple, set, frozenset)):
-            items = sorted(value, key=str) if isinstance(value, (set, frozenset)) else list(value)
-            if any(isinstance(i, (dict, list, tuple, set, frozenset)) for i in items):
-                for index, item in enumerate(items):
-                    walk(f"{prefix}.{index}", item)
-            else:
-                lines.append(f"{prefix}: {', '.join(_scalar(i) for i in items) or '(none)'}")
-        else:
-            lines.append(f"{prefix}: {_scalar(value)}")
-
-    walk("", evidence)
+    _walk(lines, "", evidence)
     return "\n".join(lines)
+
+
+def _walk(lines: list[str], prefix: str, value: Any) -> None:
+    # A function of the module, not a closure over ``lines``: a nested function that
+    # calls itself is a reference cycle, which only a collection frees, and the
+    # workbook makes one for each of a quarter of a million findings.
+    if isinstance(value, dict):
+        if not value:
+            lines.append(f"{prefix}: (none)")
+        for key in sorted(value, key=str):
+            _walk(lines, f"{prefix}.{key}" if prefix else str(key), value[key])
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        items = sorted(value, key=str) if isinstance(value, (set, frozenset)) else list(value)
+        if any(isinstance(i, (dict, list, tuple, set, frozenset)) for i in items):
+            for index, item in enumerate(items):
+                _walk(lines, f"{prefix}.{index}", item)
+        else:
+            lines.append(f"{prefix}: {', '.join(_scalar(i) for i in items) or '(none)'}")
+    else:
+        lines.append(f"{prefix}: {_scalar(value)}")
 
 
 def _scalar(value: Any) -> str:

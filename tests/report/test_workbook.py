@@ -11,6 +11,7 @@ is checked to be that table, unchanged, behind the columns workbook.py puts in f
 from __future__ import annotations
 
 import dataclasses
+import gc
 from datetime import date
 
 from gpuaudit.inventory import Datastore, Gap
@@ -84,6 +85,18 @@ def test_evidence_lines_of_every_kind_of_value() -> None:
             "z: (none)",
         ]
     )
+
+
+def test_evidence_lines_leave_nothing_for_the_collector() -> None:
+    # The workbook writes one per finding, a quarter of a million at the configuration
+    # maximum: a reference cycle in each waits, text and all, for a collection.
+    gc.collect()
+    gc.disable()
+    try:
+        assert evidence_lines({"hosts": [{"name": "esx01"}], "n": 1}).count("\n") == 1
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
 
 
 def test_evidence_lines_of_nothing() -> None:
