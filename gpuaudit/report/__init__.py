@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuaudit.common.files import write_new
-from gpuaudit.common.gc_pause import long_lived
+from gpuaudit.common.gc_pause import gc_paused, long_lived
 from gpuaudit.errors import during
 from gpuaudit.report.html import render_html
 from gpuaudit.report.json_report import (
@@ -123,9 +123,11 @@ def write_reports(
     stem = report_stem(server, now or datetime.now(UTC))
     files = []
     # The result (and its inventory) outlives the renderers: frozen, it is not walked
-    # again by each full collection their tables and documents set off.
+    # by a collection while they run. Each renderer builds its tables or document and
+    # keeps them to its end: paused, the collector does not walk them again and again
+    # as they grow, and collects what the renderer left in cycles once it returns.
     with long_lived():
         for fmt in wanted:
-            with during(f"writing the {fmt} report"):
+            with during(f"writing the {fmt} report"), gc_paused():
                 files.append((f".{EXTENSIONS[fmt]}", RENDERERS[fmt](result)))
     return write_new(Path(output_dir), stem, files)

@@ -7,6 +7,7 @@ writes "?" for it rather than fail.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 from datetime import UTC, datetime
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from gpuaudit import report
 from gpuaudit.report import write_reports
 from gpuaudit.results import AuditResult, Finding
 from tests.support.small_report import small_result
@@ -67,3 +69,21 @@ def test_the_time_defaults_to_now_in_utc(tmp_path: Path, far_from_utc: None) -> 
     (path,) = write_reports(_result(), tmp_path, ["json"], "vc")
     stamp = datetime.strptime(path.name, "gpuaudit-vc-%Y%m%dT%H%M%SZ.json").replace(tzinfo=UTC)
     assert before <= stamp <= datetime.now(UTC)
+
+
+def test_renderers_run_with_the_collector_paused_and_frozen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A renderer keeps what it builds to its end: the collector walks none of it while
+    # it runs, and is on again, with nothing frozen, once the reports are written.
+    seen: list[tuple[bool, bool]] = []
+
+    def render(result: AuditResult) -> bytes:
+        seen.append((gc.isenabled(), gc.get_freeze_count() > 0))
+        return b"{}"
+
+    monkeypatch.setitem(report.RENDERERS, "json", render)
+    assert gc.isenabled()
+    write_reports(_result(), tmp_path, ["json"], "vc", NOW)
+    assert seen == [(False, True)]
+    assert gc.isenabled() and gc.get_freeze_count() == 0
