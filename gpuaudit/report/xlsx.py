@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+import tempfile
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, date, datetime
@@ -26,6 +27,7 @@ from openpyxl.cell import Cell, WriteOnlyCell
 from openpyxl.cell._writer import write_cell
 from openpyxl.chart import BarChart, Reference
 from openpyxl.formatting.rule import CellIsRule
+from openpyxl.packaging.relationship import Relationship, RelationshipList
 from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet._write_only import WriteOnlyWorksheet
@@ -33,6 +35,8 @@ from openpyxl.worksheet.dimensions import RowDimension
 from openpyxl.worksheet.pagebreak import Break
 from openpyxl.worksheet.properties import PageSetupProperties
 from openpyxl.writer.excel import ExcelWriter
+from openpyxl.xml.constants import ARC_SHARED_STRINGS, ARC_WORKBOOK_RELS, SHARED_STRINGS
+from openpyxl.xml.functions import fromstring, tostring
 
 from gpuaudit.report.json_report import REPORT_SCHEMA_VERSION
 from gpuaudit.report.printing import PrintLayout, print_layout
@@ -165,22 +169,28 @@ class _Sheet(WriteOnlyWorksheet):
 
     openpyxl without lxml serialises every cell as an element through a
     namespace-aware writer in pure Python, which dominates a large workbook.
-    Strings, integers and booleans without a style are written here as the same
-    XML text that writer produces; every other cell (styled ones, dates, floats)
-    still goes through openpyxl. With lxml, whose writer takes no text, every
-    row goes through openpyxl.
+    Integers and booleans without a style are written here as the same XML text
+    that writer produces, and texts (wrapped or not) as indexes into the workbook's
+    SharedStrings; every other cell (quote-prefixed texts, dates, floats) still goes
+    through openpyxl, which writes its text inline. With lxml, whose writer takes no
+    text, every row goes through openpyxl.
     """
 
     def __init__(
-        self, parent: Workbook, title: str, kinds: list[str], wrapped: frozenset[int] = frozenset()
+        self,
+        parent: Workbook,
+        title: str,
+        kinds: list[str],
+        strings: SharedStrings,
+        wrapped: frozenset[int] = frozenset(),
     ) -> None:
         super().__init__(parent, title)
         self.kinds = kinds
+        self.strings = strings
         self.wrapped = wrapped  # the indexes of the columns whose text wraps
         self.wrap_style = ""  # ' s="N"': the wrapping style's index, once registered
         self.letters = [get_column_letter(i + 1) for i in range(len(kinds))]
         self.wrap_widths: dict[int, float] = {}  # wrapped column -> width, for row heights
-        self.texts: dict[str, str | None] = {}  # the same strings recur: status, rule, host
 
     def _write_rows(self) -> Any:
         if self.wrapped:
@@ -227,6 +237,7 @@ class _Sheet(WriteOnlyWorksheet):
         height = self.row_height(row) if self.wrap_widths else None
         tall = f' ht="{height}" customHeight="1"' if height else ""
         out = [f'<row r="{r}"{tall}>']
+        indexes = self.strings.indexes
         for i, value in enumerate(row):
             if value is None:
                 continue
@@ -234,12 +245,16 @@ class _Sheet(WriteOnlyWorksheet):
             ref = self.letters[i] + r
             if kind is str:
                 text = cast(str, value)
-                tail = self.texts.get(text, _UNKNOWN)
-                if tail is _UNKNOWN:
-                    tail = self.texts[text] = _text_cell(text)
-                if tail is not None:
+                index = indexes.get(text)
+                if index is None:
+                    index = self.strings.add(text)
+                if index >= 0:
                     style = self.wrap_style if i in self.wrapped else ""
-                    out.append(f'<c r="{ref}"{style}{tail}')
+                    out.append(f'<c r="{ref}"{style} t="s"><v>{index}</v></c>')
+                    continue
+                if index == EMPTY:
+                    style = self.wrap_style if i in self.wrapped else ""
+                    out.append(f'<c r="{ref}"{style} t="inlineStr" />')
                     continue
             elif kind is int:
                 out.append(f'<c r="{ref}" t="n"><v>{cast(int, value):.16g}</v></c>')
@@ -266,19 +281,69 @@ class _Sheet(WriteOnlyWorksheet):
         return cell
 
 
-def _text_cell(value: str) -> str | None:
-    """A string cell after its reference, as openpyxl writes it; None when it needs a style."""
-    stored = stored_text(value)
-    if looks_like_formula(stored) or stored.startswith("_x000D_"):
-        return None  # quote-prefixed: a styled cell
-    if not stored:
-        return ' t="inlineStr" />'
-    stripped = stored.strip()
-    space = ' xml:space="preserve"' if stripped and stored != stripped else ""
-    return f' t="inlineStr"><is><t{space}>{stored.translate(_CDATA)}</t></is></c>'
+STYLED = -1  # a text written by openpyxl, quote-prefixed: the index SharedStrings gives it
+EMPTY = -2  # the empty text: written inline and empty, as openpyxl writes it
 
 
-_UNKNOWN: Any = object()
+class SharedStrings:
+    """The workbook's shared-string table: each distinct text written once, cells
+    holding its index (ECMA-376 Part 1, 18.4).
+
+    openpyxl 3.1 writes every text inline, in each cell that holds it, and writes no
+    shared-string table. The Findings sheet repeats its rule's references and
+    remediation in every row: 179 of its 268 million characters at the configuration
+    maximum, whose sheet was 564 MB of XML to write, read back and deflate. The table
+    is spooled to a temporary file as texts are first met, so it holds no more in
+    memory than the index of each text; ``write`` adds its part to the archive, and
+    ``_Archive`` its relationship.
+    """
+
+    path = "/" + ARC_SHARED_STRINGS  # for openpyxl's manifest: the part's content type
+    mime_type = SHARED_STRINGS
+
+    def __init__(self) -> None:
+        self.indexes: dict[str, int] = {}  # text -> index, STYLED or EMPTY
+        self.count = 0
+        self._spool: Any = None
+
+    def add(self, value: str) -> int:
+        """The index of ``value``'s stored text, added to the table if new: STYLED when
+        it needs the quote-prefix style (openpyxl writes it, inline), EMPTY when empty."""
+        stored = stored_text(value)
+        if looks_like_formula(stored) or stored.startswith("_x000D_"):
+            index = STYLED
+        elif not stored:
+            index = EMPTY
+        else:
+            if self._spool is None:  # kept open across calls: close() closes it
+                self._spool = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115
+            stripped = stored.strip()
+            space = ' xml:space="preserve"' if stripped and stored != stripped else ""
+            self._spool.write(f"<si><t{space}>{stored.translate(_CDATA)}</t></si>")
+            index, self.count = self.count, self.count + 1
+        self.indexes[value] = index
+        return index
+
+    def write(self, archive: ZipFile) -> None:
+        """The table as the part xl/sharedStrings.xml of ``archive``."""
+        with archive.open(ARC_SHARED_STRINGS, "w", force_zip64=True) as part:
+            part.write(
+                b"<?xml version='1.0' encoding='UTF-8'?>\n"
+                b'<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"'
+                b' uniqueCount="%d">' % self.count
+            )
+            if self._spool is not None:
+                self._spool.seek(0)
+                while chunk := self._spool.read(1 << 20):
+                    part.write(chunk.encode("utf-8"))
+            part.write(b"</sst>")
+
+    def close(self) -> None:
+        if self._spool is not None:
+            self._spool.close()
+            self._spool = None
+
+
 LINE_POINTS = 15  # one line of 11 pt text
 
 
@@ -315,12 +380,12 @@ def _width(table: Table, index: int) -> float:
     return float(min(max(longest, 6), 60))
 
 
-def _write_table(wb: Workbook, table: Table) -> None:
+def _write_table(wb: Workbook, table: Table, strings: SharedStrings) -> None:
     kinds = [c.type for c in table.columns]
     layout = print_layout(table)
     wrapping = WRAPPED.get(table.title, ())
     wrapped = layout.wrapped | {i for i, c in enumerate(table.columns) if c.name in wrapping}
-    ws = _Sheet(parent=wb, title=table.title[:31], kinds=kinds, wrapped=frozenset(wrapped))
+    ws = _Sheet(wb, table.title[:31], kinds, strings, frozenset(wrapped))
     wb._add_sheet(ws)
     ncols = len(table.columns)
     last = get_column_letter(ncols)
@@ -430,14 +495,17 @@ def tables_xlsx(tables: Iterable[Table], title: str) -> bytes:
     wb = Workbook(write_only=True)
     wb.properties.creator = "gpuaudit"
     wb.properties.title = cell_text(title)
+    strings = SharedStrings()
     try:
         for table in tables:
-            _write_table(wb, table)
+            _write_table(wb, table, strings)
         buffer = io.BytesIO()
-        _save(wb, buffer)
+        _save(wb, buffer, strings)
     except BaseException:
         _discard(wb)
         raise
+    finally:
+        strings.close()
     return buffer.getvalue()
 
 
@@ -447,14 +515,40 @@ def tables_xlsx(tables: Iterable[Table], title: str) -> bytes:
 ZIP_LEVEL = 3
 
 
-def _save(wb: Workbook, stream: io.BytesIO) -> None:
-    """``wb.save(stream)``, deflating at ZIP_LEVEL: what Workbook.save does, with the
-    archive opened here (openpyxl opens its own at zlib's default level)."""
+def _save(wb: Workbook, stream: io.BytesIO, strings: SharedStrings) -> None:
+    """``wb.save(stream)`` with the shared strings, deflating at ZIP_LEVEL: what
+    Workbook.save does, with the archive opened here (openpyxl opens its own at
+    zlib's default level, and writes no shared strings)."""
     if not wb.worksheets:
         wb.create_sheet()  # a workbook holds at least one sheet
-    archive = ZipFile(stream, "w", ZIP_DEFLATED, allowZip64=True, compresslevel=ZIP_LEVEL)
+    archive = _Archive(stream, "w", ZIP_DEFLATED, allowZip64=True, compresslevel=ZIP_LEVEL)
     wb.properties.modified = datetime.now(UTC).replace(tzinfo=None)
-    ExcelWriter(wb, archive).save()
+    writer = ExcelWriter(wb, archive)
+    if strings.count:
+        strings.write(archive)
+        writer.manifest.append(strings)  # its content type
+        archive.shared_strings = True
+    writer.save()
+
+
+class _Archive(ZipFile):
+    """The workbook's archive, adding the shared strings' relationship to the
+    workbook's as openpyxl writes them (its writer knows of no shared strings)."""
+
+    shared_strings = False
+
+    def writestr(
+        self,
+        zinfo_or_arcname: Any,
+        data: Any,
+        compress_type: int | None = None,
+        compresslevel: int | None = None,
+    ) -> None:
+        if zinfo_or_arcname == ARC_WORKBOOK_RELS and self.shared_strings:
+            rels = RelationshipList.from_tree(fromstring(data))
+            rels.append(Relationship(type="sharedStrings", Target="sharedStrings.xml"))
+            data = tostring(rels.to_tree())
+        super().writestr(zinfo_or_arcname, data, compress_type, compresslevel)
 
 
 def _discard(wb: Workbook) -> None:

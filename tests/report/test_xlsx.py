@@ -190,10 +190,17 @@ def test_ooxml_escape_sequences_in_names_stay_literal() -> None:
     """OOXML reads "_x0041_" in a cell as "A": a name that contains it is stored with its
     underscore escaped (_x005F_), so Excel shows the name as it is."""
     result = build_result({"vdi1": "vm_x0041_1", "c1": "cl_x00e9_prod", "vdi2": "_x1_"})
-    wb = openpyxl.load_workbook(io.BytesIO(render_xlsx(result)))
-    assert column(wb["VMs"], "VM")[:2] == ["vm_x005F_x0041_1", "_x1_"]  # _x1_ escapes nothing
-    assert column(wb["Clusters"], "Cluster")[0] == "cl_x005F_x00e9_prod"
-    assert column(wb["Hosts"], "Cluster")[0] == "cl_x005F_x00e9_prod"
+    data = render_xlsx(result)
+    strings = _xml(data, "xl/sharedStrings.xml")
+    assert "<si><t>vm_x005F_x0041_1</t></si>" in strings
+    assert "<si><t>_x1_</t></si>" in strings  # _x1_ escapes nothing
+    assert "<si><t>cl_x005F_x00e9_prod</t></si>" in strings
+    assert "vm_x0041_1<" not in strings and "cl_x00e9_prod<" not in strings
+    # openpyxl reads a shared string as Excel shows it, its escapes undone: the name.
+    wb = openpyxl.load_workbook(io.BytesIO(data))
+    assert column(wb["VMs"], "VM")[:2] == ["vm_x0041_1", "_x1_"]
+    assert column(wb["Clusters"], "Cluster")[0] == "cl_x00e9_prod"
+    assert column(wb["Hosts"], "Cluster")[0] == "cl_x00e9_prod"
 
 
 def test_large_estate_workbook_holds_every_row() -> None:
@@ -289,12 +296,12 @@ FINDINGS = Table(
 )
 
 
-# The sheet's cells as written. Styles, in the order the sheet registers them: 1 the
-# wrapped text, 2 the header, 3 wrapped and quote-prefixed, 4 "0.0", 5 a time, 6 a date.
-# Excel counts days from 1899-12-30: 2026-11-01 is day 46327, 2026-12-01 day 46357,
-# 2026-01-02 day 46024; 10:30:05 is 37805 / 86400 of a day, 03:04:05 11045 / 86400.
-FINDINGS_XML = (
-    "<sheetData>"
+# Styles, in the order the sheet registers them: 1 the wrapped text, 2 the header, 3
+# wrapped and quote-prefixed, 4 "0.0", 5 a time, 6 a date. Excel counts days from
+# 1899-12-30: 2026-11-01 is day 46327, 2026-12-01 day 46357, 2026-01-02 day 46024;
+# 10:30:05 is 37805 / 86400 of a day, 03:04:05 11045 / 86400.
+# The header row, written by openpyxl in its style (2), its texts inline.
+FINDINGS_HEADER_XML = (
     '<row r="1">'
     '<c r="A1" s="2" t="inlineStr"><is><t>Status</t></is></c>'
     '<c r="B1" s="2" t="inlineStr"><is><t>Severity</t></is></c>'
@@ -305,32 +312,65 @@ FINDINGS_XML = (
     '<c r="G1" s="2" t="inlineStr"><is><t>When</t></is></c>'
     '<c r="H1" s="2" t="inlineStr"><is><t>Day</t></is></c>'
     "</row>"
-    '<row r="2">'
-    '<c r="A2" t="inlineStr"><is><t>fail</t></is></c>'
-    '<c r="B2" t="inlineStr"><is><t>critical</t></is></c>'
-    '<c r="C2" s="3" t="inlineStr"><is><t>=1+1</t></is></c>'
-    '<c r="D2" t="n"><v>3</v></c>'
-    '<c r="E2" s="4" t="n"><v>12.5</v></c>'
-    '<c r="F2" t="b"><v>1</v></c>'
-    '<c r="G2" s="5" t="n"><v>46357.43755787037</v></c>'
-    '<c r="H2" s="6" t="n"><v>46327</v></c>'
-    "</row>"
-    '<row r="3">'
-    '<c r="A3" t="inlineStr"><is><t>pass</t></is></c>'
-    '<c r="C3" s="1" t="inlineStr"><is><t xml:space="preserve"> pad </t></is></c>'
-    '<c r="D3" t="n"><v>0</v></c>'
-    '<c r="F3" t="b"><v>0</v></c>'
-    '<c r="G3" s="5" t="n"><v>46024.12783564815</v></c>'
-    "</row>"
-    '<row r="4">'
-    '<c r="A4" t="inlineStr"><is><t>_x005F_x0041_</t></is></c>'
-    '<c r="B4" t="inlineStr"><is><t>a&lt;b&amp;c&gt;</t></is></c>'
-    '<c r="C4" s="3" t="inlineStr"><is><t>_x000D_cr</t></is></c>'
-    '<c r="D4" t="n"><v>-4</v></c>'
-    '<c r="E4" t="n"><v>7</v></c>'
-    "</row>"
-    "</sheetData>"
 )
+# The sheet's cells as written: each text an index into the workbook's shared strings
+# (SHARED_STRINGS, in the order first met), but for quote-prefixed texts and the
+# header, which openpyxl writes inline.
+FINDINGS_XML = (
+    "<sheetData>"
+    + FINDINGS_HEADER_XML
+    + (
+        '<row r="2">'
+        '<c r="A2" t="s"><v>0</v></c>'
+        '<c r="B2" t="s"><v>1</v></c>'
+        '<c r="C2" s="3" t="inlineStr"><is><t>=1+1</t></is></c>'
+        '<c r="D2" t="n"><v>3</v></c>'
+        '<c r="E2" s="4" t="n"><v>12.5</v></c>'
+        '<c r="F2" t="b"><v>1</v></c>'
+        '<c r="G2" s="5" t="n"><v>46357.43755787037</v></c>'
+        '<c r="H2" s="6" t="n"><v>46327</v></c>'
+        "</row>"
+        '<row r="3">'
+        '<c r="A3" t="s"><v>2</v></c>'
+        '<c r="C3" s="1" t="s"><v>3</v></c>'
+        '<c r="D3" t="n"><v>0</v></c>'
+        '<c r="F3" t="b"><v>0</v></c>'
+        '<c r="G3" s="5" t="n"><v>46024.12783564815</v></c>'
+        "</row>"
+        '<row r="4">'
+        '<c r="A4" t="s"><v>4</v></c>'
+        '<c r="B4" t="s"><v>5</v></c>'
+        '<c r="C4" s="3" t="inlineStr"><is><t>_x000D_cr</t></is></c>'
+        '<c r="D4" t="n"><v>-4</v></c>'
+        '<c r="E4" t="n"><v>7</v></c>'
+        "</row>"
+        "</sheetData>"
+    )
+)
+SHARED_STRINGS = (
+    "<?xml version='1.0' encoding='UTF-8'?>\n"
+    '<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" uniqueCount="6">'
+    "<si><t>fail</t></si>"
+    "<si><t>critical</t></si>"
+    "<si><t>pass</t></si>"
+    '<si><t xml:space="preserve"> pad </t></si>'
+    "<si><t>_x005F_x0041_</t></si>"
+    "<si><t>a&lt;b&amp;c&gt;</t></si>"
+    "</sst>"
+)
+
+
+def _inline(sheet: str, strings: str) -> str:
+    """``sheet`` with each shared string written into its cell, as openpyxl writes it."""
+    texts = re.findall(r"<si>(.*?)</si>", strings)
+    return re.sub(
+        r' t="s"><v>(\d+)</v>', lambda m: f' t="inlineStr"><is>{texts[int(m[1])]}</is>', sheet
+    )
+
+
+# The same cells as openpyxl writes them, every text inline (with lxml, every row goes
+# through openpyxl).
+FINDINGS_XML_INLINE = _inline(FINDINGS_XML, SHARED_STRINGS)
 
 
 def _book(tables: list[Table], title: str = "T") -> bytes:
@@ -357,7 +397,38 @@ def _widths(ws: Worksheet) -> list[float]:
 
 
 def test_findings_sheet_xml_cell_by_cell() -> None:
-    assert _sheet_data(_book([FINDINGS])) == FINDINGS_XML
+    data = _book([FINDINGS])
+    assert _sheet_data(data) == FINDINGS_XML
+    assert _xml(data, "xl/sharedStrings.xml") == SHARED_STRINGS
+
+
+def test_shared_strings_part_is_declared() -> None:
+    # ECMA-376 Part 1, 12.3.15: the part has its content type and the workbook a
+    # relationship of the sharedStrings type to it.
+    data = _book([FINDINGS])
+    types = _xml(data, "[Content_Types].xml")
+    assert (
+        '<Override PartName="/xl/sharedStrings.xml" ContentType="application/'
+        'vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml" />'
+    ) in types
+    rels = _xml(data, "xl/_rels/workbook.xml.rels")
+    found = re.findall(r'<Relationship [^>]*Target="sharedStrings.xml"[^>]*/>', rels)
+    assert len(found) == 1
+    assert (
+        'Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/sharedStrings"'
+        in found[0]
+    )
+    ids = re.findall(r'Id="([^"]+)"', rels)
+    assert len(ids) == len(set(ids)) == 4  # the sheet, styles, theme, shared strings
+
+
+def test_a_workbook_without_plain_text_has_no_shared_strings() -> None:
+    table = Table("t", "T", [Column("N", "int")], [[1], [2]])
+    with zipfile.ZipFile(io.BytesIO(_book([table]))) as z:
+        names = z.namelist()
+        rels = z.read("xl/_rels/workbook.xml.rels").decode()
+    assert "xl/sharedStrings.xml" not in names and "sharedStrings" not in rels
+    assert _load(_book([table]))["T"]["A2"].value == 1
 
 
 def test_findings_sheet_read_back() -> None:
@@ -378,8 +449,9 @@ def test_findings_sheet_read_back() -> None:
             datetime(2026, 11, 1),
         ],
         ["pass", None, " pad ", 0, None, False, datetime(2026, 1, 2, 3, 4, 5), None],
-        # openpyxl reads the stored text back as it is, OOXML escapes and all.
-        ["_x005F_x0041_", "a<b&c>", "_x000D_cr", -4, 7, None, None, None],
+        # openpyxl undoes the escape of a shared string (as Excel does) and reads an
+        # inline one, written by openpyxl for a quote-prefixed text, as it is stored.
+        ["_x0041_", "a<b&c>", "_x000D_cr", -4, 7, None, None, None],
     ]
     formats = [[c.number_format for c in row] for row in ws.iter_rows(min_row=2)]
     assert formats == [
@@ -646,22 +718,30 @@ def test_long_and_empty_text_cells() -> None:
     table = Table("t", "T", [Column(c) for c in "ABCDE"], [])
     table.rows = [[long, "", "\t", "x ", " "], ["-1", "@x", "+", "\r", "a"]]
     stored = "_x005F_x0041_" * 2520 + "_x0041\u2026"
-    assert _sheet_data(_book([table])).endswith(
-        f'<row r="2"><c r="A2" t="inlineStr"><is><t>{stored}</t></is></c>'
-        '<c r="B2" t="inlineStr" />'
-        # Whitespace alone is written as openpyxl writes it: without xml:space.
+    data = _book([table])
+    assert _sheet_data(data).endswith(
+        '<row r="2"><c r="A2" t="s"><v>0</v></c>'
+        '<c r="B2" t="inlineStr" />'  # empty: as openpyxl writes it, not a shared string
         '<c r="C2" s="2" t="inlineStr"><is><t>\t</t></is></c>'
-        '<c r="D2" t="inlineStr"><is><t xml:space="preserve">x </t></is></c>'
-        '<c r="E2" t="inlineStr"><is><t> </t></is></c></row>'
+        '<c r="D2" t="s"><v>1</v></c>'
+        '<c r="E2" t="s"><v>2</v></c></row>'
         '<row r="3"><c r="A3" s="2" t="inlineStr"><is><t>-1</t></is></c>'
         '<c r="B3" s="2" t="inlineStr"><is><t>@x</t></is></c>'
         '<c r="C3" s="2" t="inlineStr"><is><t>+</t></is></c>'
         '<c r="D3" s="2" t="inlineStr"><is><t>_x000D_</t></is></c>'
-        '<c r="E3" t="inlineStr"><is><t>a</t></is></c></row></sheetData>'
+        '<c r="E3" t="s"><v>3</v></c></row></sheetData>'
     )
-    ws = _load(_book([table]))["T"]
+    assert _xml(data, "xl/sharedStrings.xml").endswith(
+        f"<si><t>{stored}</t></si>"
+        '<si><t xml:space="preserve">x </t></si>'
+        # Whitespace alone is written as openpyxl writes it: without xml:space.
+        "<si><t> </t></si>"
+        "<si><t>a</t></si></sst>"
+    )
+    ws = _load(data)["T"]
+    shown = "_x0041_" * 2520 + "_x0041\u2026"  # the stored text, its escapes undone
     assert [list(r) for r in ws.iter_rows(min_row=2, values_only=True)] == [
-        [stored, None, "\t", "x ", " "],
+        [shown, None, "\t", "x ", " "],
         ["-1", "@x", "+", "_x000D_", "a"],
     ]
     assert [[c.quotePrefix for c in row] for row in ws.iter_rows(min_row=2)] == [
@@ -680,13 +760,15 @@ def _no_text_writer(obj: object, name: str, *default: object) -> object:
 
 
 def test_every_row_through_openpyxl_writes_the_same_sheet() -> None:
-    # With lxml every row goes through openpyxl: the sheet is the same.
+    # With lxml every row goes through openpyxl: the same cells, each text inline, and
+    # no shared strings.
     xlsx.getattr = _no_text_writer  # type: ignore[attr-defined]
     try:
         data = _book([FINDINGS])
     finally:
         del xlsx.getattr  # type: ignore[attr-defined]
-    assert _sheet_data(data) == FINDINGS_XML
+    assert _sheet_data(data) == FINDINGS_XML_INLINE
+    assert "xl/sharedStrings.xml" not in zipfile.ZipFile(io.BytesIO(data)).namelist()
 
 
 def test_floats_outside_float_columns_and_formula_headers() -> None:
@@ -707,7 +789,7 @@ def test_floats_outside_float_columns_and_formula_headers() -> None:
         '<c r="D1" s="2" t="inlineStr"><is><t>N</t></is></c>'
         "</row>"
         '<row r="2">'
-        '<c r="A2" t="inlineStr"><is><t>low</t></is></c>'
+        '<c r="A2" t="s"><v>0</v></c>'
         '<c r="B2" t="n"><v>1.25</v></c>'
         '<c r="C2" t="n"><v>2.5</v></c>'
         '<c r="D2" t="n"><v>3.75</v></c>'
@@ -729,10 +811,10 @@ def test_times_are_utc_whatever_the_local_zone() -> None:
 def test_plain_cells_skip_openpyxl_and_each_text_is_escaped_once() -> None:
     # The workbook's speed rests on this (docs/performance.md): plain strings, integers
     # and booleans are written as text, never cell by cell through openpyxl, and a
-    # string met again reuses its escaped form.
+    # string met again, in its sheet or another, reuses its shared string.
     calls: dict[str, list] = {"rows": [], "cells": [], "texts": []}
     writer = WorksheetWriter.write_row
-    text_cell = xlsx._text_cell
+    add = xlsx.SharedStrings.add
 
     def write_row(self: WorksheetWriter, xf: object, row: list, row_idx: int) -> None:
         calls["rows"].append(row_idx)
@@ -741,9 +823,9 @@ def test_plain_cells_skip_openpyxl_and_each_text_is_escaped_once() -> None:
     def write_cell(*args: object) -> None:
         calls["cells"].append(args)
 
-    def escaped(value: str) -> str | None:
+    def added(self: xlsx.SharedStrings, value: str) -> int:
         calls["texts"].append(value)
-        return text_cell(value)
+        return add(self, value)
 
     table = Table(
         "t",
@@ -751,21 +833,40 @@ def test_plain_cells_skip_openpyxl_and_each_text_is_escaped_once() -> None:
         [Column("A"), Column("N", "int"), Column("B", "bool")],
         [["x", 1, True], ["x", 2, False], ["y", 3, None]],
     )
+    other = Table("u", "U", [Column("A")], [["y"], ["z"]])
     WorksheetWriter.write_row = write_row  # type: ignore[method-assign]
     xlsx.write_cell = write_cell  # type: ignore[assignment]
-    xlsx._text_cell = escaped  # type: ignore[assignment]
+    xlsx.SharedStrings.add = added  # type: ignore[method-assign]
     try:
-        data = _book([table])
+        data = _book([table, other])
     finally:
         WorksheetWriter.write_row = writer  # type: ignore[method-assign]
         xlsx.write_cell = openpyxl_write_cell
-        xlsx._text_cell = text_cell
-    assert calls == {"rows": [1], "cells": [], "texts": ["x", "y"]}
+        xlsx.SharedStrings.add = add  # type: ignore[method-assign]
+    assert calls == {"rows": [1, 1], "cells": [], "texts": ["x", "y", "z"]}
     assert _sheet_data(data).endswith(
-        '<row r="2"><c r="A2" t="inlineStr"><is><t>x</t></is></c>'
+        '<row r="2"><c r="A2" t="s"><v>0</v></c>'
         '<c r="B2" t="n"><v>1</v></c><c r="C2" t="b"><v>1</v></c></row>'
-        '<row r="3"><c r="A3" t="inlineStr"><is><t>x</t></is></c>'
+        '<row r="3"><c r="A3" t="s"><v>0</v></c>'
         '<c r="B3" t="n"><v>2</v></c><c r="C3" t="b"><v>0</v></c></row>'
-        '<row r="4"><c r="A4" t="inlineStr"><is><t>y</t></is></c>'
+        '<row r="4"><c r="A4" t="s"><v>1</v></c>'
         '<c r="B4" t="n"><v>3</v></c></row></sheetData>'
+    )
+    assert _sheet_data(data, 2).endswith(
+        '<row r="2"><c r="A2" t="s"><v>1</v></c></row>'
+        '<row r="3"><c r="A3" t="s"><v>2</v></c></row></sheetData>'
+    )
+    assert _xml(data, "xl/sharedStrings.xml").endswith(
+        'uniqueCount="3"><si><t>x</t></si><si><t>y</t></si><si><t>z</t></si></sst>'
+    )
+
+
+def test_an_empty_text_in_a_wrapped_column_keeps_its_style() -> None:
+    # Rules wraps its Title: an empty title is an empty cell of the wrapping style (1),
+    # as a title with text is, written inline as openpyxl writes an empty text.
+    table = Table("rules", "Rules", [Column("Title"), Column("Rule")], [["", ""], ["t", "h"]])
+    assert _sheet_data(_book([table])).endswith(
+        '<row r="2"><c r="A2" s="1" t="inlineStr" /><c r="B2" t="inlineStr" /></row>'
+        '<row r="3"><c r="A3" s="1" t="s"><v>0</v></c><c r="B3" t="s"><v>1</v></c></row>'
+        "</sheetData>"
     )
