@@ -301,7 +301,7 @@ class Slot:
         self.pt_ok = gpu.passthrough_active
         self.vgpu_ok = gpu.graphics_type == SHARED_DIRECT and not gpu.passthrough_active
         # What may share the GPU: ESXi's rule, the vGPU mode, NVIDIA's figures for the board.
-        self.share = sharing.GpuRule(
+        self.share = sharing.gpu_rule(
             sharing.policy(host, gpu),
             sharing.mode_known(gpu),
             self.memory,

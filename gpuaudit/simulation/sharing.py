@@ -114,6 +114,27 @@ class GpuRule:
         return next((t for name, t in self.told if name == key), None)
 
 
+# One instance per distinct rule. The cached answers below find a rule they met before
+# by its identity before its fields: a GPU's own copy of an equal rule was compared field
+# by field on each of the 800,000 lookups of the configuration maximum's check.
+_RULES: dict[GpuRule, GpuRule] = {}
+_MAX_RULES = 4096  # distinct rules are a handful per estate; a bound all the same
+
+
+def gpu_rule(
+    rule: str,
+    known: bool,
+    memory: int,
+    board: BoardFacts | None,
+    told: tuple[tuple[str, Told], ...] = (),
+) -> GpuRule:
+    """The GpuRule of these facts: the same instance for equal facts."""
+    new = GpuRule(rule, known, memory, board, told)
+    if len(_RULES) >= _MAX_RULES:
+        _RULES.clear()
+    return _RULES.setdefault(new, new)
+
+
 def vcenter_told(host: Host) -> tuple[tuple[str, Told], ...]:
     """What vCenter says of each vGPU profile the host offers, by lower-case name."""
     told = []

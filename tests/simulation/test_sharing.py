@@ -511,3 +511,21 @@ def test_a_mig_board_whose_memory_slices_nvidia_does_not_give_has_no_placements(
         "NVIDIA publishes no MIG placements for grid_z-1-5c, grid_z-3-20c on "
         "Test MIG board of unknown slices"
     )
+
+
+def test_equal_facts_give_one_rule_instance() -> None:
+    # The cached answers find a rule by identity first: every GPU of one board, release
+    # and mode shares one instance; any field that differs makes another.
+    told = (("grid_l4-8q", sharing.Told(8192, False)),)
+    first = sharing.gpu_rule(SAME_SIZE, True, 24 * GB, BOARD, told)
+    assert sharing.gpu_rule(SAME_SIZE, True, 24 * GB, BOARD, told) is first
+    assert first == GpuRule(SAME_SIZE, True, 24 * GB, BOARD, told)
+    others = [
+        sharing.gpu_rule(EXACT, True, 24 * GB, BOARD, told),
+        sharing.gpu_rule(SAME_SIZE, False, 24 * GB, BOARD, told),
+        sharing.gpu_rule(SAME_SIZE, True, 48 * GB, BOARD, told),
+        sharing.gpu_rule(SAME_SIZE, True, 24 * GB, None, told),
+        sharing.gpu_rule(SAME_SIZE, True, 24 * GB, BOARD),
+    ]
+    assert all(o is not first and o != first for o in others)
+    assert len({id(o) for o in others}) == len(others)
