@@ -57,18 +57,28 @@ class Made:
         return len(self.items)
 
 
+# A dataclass's field names, by class: dataclasses.fields() builds its tuple anew on
+# every call, once per finding, host and VM (400,000 calls at the configuration maximum).
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
 def _fields(value: Any) -> dict[str, Any]:
     """A dataclass instance's fields by name, one level only: the encoder comes back
     to ``_jsonable`` for nested dataclasses, which gives what dataclasses.asdict
     would, without its deep copies."""
-    return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    names = _FIELD_NAMES.get(type(value))
+    if names is None:
+        names = _FIELD_NAMES[type(value)] = tuple(f.name for f in dataclasses.fields(value))
+    return {name: getattr(value, name) for name in names}
 
 
 def _jsonable(value: Any) -> Any:
+    if type(value) in _FIELD_NAMES or (
+        dataclasses.is_dataclass(value) and not isinstance(value, type)
+    ):
+        return _fields(value)
     if isinstance(value, Made):
         return list(value)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return _fields(value)
     if isinstance(value, (set, frozenset)):
         return sorted(value, key=str)
     return str(value)
