@@ -77,8 +77,16 @@ def evidence_lines(evidence: dict[str, Any]) -> str:
     if not evidence:
         return ""
     lines: list[str] = []
-    _walk(lines, "", evidence)
+    for key in sorted(evidence, key=str):
+        value = evidence[key]
+        if type(value) in _PLAIN:  # most evidence: a flat mapping of plain values
+            lines.append(f"{key}: {value}")
+        else:
+            _walk(lines, str(key), value)
     return "\n".join(lines)
+
+
+_PLAIN = (str, int, float)  # shown as str() shows them: not bool (yes/no), not None
 
 
 def _walk(lines: list[str], prefix: str, value: Any) -> None:

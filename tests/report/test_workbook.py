@@ -51,6 +51,7 @@ def test_evidence_lines_of_every_kind_of_value() -> None:
         "flag": True,
         "off": False,
         "n": 3,
+        "ratio": 0.25,
         "hosts": [{"name": "esx01", "up": True}, ["a", "b"]],
         "names": ["b", "a"],
         "empty": [],
@@ -81,6 +82,7 @@ def test_evidence_lines_of_every_kind_of_value() -> None:
             "nothing: (none)",
             "off: no",
             "pair: p, (none)",
+            "ratio: 0.25",
             "set: x, y",
             "z: (none)",
         ]
