@@ -19,7 +19,7 @@ import tempfile
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, date, datetime
-from typing import Any, cast
+from typing import Any
 from zipfile import ZIP_DEFLATED, ZipFile
 
 from openpyxl import Workbook
@@ -191,6 +191,8 @@ class _Sheet(WriteOnlyWorksheet):
         self.wrap_style = ""  # ' s="N"': the wrapping style's index, once registered
         self.letters = [get_column_letter(i + 1) for i in range(len(kinds))]
         self.wrap_widths: dict[int, float] = {}  # wrapped column -> width, for row heights
+        self.starts: list[str] = []
+        self.styles: list[str] = []
 
     def _write_rows(self) -> Any:
         if self.wrapped:
@@ -198,6 +200,10 @@ class _Sheet(WriteOnlyWorksheet):
             styled = WriteOnlyCell(self, value="")
             styled.alignment = _WRAP
             self.wrap_style = f' s="{styled.style_id}"'
+        # Per column, the start of a cell's element (its reference less the row) and the
+        # style of its text.
+        self.starts = [f'<c r="{letter}' for letter in self.letters]
+        self.styles = [self.wrap_style if i in self.wrapped else "" for i in range(len(self.kinds))]
         xf = self._writer.xf.send(True)
         write = getattr(xf, "_file", None)  # et_xmlfile's writer of text; lxml's has none
         with xf.element("sheetData"):
@@ -238,29 +244,27 @@ class _Sheet(WriteOnlyWorksheet):
         tall = f' ht="{height}" customHeight="1"' if height else ""
         out = [f'<row r="{r}"{tall}>']
         indexes = self.strings.indexes
+        starts, styles = self.starts, self.styles
+        value: Any
         for i, value in enumerate(row):
             if value is None:
                 continue
             kind = type(value)
-            ref = self.letters[i] + r
             if kind is str:
-                text = cast(str, value)
-                index = indexes.get(text)
+                index = indexes.get(value)
                 if index is None:
-                    index = self.strings.add(text)
+                    index = self.strings.add(value)
                 if index >= 0:
-                    style = self.wrap_style if i in self.wrapped else ""
-                    out.append(f'<c r="{ref}"{style} t="s"><v>{index}</v></c>')
+                    out.append(f'{starts[i]}{r}"{styles[i]} t="s"><v>{index}</v></c>')
                     continue
                 if index == EMPTY:
-                    style = self.wrap_style if i in self.wrapped else ""
-                    out.append(f'<c r="{ref}"{style} t="inlineStr" />')
+                    out.append(f'{starts[i]}{r}"{styles[i]} t="inlineStr" />')
                     continue
             elif kind is int:
-                out.append(f'<c r="{ref}" t="n"><v>{cast(int, value):.16g}</v></c>')
+                out.append(f'{starts[i]}{r}" t="n"><v>{value:.16g}</v></c>')
                 continue
             elif kind is bool:
-                out.append(f'<c r="{ref}" t="b"><v>{"1" if value else "0"}</v></c>')
+                out.append(f'{starts[i]}{r}" t="b"><v>{"1" if value else "0"}</v></c>')
                 continue
             # Anything else is written by openpyxl, in its place in the row.
             write("".join(out))
