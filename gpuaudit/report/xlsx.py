@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+import shutil
 import tempfile
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
@@ -308,7 +309,8 @@ class SharedStrings:
     def __init__(self) -> None:
         self.indexes: dict[str, int] = {}  # text -> index, STYLED or EMPTY
         self.count = 0
-        self._spool: Any = None
+        self._spool: Any = None  # a binary file: a text file resets its decoder per write
+        self._batch: list[str] = []  # the entries not spooled yet
 
     def add(self, value: str) -> int:
         """The index of ``value``'s stored text, added to the table if new: STYLED when
@@ -319,14 +321,20 @@ class SharedStrings:
         elif not stored:
             index = EMPTY
         else:
-            if self._spool is None:  # kept open across calls: close() closes it
-                self._spool = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115
             stripped = stored.strip()
             space = ' xml:space="preserve"' if stripped and stored != stripped else ""
-            self._spool.write(f"<si><t{space}>{stored.translate(_CDATA)}</t></si>")
+            self._batch.append(f"<si><t{space}>{stored.translate(_CDATA)}</t></si>")
+            if len(self._batch) >= _SPOOL_BATCH:
+                self._spill()
             index, self.count = self.count, self.count + 1
         self.indexes[value] = index
         return index
+
+    def _spill(self) -> None:
+        if self._spool is None:  # kept open across calls: close() closes it
+            self._spool = tempfile.TemporaryFile()  # noqa: SIM115
+        self._spool.write("".join(self._batch).encode("utf-8"))
+        self._batch.clear()
 
     def write(self, archive: ZipFile) -> None:
         """The table as the part xl/sharedStrings.xml of ``archive``."""
@@ -338,14 +346,17 @@ class SharedStrings:
             )
             if self._spool is not None:
                 self._spool.seek(0)
-                while chunk := self._spool.read(1 << 20):
-                    part.write(chunk.encode("utf-8"))
+                shutil.copyfileobj(self._spool, part, 1 << 20)
+            part.write("".join(self._batch).encode("utf-8"))
             part.write(b"</sst>")
 
     def close(self) -> None:
         if self._spool is not None:
             self._spool.close()
             self._spool = None
+
+
+_SPOOL_BATCH = 4096  # shared strings spooled at a time
 
 
 LINE_POINTS = 15  # one line of 11 pt text

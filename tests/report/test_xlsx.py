@@ -870,3 +870,17 @@ def test_an_empty_text_in_a_wrapped_column_keeps_its_style() -> None:
         '<row r="3"><c r="A3" s="1" t="s"><v>0</v></c><c r="B3" t="s"><v>1</v></c></row>'
         "</sheetData>"
     )
+
+
+def test_shared_strings_past_one_spooled_batch_keep_their_order() -> None:
+    # More distinct texts than one batch of the spool holds: each cell still reads back
+    # its own text, and the table lists each text once, in the order first met.
+    texts = [f"host-{n:05d}" for n in range(10_000)]
+    table = Table("t", "T", [Column("A"), Column("B")], [[t, texts[0]] for t in texts])
+    data = _book([table])
+    strings = re.findall(r"<si><t>(.*?)</t></si>", _xml(data, "xl/sharedStrings.xml"))
+    assert strings == texts
+    ws = openpyxl.load_workbook(io.BytesIO(data), read_only=True)["T"]
+    assert [list(r) for r in ws.iter_rows(min_row=2, values_only=True)] == [
+        [t, texts[0]] for t in texts
+    ]
