@@ -19,6 +19,7 @@ import shutil
 import tempfile
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, date, datetime
 from typing import Any
 from zipfile import ZIP_DEFLATED, ZipFile
@@ -395,7 +396,7 @@ def _width(table: Table, index: int) -> float:
     return float(min(max(longest, 6), 60))
 
 
-def _write_table(wb: Workbook, table: Table, strings: SharedStrings) -> None:
+def _write_table(wb: Workbook, table: Table, strings: SharedStrings) -> _Sheet:
     kinds = [c.type for c in table.columns]
     layout = print_layout(table)
     wrapping = WRAPPED.get(table.title, ())
@@ -440,6 +441,7 @@ def _write_table(wb: Workbook, table: Table, strings: SharedStrings) -> None:
     ws.append(header)
     for row in table.rows:
         ws.append(_Values(row))
+    return ws
 
 
 def _page_setup(ws: WriteOnlyWorksheet, table: Table, layout: PrintLayout) -> None:
@@ -511,18 +513,33 @@ def tables_xlsx(tables: Iterable[Table], title: str) -> bytes:
     wb.properties.creator = "gpuaudit"
     wb.properties.title = cell_text(title)
     strings = SharedStrings()
+    buffer = io.BytesIO()
+    archive = _Archive(buffer, "w", ZIP_DEFLATED, allowZip64=True, compresslevel=ZIP_LEVEL)
+    deflating = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpuaudit-xlsx")
+    done: list[Future[None]] = []
     try:
         for table in tables:
-            _write_table(wb, table, strings)
-        buffer = io.BytesIO()
-        _save(wb, buffer, strings)
+            ws = _write_table(wb, table, strings)
+            if not ws._charts and not ws._images:  # openpyxl links a drawing as it saves
+                ws.close()
+                name = f"xl/worksheets/sheet{len(wb.worksheets)}.xml"  # the name save gives it
+                done.append(deflating.submit(archive.add_early, ws._writer.out, name))
+        for future in done:
+            future.result()  # the first failure, if any, raised here
+        _save(wb, archive, strings)
     except BaseException:
+        deflating.shutdown(cancel_futures=True)
         _discard(wb)
+        with contextlib.suppress(Exception):
+            archive.close()  # now, not when collected after its buffer is gone
         raise
     finally:
+        deflating.shutdown()
         strings.close()
     return buffer.getvalue()
 
+
+_PIECE = 1 << 24  # bytes of a sheet deflated at a time
 
 # The level the workbook's parts are deflated at. zlib's default (6) spent 3.6 s on the
 # 564 MB of inline-string sheet XML of the configuration maximum's workbook (41.7 MB).
@@ -531,13 +548,12 @@ def tables_xlsx(tables: Iterable[Table], title: str) -> bytes:
 ZIP_LEVEL = 2
 
 
-def _save(wb: Workbook, stream: io.BytesIO, strings: SharedStrings) -> None:
-    """``wb.save(stream)`` with the shared strings, deflating at ZIP_LEVEL: what
-    Workbook.save does, with the archive opened here (openpyxl opens its own at
-    zlib's default level, and writes no shared strings)."""
+def _save(wb: Workbook, archive: _Archive, strings: SharedStrings) -> None:
+    """``wb.save`` into ``archive`` with the shared strings: what Workbook.save does,
+    with the archive opened by the caller (openpyxl opens its own at zlib's default
+    level, and writes no shared strings)."""
     if not wb.worksheets:
         wb.create_sheet()  # a workbook holds at least one sheet
-    archive = _Archive(stream, "w", ZIP_DEFLATED, allowZip64=True, compresslevel=ZIP_LEVEL)
     wb.properties.modified = datetime.now(UTC).replace(tzinfo=None)
     writer = ExcelWriter(wb, archive)
     if strings.count:
@@ -549,9 +565,40 @@ def _save(wb: Workbook, stream: io.BytesIO, strings: SharedStrings) -> None:
 
 class _Archive(ZipFile):
     """The workbook's archive, adding the shared strings' relationship to the
-    workbook's as openpyxl writes them (its writer knows of no shared strings)."""
+    workbook's as openpyxl writes them (its writer knows of no shared strings), and
+    taking each finished sheet early.
+
+    A sheet is deflated into the archive as soon as its rows are written, in a thread
+    (zlib lets go of the interpreter while it deflates), while the next sheet's rows are
+    written: openpyxl would deflate every sheet one after another once the last was
+    written. When openpyxl's writer comes to a sheet taken early, it writes the rest
+    of the sheet's parts (relationships, content type) as ever, and not the sheet again.
+    """
 
     shared_strings = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.early: set[str] = set()
+
+    def add_early(self, path: str, name: str) -> None:
+        """The finished sheet written at ``path`` as the part ``name``, in large pieces:
+        the thread takes the interpreter back between pieces, not every few KB."""
+        with open(path, "rb") as source, self.open(name, "w", force_zip64=True) as part:
+            while chunk := source.read(_PIECE):
+                part.write(chunk)
+        self.early.add(name)
+
+    def write(
+        self,
+        filename: Any,
+        arcname: Any = None,
+        compress_type: int | None = None,
+        compresslevel: int | None = None,
+    ) -> None:
+        if arcname in self.early:
+            return
+        super().write(filename, arcname, compress_type, compresslevel)
 
     def writestr(
         self,

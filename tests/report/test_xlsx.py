@@ -20,6 +20,7 @@ import io
 import re
 import zipfile
 from datetime import UTC, date, datetime, timedelta, timezone
+from pathlib import Path
 
 import openpyxl
 import pytest
@@ -884,3 +885,40 @@ def test_shared_strings_past_one_spooled_batch_keep_their_order() -> None:
     assert [list(r) for r in ws.iter_rows(min_row=2, values_only=True)] == [
         [t, texts[0]] for t in texts
     ]
+
+
+def test_each_sheet_is_in_the_archive_once_deflated_early_or_not() -> None:
+    # Sheets without a chart are deflated as soon as they are written; the capacity
+    # sheet, whose drawing openpyxl links as it saves, is written at the end.
+    data = render_xlsx(build_result(ALL))
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        names = z.namelist()
+        assert z.testzip() is None  # every part's CRC holds
+    wb = openpyxl.load_workbook(io.BytesIO(data))
+    sheets = [n for n in names if n.startswith("xl/worksheets/sheet")]
+    assert len(names) == len(set(names))
+    assert sorted(sheets) == sorted(
+        f"xl/worksheets/sheet{i}.xml" for i in range(1, 1 + len(wb.sheetnames))
+    )
+    capacity = wb.sheetnames.index("GPU Capacity") + 1
+    assert f"xl/worksheets/_rels/sheet{capacity}.xml.rels" in names
+    assert "xl/charts/chart1.xml" in names
+
+
+def test_a_sheet_that_fails_to_deflate_fails_the_workbook_and_leaves_no_files(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    written: list[str] = []
+    add_early = xlsx._Archive.add_early
+
+    def failing(self: xlsx._Archive, path: str, name: str) -> None:
+        written.append(path)
+        if len(written) == 2:
+            raise OSError(28, "No space left on device")
+        add_early(self, path, name)
+
+    monkeypatch.setattr(xlsx._Archive, "add_early", failing)
+    with pytest.raises(OSError, match="No space left"):
+        render_xlsx(build_result(ALL))
+    assert len(written) >= 2
+    assert not [p for p in written if Path(p).exists()]  # every sheet's file removed
