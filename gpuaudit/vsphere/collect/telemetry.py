@@ -13,9 +13,12 @@ advanced setting ``config.vpxd.stats.maxQueryMetrics`` allows, with
 RestrictedByAdministrator. The collector reads that limit (256 when the setting
 is absent, as from vCenter 6.5; 64 before; -1 or 0 is no limit), so a
 query for the five GPU counters takes 51 hosts by default, and the calls are
-pages of one query: their size is the server's. Should vCenter still refuse a
-batch (it has been seen to count more than one metric per counter), the batch
-is halved and asked again, down to one host.
+pages of one query: their size is the server's. Up to QUERIES_IN_FLIGHT pages are
+asked at once, so that vCenter answers one while the collector reads another; the
+answers are read in the order the pages were asked, and the hosts' gaps listed in the
+hosts' order. Should vCenter still refuse a batch (it has been seen to count more than
+one metric per counter), the batch is halved and asked again, down to one host, and
+the pages not asked yet are cut to that size.
 
 Each counter instance names one physical GPU (``gpuaudit/vsphere/collect/instances.py``:
 a PCI address in hex or in ESXi's decimal three-digit form, or ``gpuN`` over the
@@ -28,7 +31,9 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import math
+from collections import deque
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -125,6 +130,9 @@ def _level(interval: Any) -> int | None:
 
 
 COUNTERS_PHASE = "reading GPU counters"
+# QueryPerf calls in flight at once: vCenter answers each while the collector reads the
+# answer before it, rather than one round trip after another.
+QUERIES_IN_FLIGHT = 4
 
 
 def collect_telemetry(
@@ -187,11 +195,9 @@ def collect_telemetry(
         None if inv.vcenter.standalone_esxi else query_metric_limit(content, inv)
     )
     size = hosts_per_query(tel.metrics_per_query, len(metric_ids), len(hosts))
-    done = 0
-    say(Step(COUNTERS_PHASE, done, len(hosts), "hosts"))
-    while done < len(hosts):
-        batch = hosts[done : done + size]
-        specs = [
+
+    def specs(batch: list[Host]) -> list[Any]:
+        return [
             vim.PerformanceManager.QuerySpec(
                 entity=vim.HostSystem(h.moref, si._stub),
                 startTime=start,
@@ -202,22 +208,52 @@ def collect_telemetry(
             )
             for h in batch
         ]
-        tel.queries += 1
-        try:
-            results = content.perfManager.QueryPerf(querySpec=specs) or []
-        except vim.fault.RestrictedByAdministrator as exc:
-            if len(batch) > 1:  # over the server's limit after all: smaller pages
-                size = len(batch) // 2
-                continue
-            _failed(inv, batch, exc)
-        except vmodl.MethodFault as exc:
-            _failed(inv, batch, exc)
-        else:
-            answered = {str(r.entity._moId): r for r in results if r.entity is not None}
-            for h in batch:
-                _apply(h, answered.get(h.moref), by_key, level_note)
-        done += len(batch)
-        say(Step(COUNTERS_PHASE, done, len(hosts), "hosts"))
+
+    queue = deque(_chunks(hosts, size))  # batches not asked yet, in the hosts' order
+    asked: deque[tuple[list[Host], Future[Any]]] = deque()  # in flight, oldest first
+    faults: dict[str, Exception] = {}  # host moref -> why its counters were not read
+    done = 0
+    say(Step(COUNTERS_PHASE, done, len(hosts), "hosts"))
+    with ThreadPoolExecutor(QUERIES_IN_FLIGHT, thread_name_prefix="gpuaudit-perf") as pool:
+
+        def ask() -> None:
+            while queue and len(asked) < QUERIES_IN_FLIGHT:
+                batch = queue.popleft()
+                tel.queries += 1
+                query = content.perfManager.QueryPerf
+                asked.append((batch, pool.submit(query, querySpec=specs(batch))))
+
+        ask()
+        while asked:
+            batch, future = asked.popleft()  # answers taken in the order asked
+            try:
+                results = future.result() or []
+            except vim.fault.RestrictedByAdministrator as exc:
+                if len(batch) > 1:  # over the server's limit after all: smaller pages
+                    size = min(size, len(batch) // 2)
+                    rest = [h for b in queue for h in b]
+                    queue.clear()
+                    queue.extend([*_chunks(batch, size), *_chunks(rest, size)])
+                    ask()
+                    continue
+                faults.update((h.moref, exc) for h in batch)
+            except vmodl.MethodFault as exc:
+                faults.update((h.moref, exc) for h in batch)
+            else:
+                answered = {str(r.entity._moId): r for r in results if r.entity is not None}
+                for h in batch:
+                    _apply(h, answered.get(h.moref), by_key, level_note)
+            done += len(batch)
+            say(Step(COUNTERS_PHASE, done, len(hosts), "hosts"))
+            ask()
+    # In the hosts' order, whichever query answered first.
+    for h in hosts:
+        if h.moref in faults:
+            _failed(inv, [h], faults[h.moref])
+
+
+def _chunks(hosts: list[Host], size: int) -> list[list[Host]]:
+    return [hosts[i : i + size] for i in range(0, len(hosts), size)]
 
 
 def query_metric_limit(content: Any, inv: Inventory) -> int | None:

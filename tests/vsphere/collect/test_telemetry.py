@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import threading
 from types import SimpleNamespace
 from typing import Any
 
@@ -381,19 +382,24 @@ def test_pages_follow_the_limit_and_refused_pages_are_halved() -> None:
             raise vim.fault.RestrictedByAdministrator(details="too many metrics")
         return []
 
-    # 20 metrics a query and 5 counters: four hosts a page, refused, then one at a time.
+    # 20 metrics a query and 5 counters: four hosts a page, the fifth in the next, asked
+    # side by side. The four are refused and asked again in halves, refused, then one at
+    # a time; the fifth is answered at once.
     steps: list[Any] = []
     manager = _collect(inv, _perf(), answer, limit="20", progress=steps.append)
-    assert manager.calls == [
-        ["host-esx-0", "host-esx-1", "host-esx-2", "host-esx-3"],
-        ["host-esx-0", "host-esx-1"],
-        ["host-esx-0"],
-        ["host-esx-1"],
-        ["host-esx-2"],
-        ["host-esx-3"],
-        ["host-esx-4"],
-    ]
-    assert inv.telemetry.queries == 7
+    assert sorted(manager.calls) == sorted(
+        [
+            ["host-esx-0", "host-esx-1", "host-esx-2", "host-esx-3"],
+            ["host-esx-4"],
+            ["host-esx-0", "host-esx-1"],
+            ["host-esx-2", "host-esx-3"],
+            ["host-esx-0"],
+            ["host-esx-1"],
+            ["host-esx-2"],
+            ["host-esx-3"],
+        ]
+    )
+    assert inv.telemetry.queries == 8
     assert [(s.done, s.total) for s in steps] == [(0, 5), (1, 5), (2, 5), (3, 5), (4, 5), (5, 5)]
     assert {(s.phase, s.unit) for s in steps} == {("reading GPU counters", "hosts")}
     assert all(
@@ -551,3 +557,33 @@ def test_an_unreadable_limit_is_logged_with_the_default_assumed() -> None:
             "config.vpxd.stats.maxQueryMetrics could not be read (NoPermission); assuming 256",
         )
     ]
+
+
+def test_queries_are_in_flight_side_by_side_and_gaps_come_in_the_hosts_order() -> None:
+    # One host a page (limit 5, five counters): each call waits until as many calls as
+    # the collector keeps in flight have arrived, so one call at a time never gets past
+    # the barrier. The first host's page, asked first, fails last.
+    hosts = [_host(f"esx-{i}", "0000:3b:00.0") for i in range(T.QUERIES_IN_FLIGHT)]
+    inv = Inventory(vcenter=VCenter(version="8.0"), hosts=hosts)
+    together = threading.Barrier(T.QUERIES_IN_FLIGHT, timeout=10)
+    first_done = threading.Event()
+
+    def answer(specs: list[Any]) -> Any:
+        together.wait()
+        moref = specs[0].entity._moId
+        if moref == hosts[0].moref:
+            first_done.wait(timeout=10)
+            raise vim.fault.NoPermission(privilegeId="System.View")
+        if moref == hosts[-1].moref:
+            first_done.set()
+            raise vim.fault.NoPermission(privilegeId="System.Read")
+        return None
+
+    _collect(inv, _perf(), answer, limit="5")
+    assert [(g.object, g.reason) for g in inv.gaps] == [
+        (hosts[0].name, "NoPermission"),
+        (hosts[-1].name, "NoPermission"),
+    ]
+    assert [h.telemetry.status for h in hosts if h.telemetry] == (
+        ["error"] + ["none"] * (len(hosts) - 2) + ["error"]
+    )
