@@ -176,11 +176,14 @@ def _most(
             if fb is None or used + fb > free:
                 continue
             # Candidates in order, each from where the last one was: every mix once.
-            if walk(i, [*arrived, profile], used + fb):
+            if walk(i, [*arrived, profile], used + fb):  # noqa: F821 (its cycle is deleted below)
                 return True
         return False
 
-    walk(0, [], 0)
+    try:
+        walk(0, [], 0)
+    finally:
+        del walk  # a nested function calling itself is a reference cycle: broken
     return best
 
 

@@ -956,18 +956,19 @@ class ClusterModel:
                     self._apply(guest, host, idx, state)
                     current[guest.index] = (host, idx)
                     placed[guest.rank] = placed.get(guest.rank, 0) + 1
-                    dfs(i + 1, False)
+                    dfs(i + 1, False)  # noqa: F821 (its cycle is deleted below)
                     placed[guest.rank] -= 1
                     del current[guest.index]
                     self._undo(guest, host, idx, state)
                     if search.aborted or best[0] == full:
                         return
             if not require_all:
-                dfs(i + 1, True)
+                dfs(i + 1, True)  # noqa: F821 (its cycle is deleted below)
             if not search.aborted:
                 search.seen.add(memo)
 
         dfs(0, False)
+        del dfs  # a nested function calling itself is a reference cycle: broken
         return best[1], not search.aborted
 
     def _state_key(self, state: State) -> tuple[Any, ...]:
@@ -1344,7 +1345,7 @@ def _assignments(
             s = slot.score(d)
             slot.take("\0", d)
             used.append(i)
-            done = walk(j + 1, (score[0] + s[0], score[1] + s[1]))
+            done = walk(j + 1, (score[0] + s[0], score[1] + s[1]))  # noqa: F821 (its cycle is deleted below)
             used.pop()
             slot.release("\0", d)
             if done:
@@ -1352,6 +1353,7 @@ def _assignments(
         return False
 
     walk(0, (0, 0))
+    del walk  # a nested function calling itself is a reference cycle: broken
     return out
 
 
@@ -1949,6 +1951,9 @@ def _combinations(classes: list[list[str]], k: int, loaded: list[str]) -> Iterat
             return
         members = classes[i]
         for n in range(min(left, len(members)), -1, -1):
-            yield from walk(i + 1, left - n, chosen + members[:n])
+            yield from walk(i + 1, left - n, chosen + members[:n])  # noqa: F821 (its cycle is deleted below)
 
-    yield from walk(0, k, [])
+    try:
+        yield from walk(0, k, [])
+    finally:
+        del walk  # a nested function calling itself is a reference cycle: broken

@@ -365,12 +365,14 @@ def _fits_somewhere(items: tuple[Item, ...], slots: int) -> bool:
         span, starts = items[i]
         for s in starts:
             window = ((1 << span) - 1) << s
-            if s + span <= slots and not used & window and place(i + 1, used | window):
+            if s + span <= slots and not used & window and place(i + 1, used | window):  # noqa: F821 (its cycle is deleted below)
                 return True
         tried.add((i, used))
         return False
 
-    return place(0, 0)
+    found = place(0, 0)
+    del place  # a nested function calling itself is a reference cycle: broken
+    return found
 
 
 @lru_cache(maxsize=65536)
