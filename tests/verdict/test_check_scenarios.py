@@ -12,6 +12,7 @@ DS-01 must name the expected design.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 from collections.abc import Callable
 from datetime import date
@@ -129,6 +130,24 @@ def test_every_scenario_checks_without_errors(path: Path) -> None:
     _, result = check(path)
     assert {f.rule for f in result.findings} <= {r.id for r in catalogue()}
     assert set(result.designs) <= {c.name for c in result.inventory.clusters}
+
+
+@pytest.mark.parametrize("path", scenario_files(), ids=lambda p: p.name)
+def test_the_check_leaves_no_reference_cycles(path: Path) -> None:
+    # The check's objects join the frozen inventory instead of a collection walking them
+    # (gpuaudit/common/gc_pause.py, collect=False): sound only while it makes no cycle,
+    # which only a collection would free. With the plans too, as gpuaudit plan runs it.
+    _, inventory = load(path)
+    gc.collect()
+    gc.disable()
+    try:
+        for plans in (False, True):
+            result = run_checks(inventory, None, TODAY, plans=plans)
+            assert gc.get_freeze_count() == 0  # the check's freeze is over
+            assert gc.collect() == 0
+            assert result.findings
+    finally:
+        gc.enable()
 
 
 def test_ds01_names_the_expected_design() -> None:
