@@ -299,9 +299,9 @@ class SharedStrings:
     shared-string table. The Findings sheet repeats its rule's references and
     remediation in every row: 179 of its 268 million characters at the configuration
     maximum, whose sheet was 564 MB of XML to write, read back and deflate. The table
-    is spooled to a temporary file as texts are first met, so it holds no more in
-    memory than the index of each text; ``write`` adds its part to the archive, and
-    ``_Archive`` its relationship.
+    is spooled to a temporary file as texts are first met, a batch at a time, so it
+    holds little more in memory than the index of each text; ``write`` adds its part to
+    the archive, and ``_Archive`` its relationship.
     """
 
     path = "/" + ARC_SHARED_STRINGS  # for openpyxl's manifest: the part's content type
