@@ -33,7 +33,7 @@ _freezers = 0
 
 
 @contextlib.contextmanager
-def gc_paused(collect: bool = True) -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector while a large structure is built and used.
 
     pyVmomi builds a few objects per XML element, millions for a large estate, all
@@ -42,12 +42,6 @@ def gc_paused(collect: bool = True) -> Iterator[None]:
     reference cycles is collected once on the way out, after the caller has dropped
     it: by the last of the pauses that overlap (threads of a fleet), and only if the
     collector was on when the first began.
-
-    ``collect=False`` is for work that leaves no reference cycles (the check: a test
-    holds it to that) inside a freeze (``long_lived``): what it made and keeps joins the
-    frozen objects on the way out instead of being walked by a full collection (half a
-    second at the configuration maximum) that would find nothing to free; the freeze's
-    end moves it to the oldest generation. Outside a freeze it is collected as ever.
     """
     global _pausers, _resume
     with _pause_lock:
@@ -60,13 +54,10 @@ def gc_paused(collect: bool = True) -> Iterator[None]:
     finally:
         with _pause_lock:
             _pausers -= 1
-            last = _pausers == 0 and _resume
-            keep = not collect and _freezers > 0
-            if keep:
-                gc.freeze()  # before the collector is on again: no collection walks it
-            if last:
+            collect = _pausers == 0 and _resume
+            if collect:
                 gc.enable()
-        if last and not keep:
+        if collect:
             gc.collect()
 
 

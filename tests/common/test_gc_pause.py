@@ -117,39 +117,3 @@ def test_a_freeze_ends_when_the_work_fails() -> None:
     with pytest.raises(RuntimeError), long_lived():
         raise RuntimeError("a renderer failed")
     assert gc.get_freeze_count() == 0
-
-
-def _collections() -> tuple[list[int], Callable[[str, dict[str, int]], None]]:
-    seen: list[int] = []
-
-    def count(phase: str, info: dict[str, int]) -> None:
-        if phase == "start":
-            seen.append(info["generation"])
-
-    return seen, count
-
-
-def test_a_pause_that_keeps_joins_the_freeze_without_a_collection() -> None:
-    collections, count = _collections()
-    gc.callbacks.append(count)
-    try:
-        with long_lived():
-            before = gc.get_freeze_count()
-            with gc_paused(collect=False):
-                kept = [_Cycle() for _ in range(100)]  # what the work made and keeps
-            assert gc.isenabled()
-            assert gc.get_freeze_count() >= before + 100  # frozen with the inventory
-            assert collections == []  # not walked on the way out
-        assert gc.get_freeze_count() == 0  # the freeze's end thaws it with the rest
-    finally:
-        gc.callbacks.remove(count)
-    assert len(kept) == 100
-
-
-def test_a_pause_that_keeps_outside_a_freeze_collects_as_ever() -> None:
-    made = _Cycle()
-    ref = weakref.ref(made)
-    with gc_paused(collect=False):
-        del made  # a cycle made in the pause and dropped
-    assert gc.get_freeze_count() == 0 and gc.isenabled()
-    assert not _alive(ref)  # collected on the way out: no freeze to join
